@@ -1,0 +1,34 @@
+# geodyn_ros developer entry points. Every target builds .venv from the pinned
+# requirements on first use, so a fresh machine needs only Python 3.11 + pip.
+PY     ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+OUT    ?= out
+
+.PHONY: venv test demo bench clean
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt setup.py
+	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY) on PATH (or run: make PY=python3 ...)"; exit 1; }
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+## Run the whole test suite (this is what CI runs).
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 test
+
+## The main job: the paper's Sec. 7 experiment (ID r=0..5 -> FD round trip, Fig. 3 plot).
+demo: $(STAMP)
+	$(BIN)/python -m geodyn_ros.examples.paper_experiment --out $(OUT)
+
+## Benchmarks against Pinocchio in the same run (figures, not assertions).
+bench: $(STAMP)
+	$(BIN)/python bench/bench_core.py
+
+clean:
+	rm -rf $(VENV) $(OUT) build *.egg-info

@@ -1,0 +1,346 @@
+"""Public dynamics API: inverse, forward and hybrid dynamics of any order, and kinematics.
+
+Every function validates its inputs at the boundary (``ValueError`` naming the
+argument), converts them to flat float64 arrays and calls one compiled kernel of
+:mod:`geodyn_ros._kernels`. Conventions (``CONVENTIONS.md``): spatial twists
+``(w, v)`` and spatial wrenches ``(n, f)`` in world axes about the world origin; row
+``k`` of every derivative array is the k-th time derivative; joint columns follow
+``model.joint_names``.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _kernels as K
+from .model import Model
+
+__all__ = [
+    "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "forward_kinematics",
+    "InverseDynamicsResult", "ForwardDynamicsResult", "HybridDynamicsResult", "KinematicsResult",
+    "DEFAULT_GRAVITY", "MAX_ORDER",
+]
+
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+MAX_ORDER = 60   #: factorials of order + 3 must stay well inside float64
+
+
+class InverseDynamicsResult(NamedTuple):
+    """``base_wrench`` (order+1, 6) spatial base wrench derivatives (the paper's W^0_{1,prop});
+    ``tau`` (order+1, n) joint actuation torque derivatives."""
+    base_wrench: np.ndarray
+    tau: np.ndarray
+
+
+class ForwardDynamicsResult(NamedTuple):
+    """``base_twist`` (order+2, 6) spatial twist derivatives V^(0..order+1) (row 0 echoes the
+    input); ``q`` (order+3, n) joint derivatives q^(0..order+2) (rows 0, 1 echo the input)."""
+    base_twist: np.ndarray
+    q: np.ndarray
+
+
+class HybridDynamicsResult(NamedTuple):
+    """All four jets after hybrid dynamics: ``base_twist`` (order+2, 6), ``base_wrench``
+    (order+1, 6), ``q`` (order+3, n), ``tau`` (order+1, n); given entries are echoed."""
+    base_twist: np.ndarray
+    base_wrench: np.ndarray
+    q: np.ndarray
+    tau: np.ndarray
+
+
+class KinematicsResult(NamedTuple):
+    """Algorithm 1. ``poses`` (N, 4, 4) world pose of every body frame (``model.link_names``);
+    ``twists`` (N, order+1, 6) spatial twist derivatives of every body; ``screws`` (n, order+1, 6)
+    derivatives of the current joint screws S_j (world axes)."""
+    poses: np.ndarray
+    twists: np.ndarray
+    screws: np.ndarray
+
+
+_NO_WEXT = np.zeros((0, 0, 6))
+_ERRORS = {
+    K.ERR_POSE_NONFINITE: ("base_pose", "contains NaN or Inf"),
+    K.ERR_POSE_NOT_RIGID: ("base_pose", f"is not a rigid transform (R^T R = I, det R = +1, last row "
+                                        f"[0, 0, 0, 1], to {K.RIGID_TOL:g})"),
+    K.ERR_TWIST_NONFINITE: ("base_twist", "contains NaN or Inf in the rows used"),
+    K.ERR_Q_NONFINITE: ("q", "contains NaN or Inf in the rows used"),
+    K.ERR_WRENCH_NONFINITE: ("base_wrench", "contains NaN or Inf in the rows used"),
+    K.ERR_TAU_NONFINITE: ("tau", "contains NaN or Inf in the rows used"),
+    K.ERR_EXTW_NONFINITE: ("ext_wrench", "contains NaN or Inf in the rows used"),
+    K.ERR_EXTT_NONFINITE: ("ext_torque", "contains NaN or Inf in the rows used"),
+    K.ERR_GRAVITY_NONFINITE: ("gravity", "contains NaN or Inf"),
+    K.ERR_SINGULAR_JOINT: ("model", "has a joint with zero articulated inertia about its axis"),
+    K.ERR_SINGULAR_BASE: ("model", "has a singular articulated base inertia"),
+    K.ERR_RESULT_NONFINITE: ("inputs", "produce a non-finite result (overflow: magnitudes too large?)"),
+}
+
+
+def _raise(code: int):
+    arg, msg = _ERRORS.get(code, ("inputs", f"invalid (kernel error {code})"))
+    raise ValueError(f"{arg}: {msg}")
+
+
+def _check_model(model):
+    if not isinstance(model, Model):
+        raise ValueError(f"model: expected a geodyn_ros Model (from load_urdf), got {type(model).__name__}")
+
+
+def _check_order(order) -> int:
+    if isinstance(order, (bool, np.bool_)) or not isinstance(order, (int, np.integer)):
+        raise ValueError(f"order: expected a non-negative integer, got {order!r}")
+    order = int(order)
+    if order < 0:
+        raise ValueError(f"order: must be >= 0, got {order}")
+    if order > MAX_ORDER:
+        raise ValueError(f"order: at most {MAX_ORDER} is supported, got {order}")
+    return order
+
+
+def _f64(x, name):
+    """float64 C-contiguous array view/copy of ``x`` (never modifies the caller's array)."""
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
+        return x
+    try:
+        a = np.asarray(x)
+    except Exception as exc:  # ragged lists etc.
+        raise ValueError(f"{name}: cannot convert to a float array ({exc})") from None
+    if a.dtype.kind not in "biuf":
+        raise ValueError(f"{name}: expected real numbers, got dtype {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def _pose(x):
+    a = _f64(x, "base_pose")
+    if a.shape != (4, 4):
+        raise ValueError(f"base_pose: expected shape (4, 4), got {a.shape}")
+    return a
+
+
+def _jet(x, name, rows, width, what):
+    """A derivative array with at least ``rows`` rows of ``width`` columns (1-D allowed if rows == 1)."""
+    if x is None:
+        raise ValueError(f"{name}: required ({what})")
+    a = _f64(x, name)
+    if a.ndim == 1 and rows == 1 and a.shape[0] == width:
+        a = a.reshape(1, width)
+    if a.ndim != 2 or a.shape[1] != width or a.shape[0] < rows:
+        raise ValueError(f"{name}: expected shape (>= {rows}, {width}) ({what}), got {a.shape}")
+    return a
+
+
+def _gravity(g):
+    a = _f64(g, "gravity")
+    if a.shape != (3,):
+        raise ValueError(f"gravity: expected a 3-vector (world frame, m/s^2), got shape {a.shape}")
+    return a
+
+
+def _ext(model, ext_wrench, ext_torque, order):
+    rows = order + 1
+    if ext_wrench is None or (hasattr(ext_wrench, "__len__") and len(ext_wrench) == 0):
+        wext = _NO_WEXT
+    else:
+        if not hasattr(ext_wrench, "items"):
+            raise ValueError("ext_wrench: expected a mapping {link_name: array (>= order+1, 6)}")
+        wext = np.zeros((model.n_bodies, rows, 6))
+        for link, w in ext_wrench.items():
+            if link not in model.link_to_body:
+                raise ValueError(f"ext_wrench: unknown link name {link!r}")
+            a = _jet(w, f"ext_wrench[{link!r}]", rows, 6, "spatial wrench derivatives 0..order")
+            wext[model.link_to_body[link]] += a[:rows]
+    n = model.n_joints
+    if ext_torque is None:
+        text = np.zeros((0, n))
+    else:
+        text = _jet(ext_torque, "ext_torque", rows, n, "external joint torque derivatives 0..order")
+    return wext, text
+
+
+def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
+                     gravity=DEFAULT_GRAVITY, ext_wrench=None, ext_torque=None) -> InverseDynamicsResult:
+    """Higher-order inverse dynamics, H-GRNE-FBS (paper Alg. 1–2, Appendix E).
+
+    Parameters
+    ----------
+    model : Model
+    base_pose : (4, 4) world pose ``C`` of the base link.
+    base_twist : (>= order+2, 6) spatial base twist derivatives ``V^(0..order+1)`` (angular first).
+    q : (>= order+3, n) joint derivatives ``q^(0..order+2)``, columns ``model.joint_names``.
+    order : derivative order ``r >= 0`` of the outputs.
+    gravity : (3,) gravity acceleration in world, default ``(0, 0, -9.81)``.
+    ext_wrench : optional ``{link: (>= order+1, 6)}`` spatial wrench derivatives applied to a link
+        by the environment (merged links act on their body).
+    ext_torque : optional (>= order+1, n) non-actuator joint torque derivatives.
+
+    Returns
+    -------
+    InverseDynamicsResult
+        ``base_wrench`` (order+1, 6): derivatives of the spatial wrench that must act on the base
+        (gravity and ``ext_wrench`` accounted for); ``tau`` (order+1, n): actuation torques
+        ``Q - ext_torque``.
+
+    Example
+    -------
+    >>> res = inverse_dynamics(model, np.eye(4), np.zeros((2, 6)), np.zeros((3, model.n_joints)))
+    >>> res.base_wrench[0]   # hovering: the base must carry the weight
+    """
+    _check_model(model)
+    order = _check_order(order)
+    n = model.n_joints
+    C = _pose(base_pose)
+    V = _jet(base_twist, "base_twist", order + 2, 6, "spatial twist derivatives 0..order+1")
+    Q = _jet(q, "q", order + 3, n, "joint derivatives 0..order+2")
+    g = _gravity(gravity)
+    wext, text = _ext(model, ext_wrench, ext_torque, order)
+    out_w = np.empty((order + 1, 6))
+    out_tau = np.empty((order + 1, n))
+    code = K.inverse_dynamics(model.bodyi, model.bodyf, C, V, Q, order, g, wext, text, out_w, out_tau)
+    if code:
+        _raise(code)
+    return InverseDynamicsResult(out_w, out_tau)
+
+
+def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, order: int = 0, *,
+                     gravity=DEFAULT_GRAVITY, ext_wrench=None, ext_torque=None) -> ForwardDynamicsResult:
+    """Higher-order forward dynamics, H-GABI-FBS (paper Alg. 3, Lemma 2).
+
+    Parameters
+    ----------
+    base_pose : (4, 4) base pose; base_twist : (>= 1, 6), row 0 (the spatial twist) is used;
+    q : (>= 2, n), rows 0 (position) and 1 (velocity) are used;
+    base_wrench : (>= order+1, 6) spatial wrench derivatives acting on the base (e.g. propellers);
+    tau : (>= order+1, n) joint actuation torque derivatives; gravity, ext_wrench, ext_torque as in
+    :func:`inverse_dynamics`.
+
+    Returns
+    -------
+    ForwardDynamicsResult
+        ``base_twist`` (order+2, 6) = V^(0..order+1) and ``q`` (order+3, n) = q^(0..order+2).
+        The articulated inertias and the base factorisation are computed once per call and reused
+        at every order (Lemma 2).
+    """
+    _check_model(model)
+    order = _check_order(order)
+    return _hybrid(model, base_pose, base_twist, q, tau, order, np.zeros(model.n_joints, dtype=np.bool_),
+                   base_wrench, gravity, ext_wrench, ext_torque, forward=True)
+
+
+def hybrid_dynamics(model: Model, base_pose, base_twist, q, tau, order: int = 0, *, prescribed,
+                    base_wrench=None, gravity=DEFAULT_GRAVITY, ext_wrench=None,
+                    ext_torque=None) -> HybridDynamicsResult:
+    """Higher-order hybrid dynamics, H-GHYB-FBS (paper Alg. 4).
+
+    Parameters
+    ----------
+    prescribed : boolean mask (n,) or iterable of joint names whose motion is given. For those,
+        ``q`` rows 0..order+2 are inputs and their ``tau`` is an output; for the others ``q`` rows
+        0, 1 and ``tau`` rows 0..order are inputs and ``q`` rows 2..order+2 are outputs. An empty
+        iterable means no joint is prescribed.
+    base_wrench : None -> the base motion is given (``base_twist`` rows 0..order+1) and the base
+        wrench is an output; an array (>= order+1, 6) -> the wrench is given, ``base_twist`` row 0
+        is used and the base motion is an output.
+    tau : (>= order+1, n) torques of the non-prescribed joints (may be None if all are prescribed).
+
+    Returns
+    -------
+    HybridDynamicsResult with ``base_twist`` (order+2, 6), ``base_wrench`` (order+1, 6),
+    ``q`` (order+3, n), ``tau`` (order+1, n).
+    """
+    _check_model(model)
+    order = _check_order(order)
+    mask = _prescribed_mask(model, prescribed)
+    return _hybrid(model, base_pose, base_twist, q, tau, order, mask, base_wrench, gravity,
+                   ext_wrench, ext_torque, forward=False)
+
+
+def _prescribed_mask(model, prescribed):
+    n = model.n_joints
+    if prescribed is None:
+        raise ValueError("prescribed: required (boolean mask (n,) or iterable of joint names; empty = none)")
+    if isinstance(prescribed, str):
+        prescribed = [prescribed]
+    arr = np.asarray(prescribed) if not isinstance(prescribed, (set, frozenset)) else np.asarray(list(prescribed))
+    if arr.dtype == np.bool_:
+        if arr.shape != (n,):
+            raise ValueError(f"prescribed: boolean mask must have shape ({n},), got {arr.shape}")
+        return np.ascontiguousarray(arr)
+    mask = np.zeros(n, dtype=np.bool_)
+    if arr.size == 0:
+        return mask
+    if arr.dtype.kind not in "US":
+        raise ValueError("prescribed: expected a boolean mask or joint names")
+    for name in arr.ravel():
+        name = str(name)
+        if name not in model.joint_names:
+            raise ValueError(f"prescribed: unknown joint name {name!r}")
+        mask[model.joint_index(name)] = True
+    return mask
+
+
+def _hybrid(model, base_pose, base_twist, q, tau, order, mask, base_wrench, gravity, ext_wrench,
+            ext_torque, forward):
+    n = model.n_joints
+    C = _pose(base_pose)
+    given_wrench = base_wrench is not None
+    if forward and not given_wrench:
+        raise ValueError("base_wrench: required (>= order+1, 6) spatial base wrench derivatives")
+    if given_wrench:
+        V = _jet(base_twist, "base_twist", 1, 6, "row 0: the spatial base twist")
+        Wb = _jet(base_wrench, "base_wrench", order + 1, 6, "spatial wrench derivatives 0..order")
+    else:
+        V = _jet(base_twist, "base_twist", order + 2, 6,
+                 "spatial twist derivatives 0..order+1 (base motion given)")
+        Wb = np.zeros((1, 6))
+    any_presc = bool(mask.any())
+    qrows = order + 3 if any_presc else 2
+    Q = _jet(q, "q", qrows, n, "joint derivatives 0..order+2 for prescribed joints, else 0..1")
+    if tau is None:
+        if not mask.all():
+            raise ValueError("tau: required (>= order+1, n) torques of the joints that are not prescribed")
+        T = np.zeros((order + 1, n))
+    else:
+        T = _jet(tau, "tau", order + 1, n, "joint torque derivatives 0..order")
+    g = _gravity(gravity)
+    wext, text = _ext(model, ext_wrench, ext_torque, order)
+    out_V = np.empty((order + 2, 6))
+    out_q = np.empty((order + 3, n))
+    out_w = np.empty((order + 1, 6))
+    out_tau = np.empty((order + 1, n))
+    code = K.hybrid_dynamics(model.bodyi, model.bodyf, C, V, Q, Wb, T, order, g, wext, text, mask,
+                             given_wrench, out_V, out_q, out_w, out_tau)
+    if code:
+        _raise(code)
+    if forward:
+        return ForwardDynamicsResult(out_V, out_q)
+    return HybridDynamicsResult(out_V, out_w, out_q, out_tau)
+
+
+def forward_kinematics(model: Model, base_pose, base_twist, q, order: int = 0) -> KinematicsResult:
+    """Higher-order forward kinematics (paper Alg. 1, with the full Leibniz sum of ERRATA.md).
+
+    ``base_twist`` (>= order+1, 6) spatial twist derivatives, ``q`` (>= order+2, n) joint
+    derivatives. Returns body poses (N, 4, 4), body spatial twist derivatives (N, order+1, 6) and
+    joint screw derivatives S_j^(0..order) (n, order+1, 6), all in world axes.
+    """
+    _check_model(model)
+    order = _check_order(order)
+    n, N = model.n_joints, model.n_bodies
+    C = _pose(base_pose)
+    V = _jet(base_twist, "base_twist", order + 1, 6, "spatial twist derivatives 0..order")
+    Q = _jet(q, "q", order + 2, n, "joint derivatives 0..order+1")
+    R = np.empty((N, 3, 3))
+    P = np.empty((N, 3))
+    S = np.zeros((N, order + 1, 6))
+    Vout = np.empty((N, order + 1, 6))
+    code = K.forward_kinematics(model.bodyi, model.bodyf, C, V, Q, order, R, P, S, Vout)
+    if code:
+        _raise(code)
+    poses = np.zeros((N, 4, 4))
+    poses[:, :3, :3] = R
+    poses[:, :3, 3] = P
+    poses[:, 3, 3] = 1.0
+    # body frames: F_i maps home to current world pose, the link frame's home pose is link_home
+    for i, name in enumerate(model.link_names):
+        poses[i] = poses[i] @ model.link_home[name]
+    return KinematicsResult(poses, Vout, S[1:])

@@ -1,0 +1,27 @@
+"""ament_python package definition for geodyn_ros."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = "geodyn_ros"
+
+setup(
+    name=package_name,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*", "bench", "bench.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
+        ("share/" + package_name, ["package.xml"]),
+        ("share/" + package_name + "/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
+        ("share/" + package_name + "/launch", glob("launch/*.py")),
+        ("share/" + package_name + "/config", glob("config/*.yaml")),
+    ],
+    package_data={package_name: ["py.typed"]},
+    install_requires=["setuptools", "numpy", "numba", "xacro"],
+    zip_safe=True,
+    maintainer="geodyn_ros developers",
+    maintainer_email="geodyn-ros@example.org",
+    description="Exact higher-order Lie-group dynamics (inverse, forward, hybrid) for floating-base robots, with ROS 2 adapters.",
+    license="BSD-3-Clause",
+    entry_points={"console_scripts": []},
+)
