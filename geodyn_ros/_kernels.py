@@ -82,198 +82,206 @@ def _check_pose(C):
 
 
 # --------------------------------------------------------------------------- small algebra
+# Helpers take whole arrays plus indices (no sub-array views: views are refcounted objects
+# in numba and dominated the run time of small models) and return scalars/tuples.
 @njit(cache=True, inline="always")
-def _cross_acc(out, s, a0, a1, a2, b0, b1, b2):
-    """out += s * (a x b)."""
-    out[0] += s * (a1 * b2 - a2 * b1)
-    out[1] += s * (a2 * b0 - a0 * b2)
-    out[2] += s * (a0 * b1 - a1 * b0)
-
-
-@njit(cache=True, inline="always")
-def _ad_acc(out, s, V, X):
-    """out(6) += s * ad_V X  with ad_V X = (w x xw, v x xw + w x xv)."""
-    w0, w1, w2, v0, v1, v2 = V[0], V[1], V[2], V[3], V[4], V[5]
-    x0, x1, x2, y0, y1, y2 = X[0], X[1], X[2], X[3], X[4], X[5]
-    out[0] += s * (w1 * x2 - w2 * x1)
-    out[1] += s * (w2 * x0 - w0 * x2)
-    out[2] += s * (w0 * x1 - w1 * x0)
-    out[3] += s * (v1 * x2 - v2 * x1 + w1 * y2 - w2 * y1)
-    out[4] += s * (v2 * x0 - v0 * x2 + w2 * y0 - w0 * y2)
-    out[5] += s * (v0 * x1 - v1 * x0 + w0 * y1 - w1 * y0)
+def _cross(a0, a1, a2, b0, b1, b2):
+    """a x b as a tuple."""
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
 # --------------------------------------------------------------------------- per-body kinematics
 @njit(cache=True)
-def _body_pose(bodyf, jtype, i, Rp, pp, qi, R, p, S0):
-    """Pose (R, p) of body i and its joint screw S0 = Ad_{F_parent} Y_i (Alg. 1, order 0).
+def _body_pose(bodyf, jt, i, p, qi, R, P, S):
+    """Pose R[i], P[i] of body i and its joint screw S[i, 0] = Ad_{F_parent} Y_i (Alg. 1, order 0).
 
-    F_i = F_parent exp([Y_i] q_i), with F the map from home to current world pose.
+    F_i = F_parent exp([Y_i] q_i), with F the map from the home pose to the current world pose.
     """
-    y = bodyf[i]
+    e0, e1, e2 = bodyf[i, 0], bodyf[i, 1], bodyf[i, 2]
+    y3, y4, y5 = bodyf[i, 3], bodyf[i, 4], bodyf[i, 5]
     # S0 = Ad_{Fp} Y : w = Rp e, v = Rp y_v + pp x (Rp e)
     for a in range(3):
-        S0[a] = Rp[a, 0] * y[0] + Rp[a, 1] * y[1] + Rp[a, 2] * y[2]
-        S0[3 + a] = Rp[a, 0] * y[3] + Rp[a, 1] * y[4] + Rp[a, 2] * y[5]
-    _cross_acc(S0[3:], 1.0, pp[0], pp[1], pp[2], S0[0], S0[1], S0[2])
-    if jtype == 1:  # prismatic: exp = (I, e q)
+        S[i, 0, a] = R[p, a, 0] * e0 + R[p, a, 1] * e1 + R[p, a, 2] * e2
+        S[i, 0, 3 + a] = R[p, a, 0] * y3 + R[p, a, 1] * y4 + R[p, a, 2] * y5
+    c0, c1, c2 = _cross(P[p, 0], P[p, 1], P[p, 2], S[i, 0, 0], S[i, 0, 1], S[i, 0, 2])
+    S[i, 0, 3] += c0
+    S[i, 0, 4] += c1
+    S[i, 0, 5] += c2
+    if jt == 1:  # prismatic: exp = (I, e q)
         for a in range(3):
             for b in range(3):
-                R[a, b] = Rp[a, b]
-            p[a] = pp[a] + S0[3 + a] * qi
+                R[i, a, b] = R[p, a, b]
+            P[i, a] = P[p, a] + S[i, 0, 3 + a] * qi
         return
     # revolute: exp([Y] q) = (Rj, (I - Rj) pa), pa = e x y_v a point on the axis (home)
-    e0, e1, e2 = y[0], y[1], y[2]
     c, s = np.cos(qi), np.sin(qi)
     t = 1.0 - c
-    Rj = np.empty((3, 3))
-    Rj[0, 0] = c + t * e0 * e0
-    Rj[0, 1] = t * e0 * e1 - s * e2
-    Rj[0, 2] = t * e0 * e2 + s * e1
-    Rj[1, 0] = t * e0 * e1 + s * e2
-    Rj[1, 1] = c + t * e1 * e1
-    Rj[1, 2] = t * e1 * e2 - s * e0
-    Rj[2, 0] = t * e0 * e2 - s * e1
-    Rj[2, 1] = t * e1 * e2 + s * e0
-    Rj[2, 2] = c + t * e2 * e2
-    pa0 = e1 * y[5] - e2 * y[4]
-    pa1 = e2 * y[3] - e0 * y[5]
-    pa2 = e0 * y[4] - e1 * y[3]
-    tj0 = pa0 - (Rj[0, 0] * pa0 + Rj[0, 1] * pa1 + Rj[0, 2] * pa2)
-    tj1 = pa1 - (Rj[1, 0] * pa0 + Rj[1, 1] * pa1 + Rj[1, 2] * pa2)
-    tj2 = pa2 - (Rj[2, 0] * pa0 + Rj[2, 1] * pa1 + Rj[2, 2] * pa2)
+    r00 = c + t * e0 * e0
+    r01 = t * e0 * e1 - s * e2
+    r02 = t * e0 * e2 + s * e1
+    r10 = t * e0 * e1 + s * e2
+    r11 = c + t * e1 * e1
+    r12 = t * e1 * e2 - s * e0
+    r20 = t * e0 * e2 - s * e1
+    r21 = t * e1 * e2 + s * e0
+    r22 = c + t * e2 * e2
+    pa0, pa1, pa2 = _cross(e0, e1, e2, y3, y4, y5)
+    t0 = pa0 - (r00 * pa0 + r01 * pa1 + r02 * pa2)
+    t1 = pa1 - (r10 * pa0 + r11 * pa1 + r12 * pa2)
+    t2 = pa2 - (r20 * pa0 + r21 * pa1 + r22 * pa2)
     for a in range(3):
-        for b in range(3):
-            R[a, b] = Rp[a, 0] * Rj[0, b] + Rp[a, 1] * Rj[1, b] + Rp[a, 2] * Rj[2, b]
-        p[a] = pp[a] + Rp[a, 0] * tj0 + Rp[a, 1] * tj1 + Rp[a, 2] * tj2
+        x0, x1, x2 = R[p, a, 0], R[p, a, 1], R[p, a, 2]
+        R[i, a, 0] = x0 * r00 + x1 * r10 + x2 * r20
+        R[i, a, 1] = x0 * r01 + x1 * r11 + x2 * r21
+        R[i, a, 2] = x0 * r02 + x1 * r12 + x2 * r22
+        P[i, a] = P[p, a] + x0 * t0 + x1 * t1 + x2 * t2
 
 
 @njit(cache=True)
-def _body_inertia0(bodyf, i, R, p, c0, I0):
-    """Current CoM c0 (world) and rotational inertia I0 (world axes) of body i."""
-    y = bodyf[i]
+def _body_inertia0(bodyf, i, R, P, c, I):
+    """Current CoM c[i, 0] (world) and rotational inertia I[i, 0] (world axes) of body i."""
     for a in range(3):
-        c0[a] = p[a] + R[a, 0] * y[7] + R[a, 1] * y[8] + R[a, 2] * y[9]
-    # I0 = R Ih R^T, Ih = y[10:19] row-major
-    T = np.empty((3, 3))
+        c[i, 0, a] = P[i, a] + R[i, a, 0] * bodyf[i, 7] + R[i, a, 1] * bodyf[i, 8] + R[i, a, 2] * bodyf[i, 9]
+    # I0 = R Ih R^T, Ih = bodyf[i, 10:19] row-major
     for a in range(3):
-        for b in range(3):
-            T[a, b] = R[a, 0] * y[10 + b] + R[a, 1] * y[13 + b] + R[a, 2] * y[16 + b]
-    for a in range(3):
+        t0 = R[i, a, 0] * bodyf[i, 10] + R[i, a, 1] * bodyf[i, 13] + R[i, a, 2] * bodyf[i, 16]
+        t1 = R[i, a, 0] * bodyf[i, 11] + R[i, a, 1] * bodyf[i, 14] + R[i, a, 2] * bodyf[i, 17]
+        t2 = R[i, a, 0] * bodyf[i, 12] + R[i, a, 1] * bodyf[i, 15] + R[i, a, 2] * bodyf[i, 18]
         for b in range(a, 3):
-            v = T[a, 0] * R[b, 0] + T[a, 1] * R[b, 1] + T[a, 2] * R[b, 2]
-            I0[a, b] = v
-            I0[b, a] = v
+            v = t0 * R[i, b, 0] + t1 * R[i, b, 1] + t2 * R[i, b, 2]
+            I[i, 0, a, b] = v
+            I[i, 0, b, a] = v
 
 
 @njit(cache=True)
-def _screw_coeff(S, Vp, k):
-    """S_k = 1/k sum_{i<k} ad_{Vp_i} S_(k-1-i)   (Alg. 1, Taylor form; Sdot = ad_{V_parent} S)."""
-    for a in range(6):
-        S[k, a] = 0.0
-    for i in range(k):
-        _ad_acc(S[k], 1.0 / k, Vp[i], S[k - 1 - i])
+def _screw_coeff(S, V, i, p, k):
+    """S_k = 1/k sum_{j<k} ad_{Vp_j} S_(k-1-j)   (Alg. 1, Taylor form; Sdot = ad_{V_parent} S)."""
+    s0 = s1 = s2 = s3 = s4 = s5 = 0.0
+    for j in range(k):
+        w0, w1, w2, v0, v1, v2 = V[p, j, 0], V[p, j, 1], V[p, j, 2], V[p, j, 3], V[p, j, 4], V[p, j, 5]
+        m = k - 1 - j
+        x0, x1, x2, y0, y1, y2 = S[i, m, 0], S[i, m, 1], S[i, m, 2], S[i, m, 3], S[i, m, 4], S[i, m, 5]
+        s0 += w1 * x2 - w2 * x1
+        s1 += w2 * x0 - w0 * x2
+        s2 += w0 * x1 - w1 * x0
+        s3 += v1 * x2 - v2 * x1 + w1 * y2 - w2 * y1
+        s4 += v2 * x0 - v0 * x2 + w2 * y0 - w0 * y2
+        s5 += v0 * x1 - v1 * x0 + w0 * y1 - w1 * y0
+    S[i, k, 0] = s0 / k
+    S[i, k, 1] = s1 / k
+    S[i, k, 2] = s2 / k
+    S[i, k, 3] = s3 / k
+    S[i, k, 4] = s4 / k
+    S[i, k, 5] = s5 / k
 
 
 @njit(cache=True)
-def _twist_coeff(V, Vp, S, qt, col, k):
+def _twist_coeff(V, S, qt, i, p, k):
     """V_k = Vp_k + sum_{a<=k} S_a (qdot)_(k-a),  (qdot)_m = (m+1) q_(m+1)   (Alg. 1 with the erratum)."""
-    for a in range(6):
-        V[k, a] = Vp[k, a]
+    col = i - 1
+    for b in range(6):
+        V[i, k, b] = V[p, k, b]
     for a in range(k + 1):
         qd = (k - a + 1) * qt[k - a + 1, col]
         for b in range(6):
-            V[k, b] += S[a, b] * qd
+            V[i, k, b] += S[i, a, b] * qd
 
 
 @njit(cache=True)
-def _com_coeff(c, V, k):
-    """c_k = 1/k (v_(k-1) + sum_{i<k} w_i x c_(k-1-i))   (cdot = v + w x c)."""
-    for a in range(3):
-        c[k, a] = V[k - 1, 3 + a]
-    for i in range(k):
-        w = V[i]
-        x = c[k - 1 - i]
-        _cross_acc(c[k], 1.0, w[0], w[1], w[2], x[0], x[1], x[2])
-    for a in range(3):
-        c[k, a] /= k
+def _com_coeff(c, V, i, k, full):
+    """c_k = 1/k (v_(k-1) + sum_{j<k} w_j x c_(k-1-j))   (cdot = v + w x c).
+
+    With full=False the terms in the (still unknown) V_(k-1) are left out: v_(k-1) and
+    w_(k-1) x c_0 (forward dynamics adds them once V_(k-1) is solved, Lemma 2)."""
+    jmax = k if full else k - 1
+    x0 = x1 = x2 = 0.0
+    if full:
+        x0, x1, x2 = V[i, k - 1, 3], V[i, k - 1, 4], V[i, k - 1, 5]
+    for j in range(jmax):
+        m = k - 1 - j
+        d0, d1, d2 = _cross(V[i, j, 0], V[i, j, 1], V[i, j, 2], c[i, m, 0], c[i, m, 1], c[i, m, 2])
+        x0 += d0
+        x1 += d1
+        x2 += d2
+    c[i, k, 0] = x0 / k
+    c[i, k, 1] = x1 / k
+    c[i, k, 2] = x2 / k
 
 
 @njit(cache=True)
-def _inertia_coeff(I, V, k):
-    """I_k = 1/k sum_{i<k} [hat(w_i), I_(k-1-i)]   (Idot = hat(w) I - I hat(w), symmetric)."""
+def _com_complete(c, V, i, k):
+    """Add the V_(k-1) terms left out by ``_com_coeff(..., full=False)``."""
+    d0, d1, d2 = _cross(V[i, k - 1, 0], V[i, k - 1, 1], V[i, k - 1, 2], c[i, 0, 0], c[i, 0, 1], c[i, 0, 2])
+    c[i, k, 0] += (V[i, k - 1, 3] + d0) / k
+    c[i, k, 1] += (V[i, k - 1, 4] + d1) / k
+    c[i, k, 2] += (V[i, k - 1, 5] + d2) / k
+
+
+@njit(cache=True)
+def _inertia_coeff(I, V, i, k):
+    """I_k = 1/k sum_{j<k} [hat(w_j), I_(k-1-j)]   (Idot = hat(w) I - I hat(w), symmetric)."""
     for a in range(3):
         for b in range(3):
-            I[k, a, b] = 0.0
-    for i in range(k):
-        w0, w1, w2 = V[i, 0], V[i, 1], V[i, 2]
-        J = I[k - 1 - i]
+            I[i, k, a, b] = 0.0
+    for j in range(k):
+        w0, w1, w2 = V[i, j, 0], V[i, j, 1], V[i, j, 2]
+        m = k - 1 - j
         for b in range(3):
-            # column b of hat(w) J : w x J[:, b]
-            x0 = w1 * J[2, b] - w2 * J[1, b]
-            x1 = w2 * J[0, b] - w0 * J[2, b]
-            x2 = w0 * J[1, b] - w1 * J[0, b]
-            # hat(w) J + (hat(w) J)^T
-            I[k, 0, b] += x0 / k
-            I[k, 1, b] += x1 / k
-            I[k, 2, b] += x2 / k
-            I[k, b, 0] += x0 / k
-            I[k, b, 1] += x1 / k
-            I[k, b, 2] += x2 / k
+            # column b of hat(w) J : w x J[:, b];  [hat(w), J] = hat(w) J + (hat(w) J)^T
+            x0, x1, x2 = _cross(w0, w1, w2, I[i, m, 0, b], I[i, m, 1, b], I[i, m, 2, b])
+            I[i, k, 0, b] += x0 / k
+            I[i, k, 1, b] += x1 / k
+            I[i, k, 2, b] += x2 / k
+            I[i, k, b, 0] += x0 / k
+            I[i, k, b, 1] += x1 / k
+            I[i, k, b, 2] += x2 / k
 
 
 @njit(cache=True)
-def _angmom_coeff(L, I, V, k):
-    """L_k = sum_{i<=k} I_i w_(k-i)  (L = I w, angular momentum about the CoM)."""
+def _angmom_coeff(L, I, V, i, k):
+    """L_k = sum_{j<=k} I_j w_(k-j)  (L = I w, angular momentum about the CoM)."""
     for a in range(3):
         s = 0.0
-        for i in range(k + 1):
-            s += I[i, a, 0] * V[k - i, 0] + I[i, a, 1] * V[k - i, 1] + I[i, a, 2] * V[k - i, 2]
-        L[k, a] = s
+        for j in range(k + 1):
+            s += I[i, j, a, 0] * V[i, k - j, 0] + I[i, j, a, 1] * V[i, k - j, 1] + I[i, j, a, 2] * V[i, k - j, 2]
+        L[i, k, a] = s
 
 
 @njit(cache=True)
-def _wrench_coeff(out, m, c, I, L, V, fm, g, k, i0):
-    """Coefficient k of the body's Newton–Euler wrench W = Pi^(1) - W_grav (no applied wrench).
-
-    Terms with index i < i0 of ``I_i wdot_(k-i)`` are skipped, and ``fm_k`` must already hold
-    the (possibly partial) coefficient k of m (cddot - g): i0 = 0 gives the full wrench,
-    i0 = 1 the bias with the unknown V_(k+1) set to zero (forward dynamics, Lemma 2).
-    """
-    # fm_k itself is computed by the caller (it depends on c_(k+2)).
-    for a in range(3):
-        out[3 + a] = fm[k, a]
-    # d/dt(I w) coefficient k = sum_i I_i (wdot)_(k-i) + sum_i w_i x L_(k-i)
-    n0 = 0.0
-    n1 = 0.0
-    n2 = 0.0
-    for i in range(i0, k + 1):
-        s = k - i + 1.0
-        w0, w1, w2 = V[k - i + 1, 0], V[k - i + 1, 1], V[k - i + 1, 2]
-        n0 += s * (I[i, 0, 0] * w0 + I[i, 0, 1] * w1 + I[i, 0, 2] * w2)
-        n1 += s * (I[i, 1, 0] * w0 + I[i, 1, 1] * w1 + I[i, 1, 2] * w2)
-        n2 += s * (I[i, 2, 0] * w0 + I[i, 2, 1] * w1 + I[i, 2, 2] * w2)
-    out[0] = n0
-    out[1] = n1
-    out[2] = n2
-    for i in range(k + 1):
-        w = V[i]
-        x = L[k - i]
-        _cross_acc(out, 1.0, w[0], w[1], w[2], x[0], x[1], x[2])
-        y = c[i]
-        z = fm[k - i]
-        _cross_acc(out, 1.0, y[0], y[1], y[2], z[0], z[1], z[2])
-
-
-@njit(cache=True)
-def _fm_coeff(fm, m, c, g, k):
+def _fm_coeff(fm, c, m, g, i, k):
     """fm_k = m ((k+1)(k+2) c_(k+2) - g delta_k0): Taylor coefficient k of m (cddot - g)."""
-    s = (k + 1.0) * (k + 2.0)
+    s = m * (k + 1.0) * (k + 2.0)
     for a in range(3):
-        fm[k, a] = m * s * c[k + 2, a]
+        fm[i, k, a] = s * c[i, k + 2, a]
     if k == 0:
         for a in range(3):
-            fm[0, a] -= m * g[a]
+            fm[i, 0, a] -= m * g[a]
+
+
+@njit(cache=True)
+def _wrench_coeff(c, I, L, V, fm, i, k, j0):
+    """Coefficient k of the body's Newton–Euler wrench W = Pi^(1) - W_grav, as a 6-tuple (n, f).
+
+    n_k = sum_j I_j (wdot)_(k-j) + sum_j w_j x L_(k-j) + sum_j c_j x fm_(k-j),  f_k = fm_k.
+    Terms ``I_j wdot_(k-j)`` with j < j0 are skipped: j0 = 0 gives the full wrench; j0 = 1 the
+    bias with the unknown V_(k+1) set to zero (forward dynamics, Lemma 2; fm_k then partial too).
+    """
+    n0 = n1 = n2 = 0.0
+    for j in range(j0, k + 1):
+        s = k - j + 1.0
+        m = k - j + 1
+        w0, w1, w2 = s * V[i, m, 0], s * V[i, m, 1], s * V[i, m, 2]
+        n0 += I[i, j, 0, 0] * w0 + I[i, j, 0, 1] * w1 + I[i, j, 0, 2] * w2
+        n1 += I[i, j, 1, 0] * w0 + I[i, j, 1, 1] * w1 + I[i, j, 1, 2] * w2
+        n2 += I[i, j, 2, 0] * w0 + I[i, j, 2, 1] * w1 + I[i, j, 2, 2] * w2
+    for j in range(k + 1):
+        m = k - j
+        d0, d1, d2 = _cross(V[i, j, 0], V[i, j, 1], V[i, j, 2], L[i, m, 0], L[i, m, 1], L[i, m, 2])
+        e0, e1, e2 = _cross(c[i, j, 0], c[i, j, 1], c[i, j, 2], fm[i, m, 0], fm[i, m, 1], fm[i, m, 2])
+        n0 += d0 + e0
+        n1 += d1 + e1
+        n2 += d2 + e2
+    return n0, n1, n2, fm[i, k, 0], fm[i, k, 1], fm[i, k, 2]
 
 
 # --------------------------------------------------------------------------- forward kinematics
@@ -292,23 +300,24 @@ def _kinematics(bodyi, bodyf, C, Vt, qt, K, R, P, S, V):
         for a in range(6):
             V[0, k, a] = Vt[k, a]
     for i in range(1, N):
-        pa = bodyi[i, 0]
-        _body_pose(bodyf, bodyi[i, 1], i, R[pa], P[pa], qt[0, i - 1], R[i], P[i], S[i, 0])
+        p = bodyi[i, 0]
+        _body_pose(bodyf, bodyi[i, 1], i, p, qt[0, i - 1], R, P, S)
         for k in range(1, K):
-            _screw_coeff(S[i], V[pa], k)
+            _screw_coeff(S, V, i, p, k)
         for k in range(K):
-            _twist_coeff(V[i], V[pa], S[i], qt, i - 1, k)
+            _twist_coeff(V, S, qt, i, p, k)
 
 
 # --------------------------------------------------------------------------- inverse dynamics
 @njit(cache=True)
-def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_tau):
+def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out):
     """H-GRNE-FBS (Algorithms 1 and 2, Appendix E) at any order.
 
     Vd (>= order+2, 6) base spatial twist derivatives, qd (>= order+3, n) joint derivatives,
     g (3,) gravity, wext (N, >= order+1, 6) applied spatial wrench derivatives per body (or
     shape (0, 0, 6)), text (>= order+1, n) external joint torque derivatives (or (0, n)).
-    Writes out_w (order+1, 6) base wrench derivatives and out_tau (order+1, n). Returns an error code.
+    Writes out (order+1, 6+n): base wrench derivatives in columns 0..5, joint torques after.
+    Returns an error code.
     """
     N = bodyi.shape[0]
     n = N - 1
@@ -345,7 +354,6 @@ def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_t
     for k in range(K + 1):
         for j in range(n):
             qt[k, j] = qd[k, j] / fact[k]
-
     R = np.empty((N, 3, 3))
     P = np.empty((N, 3))
     S = np.empty((N, K, 6))
@@ -354,26 +362,29 @@ def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_t
 
     # per-body Newton-Euler wrench coefficients 0..order (subtree sums accumulate in W)
     W = np.zeros((N, order + 1, 6))
-    c = np.empty((K + 1, 3))
-    I = np.empty((order + 1, 3, 3))
-    L = np.empty((order + 1, 3))
-    fm = np.empty((order + 1, 3))
-    tmp = np.empty(6)
+    c = np.empty((N, K + 1, 3))
+    I = np.empty((N, order + 1, 3, 3))
+    L = np.empty((N, order + 1, 3))
+    fm = np.empty((N, order + 1, 3))
     for i in range(N):
         m = bodyf[i, 6]
-        _body_inertia0(bodyf, i, R[i], P[i], c[0], I[0])
+        _body_inertia0(bodyf, i, R, P, c, I)
         for k in range(1, K + 1):
-            _com_coeff(c, V[i], k)
+            _com_coeff(c, V, i, k, True)
         for k in range(1, order + 1):
-            _inertia_coeff(I, V[i], k)
+            _inertia_coeff(I, V, i, k)
         for k in range(order + 1):
-            _angmom_coeff(L, I, V[i], k)
+            _angmom_coeff(L, I, V, i, k)
         for k in range(order + 1):
-            _fm_coeff(fm, m, c, g, k)
+            _fm_coeff(fm, c, m, g, i, k)
         for k in range(order + 1):
-            _wrench_coeff(tmp, m, c, I, L, V[i], fm, g, k, 0)
-            for a in range(6):
-                W[i, k, a] += tmp[a]
+            n0, n1, n2, f0, f1, f2 = _wrench_coeff(c, I, L, V, fm, i, k, 0)
+            W[i, k, 0] += n0
+            W[i, k, 1] += n1
+            W[i, k, 2] += n2
+            W[i, k, 3] += f0
+            W[i, k, 4] += f1
+            W[i, k, 5] += f2
             if has_wext:
                 for a in range(6):
                     W[i, k, a] -= wext[i, k, a] / fact[k]
@@ -385,40 +396,41 @@ def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_t
             for a in range(k + 1):
                 for b in range(6):
                     s += S[i, a, b] * W[i, k - a, b]
-            out_tau[k, i - 1] = s * fact[k]
+            out[k, 5 + i] = s * fact[k]
             if has_text:
-                out_tau[k, i - 1] -= text[k, i - 1]
+                out[k, 5 + i] -= text[k, i - 1]
             for b in range(6):
                 W[pa, k, b] += W[i, k, b]
     for k in range(order + 1):
         for b in range(6):
-            out_w[k, b] = W[0, k, b] * fact[k]
+            out[k, b] = W[0, k, b] * fact[k]
     return OK
 
 
 # --------------------------------------------------------------------------- hybrid / forward dynamics
 @njit(cache=True)
-def _spatial_inertia(m, c, I, M):
-    """6x6 spatial inertia about the world origin, angular first, from (m, c, I)."""
-    cx = np.empty((3, 3))
-    cx[0, 0] = 0.0
-    cx[0, 1] = -c[2]
-    cx[0, 2] = c[1]
-    cx[1, 0] = c[2]
-    cx[1, 1] = 0.0
-    cx[1, 2] = -c[0]
-    cx[2, 0] = -c[1]
-    cx[2, 1] = c[0]
-    cx[2, 2] = 0.0
+def _spatial_inertia(m, c, I, i, M):
+    """M[i] = 6x6 spatial inertia about the world origin, angular first, from (m, c[i, 0], I[i, 0]):
+    ``[[I + m hat(c) hat(c)^T, m hat(c)], [m hat(c)^T, m I3]]``."""
+    c0, c1, c2 = c[i, 0, 0], c[i, 0, 1], c[i, 0, 2]
+    # hat(c) hat(c)^T = |c|^2 I3 - c c^T
+    cc = c0 * c0 + c1 * c1 + c2 * c2
     for a in range(3):
         for b in range(3):
-            s = 0.0
-            for k in range(3):
-                s -= cx[a, k] * cx[k, b]     # hat(c) hat(c)^T = -hat(c)^2
-            M[a, b] = I[a, b] + m * s
-            M[a, 3 + b] = m * cx[a, b]
-            M[3 + a, b] = -m * cx[a, b]
-            M[3 + a, 3 + b] = m if a == b else 0.0
+            M[i, a, b] = I[i, 0, a, b] + m * ((cc if a == b else 0.0) - c[i, 0, a] * c[i, 0, b])
+            M[i, 3 + a, 3 + b] = m if a == b else 0.0
+    M[i, 0, 3] = 0.0
+    M[i, 0, 4] = -m * c2
+    M[i, 0, 5] = m * c1
+    M[i, 1, 3] = m * c2
+    M[i, 1, 4] = 0.0
+    M[i, 1, 5] = -m * c0
+    M[i, 2, 3] = -m * c1
+    M[i, 2, 4] = m * c0
+    M[i, 2, 5] = 0.0
+    for a in range(3):
+        for b in range(3):
+            M[i, 3 + b, a] = M[i, a, 3 + b]
 
 
 @njit(cache=True)
@@ -527,8 +539,8 @@ def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
         P[0, a] = C[a, 3]
     for i in range(1, N):
         pa = bodyi[i, 0]
-        _body_pose(bodyf, bodyi[i, 1], i, R[pa], P[pa], qt[0, i - 1], R[i], P[i], S[i, 0])
-        _twist_coeff(V[i], V[pa], S[i], qt, i - 1, 0)
+        _body_pose(bodyf, bodyi[i, 1], i, pa, qt[0, i - 1], R, P, S)
+        _twist_coeff(V, S, qt, i, pa, 0)
 
     c = np.empty((N, K + 1, 3))
     I = np.empty((N, K, 3, 3))
@@ -549,10 +561,10 @@ def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
     tmp = np.empty(6)
     for i in range(N):
         mass[i] = bodyf[i, 6]
-        _body_inertia0(bodyf, i, R[i], P[i], c[i, 0], I[i, 0])
-        _com_coeff(c[i], V[i], 1)
-        _angmom_coeff(L[i], I[i], V[i], 0)
-        _spatial_inertia(mass[i], c[i, 0], I[i, 0], MA[i])
+        _body_inertia0(bodyf, i, R, P, c, I)
+        _com_coeff(c, V, i, 1, True)
+        _angmom_coeff(L, I, V, i, 0)
+        _spatial_inertia(mass[i], c, I, i, MA)
     if not base_given_wrench:
         for k in range(order + 1):
             for a in range(6):
@@ -600,21 +612,22 @@ def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
         for i in range(N):
             if i > 0:
                 p = bodyi[i, 0]
-                _screw_coeff(S[i], V[p], k + 1)
+                _screw_coeff(S, V, i, p, k + 1)
                 for a in range(6):
                     s = 0.0
                     for b in range(1, k + 2):
                         s += S[i, b, a] * (k + 2 - b) * qt[k + 2 - b, i - 1]
                     cb[i, a] = kf * s
-            # partial c_(k+2) = 1/(k+2) sum_{ii<=k} w_ii x c_(k+1-ii): without v_(k+1) and w_(k+1) x c_0
-            for a in range(3):
-                c[i, k + 2, a] = 0.0
-            for ii in range(k + 1):
-                w = V[i, ii]
-                x = c[i, k + 1 - ii]
-                _cross_acc(c[i, k + 2], 1.0 / (k + 2.0), w[0], w[1], w[2], x[0], x[1], x[2])
-            _fm_coeff(fm[i], mass[i], c[i], g, k)
-            _wrench_coeff(pa_[i], mass[i], c[i], I[i], L[i], V[i], fm[i], g, k, 1)
+            # partial c_(k+2), fm_k and wrench: the unknown V_(k+1) left out (Lemma 2)
+            _com_coeff(c, V, i, k + 2, False)
+            _fm_coeff(fm, c, mass[i], g, i, k)
+            n0, n1, n2, f0, f1, f2 = _wrench_coeff(c, I, L, V, fm, i, k, 1)
+            pa_[i, 0] = n0
+            pa_[i, 1] = n1
+            pa_[i, 2] = n2
+            pa_[i, 3] = f0
+            pa_[i, 4] = f1
+            pa_[i, 5] = f2
             if has_wext:
                 for a in range(6):
                     pa_[i, a] -= wext[i, k, a] / fact[k]
@@ -701,15 +714,11 @@ def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
                 tau_t[k, j] = s
         # ---- complete the order-k series for the next order: c_(k+2), fm_k, I_(k+1), L_(k+1)
         for i in range(N):
-            w = V[i, k + 1]
-            x = c[i, 0]
-            for a in range(3):
-                c[i, k + 2, a] += w[3 + a] / (k + 2.0)
-            _cross_acc(c[i, k + 2], 1.0 / (k + 2.0), w[0], w[1], w[2], x[0], x[1], x[2])
-            _fm_coeff(fm[i], mass[i], c[i], g, k)
+            _com_complete(c, V, i, k + 2)
+            _fm_coeff(fm, c, mass[i], g, i, k)
             if k + 1 < K:
-                _inertia_coeff(I[i], V[i], k + 1)
-                _angmom_coeff(L[i], I[i], V[i], k + 1)
+                _inertia_coeff(I, V, i, k + 1)
+                _angmom_coeff(L, I, V, i, k + 1)
 
     # outputs (derivatives = k! x Taylor coefficients)
     for k in range(K):
@@ -771,11 +780,11 @@ def eom_terms(bodyi, bodyf, C, V0, q, qdot, g, want, Mout, Cout, gout):
     _kinematics(bodyi, bodyf, C, Vt, qt, 1, R, P, S, V)
     Mc = np.empty((N, 6, 6))
     Kc = np.zeros((N, 6, 6))
-    c0 = np.empty(3)
-    I0 = np.empty((3, 3))
+    c = np.empty((N, 1, 3))
+    I = np.empty((N, 1, 3, 3))
     for i in range(N):
-        _body_inertia0(bodyf, i, R[i], P[i], c0, I0)
-        _spatial_inertia(bodyf[i, 6], c0, I0, Mc[i])
+        _body_inertia0(bodyf, i, R, P, c, I)
+        _spatial_inertia(bodyf[i, 6], c, I, i, Mc)
         if want & 2:
             # K_i = ad_{V_i}^T M_i : column b of K = ad_V^T M[:, b]
             Vi = V[i, 0]
@@ -846,9 +855,15 @@ def eom_terms(bodyi, bodyf, C, V0, q, qdot, g, want, Mout, Cout, gout):
         for i in range(1, N):
             p = bodyi[i, 0]
             Si = S[i, 0]
-            for a in range(6):
-                Sd[a] = 0.0
-            _ad_acc(Sd, 1.0, V[p, 0], Si)        # Sdot_i = ad_{V_p} S_i
+            # Sdot_i = ad_{V_p} S_i
+            w0, w1, w2, v0, v1, v2 = V[p, 0, 0], V[p, 0, 1], V[p, 0, 2], V[p, 0, 3], V[p, 0, 4], V[p, 0, 5]
+            x0, x1, x2, y0, y1, y2 = Si[0], Si[1], Si[2], Si[3], Si[4], Si[5]
+            Sd[0] = w1 * x2 - w2 * x1
+            Sd[1] = w2 * x0 - w0 * x2
+            Sd[2] = w0 * x1 - w1 * x0
+            Sd[3] = v1 * x2 - v2 * x1 + w1 * y2 - w2 * y1
+            Sd[4] = v2 * x0 - v0 * x2 + w2 * y0 - w0 * y2
+            Sd[5] = v0 * x1 - v1 * x0 + w0 * y1 - w1 * y0
             # column i, rows of ancestors-or-self (incl. base): S_a^T (Mc_i Sdot_i - Kc_i S_i)
             for a in range(6):
                 s = 0.0

@@ -82,11 +82,13 @@ def _raise(code: int):
 
 
 def _check_model(model):
-    if not isinstance(model, Model):
+    if type(model) is not Model and not isinstance(model, Model):
         raise ValueError(f"model: expected a geodyn_ros Model (from load_urdf), got {type(model).__name__}")
 
 
 def _check_order(order) -> int:
+    if type(order) is int and 0 <= order <= MAX_ORDER:   # fast path
+        return order
     if isinstance(order, (bool, np.bool_)) or not isinstance(order, (int, np.integer)):
         raise ValueError(f"order: expected a non-negative integer, got {order!r}")
     order = int(order)
@@ -95,6 +97,14 @@ def _check_order(order) -> int:
     if order > MAX_ORDER:
         raise ValueError(f"order: at most {MAX_ORDER} is supported, got {order}")
     return order
+
+
+def _fast(x):
+    """True if ``x`` can go to a kernel as it is (float64, C-contiguous ndarray)."""
+    return type(x) is np.ndarray and x.dtype is _F64 and x.flags.c_contiguous
+
+
+_F64 = np.dtype(np.float64)
 
 
 def _f64(x, name):
@@ -129,7 +139,13 @@ def _jet(x, name, rows, width, what):
     return a
 
 
+_G0 = np.array(DEFAULT_GRAVITY)
+_G0.setflags(write=False)
+
+
 def _gravity(g):
+    if g is DEFAULT_GRAVITY:
+        return _G0
     a = _f64(g, "gravity")
     if a.shape != (3,):
         raise ValueError(f"gravity: expected a 3-vector (world frame, m/s^2), got shape {a.shape}")
@@ -137,6 +153,8 @@ def _gravity(g):
 
 
 def _ext(model, ext_wrench, ext_torque, order):
+    if ext_wrench is None and ext_torque is None:   # fast path
+        return _NO_WEXT, model._no_ext_torque
     rows = order + 1
     if ext_wrench is None or (hasattr(ext_wrench, "__len__") and len(ext_wrench) == 0):
         wext = _NO_WEXT
@@ -151,7 +169,7 @@ def _ext(model, ext_wrench, ext_torque, order):
             wext[model.link_to_body[link]] += a[:rows]
     n = model.n_joints
     if ext_torque is None:
-        text = np.zeros((0, n))
+        text = model._no_ext_torque
     else:
         text = _jet(ext_torque, "ext_torque", rows, n, "external joint torque derivatives 0..order")
     return wext, text
@@ -188,17 +206,20 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
     _check_model(model)
     order = _check_order(order)
     n = model.n_joints
-    C = _pose(base_pose)
-    V = _jet(base_twist, "base_twist", order + 2, 6, "spatial twist derivatives 0..order+1")
-    Q = _jet(q, "q", order + 3, n, "joint derivatives 0..order+2")
+    C, V, Q = base_pose, base_twist, q
+    if not (_fast(C) and C.shape == (4, 4)):
+        C = _pose(C)
+    if not (_fast(V) and V.ndim == 2 and V.shape[0] >= order + 2 and V.shape[1] == 6):
+        V = _jet(V, "base_twist", order + 2, 6, "spatial twist derivatives 0..order+1")
+    if not (_fast(Q) and Q.ndim == 2 and Q.shape[0] >= order + 3 and Q.shape[1] == n):
+        Q = _jet(Q, "q", order + 3, n, "joint derivatives 0..order+2")
     g = _gravity(gravity)
     wext, text = _ext(model, ext_wrench, ext_torque, order)
-    out_w = np.empty((order + 1, 6))
-    out_tau = np.empty((order + 1, n))
-    code = K.inverse_dynamics(model.bodyi, model.bodyf, C, V, Q, order, g, wext, text, out_w, out_tau)
+    out = np.empty((order + 1, 6 + n))
+    code = K.inverse_dynamics(model.bodyi, model.bodyf, C, V, Q, order, g, wext, text, out)
     if code:
         _raise(code)
-    return InverseDynamicsResult(out_w, out_tau)
+    return InverseDynamicsResult(out[:, :6], out[:, 6:])
 
 
 def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, order: int = 0, *,

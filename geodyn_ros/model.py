@@ -67,24 +67,16 @@ class Model:
         return float(self.mass.sum())
 
     # ---- packed arrays for the kernels ----------------------------------------
-    @property
-    def bodyi(self) -> np.ndarray:
-        """(N, 2) int64 ``[parent, jtype]``, the topology handed to the kernels."""
-        return self._packed["bodyi"]
-
-    @property
-    def bodyf(self) -> np.ndarray:
-        """(N, 19) float64 ``[Y(6), mass, com(3), inertia(9)]`` handed to the kernels."""
-        return self._packed["bodyf"]
-
     def __post_init__(self):
         bodyi = np.ascontiguousarray(np.stack([self.parent, self.jtype], axis=1).astype(np.int64))
         bodyf = np.ascontiguousarray(np.concatenate(
             [self.Y, self.mass[:, None], self.com, self.inertia.reshape(-1, 9)], axis=1))
         bodyi.setflags(write=False)
         bodyf.setflags(write=False)
-        self._packed["bodyi"] = bodyi
-        self._packed["bodyf"] = bodyf
+        # plain attributes (not properties): they are read on every call of the hot path
+        object.__setattr__(self, "bodyi", bodyi)   # (N, 2) int64 [parent, jtype]
+        object.__setattr__(self, "bodyf", bodyf)   # (N, 19) float64 [Y(6), mass, com(3), inertia(9)]
+        object.__setattr__(self, "_no_ext_torque", np.zeros((0, len(self.joint_names))))
         self._packed["joint_index"] = {n: i for i, n in enumerate(self.joint_names)}
 
     def joint_index(self, name: str) -> int:

@@ -1,0 +1,307 @@
+"""The paper's Sec. 7 experiment: higher-order inverse -> forward dynamics round trip (Fig. 3).
+
+Ali, Gabellieri, Franchi (2026), Sec. 7 / Table 3 / Fig. 3, on the 12-DoF aerial manipulator
+``urdf/aerial_manipulator.urdf``:
+
+1. sample the Table 3 reference (base circle + yaw, half-cosine joints; see
+   :mod:`geodyn_ros.trajectories`) at ``t = 0, dt, ..., < T`` (3000 samples by default);
+2. for every sample and order ``r = 0..orders`` run the higher-order inverse dynamics
+   ``gd.inverse_dynamics(model, C, V^(0..r+1), q^(0..r+2), order=r)`` (H-GRNE-FBS, gravity
+   ``(0, 0, -9.81)``), giving the base wrench ``W^(0..r)`` and joint torques ``tau^(0..r)``;
+3. feed those to the higher-order forward dynamics
+   ``gd.forward_dynamics(model, C, V^(0), q^(0..1), W, tau, order=r)`` (H-GABI-FBS) and compare
+   its outputs ``V^(1..r+1)``, ``q^(2..r+2)`` with the reference: the round-trip error of order
+   ``r`` is the maximum over samples and rows ``k`` of
+   ``max_i |out_k,i - ref_k,i| / max(1, max_i |ref_k,i|)``.
+
+Outputs (into ``--out``, default ``out/``):
+
+* ``roundtrip_errors.csv``: per order, the round-trip errors and median times per call;
+* ``fig3_inputs_outputs.png``: like the paper's Fig. 3 -- (a) the highest derivative of each
+  order given to inverse dynamics (solid: ``V^(r+1)``, ``q^(r+2)``) and returned by forward
+  dynamics (dashed), (b) the highest derivative of the inverse-dynamics outputs (``W^(r)``,
+  ``tau^(r)``), one row per order.
+
+The exit status is non-zero when any round-trip error exceeds ``1e-9``.
+
+Usage::
+
+    python -m geodyn_ros.examples.paper_experiment [--out DIR] [--orders 5] [--dt 0.01] [--T 30]
+
+``--T`` is the horizon and also the half-cosine duration of the joint trajectories (as in
+Table 3, where both are T = 30 s): a shorter horizon gives faster joint motion.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from geodyn_ros.resources import shipped_urdf
+from geodyn_ros.trajectories import TABLE3_JOINT_NAMES, table3_reference, table3_times
+
+__all__ = ["OrderResult", "run_experiment", "main", "TOLERANCE"]
+
+#: Largest acceptable relative round-trip error (exit status 1 above it).
+TOLERANCE = 1e-9
+#: Average run time per call reported in the paper's Fig. 3 caption [us] (i7-12700H, MATLAB).
+PAPER_ID_US = (2.326, 3.078, 2.867, 4.355, 5.960, 8.171)
+PAPER_FD_US = (4.106, 4.802, 6.486, 6.461, 8.589, 11.085)
+
+CSV_NAME = "roundtrip_errors.csv"
+PNG_NAME = "fig3_inputs_outputs.png"
+
+
+@dataclass
+class OrderResult:
+    """Round-trip result of one order ``r`` over all samples.
+
+    Attributes
+    ----------
+    order : int
+    twist_error : float
+        Max relative error of the forward-dynamics base twist rows ``V^(1..r+1)``.
+    q_error : float
+        Max relative error of the forward-dynamics joint rows ``q^(2..r+2)``.
+    id_time_median, fd_time_median : float
+        Median wall time per ``inverse_dynamics`` / ``forward_dynamics`` call [s].
+    series : dict[str, ndarray]
+        Per-sample highest rows for plotting, each (N, 6): ``ref_twist`` / ``fd_twist``
+        (``V^(r+1)``), ``ref_qdd`` / ``fd_qdd`` (``q^(r+2)``), ``base_wrench`` (``W^(r)``),
+        ``tau`` (``tau^(r)``).
+    """
+
+    order: int
+    twist_error: float
+    q_error: float
+    id_time_median: float
+    fd_time_median: float
+    series: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def max_error(self) -> float:
+        """The order's round-trip error: ``max(twist_error, q_error)``."""
+        return max(self.twist_error, self.q_error)
+
+
+def _row_errors(out: np.ndarray, ref: np.ndarray) -> float:
+    """max_k max_i |out_k,i - ref_k,i| / max(1, max_i |ref_k,i|) over the rows of (rows, m) arrays."""
+    scale = np.maximum(1.0, np.max(np.abs(ref), axis=1))
+    return float(np.max(np.max(np.abs(out - ref), axis=1) / scale))
+
+
+def _joint_permutation(model) -> list[int]:
+    """Columns of the Table 3 joint arrays in the order of ``model.joint_names``."""
+    names = tuple(model.joint_names)
+    if sorted(names) != sorted(TABLE3_JOINT_NAMES):
+        raise ValueError(
+            f"model joints {names} are not the Table 3 joints {TABLE3_JOINT_NAMES} "
+            "(the experiment needs urdf/aerial_manipulator.urdf)"
+        )
+    return [TABLE3_JOINT_NAMES.index(n) for n in names]
+
+
+def run_experiment(
+    out_dir: str | Path = "out",
+    orders: int = 5,
+    dt: float = 0.01,
+    T: float = 30.0,
+    *,
+    model=None,
+    plot: bool = True,
+    verbose: bool = True,
+) -> list[OrderResult]:
+    """Run the Sec. 7 round trip for ``r = 0..orders`` and write the CSV (and PNG) to ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : path
+        Output directory (created if missing).
+    orders : int >= 0
+        Highest order ``r``.
+    dt, T : float > 0
+        Time step and horizon [s]; ``T`` is also the joints' half-cosine duration.
+    model : geodyn_ros model, optional
+        Defaults to ``gd.load_urdf(shipped_urdf("aerial_manipulator.urdf"))``.
+    plot : bool
+        Write the Fig. 3 PNG.
+    verbose : bool
+        Print the result table.
+
+    Returns
+    -------
+    list[OrderResult]
+        One entry per order ``0..orders``.
+    """
+    import geodyn_ros as gd
+
+    if isinstance(orders, bool) or not isinstance(orders, int) or orders < 0:
+        raise ValueError(f"orders must be a non-negative integer, got {orders!r}")
+    times = table3_times(dt, T)  # validates dt, T
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if model is None:
+        model = gd.load_urdf(str(shipped_urdf("aerial_manipulator.urdf")))
+    perm = _joint_permutation(model)
+
+    refs = []
+    for t in times:
+        ref = table3_reference(t, orders, T=T)
+        refs.append((ref.base_pose, ref.base_twist, ref.q[:, perm]))
+
+    results = []
+    for r in range(orders + 1):
+        # warm-up (JIT compilation, caches) outside the timed loop
+        pose, twist, q = refs[0]
+        warm = gd.inverse_dynamics(model, pose, twist[: r + 2], q[: r + 3], order=r)
+        gd.forward_dynamics(model, pose, twist[:1], q[:2], warm.base_wrench, warm.tau, order=r)
+
+        n = len(times)
+        t_id = np.empty(n)
+        t_fd = np.empty(n)
+        tw_err = q_err = 0.0
+        series = {k: np.empty((n, model.n_joints if k in ("ref_qdd", "fd_qdd", "tau") else 6))
+                  for k in ("ref_twist", "fd_twist", "ref_qdd", "fd_qdd", "base_wrench", "tau")}
+        for i, (pose, twist, q) in enumerate(refs):
+            tic = time.perf_counter()
+            inv = gd.inverse_dynamics(model, pose, twist[: r + 2], q[: r + 3], order=r)
+            tac = time.perf_counter()
+            fwd = gd.forward_dynamics(model, pose, twist[:1], q[:2], inv.base_wrench, inv.tau,
+                                      order=r)
+            toc = time.perf_counter()
+            t_id[i] = tac - tic
+            t_fd[i] = toc - tac
+            tw_err = max(tw_err, _row_errors(fwd.base_twist[1 : r + 2], twist[1 : r + 2]))
+            q_err = max(q_err, _row_errors(fwd.q[2 : r + 3], q[2 : r + 3]))
+            series["ref_twist"][i] = twist[r + 1]
+            series["fd_twist"][i] = fwd.base_twist[r + 1]
+            series["ref_qdd"][i] = q[r + 2]
+            series["fd_qdd"][i] = fwd.q[r + 2]
+            series["base_wrench"][i] = inv.base_wrench[r]
+            series["tau"][i] = inv.tau[r]
+        if not (math.isfinite(tw_err) and math.isfinite(q_err)):  # NaN never passes silently
+            tw_err = q_err = math.inf
+        results.append(OrderResult(r, tw_err, q_err, float(np.median(t_id)),
+                                   float(np.median(t_fd)), series))
+
+    _write_csv(out_dir / CSV_NAME, results, len(times))
+    if plot:
+        _plot_fig3(out_dir / PNG_NAME, times, results, model.joint_names)
+    if verbose:
+        _print_table(results, len(times), out_dir, plot)
+    return results
+
+
+def _write_csv(path: Path, results: list[OrderResult], n_samples: int) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["order", "max_rel_error", "twist_rel_error", "q_rel_error",
+                    "id_median_us", "fd_median_us", "samples"])
+        for res in results:
+            w.writerow([res.order, f"{res.max_error:.6e}", f"{res.twist_error:.6e}",
+                        f"{res.q_error:.6e}", f"{res.id_time_median * 1e6:.3f}",
+                        f"{res.fd_time_median * 1e6:.3f}", n_samples])
+
+
+def _print_table(results: list[OrderResult], n_samples: int, out_dir: Path, plot: bool) -> None:
+    print(f"Sec. 7 round trip (ID -> FD), {n_samples} samples, tolerance {TOLERANCE:g}")
+    print(f"{'order':>5}  {'max rel. error':>14}  {'ID median [us]':>14}  {'FD median [us]':>14}"
+          f"  {'paper ID [us]':>13}  {'paper FD [us]':>13}")
+    for res in results:
+        pid = f"{PAPER_ID_US[res.order]:.3f}" if res.order < len(PAPER_ID_US) else "-"
+        pfd = f"{PAPER_FD_US[res.order]:.3f}" if res.order < len(PAPER_FD_US) else "-"
+        print(f"{res.order:>5}  {res.max_error:>14.3e}  {res.id_time_median * 1e6:>14.2f}  "
+              f"{res.fd_time_median * 1e6:>14.2f}  {pid:>13}  {pfd:>13}")
+    print(f"(paper times: mean per call, MATLAB on an i7-12700H; not comparable one to one)")
+    print(f"wrote {out_dir / CSV_NAME}" + (f" and {out_dir / PNG_NAME}" if plot else ""))
+
+
+def _plot_fig3(path: Path, times: np.ndarray, results: list[OrderResult], joint_names) -> None:
+    """Fig. 3 of the paper: (a) ID inputs (solid) vs FD outputs (dashed), (b) ID outputs."""
+    from matplotlib.figure import Figure  # no pyplot: no global backend state, Agg on savefig
+
+    n_orders = len(results)
+    fig = Figure(figsize=(20, 2.1 * n_orders + 1.2), layout="constrained")
+    sub_a, sub_b = fig.subfigures(1, 2, wspace=0.02)
+    sub_a.suptitle("(a) input to inverse dynamics (solid) and output of forward dynamics (dashed)")
+    sub_b.suptitle("(b) output of inverse dynamics (input to forward dynamics)")
+    axes_a = sub_a.subplots(n_orders, 2, sharex=True, squeeze=False)
+    axes_b = sub_b.subplots(n_orders, 2, sharex=True, squeeze=False)
+    twist_labels = [r"$\omega_x$", r"$\omega_y$", r"$\omega_z$", "$v_x$", "$v_y$", "$v_z$"]
+    wrench_labels = ["$n_x$", "$n_y$", "$n_z$", "$f_x$", "$f_y$", "$f_z$"]
+    colors = [f"C{i}" for i in range(10)]
+
+    def draw(ax, data, labels, dashed=None):
+        for c in range(data.shape[1]):
+            ax.plot(times, data[:, c], color=colors[c % 10], lw=1.2, label=labels[c])
+            if dashed is not None:
+                ax.plot(times, dashed[:, c], color="k", lw=0.8, ls=(0, (3, 3)))
+        ax.grid(True, lw=0.3)
+        ax.tick_params(labelsize=7)
+
+    for res in results:
+        r, s = res.order, res.series
+        a_tw, a_q = axes_a[r]
+        draw(a_tw, s["ref_twist"], twist_labels, s["fd_twist"])
+        a_tw.set_ylabel(f"$V^{{({r + 1})}}$", fontsize=9)
+        draw(a_q, s["ref_qdd"], list(joint_names), s["fd_qdd"])
+        a_q.set_ylabel(f"$q^{{({r + 2})}}$", fontsize=9)
+        a_tw.set_title(f"r = {r}", fontsize=9, loc="left")
+        a_q.set_title(f"round-trip error {res.max_error:.1e}", fontsize=8, loc="right")
+        b_w, b_t = axes_b[r]
+        draw(b_w, s["base_wrench"], wrench_labels)
+        b_w.set_ylabel(f"$W^{{({r})}}$", fontsize=9)
+        b_w.set_title(f"r = {r}", fontsize=9, loc="left")
+        draw(b_t, s["tau"], [rf"$\tau_{{{n}}}$" for n in joint_names])
+        b_t.set_ylabel(rf"$\tau^{{({r})}}$", fontsize=9)
+    for sub, axes in ((sub_a, axes_a), (sub_b, axes_b)):
+        for ax in axes[-1]:
+            ax.set_xlabel("t [s]")
+        handles, labels = [], []
+        for ax in axes[0]:
+            h, l = ax.get_legend_handles_labels()
+            handles += h
+            labels += l
+        sub.legend(handles, labels, loc="outside lower center", ncol=12, fontsize=7, frameon=False)
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None) -> int:
+    """Command-line entry point; returns the exit status (1 if an error exceeds the tolerance)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m geodyn_ros.examples.paper_experiment",
+        description="Ali et al. (2026) Sec. 7: higher-order ID -> FD round trip on the 12-DoF "
+                    "aerial manipulator along the Table 3 trajectories (Fig. 3).")
+    parser.add_argument("--out", default="out", help="output directory (default: out/)")
+    parser.add_argument("--orders", type=int, default=5, help="highest order r (default: 5)")
+    parser.add_argument("--dt", type=float, default=0.01, help="time step [s] (default: 0.01)")
+    parser.add_argument("--T", type=float, default=30.0,
+                        help="horizon and half-cosine duration [s] (default: 30)")
+    parser.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    args = parser.parse_args(argv)
+    if args.orders < 0:
+        parser.error("--orders must be >= 0")
+    try:
+        table3_times(args.dt, args.T)
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
+        results = run_experiment(args.out, args.orders, args.dt, args.T, plot=not args.no_plot)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    bad = [res for res in results if not res.max_error <= TOLERANCE]
+    for res in bad:
+        print(f"FAIL: order {res.order}: round-trip error {res.max_error:.3e} exceeds {TOLERANCE:g}",
+              file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
