@@ -47,7 +47,7 @@ RIGID_TOL = 1e-6
 
 
 # --------------------------------------------------------------------------- checks
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _all_finite(a, nrows):
     for i in range(nrows):
         for j in range(a.shape[1]):
@@ -56,7 +56,7 @@ def _all_finite(a, nrows):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _check_pose(C):
     """0 if C is a finite rigid transform to RIGID_TOL, else an error code."""
     for i in range(4):
@@ -84,14 +84,14 @@ def _check_pose(C):
 # --------------------------------------------------------------------------- small algebra
 # Helpers take whole arrays plus indices (no sub-array views: views are refcounted objects
 # in numba and dominated the run time of small models) and return scalars/tuples.
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _cross(a0, a1, a2, b0, b1, b2):
     """a x b as a tuple."""
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
 # --------------------------------------------------------------------------- per-body kinematics
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _body_pose(bodyf, jt, i, p, qi, R, P, S):
     """Pose R[i], P[i] of body i and its joint screw S[i, 0] = Ad_{F_parent} Y_i (Alg. 1, order 0).
 
@@ -137,7 +137,7 @@ def _body_pose(bodyf, jt, i, p, qi, R, P, S):
         P[i, a] = P[p, a] + x0 * t0 + x1 * t1 + x2 * t2
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _body_inertia0(bodyf, i, R, P, c, I):
     """Current CoM c[i, 0] (world) and rotational inertia I[i, 0] (world axes) of body i."""
     for a in range(3):
@@ -153,7 +153,7 @@ def _body_inertia0(bodyf, i, R, P, c, I):
             I[i, 0, b, a] = v
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _screw_coeff(S, V, i, p, k):
     """S_k = 1/k sum_{j<k} ad_{Vp_j} S_(k-1-j)   (Alg. 1, Taylor form; Sdot = ad_{V_parent} S)."""
     s0 = s1 = s2 = s3 = s4 = s5 = 0.0
@@ -175,7 +175,7 @@ def _screw_coeff(S, V, i, p, k):
     S[i, k, 5] = s5 / k
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _twist_coeff(V, S, qt, i, p, k):
     """V_k = Vp_k + sum_{a<=k} S_a (qdot)_(k-a),  (qdot)_m = (m+1) q_(m+1)   (Alg. 1 with the erratum)."""
     col = i - 1
@@ -187,7 +187,7 @@ def _twist_coeff(V, S, qt, i, p, k):
             V[i, k, b] += S[i, a, b] * qd
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _com_coeff(c, V, i, k, full):
     """c_k = 1/k (v_(k-1) + sum_{j<k} w_j x c_(k-1-j))   (cdot = v + w x c).
 
@@ -208,7 +208,7 @@ def _com_coeff(c, V, i, k, full):
     c[i, k, 2] = x2 / k
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _com_complete(c, V, i, k):
     """Add the V_(k-1) terms left out by ``_com_coeff(..., full=False)``."""
     d0, d1, d2 = _cross(V[i, k - 1, 0], V[i, k - 1, 1], V[i, k - 1, 2], c[i, 0, 0], c[i, 0, 1], c[i, 0, 2])
@@ -217,7 +217,7 @@ def _com_complete(c, V, i, k):
     c[i, k, 2] += (V[i, k - 1, 5] + d2) / k
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _inertia_coeff(I, V, i, k):
     """I_k = 1/k sum_{j<k} [hat(w_j), I_(k-1-j)]   (Idot = hat(w) I - I hat(w), symmetric)."""
     for a in range(3):
@@ -237,7 +237,7 @@ def _inertia_coeff(I, V, i, k):
             I[i, k, b, 2] += x2 / k
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _angmom_coeff(L, I, V, i, k):
     """L_k = sum_{j<=k} I_j w_(k-j)  (L = I w, angular momentum about the CoM)."""
     for a in range(3):
@@ -247,7 +247,7 @@ def _angmom_coeff(L, I, V, i, k):
         L[i, k, a] = s
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _fm_coeff(fm, c, m, g, i, k):
     """fm_k = m ((k+1)(k+2) c_(k+2) - g delta_k0): Taylor coefficient k of m (cddot - g)."""
     s = m * (k + 1.0) * (k + 2.0)
@@ -258,7 +258,7 @@ def _fm_coeff(fm, c, m, g, i, k):
             fm[i, 0, a] -= m * g[a]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _wrench_coeff(c, I, L, V, fm, i, k, j0):
     """Coefficient k of the body's Newton–Euler wrench W = Pi^(1) - W_grav, as a 6-tuple (n, f).
 
@@ -285,7 +285,7 @@ def _wrench_coeff(c, I, L, V, fm, i, k, j0):
 
 
 # --------------------------------------------------------------------------- forward kinematics
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _kinematics(bodyi, bodyf, C, Vt, qt, K, R, P, S, V):
     """Algorithm 1: poses (R, P), screws S[:, 0..K-1] and twists V[:, 0..K-1] (Taylor coefficients).
 
@@ -309,7 +309,7 @@ def _kinematics(bodyi, bodyf, C, Vt, qt, K, R, P, S, V):
 
 
 # --------------------------------------------------------------------------- inverse dynamics
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out):
     """H-GRNE-FBS (Algorithms 1 and 2, Appendix E) at any order.
 
@@ -408,7 +408,7 @@ def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out):
 
 
 # --------------------------------------------------------------------------- hybrid / forward dynamics
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _spatial_inertia(m, c, I, i, M):
     """M[i] = 6x6 spatial inertia about the world origin, angular first, from (m, c[i, 0], I[i, 0]):
     ``[[I + m hat(c) hat(c)^T, m hat(c)], [m hat(c)^T, m I3]]``."""
@@ -433,7 +433,7 @@ def _spatial_inertia(m, c, I, i, M):
             M[i, 3 + b, a] = M[i, a, 3 + b]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _chol6(A, Lc):
     """Cholesky factor of a 6x6 SPD matrix; False if not positive definite."""
     for i in range(6):
@@ -452,7 +452,7 @@ def _chol6(A, Lc):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _chol6_solve(Lc, b, x):
     y = np.empty(6)
     for i in range(6):
@@ -467,7 +467,7 @@ def _chol6_solve(Lc, b, x):
         x[i] = s / Lc[i, i]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
                     presc, base_given_wrench, out_V, out_q, out_w, out_tau):
     """H-GHYB-FBS (Algorithm 4; with nothing prescribed it is H-GABI-FBS, Algorithm 3).
@@ -744,7 +744,7 @@ def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
 
 
 # --------------------------------------------------------------------------- closed-form EoM
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def eom_terms(bodyi, bodyf, C, V0, q, qdot, g, want, Mout, Cout, gout):
     """Closed-form EoM blocks (Prop. 1, Lemma 1) with nu = (V_base spatial, qdot).
 
@@ -910,7 +910,7 @@ def eom_terms(bodyi, bodyf, C, V0, q, qdot, g, want, Mout, Cout, gout):
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def forward_kinematics(bodyi, bodyf, C, Vd, qd, order, R, P, Sd, Vout):
     """Algorithm 1 as derivatives: poses (R, P) (N,3,3)/(N,3), screws Sd (N, order+1, 6), twists
     Vout (N, order+1, 6). Vd (>= order+1, 6), qd (>= order+2, n)."""

@@ -59,6 +59,7 @@ class KinematicsResult(NamedTuple):
 
 
 _NO_WEXT = np.zeros((0, 0, 6))
+_ZERO_W = np.zeros((1, 6))
 _ERRORS = {
     K.ERR_POSE_NONFINITE: ("base_pose", "contains NaN or Inf"),
     K.ERR_POSE_NOT_RIGID: ("base_pose", f"is not a rigid transform (R^T R = I, det R = +1, last row "
@@ -100,8 +101,9 @@ def _check_order(order) -> int:
 
 
 def _fast(x):
-    """True if ``x`` can go to a kernel as it is (float64, C-contiguous ndarray)."""
-    return type(x) is np.ndarray and x.dtype is _F64 and x.flags.c_contiguous
+    """True if ``x`` can go to a kernel as it is: a float64 ndarray (numba handles any layout;
+    contiguous arrays take the fastest compiled specialisation)."""
+    return type(x) is np.ndarray and x.dtype is _F64
 
 
 _F64 = np.dtype(np.float64)
@@ -243,7 +245,7 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
     """
     _check_model(model)
     order = _check_order(order)
-    return _hybrid(model, base_pose, base_twist, q, tau, order, np.zeros(model.n_joints, dtype=np.bool_),
+    return _hybrid(model, base_pose, base_twist, q, tau, order, model._no_prescribed,
                    base_wrench, gravity, ext_wrench, ext_torque, forward=True)
 
 
@@ -302,26 +304,33 @@ def _prescribed_mask(model, prescribed):
 def _hybrid(model, base_pose, base_twist, q, tau, order, mask, base_wrench, gravity, ext_wrench,
             ext_torque, forward):
     n = model.n_joints
-    C = _pose(base_pose)
+    C = base_pose
+    if not (_fast(C) and C.shape == (4, 4)):
+        C = _pose(C)
     given_wrench = base_wrench is not None
     if forward and not given_wrench:
         raise ValueError("base_wrench: required (>= order+1, 6) spatial base wrench derivatives")
+    V, Wb = base_twist, base_wrench
     if given_wrench:
-        V = _jet(base_twist, "base_twist", 1, 6, "row 0: the spatial base twist")
-        Wb = _jet(base_wrench, "base_wrench", order + 1, 6, "spatial wrench derivatives 0..order")
+        if not (_fast(V) and V.ndim == 2 and V.shape[0] >= 1 and V.shape[1] == 6):
+            V = _jet(V, "base_twist", 1, 6, "row 0: the spatial base twist")
+        if not (_fast(Wb) and Wb.ndim == 2 and Wb.shape[0] >= order + 1 and Wb.shape[1] == 6):
+            Wb = _jet(Wb, "base_wrench", order + 1, 6, "spatial wrench derivatives 0..order")
     else:
-        V = _jet(base_twist, "base_twist", order + 2, 6,
-                 "spatial twist derivatives 0..order+1 (base motion given)")
-        Wb = np.zeros((1, 6))
-    any_presc = bool(mask.any())
+        V = _jet(V, "base_twist", order + 2, 6, "spatial twist derivatives 0..order+1 (base motion given)")
+        Wb = _ZERO_W
+    any_presc = mask is not model._no_prescribed and bool(mask.any())
     qrows = order + 3 if any_presc else 2
-    Q = _jet(q, "q", qrows, n, "joint derivatives 0..order+2 for prescribed joints, else 0..1")
-    if tau is None:
+    Q = q
+    if not (_fast(Q) and Q.ndim == 2 and Q.shape[0] >= qrows and Q.shape[1] == n):
+        Q = _jet(Q, "q", qrows, n, "joint derivatives 0..order+2 for prescribed joints, else 0..1")
+    T = tau
+    if T is None:
         if not mask.all():
             raise ValueError("tau: required (>= order+1, n) torques of the joints that are not prescribed")
         T = np.zeros((order + 1, n))
-    else:
-        T = _jet(tau, "tau", order + 1, n, "joint torque derivatives 0..order")
+    elif not (_fast(T) and T.ndim == 2 and T.shape[0] >= order + 1 and T.shape[1] == n):
+        T = _jet(T, "tau", order + 1, n, "joint torque derivatives 0..order")
     g = _gravity(gravity)
     wext, text = _ext(model, ext_wrench, ext_torque, order)
     out_V = np.empty((order + 2, 6))
