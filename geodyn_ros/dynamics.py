@@ -205,18 +205,27 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
     >>> res = inverse_dynamics(model, np.eye(4), np.zeros((2, 6)), np.zeros((3, model.n_joints)))
     >>> res.base_wrench[0]   # hovering: the base must carry the weight
     """
-    _check_model(model)
-    order = _check_order(order)
-    n = model.n_joints
+    # The checks below are inlined fast paths (this function runs every control cycle); any
+    # input that is not already a float64 ndarray of the right shape takes the full validation.
+    if type(model) is not Model:
+        _check_model(model)
+    if not (type(order) is int and 0 <= order <= MAX_ORDER):
+        order = _check_order(order)
+    n = len(model.joint_names)
     C, V, Q = base_pose, base_twist, q
-    if not (_fast(C) and C.shape == (4, 4)):
+    if not (type(C) is np.ndarray and C.dtype is _F64 and C.shape == (4, 4)):
         C = _pose(C)
-    if not (_fast(V) and V.ndim == 2 and V.shape[0] >= order + 2 and V.shape[1] == 6):
+    if not (type(V) is np.ndarray and V.dtype is _F64 and V.ndim == 2 and V.shape[0] >= order + 2
+            and V.shape[1] == 6):
         V = _jet(V, "base_twist", order + 2, 6, "spatial twist derivatives 0..order+1")
-    if not (_fast(Q) and Q.ndim == 2 and Q.shape[0] >= order + 3 and Q.shape[1] == n):
+    if not (type(Q) is np.ndarray and Q.dtype is _F64 and Q.ndim == 2 and Q.shape[0] >= order + 3
+            and Q.shape[1] == n):
         Q = _jet(Q, "q", order + 3, n, "joint derivatives 0..order+2")
-    g = _gravity(gravity)
-    wext, text = _ext(model, ext_wrench, ext_torque, order)
+    g = _G0 if gravity is DEFAULT_GRAVITY else _gravity(gravity)
+    if ext_wrench is None and ext_torque is None:
+        wext, text = _NO_WEXT, model._no_ext_torque
+    else:
+        wext, text = _ext(model, ext_wrench, ext_torque, order)
     out = np.empty((order + 1, 6 + n))
     code = K.inverse_dynamics(model.bodyi, model.bodyf, C, V, Q, order, g, wext, text, out)
     if code:
