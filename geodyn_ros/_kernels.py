@@ -81,6 +81,30 @@ def _check_pose(C):
     return OK
 
 
+@njit(cache=True, error_model="numpy")
+def _check_common(g, wext, text, order):
+    """Finite gravity, applied wrenches and external torques in the rows a call uses."""
+    for a in range(3):
+        if not np.isfinite(g[a]):
+            return ERR_GRAVITY_NONFINITE
+    for i in range(wext.shape[0]):
+        if not _all_finite(wext[i], order + 1):
+            return ERR_EXTW_NONFINITE
+    if text.shape[0] > 0 and text.shape[1] > 0 and not _all_finite(text, order + 1):
+        return ERR_EXTT_NONFINITE
+    return OK
+
+
+@njit(cache=True, error_model="numpy")
+def _factorials(m):
+    """k! for k = 0..m-1 (scales derivatives to and from Taylor coefficients)."""
+    fact = np.empty(m)
+    fact[0] = 1.0
+    for k in range(1, m):
+        fact[k] = fact[k - 1] * k
+    return fact
+
+
 # --------------------------------------------------------------------------- small algebra
 # Helpers take whole arrays plus indices (no sub-array views: views are refcounted objects
 # in numba and dominated the run time of small models) and return scalars/tuples.
@@ -329,23 +353,14 @@ def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out):
         return ERR_TWIST_NONFINITE
     if n > 0 and not _all_finite(qd, K + 1):
         return ERR_Q_NONFINITE
-    for a in range(3):
-        if not np.isfinite(g[a]):
-            return ERR_GRAVITY_NONFINITE
+    code = _check_common(g, wext, text, order)
+    if code != OK:
+        return code
     has_wext = wext.shape[0] > 0
     has_text = text.shape[0] > 0
-    if has_wext:
-        for i in range(N):
-            if not _all_finite(wext[i], order + 1):
-                return ERR_EXTW_NONFINITE
-    if has_text and n > 0 and not _all_finite(text, order + 1):
-        return ERR_EXTT_NONFINITE
 
     # Taylor coefficients of the inputs
-    fact = np.empty(K + 2)
-    fact[0] = 1.0
-    for k in range(1, K + 2):
-        fact[k] = fact[k - 1] * k
+    fact = _factorials(K + 2)
     Vt = np.empty((K, 6))
     for k in range(K):
         for a in range(6):
@@ -500,22 +515,13 @@ def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
                     return ERR_TAU_NONFINITE
     if base_given_wrench and not _all_finite(wd, order + 1):
         return ERR_WRENCH_NONFINITE
-    for a in range(3):
-        if not np.isfinite(g[a]):
-            return ERR_GRAVITY_NONFINITE
+    code = _check_common(g, wext, text, order)
+    if code != OK:
+        return code
     has_wext = wext.shape[0] > 0
     has_text = text.shape[0] > 0
-    if has_wext:
-        for i in range(N):
-            if not _all_finite(wext[i], order + 1):
-                return ERR_EXTW_NONFINITE
-    if has_text and n > 0 and not _all_finite(text, order + 1):
-        return ERR_EXTT_NONFINITE
 
-    fact = np.empty(K + 2)
-    fact[0] = 1.0
-    for k in range(1, K + 2):
-        fact[k] = fact[k - 1] * k
+    fact = _factorials(K + 2)
     # Taylor coefficients; unknown entries are filled order by order
     qt = np.zeros((K + 1, n))
     for j in range(n):
@@ -924,10 +930,7 @@ def forward_kinematics(bodyi, bodyf, C, Vd, qd, order, R, P, Sd, Vout):
         return ERR_TWIST_NONFINITE
     if n > 0 and not _all_finite(qd, K + 1):
         return ERR_Q_NONFINITE
-    fact = np.empty(K + 1)
-    fact[0] = 1.0
-    for k in range(1, K + 1):
-        fact[k] = fact[k - 1] * k
+    fact = _factorials(K + 1)
     Vt = np.empty((K, 6))
     for k in range(K):
         for a in range(6):
