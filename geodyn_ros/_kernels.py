@@ -571,11 +571,7 @@ def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
         _com_coeff(c, V, i, 1, True)
         _angmom_coeff(L, I, V, i, 0)
         _spatial_inertia(mass[i], c, I, i, MA)
-    if not base_given_wrench:
-        for k in range(order + 1):
-            for a in range(6):
-                wb_t[k, a] = 0.0
-    else:
+    if base_given_wrench:
         for k in range(order + 1):
             for a in range(6):
                 wb_t[k, a] = wd[k, a] / fact[k]

@@ -221,11 +221,8 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
     if not (type(Q) is np.ndarray and Q.dtype is _F64 and Q.ndim == 2 and Q.shape[0] >= order + 3
             and Q.shape[1] == n):
         Q = _jet(Q, "q", order + 3, n, "joint derivatives 0..order+2")
-    g = _G0 if gravity is DEFAULT_GRAVITY else _gravity(gravity)
-    if ext_wrench is None and ext_torque is None:
-        wext, text = _NO_WEXT, model._no_ext_torque
-    else:
-        wext, text = _ext(model, ext_wrench, ext_torque, order)
+    g = _gravity(gravity)
+    wext, text = _ext(model, ext_wrench, ext_torque, order)
     out = np.empty((order + 1, 6 + n))
     code = K.inverse_dynamics(model.bodyi, model.bodyf, C, V, Q, order, g, wext, text, out)
     if code:
