@@ -23,5 +23,11 @@ setup(
     maintainer_email="geodyn-ros@example.org",
     description="Exact higher-order Lie-group dynamics (inverse, forward, hybrid) for floating-base robots, with ROS 2 adapters.",
     license="BSD-3-Clause",
-    entry_points={"console_scripts": []},
+    entry_points={"console_scripts": [
+        "geodyn_node = geodyn_ros.ros.geodyn_node:main",
+        "geodyn_sim = geodyn_ros.ros.sim_node:main",
+        "geodyn_reference = geodyn_ros.ros.reference_node:main",
+        "geodyn_controller = geodyn_ros.ros.controller_node:main",
+        "geodyn_closed_loop = geodyn_ros.ros.closed_loop:main",
+    ]},
 )

@@ -1,0 +1,190 @@
+"""``geodyn_controller``: example tracking controller closing the loop around ``geodyn_node``.
+
+Law: :func:`geodyn_ros.control.tracking_command` (feedforward + PD on SE(3) and joints).
+
+Subscribes ``odom`` and ``joint_states`` (the measured state), ``reference`` (desired pose,
+twist, joint positions and velocities) and, with ``use_feedforward``, ``feedforward/wrench``
+and ``feedforward/joint_efforts`` from ``geodyn_node`` (reference mode: wrench in the desired
+base frame). Publishes ``cmd/wrench`` (``WrenchStamped``, base-link frame, about its origin)
+and ``cmd/joint_efforts`` (``JointState`` with ``effort``), stamped with the state's stamp;
+with ``per_joint_effort_topics`` also one ``std_msgs/Float64`` per joint on
+``cmd/joint_effort/<joint>`` (the Gazebo joint-controller convention).
+
+With ``sync_stamps`` (default) a command is computed only from a state, reference and
+feedforward that share one stamp (exact lock-step with the simulator); otherwise each new
+state is combined with the latest other inputs if they are within ``stale_timeout``.
+"""
+from __future__ import annotations
+
+import array
+
+import numpy as np
+from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64, Float64MultiArray
+
+from geodyn_ros.control import TrackingGains, tracking_command
+from geodyn_ros.lie import Ad_inv
+
+from .conversions import InputError, JointNameMatcher, parse_odometry, stamp_to_ns
+from .diagnostics import DiagnosticsReporter
+from .jets import ReferenceDecoder
+from .params import ConfigurationError, declare_parameters, load_model_from_parameters
+from .runtime import control_qos, run_nodes
+
+__all__ = ["PARAMETERS", "ControllerNode", "main"]
+
+PARAMETERS = {
+    "robot_description": ("", "URDF XML string (joint names and base link)."),
+    "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
+    "base_link": ("", "Base link; empty = the URDF root."),
+    "use_feedforward": (True, "Add geodyn_node's feedforward; false = PD only (same gains)."),
+    "kp_position": (400.0, "Base position stiffness [N/m]."),
+    "kd_position": (40.0, "Base velocity damping [N s/m]."),
+    "kp_rotation": (60.0, "Base attitude stiffness [N m/rad]."),
+    "kd_rotation": (6.0, "Base angular-velocity damping [N m s/rad]."),
+    "kp_joint": (40.0, "Joint stiffness [N m/rad]."),
+    "kd_joint": (0.5, "Joint damping [N m s/rad]."),
+    "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
+    "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
+    "per_joint_effort_topics": (False, "Also publish std_msgs/Float64 on cmd/joint_effort/<joint>."),
+    "qos_depth": (2, "Keep-last depth of the control topics."),
+}
+
+
+class ControllerNode(Node):
+    """Example tracking controller (see the module docstring)."""
+
+    def __init__(self, node_name: str = "geodyn_controller", **kwargs):
+        super().__init__(node_name, **kwargs)
+        p = declare_parameters(self, PARAMETERS)
+        try:
+            self.gains = TrackingGains(*(p[k] for k in ("kp_position", "kd_position", "kp_rotation",
+                                                         "kd_rotation", "kp_joint", "kd_joint")))
+        except ValueError as exc:
+            raise ConfigurationError(f"parameter {exc}") from exc
+        self.model = load_model_from_parameters(p)
+        self.use_ff = p["use_feedforward"]
+        self.sync = p["sync_stamps"]
+        self.stale_ns = int(round(p["stale_timeout"] * 1e9))
+        n = self.model.n_joints
+        names = self.model.joint_names
+        self._matcher = JointNameMatcher(names)
+        self._ref_decoder = ReferenceDecoder(names, 0)
+        # latest parsed inputs and their stamps (None = nothing valid yet)
+        self._C, self._V = np.eye(4), np.zeros(6)
+        self._q, self._qd = np.zeros(n), np.zeros(n)
+        self._Cd, self._Vd, self._Qd = np.eye(4), np.zeros((2, 6)), np.zeros((3, n))
+        self._Wff, self._tau_ff = np.zeros(6), np.zeros(n)
+        self._stamps = {"odom": None, "joint_states": None, "reference": None,
+                        "ff_wrench": None, "ff_efforts": None}
+        self._last_cmd_stamp = None
+
+        qos = control_qos(p["qos_depth"])
+        self.create_subscription(Odometry, "odom", self._on_odom, qos)
+        self.create_subscription(JointState, "joint_states", self._on_joint_states, qos)
+        self.create_subscription(Float64MultiArray, "reference", self._on_reference, qos)
+        if self.use_ff:
+            self.create_subscription(WrenchStamped, "feedforward/wrench", self._on_ff_wrench, qos)
+            self.create_subscription(JointState, "feedforward/joint_efforts", self._on_ff_efforts, qos)
+        self.pub_wrench = self.create_publisher(WrenchStamped, "cmd/wrench", qos)
+        self.pub_efforts = self.create_publisher(JointState, "cmd/joint_efforts", qos)
+        self.pub_per_joint = [self.create_publisher(Float64, f"cmd/joint_effort/{j}", qos)
+                              for j in names] if p["per_joint_effort_topics"] else []
+        self._wmsg = WrenchStamped()
+        self._wmsg.header.frame_id = self.model.base_link
+        self._emsg = JointState()
+        self._emsg.name = list(names)
+        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: tracking", self.model.name)
+
+    # ------------------------------------------------------------------ inputs
+    def _take(self, key: str, parse) -> None:
+        try:
+            stamp = parse()
+            if key in ("odom", "joint_states") and stamp == self._last_cmd_stamp:
+                self._last_cmd_stamp = None  # the simulator republished a state: answer it again
+            self._stamps[key] = stamp
+        except InputError as exc:
+            self._stamps[key] = None
+            self.diag.problem(key, str(exc))
+            return
+        self._try_command()
+
+    def _on_odom(self, msg):
+        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.model.base_link),
+                                    stamp_to_ns(msg.header.stamp))[1])
+
+    def _on_joint_states(self, msg):
+        def parse():
+            self._matcher.gather(msg.name, msg.position, self._q, "joint_states.position")
+            self._matcher.gather(msg.name, msg.velocity, self._qd, "joint_states.velocity")
+            return stamp_to_ns(msg.header.stamp)
+        self._take("joint_states", parse)
+
+    def _on_reference(self, msg):
+        self._take("reference", lambda: self._ref_decoder.decode(msg, self._Cd, self._Vd, self._Qd))
+
+    def _on_ff_wrench(self, msg):
+        def parse():
+            if msg.header.frame_id and msg.header.frame_id != self.model.base_link:
+                raise InputError(f"feedforward/wrench: frame_id '{msg.header.frame_id}' is not "
+                                 f"the base link")
+            t, f = msg.wrench.torque, msg.wrench.force
+            self._Wff[:] = (t.x, t.y, t.z, f.x, f.y, f.z)
+            if not np.isfinite(self._Wff).all():
+                raise InputError("feedforward/wrench: NaN or Inf")
+            return stamp_to_ns(msg.header.stamp)
+        self._take("ff_wrench", parse)
+
+    def _on_ff_efforts(self, msg):
+        def parse():
+            self._matcher.gather(msg.name, msg.effort, self._tau_ff, "feedforward/joint_efforts")
+            return stamp_to_ns(msg.header.stamp)
+        self._take("ff_efforts", parse)
+
+    # ------------------------------------------------------------------ command
+    def _try_command(self) -> None:
+        s = self._stamps
+        needed = ["odom", "joint_states", "reference"] + (["ff_wrench", "ff_efforts"] if self.use_ff else [])
+        if any(s[k] is None for k in needed):
+            return
+        state = s["joint_states"]
+        if self.sync:
+            if any(s[k] != state for k in needed) or state == self._last_cmd_stamp:
+                return
+        else:
+            if state == self._last_cmd_stamp:
+                return
+            if any(state - s[k] > self.stale_ns for k in needed):
+                return
+        self._last_cmd_stamp = state
+        Vb = Ad_inv(self._C) @ self._V
+        Vbd = Ad_inv(self._Cd) @ self._Vd[0]
+        W, tau = tracking_command(self.gains, self._C, Vb, self._q, self._qd, self._Cd, Vbd,
+                                  self._Qd[0], self._Qd[1],
+                                  self._Wff if self.use_ff else None,
+                                  self._tau_ff if self.use_ff else None)
+        sec, nsec = divmod(state, 1_000_000_000)
+        w = self._wmsg
+        w.header.stamp.sec, w.header.stamp.nanosec = sec, nsec
+        w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z = (float(v) for v in W[:3])
+        w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = (float(v) for v in W[3:])
+        e = self._emsg
+        e.header.stamp.sec, e.header.stamp.nanosec = sec, nsec
+        e.effort = array.array("d", np.ascontiguousarray(tau).tobytes())
+        self.pub_wrench.publish(w)
+        self.pub_efforts.publish(e)
+        for pub, v in zip(self.pub_per_joint, tau):
+            pub.publish(Float64(data=float(v)))
+        self.diag.ok()
+
+
+def main(args=None) -> int:
+    """Console script ``geodyn_controller``."""
+    return run_nodes([ControllerNode], args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

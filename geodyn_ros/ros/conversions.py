@@ -1,0 +1,205 @@
+"""Conversions between ROS messages and the arrays of the dynamics core.
+
+Every parser here validates what it reads and raises :class:`InputError` (a ``ValueError``)
+with a message naming the topic field, so a node can skip the cycle and report why. Parsers
+write into caller-owned buffers where the data is per-cycle, so the hot path allocates little.
+
+Frames (``CONVENTIONS.md``, REP 103/105)
+---------------------------------------
+* ``nav_msgs/Odometry``: ``pose`` is the base-link frame in ``header.frame_id`` (the world),
+  ``twist`` is expressed in ``child_frame_id`` (the base link), **linear first**: the velocity
+  of the base-link origin and the angular velocity, both in base axes. That body twist, angular
+  first, is ``V_b = (w_b, v_b)`` and the spatial twist of the core is ``V = Ad_C V_b``.
+* Quaternions in ROS messages are ``(x, y, z, w)``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = [
+    "InputError",
+    "JointNameMatcher",
+    "QUATERNION_TOLERANCE",
+    "stamp_to_ns",
+    "ns_to_stamp_fields",
+    "pose_matrix",
+    "body_to_spatial_twist",
+    "spatial_to_body_wrench",
+    "parse_odometry",
+]
+
+#: Largest accepted deviation of a quaternion's norm from 1 (float64 sources are exact to
+#: ~1e-16; this also admits quaternions that were normalized in float32 and widened).
+QUATERNION_TOLERANCE = 1e-6
+
+
+class InputError(ValueError):
+    """An input message that must not be used (the message says which field and why)."""
+
+
+def stamp_to_ns(stamp) -> int:
+    """``builtin_interfaces/Time`` -> integer nanoseconds (exact)."""
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+def ns_to_stamp_fields(ns: int) -> tuple[int, int]:
+    """Integer nanoseconds -> ``(sec, nanosec)`` of a ``builtin_interfaces/Time``."""
+    sec, nsec = divmod(int(ns), 1_000_000_000)
+    return sec, nsec
+
+
+def pose_matrix(px, py, pz, qx, qy, qz, qw, out: np.ndarray, what: str) -> np.ndarray:
+    """Write the 4x4 transform of a position and an ``xyzw`` quaternion into ``out``.
+
+    Raises :class:`InputError` naming ``what`` if a value is not finite or the quaternion's
+    norm differs from 1 by more than :data:`QUATERNION_TOLERANCE`; an accepted quaternion is
+    normalized, so the matrix is a rigid transform to rounding.
+    """
+    vals = (px, py, pz, qx, qy, qz, qw)
+    if not all(math.isfinite(v) for v in vals):
+        raise InputError(f"{what}: NaN or Inf in position/orientation")
+    nrm = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    if abs(nrm - 1.0) > QUATERNION_TOLERANCE:
+        raise InputError(f"{what}: orientation quaternion is not unit (norm {nrm:.9g})")
+    x, y, z, w = qx / nrm, qy / nrm, qz / nrm, qw / nrm
+    out[0, 0] = 1 - 2 * (y * y + z * z)
+    out[0, 1] = 2 * (x * y - z * w)
+    out[0, 2] = 2 * (x * z + y * w)
+    out[1, 0] = 2 * (x * y + z * w)
+    out[1, 1] = 1 - 2 * (x * x + z * z)
+    out[1, 2] = 2 * (y * z - x * w)
+    out[2, 0] = 2 * (x * z - y * w)
+    out[2, 1] = 2 * (y * z + x * w)
+    out[2, 2] = 1 - 2 * (x * x + y * y)
+    out[0, 3], out[1, 3], out[2, 3] = px, py, pz
+    out[3, 0] = out[3, 1] = out[3, 2] = 0.0
+    out[3, 3] = 1.0
+    return out
+
+
+def body_to_spatial_twist(C: np.ndarray, w_b, v_b, out: np.ndarray) -> np.ndarray:
+    """Spatial twist ``V = Ad_C (w_b, v_b)`` (angular first) of a body twist, into ``out`` (6,).
+
+    ``w_b`` is the angular velocity and ``v_b`` the velocity of the frame origin, both in
+    body axes. Then ``w = R w_b`` and ``v = p x w + R v_b`` (the velocity of the body point at
+    the world origin), the spatial twist of ``CONVENTIONS.md``.
+    """
+    R, p = C[:3, :3], C[:3, 3]
+    w = R @ np.asarray(w_b, dtype=float)
+    out[:3] = w
+    out[3:] = np.cross(p, w) + R @ np.asarray(v_b, dtype=float)
+    return out
+
+
+def spatial_to_body_wrench(C: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """Body wrench ``W_b = Ad_C^T W`` (moment first) of a spatial wrench ``W`` (6,).
+
+    ``W = (n, f)`` is the moment about the world origin and the force in world axes;
+    ``W_b = (R^T (n - p x f), R^T f)`` is the moment about the body-frame origin and the force,
+    both in body axes (what ``geometry_msgs/WrenchStamped`` with ``frame_id`` = body carries).
+    """
+    R, p = C[:3, :3], C[:3, 3]
+    n, f = W[:3], W[3:]
+    out = np.empty(6)
+    out[:3] = R.T @ (n - np.cross(p, f))
+    out[3:] = R.T @ f
+    return out
+
+
+def parse_odometry(msg, C_out: np.ndarray, V_out: np.ndarray, child_frame: str | None = None):
+    """Base pose and spatial twist from a ``nav_msgs/Odometry`` (REP 105), into the buffers.
+
+    Parameters
+    ----------
+    msg : nav_msgs/Odometry
+        ``pose.pose`` is the base in ``header.frame_id``; ``twist.twist`` is in
+        ``child_frame_id``, linear first (velocity of the base-link origin, angular velocity).
+    C_out : ndarray (4, 4)
+        Receives the base pose ``C``.
+    V_out : ndarray (6,)
+        Receives the spatial twist ``V = Ad_C (w_b, v_b)``, angular first.
+    child_frame : str or None
+        If given and ``msg.child_frame_id`` is non-empty, it must equal this name (the twist
+        would otherwise be in some other frame).
+
+    Raises
+    ------
+    InputError
+        NaN/Inf, a non-unit quaternion, or a mismatching ``child_frame_id``.
+    """
+    if child_frame and msg.child_frame_id and msg.child_frame_id != child_frame:
+        raise InputError(f"odom: child_frame_id '{msg.child_frame_id}' is not the base link "
+                         f"'{child_frame}' (the twist must be in the base-link frame, REP 105)")
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    pose_matrix(p.x, p.y, p.z, o.x, o.y, o.z, o.w, C_out, "odom.pose")
+    lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+    tw = (ang.x, ang.y, ang.z, lin.x, lin.y, lin.z)
+    if not all(math.isfinite(v) for v in tw):
+        raise InputError("odom.twist: NaN or Inf")
+    body_to_spatial_twist(C_out, tw[:3], tw[3:], V_out)
+    return C_out, V_out
+
+
+class JointNameMatcher:
+    """Map the joint names of a message to the model's column order, by name.
+
+    Extra names in a message are ignored; every model joint must be present exactly once.
+    The index array for a given name list is cached, so a stream of messages with the same
+    names costs one dictionary lookup per message.
+
+    Parameters
+    ----------
+    joint_names : sequence of str
+        The model's joint names (``model.joint_names``), the column order of joint arrays.
+    """
+
+    def __init__(self, joint_names):
+        self.joint_names = tuple(joint_names)
+        self._cache: dict[tuple, np.ndarray] = {}
+
+    def indices(self, names, what: str) -> np.ndarray:
+        """Indices ``idx`` such that ``values[idx]`` is in model column order.
+
+        Raises :class:`InputError` naming ``what`` if a model joint is missing or a name is
+        repeated.
+        """
+        key = tuple(names)
+        idx = self._cache.get(key)
+        if idx is not None:
+            return idx
+        pos = {}
+        for i, name in enumerate(key):
+            if name in pos:
+                raise InputError(f"{what}: joint name '{name}' appears twice")
+            pos[name] = i
+        missing = [j for j in self.joint_names if j not in pos]
+        if missing:
+            unknown = [nm for nm in key if nm not in self.joint_names]
+            extra = f" (it has names the model does not know: {unknown})" if unknown else ""
+            raise InputError(f"{what}: model joints {missing} missing{extra}")
+        idx = np.array([pos[j] for j in self.joint_names], dtype=np.intp)
+        if len(self._cache) > 64:  # a misbehaving publisher must not grow memory without bound
+            self._cache.clear()
+        self._cache[key] = idx
+        return idx
+
+    def gather(self, names, values, out: np.ndarray, what: str) -> np.ndarray:
+        """Reorder ``values`` (same length as ``names``) into ``out`` (n,), by name.
+
+        Raises :class:`InputError` for a length mismatch, missing joints or NaN/Inf.
+        """
+        if len(values) != len(names):
+            raise InputError(f"{what}: {len(values)} values for {len(names)} joint names")
+        idx = self.indices(names, what)
+        arr = np.frombuffer(values, dtype=np.float64) if _is_double_buffer(values) \
+            else np.asarray(values, dtype=np.float64)
+        np.take(arr, idx, out=out)
+        if not np.isfinite(out).all():
+            raise InputError(f"{what}: NaN or Inf")
+        return out
+
+
+def _is_double_buffer(values) -> bool:
+    return getattr(values, "typecode", None) == "d"

@@ -1,0 +1,308 @@
+"""``geodyn_node``: feedforward base wrench and joint torques, and their time derivatives.
+
+Every cycle the node runs ``gd.inverse_dynamics`` (H-GRNE-FBS, paper Alg. 1-2) at order ``r``
+on the latest inputs and publishes
+
+* ``feedforward/wrench`` (``geometry_msgs/WrenchStamped``): the order-0 base wrench in the
+  base-link frame (``frame_id`` = base link), moment about the base-link origin:
+  ``W_b = Ad_C^T W^(0)`` at the pose ``C`` used for the computation;
+* ``feedforward/joint_efforts`` (``sensor_msgs/JointState``): ``name`` = model joints,
+  ``effort`` = ``tau^(0)``;
+* ``feedforward/jet`` (``std_msgs/Float64MultiArray``, layout in :mod:`geodyn_ros.ros.jets`):
+  ``W^(0..r)`` (spatial, world) and ``tau^(0..r)``.
+
+All three carry the stamp of the input they were computed from. Inputs:
+
+* ``reference`` (reference-jet ``Float64MultiArray``): base pose, spatial twist jet
+  ``V^(0..r+1)`` and joint jets ``q^(0..r+2)``;
+* in ``input_mode: measured`` also ``odom`` (``nav_msgs/Odometry``, REP 105) and
+  ``joint_states`` (``sensor_msgs/JointState``, by name): they replace ``C``, ``V^(0)``,
+  ``q^(0)`` and ``q^(1)``; higher derivatives still come from the reference.
+
+A cycle runs on every new input set (``rate_hz: 0``: every reference message in reference
+mode, every refreshed odom + joint_states pair in measured mode) or on a timer. A cycle whose
+inputs are missing, malformed (NaN/Inf, wrong lengths, missing joints, non-unit quaternion,
+bad layout), out of order (stamp earlier than the previous one on that topic) or stale (older
+than ``stale_timeout`` on the node clock) publishes nothing; the problem is logged (throttled)
+and reported on ``/diagnostics``.
+"""
+from __future__ import annotations
+
+import array
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+import geodyn_ros as gd
+from geodyn_ros.dynamics import MAX_ORDER
+
+from .conversions import InputError, JointNameMatcher, parse_odometry, spatial_to_body_wrench, stamp_to_ns
+from .diagnostics import DiagnosticsReporter
+from .jets import FeedforwardJetPacker, ReferenceDecoder
+from .params import ConfigurationError, declare_parameters, load_model_from_parameters
+from .runtime import control_qos, run_nodes
+
+__all__ = ["PARAMETERS", "GeodynNode", "main"]
+
+#: name -> (default, description); the YAML in ``config/geodyn.yaml`` uses the same names.
+PARAMETERS = {
+    "robot_description": ("", "URDF XML string (ROS convention; launch files fill it via xacro)."),
+    "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
+    "base_link": ("", "Base link; empty = the URDF root."),
+    "order": (2, "Derivative order r: outputs W^(0..r), tau^(0..r)."),
+    "gravity": ([0.0, 0.0, -9.81], "Gravity acceleration in the world frame [m/s^2]."),
+    "input_mode": ("reference", "'reference': all inputs from the reference topic; 'measured': "
+                   "pose, twist, q, qdot from odom/joint_states, higher derivatives from the reference."),
+    "rate_hz": (0.0, "0: compute on every new input; > 0: compute at this rate (node clock)."),
+    "stale_timeout": (0.1, "Inputs older than this [s] on the node clock are not used."),
+    "world_frame": ("world", "Frame of the poses; a non-empty odom header.frame_id must equal it."),
+    "qos_depth": (2, "Keep-last depth of the control topics."),
+    "publish_jet": (True, "Publish feedforward/jet with all orders 0..r."),
+    "diagnostics_period": (1.0, "Period [s, wall clock] of the /diagnostics summary."),
+}
+
+_MODES = ("reference", "measured")
+
+
+class _Slot:
+    """Bookkeeping of one input topic: last good stamp, validity, and 'new since output'."""
+
+    __slots__ = ("topic", "stamp", "valid", "fresh", "received")
+
+    def __init__(self, topic):
+        self.topic = topic
+        self.stamp = -1
+        self.valid = False
+        self.fresh = False
+        self.received = False
+
+    def accept(self, stamp_ns: int) -> None:
+        if stamp_ns < self.stamp:
+            self.valid = False
+            raise InputError(f"{self.topic}: time went backwards (stamp {stamp_ns * 1e-9:.9f} s "
+                             f"< previous {self.stamp * 1e-9:.9f} s)")
+        self.stamp = stamp_ns
+        self.valid = True
+        self.fresh = True
+
+
+class GeodynNode(Node):
+    """The feedforward dynamics node (see the module docstring for topics and behaviour).
+
+    Parameters
+    ----------
+    node_name : str
+    **kwargs
+        Passed to ``rclpy.node.Node`` (e.g. ``parameter_overrides``, ``context``).
+
+    Raises
+    ------
+    ConfigurationError
+        Bad parameter or URDF (the message names it).
+    """
+
+    def __init__(self, node_name: str = "geodyn_node", **kwargs):
+        super().__init__(node_name, **kwargs)
+        p = declare_parameters(self, PARAMETERS)
+        self._check_parameters(p)
+        self.model = load_model_from_parameters(p)
+        self.order = r = p["order"]
+        self.mode = p["input_mode"]
+        self.gravity = np.array(p["gravity"], dtype=float)
+        self.stale_ns = int(round(p["stale_timeout"] * 1e9))
+        self.world_frame = p["world_frame"]
+        self.base_link = self.model.base_link
+        self.publish_jet = p["publish_jet"]
+        n = self.model.n_joints
+
+        # Input buffers, filled in place by the parsers.
+        self._C_ref = np.eye(4)
+        self._V_ref = np.zeros((r + 2, 6))
+        self._Q_ref = np.zeros((r + 3, n))
+        self._C_meas = np.eye(4)
+        self._V0_meas = np.zeros(6)
+        self._q_meas = np.zeros(n)
+        self._qd_meas = np.zeros(n)
+        self._V_in = np.zeros((r + 2, 6))
+        self._Q_in = np.zeros((r + 3, n))
+        self._ref_decoder = ReferenceDecoder(self.model.joint_names, r)
+        self._matcher = JointNameMatcher(self.model.joint_names)
+        self._slots = {"reference": _Slot("reference")}
+        self._last_now = -1
+
+        qos = control_qos(p["qos_depth"])
+        self.create_subscription(Float64MultiArray, "reference", self._on_reference, qos)
+        if self.mode == "measured":
+            self._slots["odom"] = _Slot("odom")
+            self._slots["joint_states"] = _Slot("joint_states")
+            self.create_subscription(Odometry, "odom", self._on_odom, qos)
+            self.create_subscription(JointState, "joint_states", self._on_joint_states, qos)
+        self._trigger_slots = [self._slots["reference"]] if self.mode == "reference" else \
+            [self._slots["odom"], self._slots["joint_states"]]
+
+        self._pub_wrench = self.create_publisher(WrenchStamped, "feedforward/wrench", qos)
+        self._pub_efforts = self.create_publisher(JointState, "feedforward/joint_efforts", qos)
+        self._pub_jet = self.create_publisher(Float64MultiArray, "feedforward/jet", qos)
+        self._wrench_msg = WrenchStamped()
+        self._wrench_msg.header.frame_id = self.base_link
+        self._efforts_msg = JointState()
+        self._efforts_msg.name = list(self.model.joint_names)
+        self._jet = FeedforwardJetPacker(self.model.joint_names, r)
+
+        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: feedforward", self.model.name)
+        self._wall = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(p["diagnostics_period"], self._summary, clock=self._wall)
+        self._rate_zero = p["rate_hz"] == 0
+        if p["rate_hz"] > 0:
+            self.create_timer(1.0 / p["rate_hz"], self._on_timer)
+        self.get_logger().info(
+            f"model '{self.model.name}' ({n} joints, base '{self.base_link}'), order {r}, "
+            f"input_mode {self.mode}, rate_hz {p['rate_hz']:g}")
+
+    # ------------------------------------------------------------------ parameters
+    @staticmethod
+    def _check_parameters(p: dict) -> None:
+        if not 0 <= p["order"] <= MAX_ORDER:
+            raise ConfigurationError(f"parameter 'order': must be an integer in 0..{MAX_ORDER}, "
+                                     f"got {p['order']}")
+        if p["input_mode"] not in _MODES:
+            raise ConfigurationError(f"parameter 'input_mode': must be one of {_MODES}, got "
+                                     f"'{p['input_mode']}'")
+        if len(p["gravity"]) != 3 or not np.isfinite(p["gravity"]).all():
+            raise ConfigurationError(f"parameter 'gravity': must be 3 finite numbers, got {p['gravity']}")
+        if not (np.isfinite(p["rate_hz"]) and p["rate_hz"] >= 0):
+            raise ConfigurationError(f"parameter 'rate_hz': must be >= 0, got {p['rate_hz']}")
+        if not (np.isfinite(p["stale_timeout"]) and p["stale_timeout"] > 0):
+            raise ConfigurationError(f"parameter 'stale_timeout': must be > 0 s, got {p['stale_timeout']}")
+        if p["qos_depth"] < 1:
+            raise ConfigurationError(f"parameter 'qos_depth': must be >= 1, got {p['qos_depth']}")
+        if not p["diagnostics_period"] > 0:
+            raise ConfigurationError("parameter 'diagnostics_period': must be > 0")
+
+    # ------------------------------------------------------------------ callbacks
+    def _now_ns(self) -> int:
+        now = self.get_clock().now().nanoseconds
+        if now < self._last_now:  # simulated time was reset: forget the old stamps
+            for s in self._slots.values():
+                s.stamp, s.valid, s.fresh = -1, False, False
+        self._last_now = now
+        return now
+
+    def _receive(self, slot: _Slot, parse):
+        slot.received = True
+        self._now_ns()
+        try:
+            slot.accept(parse())
+        except InputError as exc:
+            slot.valid = False
+            slot.fresh = False
+            self.diag.problem(slot.topic, str(exc))
+            return
+        if self._rate_zero and all(s.fresh for s in self._trigger_slots):
+            self._cycle()
+
+    def _on_reference(self, msg) -> None:
+        self._receive(self._slots["reference"],
+                      lambda: self._ref_decoder.decode(msg, self._C_ref, self._V_ref, self._Q_ref))
+
+    def _on_odom(self, msg) -> None:
+        def parse():
+            if msg.header.frame_id and msg.header.frame_id != self.world_frame:
+                raise InputError(f"odom: header.frame_id '{msg.header.frame_id}' is not the "
+                                 f"world frame '{self.world_frame}'")
+            parse_odometry(msg, self._C_meas, self._V0_meas, self.base_link)
+            return stamp_to_ns(msg.header.stamp)
+        self._receive(self._slots["odom"], parse)
+
+    def _on_joint_states(self, msg) -> None:
+        def parse():
+            if len(msg.velocity) == 0:
+                raise InputError("joint_states: no velocity field (measured mode needs qdot)")
+            self._matcher.gather(msg.name, msg.position, self._q_meas, "joint_states.position")
+            self._matcher.gather(msg.name, msg.velocity, self._qd_meas, "joint_states.velocity")
+            return stamp_to_ns(msg.header.stamp)
+        self._receive(self._slots["joint_states"], parse)
+
+    def _on_timer(self) -> None:
+        if any(s.fresh for s in self._slots.values()):
+            self._cycle()
+
+    def _summary(self) -> None:
+        waiting = [s.topic for s in self._slots.values() if not s.received]
+        if waiting and not self.diag.last_problem:
+            self.diag.publish_status(1, f"waiting for {', '.join(waiting)}")
+        else:
+            self.diag.publish_summary()
+
+    # ------------------------------------------------------------------ the cycle
+    def _cycle(self) -> None:
+        for s in self._slots.values():
+            s.fresh = False
+        now = self._now_ns()
+        for s in self._slots.values():
+            if not s.valid:
+                if s.received:
+                    self.diag.problem(s.topic, f"{s.topic}: no valid message since the last bad one")
+                return
+            age = now - s.stamp
+            if age > self.stale_ns:
+                self.diag.problem(f"stale {s.topic}", f"{s.topic}: stale input, {age * 1e-9:.4f} s "
+                                  f"old (stale_timeout {self.stale_ns * 1e-9:g} s)")
+                return
+            if age < -self.stale_ns:
+                self.diag.problem(f"future {s.topic}", f"{s.topic}: stamp {-age * 1e-9:.4f} s in "
+                                  f"the future of the node clock (use_sim_time mismatch?)")
+                return
+        if self.mode == "reference":
+            C, V, Q = self._C_ref, self._V_ref, self._Q_ref
+            stamp = self._slots["reference"].stamp
+        else:
+            C, V, Q = self._C_meas, self._V_in, self._Q_in
+            V[:] = self._V_ref
+            Q[:] = self._Q_ref
+            V[0] = self._V0_meas
+            Q[0] = self._q_meas
+            Q[1] = self._qd_meas
+            stamp = max(self._slots["odom"].stamp, self._slots["joint_states"].stamp)
+        try:
+            res = gd.inverse_dynamics(self.model, C, V, Q, self.order, gravity=self.gravity)
+        except ValueError as exc:  # e.g. a pose that is not rigid
+            self.diag.problem("dynamics", f"inverse dynamics rejected the inputs: {exc}")
+            return
+        W, tau = res.base_wrench, res.tau
+        if not (np.isfinite(W).all() and np.isfinite(tau).all()):
+            self.diag.problem("nonfinite", "inverse dynamics produced NaN/Inf; not published")
+            return
+        self._publish(stamp, C, W, tau)
+        self.diag.ok()
+        self.diag.clear()
+
+    def _publish(self, stamp_ns: int, C, W, tau) -> None:
+        sec, nsec = divmod(stamp_ns, 1_000_000_000)
+        Wb = spatial_to_body_wrench(C, W[0])
+        m = self._wrench_msg
+        m.header.stamp.sec, m.header.stamp.nanosec = sec, nsec
+        m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z = float(Wb[0]), float(Wb[1]), float(Wb[2])
+        m.wrench.force.x, m.wrench.force.y, m.wrench.force.z = float(Wb[3]), float(Wb[4]), float(Wb[5])
+        e = self._efforts_msg
+        e.header.stamp.sec, e.header.stamp.nanosec = sec, nsec
+        e.effort = array.array("d", np.ascontiguousarray(tau[0]).tobytes())
+        self._pub_wrench.publish(m)
+        self._pub_efforts.publish(e)
+        if self.publish_jet:
+            self._pub_jet.publish(self._jet.pack(stamp_ns, W, tau))
+
+
+def main(args=None) -> int:
+    """Console script ``geodyn_node`` (also ``ros2 run geodyn_ros geodyn_node``)."""
+    return run_nodes([GeodynNode], args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,210 @@
+"""Self-describing ``std_msgs/Float64MultiArray`` layouts for derivative jets.
+
+Standard messages have no type for "a value and its first k time derivatives", so the jets
+travel as row-major 2-D ``Float64MultiArray`` s whose ``MultiArrayLayout`` names every axis and
+column, with a small fixed header in the layout's leading padding (``data_offset``):
+
+Reference jet (topic ``reference``, read by ``geodyn_node`` and the controller)
+    ``data_offset = 9``: ``data[0:2] = (stamp.sec, stamp.nanosec)`` of the reference sample,
+    ``data[2:9] = (p_x, p_y, p_z, q_x, q_y, q_z, q_w)``: base-link pose in the world frame.
+    ``dim[0] = ("derivative", K+1, (K+1)(6+m))``: row ``k`` is the k-th time derivative.
+    ``dim[1] = ("w_x,w_y,w_z,v_x,v_y,v_z,<joint names>", 6+m, 6+m)``: the spatial base twist
+    derivative ``V^(k)`` (angular first, world axes, ``CONVENTIONS.md``) then ``q^(k)`` of the
+    ``m`` named joints (matched by name; extra joints are ignored).
+    A node computing order ``r`` needs ``K >= r+2`` (``V^(0..r+1)``, ``q^(0..r+2)``).
+
+Feedforward jet (topic ``feedforward/jet``, published by ``geodyn_node``)
+    ``data_offset = 2``: ``data[0:2] = (stamp.sec, stamp.nanosec)``, the stamp of the input it
+    was computed from (the same stamp as the ``WrenchStamped``/``JointState`` outputs).
+    ``dim[0] = ("derivative", r+1, (r+1)(6+n))``;
+    ``dim[1] = ("n_x,n_y,n_z,f_x,f_y,f_z,<joint names>", 6+n, 6+n)``: the spatial base wrench
+    derivative ``W^(k)`` (moment about the world origin, world axes, moment first) then the
+    joint torques ``tau^(k)`` in ``model.joint_names`` order.
+
+Every element is at ``data[data_offset + k * dim[1].stride + j]`` (the standard
+``MultiArrayLayout`` rule). Stamps are exact in float64 (``sec < 2^53``, ``nanosec < 1e9``).
+"""
+from __future__ import annotations
+
+import array
+import math
+
+import numpy as np
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+
+from .conversions import InputError, JointNameMatcher, pose_matrix
+
+__all__ = [
+    "BASE_TWIST_COLUMNS",
+    "BASE_WRENCH_COLUMNS",
+    "ROW_LABEL",
+    "REFERENCE_OFFSET",
+    "FEEDFORWARD_OFFSET",
+    "make_reference_msg",
+    "ReferenceDecoder",
+    "FeedforwardJetPacker",
+    "decode_feedforward_jet",
+]
+
+ROW_LABEL = "derivative"
+BASE_TWIST_COLUMNS = ("w_x", "w_y", "w_z", "v_x", "v_y", "v_z")
+BASE_WRENCH_COLUMNS = ("n_x", "n_y", "n_z", "f_x", "f_y", "f_z")
+REFERENCE_OFFSET = 9
+FEEDFORWARD_OFFSET = 2
+
+
+def _layout(msg: Float64MultiArray, rows: int, columns, offset: int) -> None:
+    cols = len(columns)
+    msg.layout.dim = [
+        MultiArrayDimension(label=ROW_LABEL, size=rows, stride=rows * cols),
+        MultiArrayDimension(label=",".join(columns), size=cols, stride=cols),
+    ]
+    msg.layout.data_offset = offset
+
+
+def _as_double_array(a: np.ndarray) -> array.array:
+    return array.array("d", np.ascontiguousarray(a, dtype=np.float64).tobytes())
+
+
+def make_reference_msg(stamp_ns: int, base_pose: np.ndarray, base_twist: np.ndarray,
+                       q: np.ndarray, joint_names, msg: Float64MultiArray | None = None
+                       ) -> Float64MultiArray:
+    """Pack one reference sample into the reference-jet layout.
+
+    Parameters
+    ----------
+    stamp_ns : int
+        Sample time [ns] (``header.stamp`` equivalent).
+    base_pose : (4, 4) base-link pose in the world frame.
+    base_twist : (K+1, 6) spatial twist derivatives ``V^(0..K)``.
+    q : (K+1, m) joint derivatives ``q^(0..K)``, columns ``joint_names``.
+    joint_names : sequence of m str.
+    msg : optional message to reuse (its layout is rewritten).
+    """
+    from ..lie import matrix_to_quat
+
+    K1 = base_twist.shape[0]
+    if q.shape[0] != K1:
+        raise ValueError(f"q: {q.shape[0]} rows but base_twist has {K1}")
+    if q.shape[1] != len(joint_names):
+        raise ValueError(f"q: {q.shape[1]} columns for {len(joint_names)} joint_names")
+    msg = Float64MultiArray() if msg is None else msg
+    _layout(msg, K1, BASE_TWIST_COLUMNS + tuple(joint_names), REFERENCE_OFFSET)
+    sec, nsec = divmod(int(stamp_ns), 1_000_000_000)
+    head = np.empty(REFERENCE_OFFSET)
+    head[0], head[1] = sec, nsec
+    head[2:5] = base_pose[:3, 3]
+    head[5:9] = matrix_to_quat(base_pose[:3, :3], "xyzw")
+    body = np.hstack([base_twist, q])
+    msg.data = _as_double_array(np.concatenate([head, body.ravel()]))
+    return msg
+
+
+def _check_layout(msg, offset: int, what: str):
+    """Rows, columns (label list) of a 2-D jet layout; raise InputError if malformed."""
+    lay = msg.layout
+    if len(lay.dim) != 2:
+        raise InputError(f"{what}: layout must have 2 dims ('{ROW_LABEL}', columns), has {len(lay.dim)}")
+    d0, d1 = lay.dim
+    if d0.label != ROW_LABEL:
+        raise InputError(f"{what}: layout.dim[0].label must be '{ROW_LABEL}', is '{d0.label}'")
+    if lay.data_offset != offset:
+        raise InputError(f"{what}: layout.data_offset must be {offset}, is {lay.data_offset}")
+    rows, cols = d0.size, d1.size
+    if d1.stride != cols or d0.stride != rows * cols:
+        raise InputError(f"{what}: layout strides ({d0.stride}, {d1.stride}) are not row-major "
+                         f"for sizes ({rows}, {cols})")
+    if len(msg.data) != offset + rows * cols:
+        raise InputError(f"{what}: data has {len(msg.data)} values, layout says "
+                         f"{offset} + {rows} x {cols}")
+    return rows, cols, d1.label
+
+
+class ReferenceDecoder:
+    """Decode reference-jet messages into the input buffers of ``gd.inverse_dynamics``.
+
+    Parameters
+    ----------
+    joint_names : sequence of str
+        Model joint names (column order of ``q``).
+    order : int
+        Dynamics order ``r``: rows ``V^(0..r+1)`` and ``q^(0..r+2)`` are read.
+    """
+
+    def __init__(self, joint_names, order: int):
+        self.matcher = JointNameMatcher(joint_names)
+        self.order = order
+        self._label_cache: dict[str, np.ndarray] = {}
+
+    def _columns(self, label: str) -> np.ndarray:
+        cols = self._label_cache.get(label)
+        if cols is None:
+            names = label.split(",")
+            if tuple(names[:6]) != BASE_TWIST_COLUMNS:
+                raise InputError(f"reference: first six columns must be {','.join(BASE_TWIST_COLUMNS)}")
+            cols = self.matcher.indices(names[6:], "reference joint columns") + 6
+            if len(self._label_cache) > 16:
+                self._label_cache.clear()
+            self._label_cache[label] = cols
+        return cols
+
+    def decode(self, msg, C_out: np.ndarray, V_out: np.ndarray, Q_out: np.ndarray) -> int:
+        """Fill ``C_out`` (4,4), ``V_out`` (>= r+2, 6), ``Q_out`` (>= r+3, n); return the stamp [ns].
+
+        Raises :class:`InputError` for a malformed layout, too few derivative rows, missing
+        joints, NaN/Inf in the rows used, or a non-unit quaternion.
+        """
+        r = self.order
+        rows, ncol, label = _check_layout(msg, REFERENCE_OFFSET, "reference")
+        if rows < r + 3:
+            raise InputError(f"reference: {rows} derivative rows, order {r} needs {r + 3} "
+                             f"(V^(0..{r + 1}), q^(0..{r + 2}))")
+        if ncol != len(label.split(",")):
+            raise InputError("reference: column label count differs from dim[1].size")
+        cols = self._columns(label)
+        data = np.frombuffer(msg.data, dtype=np.float64) if getattr(msg.data, "typecode", "") == "d" \
+            else np.asarray(msg.data, dtype=np.float64)
+        head = data[:REFERENCE_OFFSET]
+        if not (math.isfinite(head[0]) and math.isfinite(head[1]) and head[0] >= 0
+                and 0 <= head[1] < 1e9 and head[0] == int(head[0]) and head[1] == int(head[1])):
+            raise InputError("reference: stamp (data[0:2]) is not a valid (sec, nanosec)")
+        pose_matrix(*head[2:9], C_out, "reference base pose")
+        body = data[REFERENCE_OFFSET:].reshape(rows, ncol)
+        V_out[: r + 2] = body[: r + 2, :6]
+        np.take(body[: r + 3], cols, axis=1, out=Q_out[: r + 3])
+        if not (np.isfinite(V_out[: r + 2]).all() and np.isfinite(Q_out[: r + 3]).all()):
+            raise InputError("reference: NaN or Inf in the derivative rows used")
+        return int(head[0]) * 1_000_000_000 + int(head[1])
+
+
+class FeedforwardJetPacker:
+    """Build feedforward-jet messages for a fixed model and order, reusing one message."""
+
+    def __init__(self, joint_names, order: int):
+        self.n = len(joint_names)
+        self.order = order
+        self.msg = Float64MultiArray()
+        _layout(self.msg, order + 1, BASE_WRENCH_COLUMNS + tuple(joint_names), FEEDFORWARD_OFFSET)
+        self._buf = np.empty(FEEDFORWARD_OFFSET + (order + 1) * (6 + self.n))
+        self._body = self._buf[FEEDFORWARD_OFFSET:].reshape(order + 1, 6 + self.n)
+
+    def pack(self, stamp_ns: int, base_wrench: np.ndarray, tau: np.ndarray) -> Float64MultiArray:
+        """Message carrying ``W^(0..r)`` (r+1, 6) and ``tau^(0..r)`` (r+1, n) with the stamp."""
+        sec, nsec = divmod(int(stamp_ns), 1_000_000_000)
+        self._buf[0], self._buf[1] = sec, nsec
+        self._body[:, :6] = base_wrench
+        self._body[:, 6:] = tau
+        self.msg.data = array.array("d", self._buf.tobytes())
+        return self.msg
+
+
+def decode_feedforward_jet(msg):
+    """``(stamp_ns, W (r+1, 6), tau (r+1, n), joint_names)`` of a feedforward-jet message."""
+    rows, ncol, label = _check_layout(msg, FEEDFORWARD_OFFSET, "feedforward jet")
+    names = label.split(",")
+    if tuple(names[:6]) != BASE_WRENCH_COLUMNS or len(names) != ncol:
+        raise InputError("feedforward jet: unexpected column labels")
+    data = np.asarray(msg.data, dtype=np.float64)
+    body = data[FEEDFORWARD_OFFSET:].reshape(rows, ncol)
+    stamp = int(data[0]) * 1_000_000_000 + int(data[1])
+    return stamp, body[:, :6].copy(), body[:, 6:].copy(), tuple(names[6:])

@@ -1,0 +1,95 @@
+"""Parameter declaration, validation and model loading shared by the geodyn nodes.
+
+Each node module defines ``PARAMETERS = {name: (default, description)}``; the default's type
+is the parameter's type (``bool``, ``int``, ``float``, ``str``, list of float). Parameters are
+declared with dynamic typing and then checked here, so that a YAML file writing ``rate_hz: 0``
+(an integer) for a float parameter works, and a wrong type fails at start-up with a message
+naming the parameter instead of an rclpy type exception.
+"""
+from __future__ import annotations
+
+import os
+
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.parameter import Parameter
+
+__all__ = ["ConfigurationError", "declare_parameters", "load_model_from_parameters",
+           "parameter_overrides"]
+
+
+class ConfigurationError(ValueError):
+    """A bad parameter or URDF: the node cannot start. The message says which and why."""
+
+
+def declare_parameters(node, table: dict) -> dict:
+    """Declare every parameter of ``table`` on ``node``; return ``{name: checked value}``.
+
+    Raises :class:`ConfigurationError` naming the parameter if a value has the wrong type.
+    """
+    values = {}
+    for name, (default, description) in table.items():
+        desc = ParameterDescriptor(description=description, dynamic_typing=True)
+        if isinstance(default, list) and not default:
+            node.declare_parameter(name, Parameter.Type.DOUBLE_ARRAY, desc)
+        else:
+            node.declare_parameter(name, default, desc)
+        values[name] = _coerce(name, node.get_parameter(name).value, default)
+    return values
+
+
+def _coerce(name, value, default):
+    if value is None and isinstance(default, list):
+        return []
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+    elif isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif isinstance(default, float):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif isinstance(default, str):
+        if isinstance(value, str):
+            return value
+    elif isinstance(default, list):
+        try:
+            seq = list(value)
+        except TypeError:
+            seq = None
+        if seq is not None and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in seq):
+            return [float(v) for v in seq]
+    raise ConfigurationError(
+        f"parameter '{name}': expected {type(default).__name__}"
+        f"{' of float' if isinstance(default, list) else ''}, got {value!r}")
+
+
+def parameter_overrides(values: dict) -> list:
+    """``rclpy.parameter.Parameter`` list for ``Node(parameter_overrides=...)`` from a dict."""
+    return [Parameter(k, value=v) for k, v in values.items()]
+
+
+def load_model_from_parameters(params: dict):
+    """Load the model from ``robot_description`` (XML string) or ``urdf_path``.
+
+    Exactly one of the two must be non-empty. Raises :class:`ConfigurationError` with the
+    loader's message for a missing file or an invalid URDF.
+    """
+    import geodyn_ros as gd
+
+    desc = params.get("robot_description", "").strip()
+    path = params.get("urdf_path", "").strip()
+    if desc and path:
+        raise ConfigurationError("parameters 'robot_description' and 'urdf_path' are both set; "
+                                 "set exactly one")
+    if not desc and not path:
+        raise ConfigurationError("no robot model: set parameter 'robot_description' (URDF XML) "
+                                 "or 'urdf_path' (a .urdf or .xacro file)")
+    if path and not os.path.isfile(path):
+        raise ConfigurationError(f"parameter 'urdf_path': no such file: {path}")
+    base = params.get("base_link", "") or None
+    try:
+        return gd.load_urdf(desc or path, base_link=base)
+    except Exception as exc:  # the loader raises ValueError with a precise message
+        src = "robot_description" if desc else f"urdf_path ({path})"
+        raise ConfigurationError(f"cannot load the robot model from {src}: {exc}") from exc

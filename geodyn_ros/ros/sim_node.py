@@ -1,0 +1,239 @@
+"""``geodyn_sim``: MuJoCo simulator in the loop, with Gazebo + ros_gz_bridge-like topics.
+
+Publishes, after every step (stamped with the simulated time):
+
+* ``/clock`` (``rosgraph_msgs/Clock``) — the node itself runs on the wall clock and is the
+  time source of every ``use_sim_time`` node;
+* ``odom`` (``nav_msgs/Odometry``): base-link pose in ``world_frame``, twist in the base-link
+  frame (REP 105: velocity of the base-link origin and angular velocity, base axes);
+* ``joint_states`` (``sensor_msgs/JointState``): ``position``, ``velocity`` and the applied
+  ``effort`` of every model joint, by name.
+
+Subscribes ``cmd/wrench`` (``geometry_msgs/WrenchStamped`` in the base-link frame, about its
+origin, ``frame_id`` base link or empty) and ``cmd/joint_efforts`` (``sensor_msgs/JointState``
+``effort`` by name; extra joints ignored). Commands are held between steps (zero-order hold).
+
+``lockstep: true`` (default): after publishing the state at time ``t`` the simulator waits for
+both commands stamped ``t``, then steps — deterministic, and as fast as the loop can run, like
+Gazebo with a lock-stepped controller. If no command arrives within ``command_timeout`` wall
+seconds it republishes the state (late joiners, lost messages). ``lockstep: false`` steps on a
+wall-clock timer at ``real_time_factor`` x real time with the latest commands.
+"""
+from __future__ import annotations
+
+import array
+import math
+import time
+
+import numpy as np
+from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock as ClockMsg
+from sensor_msgs.msg import JointState
+
+from geodyn_ros.lie import Ad, matrix_to_quat
+
+from .conversions import InputError, JointNameMatcher, pose_matrix, stamp_to_ns
+from .diagnostics import DiagnosticsReporter
+from .params import ConfigurationError, declare_parameters
+from .runtime import control_qos, run_nodes
+
+__all__ = ["PARAMETERS", "SimNode", "main"]
+
+PARAMETERS = {
+    "robot_description": ("", "URDF XML string of the simulated robot."),
+    "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
+    "base_link": ("", "Floating base link; empty = the URDF root."),
+    "timestep": (0.001, "Integration step [s]."),
+    "gravity": ([0.0, 0.0, -9.81], "Gravity acceleration in the world frame [m/s^2]."),
+    "integrator": ("RK4", "MuJoCo integrator: RK4, euler, implicitfast, implicit."),
+    "lockstep": (True, "Step only when the commands for the current time have arrived."),
+    "real_time_factor": (1.0, "Without lockstep: simulated seconds per wall second (0 = as fast as possible)."),
+    "command_timeout": (0.5, "Lockstep: republish the state after this many wall seconds without commands."),
+    "world_frame": ("world", "Odometry header.frame_id."),
+    "initial_base_pose": ([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], "x y z qx qy qz qw of the base in the world."),
+    "initial_base_twist": ([0.0, 0.0, 0.0, 0.0, 0.0, 0.0], "REP 105 base twist: vx vy vz wx wy wz in base axes."),
+    "initial_joint_positions": ([], "Initial q in model.joint_names order (empty = zeros)."),
+    "initial_joint_velocities": ([], "Initial qdot in model.joint_names order (empty = zeros)."),
+    "joint_limits": (True, "Enforce URDF joint limits."),
+    "qos_depth": (2, "Keep-last depth of the control topics."),
+}
+
+
+class SimNode(Node):
+    """The MuJoCo simulator node (see the module docstring)."""
+
+    def __init__(self, node_name: str = "geodyn_sim", **kwargs):
+        super().__init__(node_name, **kwargs)
+        from geodyn_ros.sim import MujocoSim  # MuJoCo is only needed by this node
+
+        p = declare_parameters(self, PARAMETERS)
+        if self.get_parameter("use_sim_time").value:
+            raise ConfigurationError("parameter 'use_sim_time': the simulator is the clock source; "
+                                     "it must run on the wall clock (use_sim_time false)")
+        desc, path = p["robot_description"].strip(), p["urdf_path"].strip()
+        if bool(desc) == bool(path):
+            raise ConfigurationError("set exactly one of the parameters 'robot_description' and 'urdf_path'")
+        if not (p["timestep"] > 0 and math.isfinite(p["timestep"])):
+            raise ConfigurationError(f"parameter 'timestep': must be > 0, got {p['timestep']}")
+        if not (p["real_time_factor"] >= 0 and p["command_timeout"] > 0):
+            raise ConfigurationError("parameters 'real_time_factor' >= 0 and 'command_timeout' > 0 required")
+        try:
+            self.sim = MujocoSim(desc or path, base_link=p["base_link"] or None, timestep=p["timestep"],
+                                 gravity=p["gravity"], integrator=p["integrator"],
+                                 joint_limits=p["joint_limits"])
+        except (ValueError, OSError) as exc:
+            raise ConfigurationError(f"cannot build the simulation: {exc}") from exc
+        self.model = self.sim.model
+        n = self.model.n_joints
+        self.dt_ns = int(round(p["timestep"] * 1e9))
+        self.steps = 0
+        self._reset_from_parameters(p, n)
+
+        self.lockstep = p["lockstep"]
+        self.world_frame = p["world_frame"]
+        self._matcher = JointNameMatcher(self.model.joint_names)
+        self._cmd_wrench = np.zeros(6)
+        self._cmd_tau = np.zeros(n)
+        self._wrench_stamp = self._tau_stamp = None
+        qos = control_qos(p["qos_depth"])
+        self.pub_clock = self.create_publisher(ClockMsg, "/clock", control_qos(10))
+        self.pub_odom = self.create_publisher(Odometry, "odom", qos)
+        self.pub_joints = self.create_publisher(JointState, "joint_states", qos)
+        self.create_subscription(WrenchStamped, "cmd/wrench", self._on_wrench, qos)
+        self.create_subscription(JointState, "cmd/joint_efforts", self._on_efforts, qos)
+        self._odom = Odometry()
+        self._odom.header.frame_id = self.world_frame
+        self._odom.child_frame_id = self.model.base_link
+        self._js = JointState()
+        self._js.name = list(self.model.joint_names)
+        self._clock = ClockMsg()
+        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: simulation", self.model.name)
+
+        wall = Clock(clock_type=ClockType.STEADY_TIME)
+        self._last_step_wall = time.monotonic()
+        if self.lockstep:
+            self.create_timer(p["command_timeout"], self._on_watchdog, clock=wall)
+        else:
+            rtf = p["real_time_factor"]
+            period = p["timestep"] / rtf if rtf > 0 else 1e-4
+            self.create_timer(period, self._on_free_run, clock=wall)
+        self.publish_state()
+
+    def _reset_from_parameters(self, p, n) -> None:
+        pose = p["initial_base_pose"]
+        if len(pose) != 7:
+            raise ConfigurationError("parameter 'initial_base_pose': need 7 numbers x y z qx qy qz qw")
+        C = np.eye(4)
+        try:
+            pose_matrix(*pose, C, "parameter 'initial_base_pose'")
+        except InputError as exc:
+            raise ConfigurationError(str(exc)) from exc
+        tw = p["initial_base_twist"]
+        if len(tw) != 6 or not np.isfinite(tw).all():
+            raise ConfigurationError("parameter 'initial_base_twist': need 6 finite numbers vx vy vz wx wy wz")
+        V = Ad(C) @ np.r_[tw[3:], tw[:3]]
+        q = self._joint_param(p, "initial_joint_positions", n)
+        qd = self._joint_param(p, "initial_joint_velocities", n)
+        self.sim.reset(C, V, q, qd, time=0.0)
+
+    @staticmethod
+    def _joint_param(p, name, n):
+        v = p[name]
+        if not v:
+            return np.zeros(n)
+        if len(v) != n or not np.isfinite(v).all():
+            raise ConfigurationError(f"parameter '{name}': need {n} finite numbers (model.joint_names order)")
+        return np.array(v, dtype=float)
+
+    # ------------------------------------------------------------------ time and state
+    @property
+    def stamp_ns(self) -> int:
+        """Simulated time [ns] of the current state (an exact multiple of the timestep)."""
+        return self.steps * self.dt_ns
+
+    def publish_state(self) -> None:
+        """Publish ``/clock``, ``odom`` and ``joint_states`` for the current state."""
+        sec, nsec = divmod(self.stamp_ns, 1_000_000_000)
+        self._clock.clock.sec, self._clock.clock.nanosec = sec, nsec
+        self.pub_clock.publish(self._clock)
+        C = self.sim.base_pose()
+        Vb = self.sim.base_twist_body()
+        quat = matrix_to_quat(C[:3, :3], "xyzw")
+        o = self._odom
+        o.header.stamp.sec, o.header.stamp.nanosec = sec, nsec
+        pp, po = o.pose.pose.position, o.pose.pose.orientation
+        pp.x, pp.y, pp.z = float(C[0, 3]), float(C[1, 3]), float(C[2, 3])
+        po.x, po.y, po.z, po.w = (float(v) for v in quat)
+        lin, ang = o.twist.twist.linear, o.twist.twist.angular
+        lin.x, lin.y, lin.z = (float(v) for v in Vb[3:])
+        ang.x, ang.y, ang.z = (float(v) for v in Vb[:3])
+        self.pub_odom.publish(o)
+        js = self._js
+        js.header.stamp.sec, js.header.stamp.nanosec = sec, nsec
+        js.position = array.array("d", self.sim.q().tobytes())
+        js.velocity = array.array("d", self.sim.qd().tobytes())
+        js.effort = array.array("d", self._cmd_tau.tobytes())
+        self.pub_joints.publish(js)
+
+    def step(self) -> None:
+        """Apply the held commands, advance one timestep and publish the new state."""
+        self.sim.set_command(self._cmd_wrench, self._cmd_tau)
+        self.sim.step()
+        self.steps += 1
+        self._last_step_wall = time.monotonic()
+        self.diag.ok()
+        self.publish_state()
+
+    # ------------------------------------------------------------------ commands
+    def _on_wrench(self, msg) -> None:
+        try:
+            if msg.header.frame_id and msg.header.frame_id != self.model.base_link:
+                raise InputError(f"cmd/wrench: frame_id '{msg.header.frame_id}' is not the base "
+                                 f"link '{self.model.base_link}'")
+            t, f = msg.wrench.torque, msg.wrench.force
+            w = (t.x, t.y, t.z, f.x, f.y, f.z)
+            if not all(math.isfinite(v) for v in w):
+                raise InputError("cmd/wrench: NaN or Inf")
+        except InputError as exc:
+            self.diag.problem("cmd/wrench", str(exc))
+            return
+        self._cmd_wrench[:] = w
+        self._wrench_stamp = stamp_to_ns(msg.header.stamp)
+        self._maybe_step()
+
+    def _on_efforts(self, msg) -> None:
+        tau = np.empty_like(self._cmd_tau)
+        try:
+            self._matcher.gather(msg.name, msg.effort, tau, "cmd/joint_efforts")
+        except InputError as exc:
+            self.diag.problem("cmd/joint_efforts", str(exc))
+            return
+        self._cmd_tau[:] = tau
+        self._tau_stamp = stamp_to_ns(msg.header.stamp)
+        self._maybe_step()
+
+    def _maybe_step(self) -> None:
+        if self.lockstep and self._wrench_stamp == self.stamp_ns and self._tau_stamp == self.stamp_ns:
+            self.step()
+
+    def _on_watchdog(self) -> None:
+        if time.monotonic() - self._last_step_wall >= self.get_parameter("command_timeout").value:
+            self.get_logger().info(f"waiting for cmd/wrench and cmd/joint_efforts stamped "
+                                   f"{self.stamp_ns * 1e-9:.3f} s; republishing the state",
+                                   throttle_duration_sec=5.0)
+            self.publish_state()
+
+    def _on_free_run(self) -> None:
+        self.step()
+
+
+def main(args=None) -> int:
+    """Console script ``geodyn_sim``."""
+    return run_nodes([SimNode], args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""The geodyn_ros dynamics node on its own.
+
+    ros2 launch geodyn_ros geodyn.launch.py
+    ros2 launch geodyn_ros geodyn.launch.py urdf:=/path/to/robot.urdf.xacro order:=3 \
+        input_mode:=measured use_sim_time:=true
+
+Arguments
+---------
+urdf          URDF or xacro file; it is run through ``xacro`` and passed to the node as
+              the ``robot_description`` parameter. Default: the shipped
+              share/geodyn_ros/urdf/aerial_manipulator.urdf (a plain URDF is valid
+              xacro input).
+config        parameter file, keyed by node name. Default: share/geodyn_ros/config/geodyn.yaml.
+use_sim_time  use /clock (true) or the wall clock (false, default).
+order         derivative order r of the published wrench/torque jets (default 2).
+input_mode    "reference" (default) or "measured"; see config/geodyn.yaml.
+
+The launch arguments override the values of the same name in the config file; every
+other parameter comes from the config file.
+
+This file installs to share/geodyn_ros/launch (setup.py data_files).
+"""
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+
+def generate_launch_description():
+    share = FindPackageShare("geodyn_ros")
+    urdf = LaunchConfiguration("urdf")
+    config = LaunchConfiguration("config")
+    use_sim_time = LaunchConfiguration("use_sim_time")
+    order = LaunchConfiguration("order")
+    input_mode = LaunchConfiguration("input_mode")
+
+    robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
+
+    return LaunchDescription([
+        DeclareLaunchArgument(
+            "urdf",
+            default_value=PathJoinSubstitution([share, "urdf", "aerial_manipulator.urdf"]),
+            description="URDF or xacro file of the robot (run through xacro).",
+        ),
+        DeclareLaunchArgument(
+            "config",
+            default_value=PathJoinSubstitution([share, "config", "geodyn.yaml"]),
+            description="Parameter YAML file keyed by node name.",
+        ),
+        DeclareLaunchArgument(
+            "use_sim_time", default_value="false",
+            description="Use the /clock topic as time source.",
+        ),
+        DeclareLaunchArgument(
+            "order", default_value="2",
+            description="Derivative order r of the published wrench/torque jets.",
+        ),
+        DeclareLaunchArgument(
+            "input_mode", default_value="reference",
+            choices=["reference", "measured"],
+            description="Motion source: the reference jet or the measured state.",
+        ),
+        Node(
+            package="geodyn_ros",
+            executable="geodyn_node",
+            name="geodyn_node",
+            output="screen",
+            parameters=[
+                config,
+                {
+                    "robot_description": robot_description,
+                    "use_sim_time": ParameterValue(use_sim_time, value_type=bool),
+                    "order": ParameterValue(order, value_type=int),
+                    "input_mode": ParameterValue(input_mode, value_type=str),
+                },
+            ],
+        ),
+    ])

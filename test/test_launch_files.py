@@ -1,0 +1,528 @@
+"""Launch files, parameter file and Gazebo files, checked without ROS launch.
+
+``launch`` / ``launch_ros`` (and the ``ros2`` CLI) are not pip-installable, so each launch
+file is executed against small stub modules put into ``sys.modules`` for the duration of
+one test: every stub class only records its constructor arguments. The recorded tree is
+then checked: the nodes run executables that exist (setup.py console_scripts, or the known
+external packages), the simulations run on sim time, every ``LaunchConfiguration`` used is
+declared, default files exist in the package, and the parameters passed are declared by
+the nodes. If the real ``launch_ros`` is importable, the files are also built with it.
+
+config/geodyn.yaml is checked against the nodes' ``PARAMETERS`` tables (name ->
+(default, description)) in ``geodyn_ros.ros.{geodyn_node, sim_node, reference_node,
+controller_node}``, and against the ROS parameter-file parser (rcl) through rclpy.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import sys
+import types
+import xml.etree.ElementTree as ET
+from collections.abc import ItemsView, KeysView, Mapping, ValuesView
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+LAUNCH_DIR = REPO / "launch"
+CONFIG = REPO / "config" / "geodyn.yaml"
+GZ_BRIDGE = REPO / "config" / "gz_bridge.yaml"
+URDF = REPO / "urdf" / "aerial_manipulator.urdf"
+GZ_XACRO = REPO / "urdf" / "aerial_manipulator_gazebo_plugins.xacro"
+
+LAUNCH_FILES = ["geodyn.launch.py", "sim.launch.py", "gazebo.launch.py"]
+
+# executable (= node name) -> module holding its PARAMETERS table
+NODE_MODULES = {
+    "geodyn_node": "geodyn_ros.ros.geodyn_node",
+    "geodyn_sim": "geodyn_ros.ros.sim_node",
+    "geodyn_reference": "geodyn_ros.ros.reference_node",
+    "geodyn_controller": "geodyn_ros.ros.controller_node",
+}
+EXPECTED_SCRIPTS = {"geodyn_node", "geodyn_sim", "geodyn_reference", "geodyn_controller",
+                    "geodyn_closed_loop"}
+# packages outside geodyn_ros a launch file may start, with their executables
+EXTERNAL_EXECUTABLES = {
+    "robot_state_publisher": {"robot_state_publisher"},
+    "ros_gz_sim": {"create"},
+    "ros_gz_bridge": {"parameter_bridge"},
+}
+# parameters every ROS node has, or that the launch files add on top of the yaml
+IMPLICIT_PARAMETERS = {"use_sim_time", "robot_description"}
+
+EXPECTED = {
+    "geodyn.launch.py": {
+        "geodyn_nodes": {"geodyn_node"},
+        "external": set(),
+        "sim_time": False,
+        "arg_defaults": {"use_sim_time": "false", "order": "2", "input_mode": "reference"},
+        "share_defaults": {"urdf": "urdf/aerial_manipulator.urdf", "config": "config/geodyn.yaml"},
+    },
+    "sim.launch.py": {
+        "geodyn_nodes": {"geodyn_sim", "geodyn_reference", "geodyn_node", "geodyn_controller"},
+        "external": set(),
+        "sim_time": True,
+        "wall_clock": {"geodyn_sim"},  # the /clock source refuses use_sim_time
+        "arg_defaults": {"order": "2", "use_feedforward": "true"},
+        "share_defaults": {"urdf": "urdf/aerial_manipulator.urdf", "config": "config/geodyn.yaml"},
+    },
+    "gazebo.launch.py": {
+        "geodyn_nodes": {"geodyn_reference", "geodyn_node", "geodyn_controller"},
+        "external": {("robot_state_publisher", "robot_state_publisher"),
+                     ("ros_gz_sim", "create"), ("ros_gz_bridge", "parameter_bridge")},
+        "sim_time": True,
+        "arg_defaults": {"order": "2", "use_feedforward": "true", "world": "empty.sdf"},
+        "share_defaults": {"urdf": "urdf/aerial_manipulator_gazebo_plugins.xacro",
+                           "config": "config/geodyn.yaml",
+                           "bridge_config": "config/gz_bridge.yaml"},
+    },
+}
+
+# setup.py data_files: what gets installed into share/geodyn_ros/<dir>
+INSTALLED_SUFFIXES = {"urdf": (".urdf", ".xacro"), "launch": (".py",), "config": (".yaml",)}
+
+
+# ---------------------------------------------------------------------------------------
+# Stub launch modules
+# ---------------------------------------------------------------------------------------
+class _Stub:
+    """Records its constructor arguments; nothing else."""
+
+    def __init__(self, *args, **kwargs):
+        self.args = args
+        self.kwargs = kwargs
+
+    def arg(self, index, keyword, default=None):
+        if len(self.args) > index:
+            return self.args[index]
+        return self.kwargs.get(keyword, default)
+
+    def __repr__(self):
+        return f"{type(self).__name__}{self.args!r}{self.kwargs!r}"
+
+
+class _StubLaunchDescription(_Stub):
+    def __init__(self, initial_entities=None, **kwargs):
+        super().__init__(list(initial_entities or []), **kwargs)
+
+    @property
+    def entities(self):
+        return self.args[0]
+
+    def add_action(self, action):
+        self.args[0].append(action)
+
+    add_entity = add_action
+
+
+_StubLaunchDescription.__name__ = _StubLaunchDescription.__qualname__ = "LaunchDescription"
+
+
+_STUB_MODULES = {
+    "launch": {"LaunchDescription": _StubLaunchDescription},
+    "launch.actions": ["DeclareLaunchArgument", "IncludeLaunchDescription", "ExecuteProcess",
+                       "GroupAction", "LogInfo", "SetEnvironmentVariable", "TimerAction",
+                       "OpaqueFunction", "RegisterEventHandler", "Shutdown"],
+    "launch.substitutions": ["LaunchConfiguration", "Command", "PathJoinSubstitution",
+                             "TextSubstitution", "PythonExpression", "FindExecutable",
+                             "EnvironmentVariable"],
+    "launch.launch_description_sources": ["PythonLaunchDescriptionSource"],
+    "launch.conditions": ["IfCondition", "UnlessCondition"],
+    "launch_ros": [],
+    "launch_ros.actions": ["Node"],
+    "launch_ros.parameter_descriptions": ["ParameterValue", "ParameterFile"],
+    "launch_ros.substitutions": ["FindPackageShare"],
+    "ament_index_python": [],
+    "ament_index_python.packages": [],
+}
+
+
+def _stub_share_directory(package_name):
+    # The repository mirrors share/geodyn_ros (urdf/, launch/, config/).
+    return str(REPO) if package_name == "geodyn_ros" else f"/stub/share/{package_name}"
+
+
+@pytest.fixture
+def stub_launch(monkeypatch):
+    """Install the stub modules in sys.modules (restored by monkeypatch afterwards)."""
+    classes = {}
+    modules = {}
+    for mod_name, names in _STUB_MODULES.items():
+        module = types.ModuleType(mod_name)
+        module.__stub__ = True
+        if isinstance(names, Mapping):
+            members = dict(names)
+        else:
+            members = {n: type(n, (_Stub,), {}) for n in names}
+        for name, cls in members.items():
+            setattr(module, name, cls)
+            classes[name] = cls
+        modules[mod_name] = module
+    modules["ament_index_python.packages"].get_package_share_directory = _stub_share_directory
+    modules["ament_index_python"].get_package_share_directory = _stub_share_directory
+    for mod_name, module in modules.items():
+        parent, _, child = mod_name.rpartition(".")
+        if parent:
+            setattr(modules[parent], child, module)
+        monkeypatch.setitem(sys.modules, mod_name, module)
+    return classes
+
+
+def _load_launch_file(path):
+    spec = importlib.util.spec_from_file_location(
+        "_launch_under_test_" + path.name.replace(".", "_"), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.generate_launch_description()
+
+
+def _walk(obj, seen=None):
+    """Every object reachable from obj through stub arguments and containers."""
+    if seen is None:
+        seen = set()
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    yield obj
+    if isinstance(obj, _Stub):
+        children = [*obj.args, *obj.kwargs.values()]
+    elif isinstance(obj, Mapping):
+        children = [*obj.keys(), *obj.values()]
+    elif isinstance(obj, (list, tuple, set, frozenset, ItemsView, KeysView, ValuesView)):
+        children = list(obj)
+    else:
+        children = []
+    for child in children:
+        yield from _walk(child, seen)
+
+
+def _of_type(objects, name):
+    return [o for o in objects if isinstance(o, _Stub) and type(o).__name__ == name]
+
+
+def _console_scripts():
+    text = (REPO / "setup.py").read_text()
+    return set(re.findall(r"""["']\s*([A-Za-z_]\w*)\s*=\s*geodyn_ros(?:\.\w+)*\s*:\s*main\s*["']""",
+                          text))
+
+
+def _is_launch_config(obj, name):
+    return type(obj).__name__ == "LaunchConfiguration" and obj.arg(0, "variable_name") == name
+
+
+def _share_path(sub):
+    """A PathJoinSubstitution([FindPackageShare('geodyn_ros'), 'dir', 'file']) -> repo path."""
+    assert type(sub).__name__ == "PathJoinSubstitution", sub
+    parts = list(sub.arg(0, "substitutions"))
+    head, rest = parts[0], parts[1:]
+    assert type(head).__name__ == "FindPackageShare" and head.arg(0, "package") == "geodyn_ros", sub
+    assert all(isinstance(p, str) for p in rest), sub
+    return "/".join(rest)
+
+
+class _Launch:
+    """The recorded launch description of one file."""
+
+    def __init__(self, filename):
+        self.filename = filename
+        self.description = _load_launch_file(LAUNCH_DIR / filename)
+        assert type(self.description).__name__ == "LaunchDescription"
+        self.objects = list(_walk(self.description))
+        self.nodes = _of_type(self.objects, "Node")
+        self.declared = {d.arg(0, "name"): d for d in _of_type(self.objects, "DeclareLaunchArgument")}
+
+    def geodyn_nodes(self):
+        return [n for n in self.nodes if n.kwargs.get("package") == "geodyn_ros"]
+
+    @staticmethod
+    def param_dicts(node):
+        return [p for p in node.kwargs.get("parameters", []) if isinstance(p, Mapping)]
+
+    @classmethod
+    def inline_params(cls, node):
+        merged = {}
+        for d in cls.param_dicts(node):
+            merged.update(d)
+        return merged
+
+
+# ---------------------------------------------------------------------------------------
+# Launch files
+# ---------------------------------------------------------------------------------------
+def test_setup_py_console_scripts():
+    scripts = _console_scripts()
+    missing = EXPECTED_SCRIPTS - scripts
+    assert not missing, f"setup.py console_scripts lacks {sorted(missing)} (has {sorted(scripts)})"
+
+
+@pytest.mark.parametrize("filename", LAUNCH_FILES)
+def test_launch_nodes_are_known_executables(stub_launch, filename):
+    launch = _Launch(filename)
+    scripts = _console_scripts()
+    assert launch.nodes, "no Node in the launch description"
+    started = set()
+    for node in launch.nodes:
+        package, executable = node.kwargs.get("package"), node.kwargs.get("executable")
+        if package == "geodyn_ros":
+            assert executable in scripts, (
+                f"{executable!r} is not a geodyn_ros console script in setup.py ({sorted(scripts)})")
+            # The node name is the key of its section in config/geodyn.yaml.
+            assert node.kwargs.get("name") == executable
+        else:
+            assert executable in EXTERNAL_EXECUTABLES.get(package, set()), (package, executable)
+            started.add((package, executable))
+    expected = EXPECTED[filename]
+    assert {n.kwargs["executable"] for n in launch.geodyn_nodes()} == expected["geodyn_nodes"]
+    assert len(launch.geodyn_nodes()) == len(expected["geodyn_nodes"]), "a node is started twice"
+    assert started == expected["external"]
+
+
+@pytest.mark.parametrize("filename", LAUNCH_FILES)
+def test_launch_arguments_declared_and_used(stub_launch, filename):
+    launch = _Launch(filename)
+    configs = _of_type(launch.objects, "LaunchConfiguration")
+    used = {c.arg(0, "variable_name") for c in configs}
+    undeclared = {c.arg(0, "variable_name") for c in configs
+                  if c.arg(1, "default") is None} - set(launch.declared)
+    assert not undeclared, f"LaunchConfiguration without DeclareLaunchArgument: {sorted(undeclared)}"
+    unused = set(launch.declared) - used
+    assert not unused, f"declared but never used: {sorted(unused)}"
+    for name, value in EXPECTED[filename]["arg_defaults"].items():
+        assert launch.declared[name].kwargs.get("default_value") == value, name
+
+
+@pytest.mark.parametrize("filename", LAUNCH_FILES)
+def test_launch_default_files_exist_and_are_installed(stub_launch, filename):
+    launch = _Launch(filename)
+    for name, relpath in EXPECTED[filename]["share_defaults"].items():
+        assert _share_path(launch.declared[name].kwargs["default_value"]) == relpath, name
+    for decl in launch.declared.values():
+        default = decl.kwargs.get("default_value")
+        if type(default).__name__ != "PathJoinSubstitution":
+            continue
+        relpath = _share_path(default)
+        assert (REPO / relpath).is_file(), relpath
+        directory, _, fname = relpath.partition("/")
+        assert fname.endswith(INSTALLED_SUFFIXES[directory]), f"{relpath} is not installed by setup.py"
+
+
+@pytest.mark.parametrize("filename", LAUNCH_FILES)
+def test_launch_geodyn_nodes_get_config_and_model(stub_launch, filename):
+    launch = _Launch(filename)
+    with open(CONFIG) as f:
+        sections = set(yaml.safe_load(f))
+    for node in launch.geodyn_nodes():
+        params = node.kwargs.get("parameters", [])
+        # the config file first, then the launch-file overrides
+        assert _is_launch_config(params[0], "config"), params
+        assert node.kwargs["name"] in sections
+        description = _Launch.inline_params(node).get("robot_description")
+        if node.kwargs["executable"] == "geodyn_reference":
+            continue  # needs no model
+        assert type(description).__name__ == "ParameterValue", node
+        assert description.kwargs.get("value_type") is str
+        command = description.arg(0, "value")
+        assert type(command).__name__ == "Command"
+        parts = list(command.arg(0, "command"))
+        assert parts[0].strip() == "xacro" and _is_launch_config(parts[1], "urdf"), parts
+
+
+@pytest.mark.parametrize("filename", LAUNCH_FILES)
+def test_launch_use_sim_time(stub_launch, filename):
+    launch = _Launch(filename)
+    wall_clock = EXPECTED[filename].get("wall_clock", set())
+    for node in launch.nodes:
+        value = _Launch.inline_params(node).get("use_sim_time")
+        if node.kwargs.get("package") == "geodyn_ros" and node.kwargs["executable"] in wall_clock:
+            assert value is False, f"{node.kwargs['executable']}: use_sim_time={value!r}"
+        elif EXPECTED[filename]["sim_time"]:
+            assert value is True, f"{node.kwargs['executable']}: use_sim_time={value!r}"
+        else:
+            assert type(value).__name__ == "ParameterValue" and value.kwargs.get("value_type") is bool
+            assert _is_launch_config(value.arg(0, "value"), "use_sim_time")
+
+
+def test_sim_launch_feedforward_and_order(stub_launch):
+    launch = _Launch("sim.launch.py")
+    by_exe = {n.kwargs["executable"]: _Launch.inline_params(n) for n in launch.geodyn_nodes()}
+    ff = by_exe["geodyn_controller"]["use_feedforward"]
+    assert ff.kwargs.get("value_type") is bool
+    assert _is_launch_config(ff.arg(0, "value"), "use_feedforward")
+    for exe in ("geodyn_node", "geodyn_reference"):
+        order = by_exe[exe]["order"]
+        assert order.kwargs.get("value_type") is int
+        assert _is_launch_config(order.arg(0, "value"), "order")
+
+
+def test_gazebo_launch_wiring(stub_launch):
+    launch = _Launch("gazebo.launch.py")
+    includes = _of_type(launch.objects, "IncludeLaunchDescription")
+    assert len(includes) == 1
+    source = includes[0].arg(0, "launch_description_source")
+    path = source.arg(0, "launch_file_path")
+    head, *rest = path.arg(0, "substitutions")
+    assert head.arg(0, "package") == "ros_gz_sim" and rest == ["launch", "gz_sim.launch.py"]
+    gz_args = dict(includes[0].kwargs["launch_arguments"])["gz_args"]
+    assert any(_is_launch_config(a, "world") for a in gz_args)
+
+    nodes = {n.kwargs["executable"]: n for n in launch.nodes}
+    bridge = _Launch.inline_params(nodes["parameter_bridge"])
+    assert _is_launch_config(bridge["config_file"], "bridge_config")
+    rsp = _Launch.inline_params(nodes["robot_state_publisher"])
+    assert type(rsp["robot_description"]).__name__ == "ParameterValue"
+    controller = _Launch.inline_params(nodes["geodyn_controller"])
+    # the bridge takes one std_msgs/Float64 per joint; Gazebo is not lock-stepped
+    assert controller["per_joint_effort_topics"] is True and controller["sync_stamps"] is False
+    create_args = list(nodes["create"].kwargs["arguments"])
+    assert create_args[create_args.index("-topic") + 1] == "robot_description"
+    assert create_args[create_args.index("-name") + 1] == "aerial_manipulator"
+
+
+@pytest.mark.parametrize("filename", LAUNCH_FILES)
+def test_launch_parameters_are_declared_by_nodes(stub_launch, filename):
+    launch = _Launch(filename)
+    for node in launch.geodyn_nodes():
+        exe = node.kwargs["executable"]
+        declared = _node_parameters(exe)
+        extra = set(_Launch.inline_params(node)) - set(declared) - IMPLICIT_PARAMETERS
+        assert not extra, f"{filename}: {exe} is given undeclared parameters {sorted(extra)}"
+
+
+if importlib.util.find_spec("launch_ros") is not None:  # only where ROS launch is installed
+
+    @pytest.mark.parametrize("filename", LAUNCH_FILES)
+    def test_launch_file_builds_with_real_launch_ros(filename):
+        import launch
+        import launch_ros.actions
+
+        description = _load_launch_file(LAUNCH_DIR / filename)
+        assert isinstance(description, launch.LaunchDescription)
+        nodes = [e for e in description.entities if isinstance(e, launch_ros.actions.Node)]
+        assert {n.node_package for n in nodes} <= {"geodyn_ros", *EXTERNAL_EXECUTABLES}
+
+
+# ---------------------------------------------------------------------------------------
+# config/geodyn.yaml
+# ---------------------------------------------------------------------------------------
+def _node_parameters(executable):
+    module = importlib.import_module(NODE_MODULES[executable])
+    table = getattr(module, "PARAMETERS", None)
+    assert isinstance(table, Mapping), f"{NODE_MODULES[executable]} has no PARAMETERS dict"
+    for name, entry in table.items():
+        assert isinstance(entry, tuple) and len(entry) == 2, (name, entry)
+    return table
+
+
+def _load_config():
+    with open(CONFIG) as f:
+        return yaml.safe_load(f)
+
+
+def _same_typed_value(a, b):
+    """Equal, and of the same ROS parameter type (bool, int, float, str, arrays of those)."""
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b)
+                and all(_same_typed_value(x, y) for x, y in zip(a, b)))
+    return type(a) is type(b) and a == b
+
+
+def test_config_structure():
+    config = _load_config()
+    assert isinstance(config, dict)
+    assert set(config) == set(NODE_MODULES)
+    for node_name, section in config.items():
+        assert set(section) == {"ros__parameters"}, node_name
+        params = section["ros__parameters"]
+        assert isinstance(params, dict) and params, node_name
+        assert "robot_description" not in params, "robot_description comes from the launch file"
+
+
+@pytest.mark.parametrize("node_name", sorted(NODE_MODULES))
+def test_config_matches_node_parameters(node_name):
+    params = _load_config()[node_name]["ros__parameters"]
+    declared = _node_parameters(node_name)
+    unknown = set(params) - set(declared)
+    assert not unknown, f"{node_name}: parameters not declared by the node: {sorted(unknown)}"
+    for name, value in params.items():
+        default = declared[name][0]
+        if isinstance(default, tuple):
+            default = list(default)
+        assert _same_typed_value(value, default), (
+            f"{node_name}.{name}: yaml {value!r} != node default {default!r}")
+
+
+def test_config_parses_with_rcl():
+    """The rcl parser (what a real node reads) accepts every value with a concrete type."""
+    rclpy = pytest.importorskip("rclpy")
+    from rclpy.node import Node
+
+    config = _load_config()
+    context = rclpy.Context()
+    rclpy.init(args=["--ros-args", "--params-file", str(CONFIG)], context=context)
+    try:
+        for node_name, section in config.items():
+            node = Node(node_name, context=context, enable_rosout=False,
+                        start_parameter_services=False,
+                        automatically_declare_parameters_from_overrides=True)
+            try:
+                for name, value in section["ros__parameters"].items():
+                    got = node.get_parameter(name).value
+                    got = list(got) if not isinstance(got, (str, bool, int, float)) else got
+                    assert _same_typed_value(got, value), (node_name, name, got, value)
+            finally:
+                node.destroy_node()
+    finally:
+        context.try_shutdown()
+
+
+# ---------------------------------------------------------------------------------------
+# Gazebo files
+# ---------------------------------------------------------------------------------------
+def _urdf_joints():
+    root = ET.parse(URDF).getroot()
+    return [j.get("name") for j in root.iter("joint") if j.get("type") != "fixed"]
+
+
+def test_gz_bridge_config():
+    with open(GZ_BRIDGE) as f:
+        entries = yaml.safe_load(f)
+    assert isinstance(entries, list) and entries
+    keys = {"ros_topic_name", "gz_topic_name", "ros_type_name", "gz_type_name", "direction"}
+    for entry in entries:
+        assert set(entry) == keys, entry
+        assert entry["direction"] in {"GZ_TO_ROS", "ROS_TO_GZ", "BIDIRECTIONAL"}, entry
+        assert all(isinstance(entry[k], str) and entry[k] for k in keys), entry
+        assert re.fullmatch(r"[a-z_]+/msg/[A-Za-z0-9]+", entry["ros_type_name"]), entry
+        assert entry["gz_type_name"].startswith("gz.msgs."), entry
+    by_ros = {e["ros_topic_name"]: e for e in entries}
+    assert len(by_ros) == len(entries), "duplicate ROS topic"
+    assert by_ros["/clock"]["direction"] == "GZ_TO_ROS"
+    efforts = {t.rsplit("/", 1)[1]: e for t, e in by_ros.items() if t.startswith("cmd/joint_effort/")}
+    assert sorted(efforts) == sorted(_urdf_joints())
+    for joint, e in efforts.items():
+        assert e["gz_topic_name"] == f"/model/aerial_manipulator/joint/{joint}/cmd_force"
+        assert (e["ros_type_name"], e["gz_type_name"], e["direction"]) == (
+            "std_msgs/msg/Float64", "gz.msgs.Double", "ROS_TO_GZ")
+
+
+def test_gazebo_plugins_xacro_expands():
+    xacro = pytest.importorskip("xacro")
+    doc = xacro.process_file(str(GZ_XACRO))
+    root = ET.fromstring(doc.toxml())
+    base = ET.parse(URDF).getroot()
+    assert root.get("name") == base.get("name") == "aerial_manipulator"
+    for tag in ("link", "joint"):
+        assert [e.get("name") for e in root.findall(tag)] == [e.get("name") for e in base.findall(tag)]
+    plugins = [p.get("filename") for p in root.iter("plugin")]
+    assert "gz-sim-odometry-publisher-system" in plugins
+    assert "gz-sim-joint-state-publisher-system" in plugins
+    forced = sorted(p.findtext("joint_name") for p in root.iter("plugin")
+                    if p.get("filename") == "gz-sim-apply-joint-force-system")
+    assert forced == sorted(_urdf_joints())
+    odom = next(p for p in root.iter("plugin")
+                if p.get("filename") == "gz-sim-odometry-publisher-system")
+    assert [odom.findtext(k) for k in ("odom_frame", "robot_base_frame", "dimensions")] == [
+        "world", "base_link", "3"]
