@@ -1,0 +1,18 @@
+"""ROS-free simulators of a floating-base robot loaded from the same URDF as :func:`geodyn_ros.load_urdf`.
+
+:class:`MujocoSim` wraps a MuJoCo model built from the URDF (free base, contacts off) behind the
+geodyn_ros conventions (spatial twists ``(w, v)``, moment-first wrenches, joint columns in
+``model.joint_names`` order)::
+
+    from geodyn_ros.sim import MujocoSim
+    sim = MujocoSim("robot.urdf", timestep=1e-3)
+    sim.reset(np.eye(4), np.zeros(6), q0, np.zeros(sim.model.n_joints))
+    sim.set_command(base_wrench_body, tau)
+    sim.step(100)
+    state = sim.state()
+
+Importing this subpackage imports ``mujoco``; ``import geodyn_ros`` does not.
+"""
+from .mujoco_sim import INTEGRATORS, MujocoSim, SimState
+
+__all__ = ["MujocoSim", "SimState", "INTEGRATORS"]
