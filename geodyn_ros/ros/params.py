@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 
 __all__ = ["ConfigurationError", "declare_parameters", "load_model_from_parameters",
@@ -28,12 +29,18 @@ def declare_parameters(node, table: dict) -> dict:
     """
     values = {}
     for name, (default, description) in table.items():
-        desc = ParameterDescriptor(description=description, dynamic_typing=True)
         if isinstance(default, list) and not default:
-            node.declare_parameter(name, Parameter.Type.DOUBLE_ARRAY, desc)
+            # an empty list has no type: declare the type, statically (rclpy requires that)
+            node.declare_parameter(name, Parameter.Type.DOUBLE_ARRAY,
+                                   ParameterDescriptor(description=description))
         else:
-            node.declare_parameter(name, default, desc)
-        values[name] = _coerce(name, node.get_parameter(name).value, default)
+            node.declare_parameter(name, default, ParameterDescriptor(description=description,
+                                                                      dynamic_typing=True))
+        try:
+            value = node.get_parameter(name).value
+        except ParameterUninitializedException:  # an empty-list default that was not overridden
+            value = None
+        values[name] = _coerce(name, value, default)
     return values
 
 

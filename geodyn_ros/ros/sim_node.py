@@ -109,7 +109,7 @@ class SimNode(Node):
         self._odom.child_frame_id = self.model.base_link
         self._js = JointState()
         self._js.name = list(self.model.joint_names)
-        self._clock = ClockMsg()
+        self._clock_msg = ClockMsg()
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: simulation", self.model.name)
 
         wall = Clock(clock_type=ClockType.STEADY_TIME)
@@ -157,8 +157,8 @@ class SimNode(Node):
     def publish_state(self) -> None:
         """Publish ``/clock``, ``odom`` and ``joint_states`` for the current state."""
         sec, nsec = divmod(self.stamp_ns, 1_000_000_000)
-        self._clock.clock.sec, self._clock.clock.nanosec = sec, nsec
-        self.pub_clock.publish(self._clock)
+        self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = sec, nsec
+        self.pub_clock.publish(self._clock_msg)
         C = self.sim.base_pose()
         Vb = self.sim.base_twist_body()
         quat = matrix_to_quat(C[:3, :3], "xyzw")
