@@ -6,7 +6,10 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: venv test demo bench clean
+.PHONY: venv test demo paper bench bench-node clean
+
+# ament_index_python finds the package's share/ files under the venv prefix (pip install .)
+export AMENT_PREFIX_PATH := $(abspath $(VENV))
 
 venv: $(STAMP)
 
@@ -22,13 +25,22 @@ $(STAMP): requirements.txt setup.py
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 test
 
-## The main job: the paper's Sec. 7 experiment (ID r=0..5 -> FD round trip, Fig. 3 plot).
+## The main job: the closed loop over ROS 2 (MuJoCo sim + reference + geodyn_node + controller),
+## 30 s of Table 3 headless, with and without feedforward: RMS errors, plot and CSV in $(OUT)/.
 demo: $(STAMP)
+	$(BIN)/python -m geodyn_ros.ros.closed_loop --out $(OUT)
+
+## The paper's Sec. 7 experiment (ID r=0..5 -> FD round trip, Fig. 3 plot).
+paper: $(STAMP)
 	$(BIN)/python -m geodyn_ros.examples.paper_experiment --out $(OUT)
 
 ## Benchmarks against Pinocchio in the same run (figures, not assertions).
 bench: $(STAMP)
 	$(BIN)/python bench/bench_core.py
+
+## geodyn_node at 1 kHz input (separate process): rate, drops, latency median/p99.
+bench-node: $(STAMP)
+	$(BIN)/python bench/bench_node.py --out $(OUT)
 
 clean:
 	rm -rf $(VENV) $(OUT) build *.egg-info

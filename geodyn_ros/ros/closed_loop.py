@@ -146,7 +146,8 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
                                    f"{[nd.diag.last_problem for nd in nodes[:4]]})")
         for _ in range(20):  # deliver the last state messages to the recorder
             ex.spin_once(timeout_sec=0.01)
-        stamps = sorted(set(poses) & set(joints))
+        last = end_steps * sim.dt_ns
+        stamps = sorted(s for s in set(poses) & set(joints) if s <= last)
         t = np.array(stamps, dtype=float) * 1e-9
         return TrackingLog.from_samples(t, [poses[s] for s in stamps], [joints[s] for s in stamps],
                                         model.joint_names)
