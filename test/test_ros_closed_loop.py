@@ -24,7 +24,7 @@ from std_msgs.msg import Float64MultiArray
 
 from geodyn_ros.lie import Ad_inv, quat_to_matrix
 from geodyn_ros.resources import shipped_urdf
-from geodyn_ros.ros.closed_loop import _initial_state_parameters, run_ros_closed_loop
+from geodyn_ros.ros.closed_loop import table3_start_parameters, run_ros_closed_loop
 from geodyn_ros.ros.jets import REFERENCE_OFFSET
 from geodyn_ros.ros.reference_node import ReferenceNode
 from geodyn_ros.ros.sim_node import SimNode
@@ -81,7 +81,7 @@ def test_sim_node_applies_commands_by_name_and_publishes_rep105_state(h):
     """One lock-step: commands with shuffled joint names (plus an unknown extra joint) step the
     simulator exactly like MujocoSim with the same command; odom carries the pose and the
     REP 105 child-frame twist; /clock advances by one timestep."""
-    params = {"urdf_path": URDF, "timestep": 0.002, **_initial_state_parameters()}
+    params = {"urdf_path": URDF, "timestep": 0.002, **table3_start_parameters()}
     sim_node = h.make(SimNode, params)
     clock = h.record(ClockMsg, "/clock")
     odom = h.record(Odometry, "odom")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["run_ros_closed_loop", "main"]
+__all__ = ["run_ros_closed_loop", "table3_start_parameters", "main"]
 
 #: Acceptance figures of the closed loop (issue 3): with feedforward, base position RMS below
 #: 1 cm and joint RMS below 0.5 deg; without, at least 10x larger.
@@ -32,7 +32,9 @@ JOINT_RMS_LIMIT_DEG = 0.5
 MIN_RATIO = 10.0
 
 
-def _initial_state_parameters():
+def table3_start_parameters() -> dict:
+    """geodyn_sim parameters (initial_base_pose, initial_base_twist [REP 105], initial_joint_*)
+    that start the simulator on the Table 3 reference at t = 0."""
     from geodyn_ros.lie import Ad_inv, matrix_to_quat
     from geodyn_ros.tracking import table3_initial_state
 
@@ -102,7 +104,7 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
         sim_t = {"use_sim_time": True}
         nodes.append(SimNode(context=ctx, parameter_overrides=parameter_overrides(
             {"urdf_path": urdf, "timestep": timestep, "lockstep": True, "command_timeout": 0.2,
-             **_initial_state_parameters()})))
+             **table3_start_parameters()})))
         nodes.append(ReferenceNode(context=ctx, parameter_overrides=parameter_overrides(
             {**sim_t, "order": order})))
         nodes.append(GeodynNode(context=ctx, parameter_overrides=parameter_overrides(
