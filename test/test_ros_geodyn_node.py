@@ -361,3 +361,52 @@ def test_console_script_reports_bad_urdf_and_exits_nonzero():
         capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert "[FATAL]" in proc.stderr and "robot_description" in proc.stderr
+
+
+def test_console_script_serves_another_process_and_stops_on_sigint(monkeypatch):
+    """The node as users run it: a separate process (``python -m geodyn_ros.ros.geodyn_node``)
+    reached over localhost DDS. It must answer a reference with the feedforward, idle without
+    burning a core (an untimed EventsExecutor wait busy-loops in the rclpy 9.1 wheels), and
+    exit cleanly on SIGINT."""
+    import os
+    import signal
+    import time
+
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    proc = subprocess.Popen([sys.executable, "-m", "geodyn_ros.ros.geodyn_node", "--ros-args",
+                             "-p", f"urdf_path:={URDF}", "-p", "order:=1", "-p", "stale_timeout:=5.0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    h = Harness()
+    try:
+        jets = h.record(Float64MultiArray, "feedforward/jet")
+        pub = h.publisher(Float64MultiArray, "reference")
+        assert h.spin_until(lambda: pub.get_subscription_count() > 0, 60.0), "node did not start"
+        # idle CPU of the node process over 1 s (utime + stime from /proc, in clock ticks)
+        def cpu():
+            with open(f"/proc/{proc.pid}/stat") as fh:
+                f = fh.read().rsplit(")", 1)[1].split()
+            return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+        time.sleep(1.0)   # let start-up work (numba cache load) finish
+        c0 = cpu()
+        time.sleep(1.0)
+        idle = cpu() - c0
+        assert idle < 0.5, f"idle node used {idle:.2f} s CPU in 1 s"
+        msg = _ref_msg(3.0, 1, time.time_ns())
+        deadline = time.monotonic() + 30
+        while not jets and time.monotonic() < deadline:
+            msg.data[0], msg.data[1] = divmod(time.time_ns(), 10**9)
+            pub.publish(msg)
+            h.spin_for(0.05)
+        assert jets, "no feedforward/jet from the node process"
+        st, W, tau, _ = decode_feedforward_jet(jets[-1])
+        model = gd.load_urdf(URDF)
+        C, V, Q = _decode_inputs(msg, 1)
+        want = gd.inverse_dynamics(model, C, V, Q, 1)
+        assert np.abs(W - want.base_wrench).max() <= TOL * max(1.0, np.abs(want.base_wrench).max())
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        h.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

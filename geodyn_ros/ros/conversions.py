@@ -100,11 +100,13 @@ def spatial_to_body_wrench(C: np.ndarray, W: np.ndarray) -> np.ndarray:
     ``W_b = (R^T (n - p x f), R^T f)`` is the moment about the body-frame origin and the force,
     both in body axes (what ``geometry_msgs/WrenchStamped`` with ``frame_id`` = body carries).
     """
-    R, p = C[:3, :3], C[:3, 3]
-    n, f = W[:3], W[3:]
+    R = C[:3, :3]
+    px, py, pz = C[0, 3], C[1, 3], C[2, 3]
+    fx, fy, fz = W[3], W[4], W[5]
+    m = np.array([W[0] - (py * fz - pz * fy), W[1] - (pz * fx - px * fz), W[2] - (px * fy - py * fx)])
     out = np.empty(6)
-    out[:3] = R.T @ (n - np.cross(p, f))
-    out[3:] = R.T @ f
+    out[:3] = R.T @ m          # moment about the body origin, body axes
+    out[3:] = R.T @ W[3:]
     return out
 
 

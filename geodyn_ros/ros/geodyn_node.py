@@ -196,7 +196,7 @@ class GeodynNode(Node):
 
     def _receive(self, slot: _Slot, parse):
         slot.received = True
-        self._now_ns()
+        self._now_ns()  # detects a simulated-time reset before the stamp-order check
         try:
             slot.accept(parse())
         except InputError as exc:

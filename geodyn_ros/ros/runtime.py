@@ -8,7 +8,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 
 from .params import ConfigurationError
 
-__all__ = ["control_qos", "make_executor", "run_nodes"]
+__all__ = ["control_qos", "make_executor", "run_nodes", "spin_forever"]
 
 
 def control_qos(depth: int) -> QoSProfile:
@@ -33,6 +33,25 @@ def make_executor(context=None):
     return EventsExecutor(context=context)
 
 
+def spin_forever(executor) -> None:
+    """Spin ``executor`` until shutdown or Ctrl-C.
+
+    ``executor.spin()`` is not used: with the rclpy 9.1 (Kilted) wheels the
+    ``EventsExecutor``'s untimed wait busy-loops at 100 % CPU and never runs callbacks (found
+    by ``bench/bench_node.py``). Waiting with a finite timeout behaves: idle CPU ~0 %, timers
+    fire, Ctrl-C interrupts.
+    """
+    from rclpy.executors import ExternalShutdownException
+    from rclpy.task import Future
+
+    never = Future()
+    try:
+        while rclpy.ok(context=executor.context):
+            executor.spin_until_future_complete(never, timeout_sec=1.0)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+
+
 def run_nodes(factories, args=None) -> int:
     """Create nodes with ``factories`` (callables returning nodes) and spin them until shutdown.
 
@@ -50,10 +69,7 @@ def run_nodes(factories, args=None) -> int:
         ex = make_executor()
         for nd in nodes:
             ex.add_node(nd)
-        try:
-            ex.spin()
-        except KeyboardInterrupt:
-            pass
+        spin_forever(ex)
         return 0
     finally:
         for nd in nodes:
