@@ -32,6 +32,7 @@ import array
 
 import numpy as np
 import rclpy
+from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
@@ -236,7 +237,7 @@ class GeodynNode(Node):
     def _summary(self) -> None:
         waiting = [s.topic for s in self._slots.values() if not s.received]
         if waiting and not self.diag.last_problem:
-            self.diag.publish_status(1, f"waiting for {', '.join(waiting)}")
+            self.diag.publish_status(DiagnosticStatus.WARN, f"waiting for {', '.join(waiting)}")
         else:
             self.diag.publish_summary()
 
