@@ -28,7 +28,8 @@ from std_msgs.msg import Float64, Float64MultiArray
 from geodyn_ros.control import TrackingGains, tracking_command
 from geodyn_ros.lie import Ad_inv
 
-from .conversions import InputError, JointNameMatcher, parse_odometry, stamp_to_ns
+from .conversions import (InputError, JointNameMatcher, parse_body_wrench, parse_odometry, set_stamp,
+                          stamp_to_ns, write_body_wrench)
 from .diagnostics import DiagnosticsReporter
 from .jets import ReferenceDecoder
 from .params import ConfigurationError, declare_parameters, load_model_from_parameters
@@ -74,7 +75,7 @@ class ControllerNode(Node):
         self._matcher = JointNameMatcher(names)
         self._ref_decoder = ReferenceDecoder(names, 0)
         # latest parsed inputs and their stamps (None = nothing valid yet)
-        self._C, self._V = np.eye(4), np.zeros(6)
+        self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)  # pose, spatial, body twist
         self._q, self._qd = np.zeros(n), np.zeros(n)
         self._Cd, self._Vd, self._Qd = np.eye(4), np.zeros((2, 6)), np.zeros((3, n))
         self._Wff, self._tau_ff = np.zeros(6), np.zeros(n)
@@ -113,7 +114,7 @@ class ControllerNode(Node):
         self._try_command()
 
     def _on_odom(self, msg):
-        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.model.base_link),
+        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.model.base_link, self._Vb),
                                     stamp_to_ns(msg.header.stamp))[1])
 
     def _on_joint_states(self, msg):
@@ -128,13 +129,7 @@ class ControllerNode(Node):
 
     def _on_ff_wrench(self, msg):
         def parse():
-            if msg.header.frame_id and msg.header.frame_id != self.model.base_link:
-                raise InputError(f"feedforward/wrench: frame_id '{msg.header.frame_id}' is not "
-                                 f"the base link")
-            t, f = msg.wrench.torque, msg.wrench.force
-            self._Wff[:] = (t.x, t.y, t.z, f.x, f.y, f.z)
-            if not np.isfinite(self._Wff).all():
-                raise InputError("feedforward/wrench: NaN or Inf")
+            parse_body_wrench(msg, self.model.base_link, self._Wff, "feedforward/wrench")
             return stamp_to_ns(msg.header.stamp)
         self._take("ff_wrench", parse)
 
@@ -160,19 +155,15 @@ class ControllerNode(Node):
             if any(state - s[k] > self.stale_ns for k in needed):
                 return
         self._last_cmd_stamp = state
-        Vb = Ad_inv(self._C) @ self._V
         Vbd = Ad_inv(self._Cd) @ self._Vd[0]
-        W, tau = tracking_command(self.gains, self._C, Vb, self._q, self._qd, self._Cd, Vbd,
+        W, tau = tracking_command(self.gains, self._C, self._Vb, self._q, self._qd, self._Cd, Vbd,
                                   self._Qd[0], self._Qd[1],
                                   self._Wff if self.use_ff else None,
                                   self._tau_ff if self.use_ff else None)
-        sec, nsec = divmod(state, 1_000_000_000)
         w = self._wmsg
-        w.header.stamp.sec, w.header.stamp.nanosec = sec, nsec
-        w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z = (float(v) for v in W[:3])
-        w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = (float(v) for v in W[3:])
+        write_body_wrench(w, state, W)
         e = self._emsg
-        e.header.stamp.sec, e.header.stamp.nanosec = sec, nsec
+        set_stamp(e.header.stamp, state)
         e.effort = array.array("d", np.ascontiguousarray(tau).tobytes())
         self.pub_wrench.publish(w)
         self.pub_efforts.publish(e)

@@ -23,11 +23,14 @@ __all__ = [
     "JointNameMatcher",
     "QUATERNION_TOLERANCE",
     "stamp_to_ns",
-    "ns_to_stamp_fields",
+    "set_stamp",
+    "as_float64",
     "pose_matrix",
     "body_to_spatial_twist",
     "spatial_to_body_wrench",
     "parse_odometry",
+    "parse_body_wrench",
+    "write_body_wrench",
 ]
 
 #: Largest accepted deviation of a quaternion's norm from 1 (float64 sources are exact to
@@ -44,10 +47,9 @@ def stamp_to_ns(stamp) -> int:
     return stamp.sec * 1_000_000_000 + stamp.nanosec
 
 
-def ns_to_stamp_fields(ns: int) -> tuple[int, int]:
-    """Integer nanoseconds -> ``(sec, nanosec)`` of a ``builtin_interfaces/Time``."""
-    sec, nsec = divmod(int(ns), 1_000_000_000)
-    return sec, nsec
+def set_stamp(stamp, ns: int) -> None:
+    """Write integer nanoseconds into a ``builtin_interfaces/Time`` (in place, exact)."""
+    stamp.sec, stamp.nanosec = divmod(int(ns), 1_000_000_000)
 
 
 def pose_matrix(px, py, pz, qx, qy, qz, qw, out: np.ndarray, what: str) -> np.ndarray:
@@ -110,7 +112,8 @@ def spatial_to_body_wrench(C: np.ndarray, W: np.ndarray) -> np.ndarray:
     return out
 
 
-def parse_odometry(msg, C_out: np.ndarray, V_out: np.ndarray, child_frame: str | None = None):
+def parse_odometry(msg, C_out: np.ndarray, V_out: np.ndarray, child_frame: str | None = None,
+                   Vb_out: np.ndarray | None = None):
     """Base pose and spatial twist from a ``nav_msgs/Odometry`` (REP 105), into the buffers.
 
     Parameters
@@ -125,6 +128,8 @@ def parse_odometry(msg, C_out: np.ndarray, V_out: np.ndarray, child_frame: str |
     child_frame : str or None
         If given and ``msg.child_frame_id`` is non-empty, it must equal this name (the twist
         would otherwise be in some other frame).
+    Vb_out : ndarray (6,), optional
+        Also receives the body twist ``(w_b, v_b)`` as carried by the message (angular first).
 
     Raises
     ------
@@ -141,7 +146,34 @@ def parse_odometry(msg, C_out: np.ndarray, V_out: np.ndarray, child_frame: str |
     if not all(math.isfinite(v) for v in tw):
         raise InputError("odom.twist: NaN or Inf")
     body_to_spatial_twist(C_out, tw[:3], tw[3:], V_out)
+    if Vb_out is not None:
+        Vb_out[:] = tw
     return C_out, V_out
+
+
+def parse_body_wrench(msg, base_link: str, out: np.ndarray, what: str) -> np.ndarray:
+    """Body wrench ``(n_b, f_b)`` (moment first) of a ``geometry_msgs/WrenchStamped``, into ``out``.
+
+    The message must be in the base-link frame (``frame_id`` = ``base_link`` or empty): moment
+    about the base-link origin and force, base axes. Raises :class:`InputError` naming ``what``
+    for another frame or NaN/Inf; ``out`` is only written for a good message.
+    """
+    if msg.header.frame_id and msg.header.frame_id != base_link:
+        raise InputError(f"{what}: frame_id '{msg.header.frame_id}' is not the base link '{base_link}'")
+    t, f = msg.wrench.torque, msg.wrench.force
+    w = (t.x, t.y, t.z, f.x, f.y, f.z)
+    if not all(math.isfinite(v) for v in w):
+        raise InputError(f"{what}: NaN or Inf")
+    out[:] = w
+    return out
+
+
+def write_body_wrench(msg, stamp_ns: int, W_body) -> None:
+    """Fill a ``geometry_msgs/WrenchStamped`` (in place) with ``W_body = (n_b, f_b)`` and the stamp."""
+    set_stamp(msg.header.stamp, stamp_ns)
+    t, f = msg.wrench.torque, msg.wrench.force
+    t.x, t.y, t.z = float(W_body[0]), float(W_body[1]), float(W_body[2])
+    f.x, f.y, f.z = float(W_body[3]), float(W_body[4]), float(W_body[5])
 
 
 class JointNameMatcher:
@@ -195,13 +227,15 @@ class JointNameMatcher:
         if len(values) != len(names):
             raise InputError(f"{what}: {len(values)} values for {len(names)} joint names")
         idx = self.indices(names, what)
-        arr = np.frombuffer(values, dtype=np.float64) if _is_double_buffer(values) \
-            else np.asarray(values, dtype=np.float64)
-        np.take(arr, idx, out=out)
+        np.take(as_float64(values), idx, out=out)
         if not np.isfinite(out).all():
             raise InputError(f"{what}: NaN or Inf")
         return out
 
 
-def _is_double_buffer(values) -> bool:
-    return getattr(values, "typecode", None) == "d"
+def as_float64(values) -> np.ndarray:
+    """A float64 array view of a message sequence field (zero-copy for ``array.array('d')``,
+    which is how rclpy stores ``float64[]``; a copy for lists)."""
+    if getattr(values, "typecode", None) == "d":
+        return np.frombuffer(values, dtype=np.float64)
+    return np.asarray(values, dtype=np.float64)

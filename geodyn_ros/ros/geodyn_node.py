@@ -31,7 +31,6 @@ from __future__ import annotations
 import array
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
@@ -43,7 +42,8 @@ from std_msgs.msg import Float64MultiArray
 import geodyn_ros as gd
 from geodyn_ros.dynamics import MAX_ORDER
 
-from .conversions import InputError, JointNameMatcher, parse_odometry, spatial_to_body_wrench, stamp_to_ns
+from .conversions import (InputError, JointNameMatcher, parse_odometry, set_stamp, spatial_to_body_wrench,
+                          stamp_to_ns, write_body_wrench)
 from .diagnostics import DiagnosticsReporter
 from .jets import FeedforwardJetPacker, ReferenceDecoder
 from .params import ConfigurationError, declare_parameters, load_model_from_parameters
@@ -85,7 +85,6 @@ class _Slot:
 
     def accept(self, stamp_ns: int) -> None:
         if stamp_ns < self.stamp:
-            self.valid = False
             raise InputError(f"{self.topic}: time went backwards (stamp {stamp_ns * 1e-9:.9f} s "
                              f"< previous {self.stamp * 1e-9:.9f} s)")
         self.stamp = stamp_ns
@@ -285,14 +284,10 @@ class GeodynNode(Node):
         self.diag.clear()
 
     def _publish(self, stamp_ns: int, C, W, tau) -> None:
-        sec, nsec = divmod(stamp_ns, 1_000_000_000)
-        Wb = spatial_to_body_wrench(C, W[0])
         m = self._wrench_msg
-        m.header.stamp.sec, m.header.stamp.nanosec = sec, nsec
-        m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z = float(Wb[0]), float(Wb[1]), float(Wb[2])
-        m.wrench.force.x, m.wrench.force.y, m.wrench.force.z = float(Wb[3]), float(Wb[4]), float(Wb[5])
+        write_body_wrench(m, stamp_ns, spatial_to_body_wrench(C, W[0]))
         e = self._efforts_msg
-        e.header.stamp.sec, e.header.stamp.nanosec = sec, nsec
+        set_stamp(e.header.stamp, stamp_ns)
         e.effort = array.array("d", np.ascontiguousarray(tau[0]).tobytes())
         self._pub_wrench.publish(m)
         self._pub_efforts.publish(e)

@@ -32,7 +32,7 @@ import math
 import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-from .conversions import InputError, JointNameMatcher, pose_matrix
+from .conversions import InputError, JointNameMatcher, as_float64, pose_matrix
 
 __all__ = [
     "BASE_TWIST_COLUMNS",
@@ -134,18 +134,23 @@ class ReferenceDecoder:
     def __init__(self, joint_names, order: int):
         self.matcher = JointNameMatcher(joint_names)
         self.order = order
-        self._label_cache: dict[str, np.ndarray] = {}
+        self._label_cache: dict[tuple, np.ndarray] = {}
 
-    def _columns(self, label: str) -> np.ndarray:
-        cols = self._label_cache.get(label)
+    def _columns(self, label: str, ncol: int) -> np.ndarray:
+        """Column indices of the model joints; the label is parsed and checked once per
+        distinct ``(label, ncol)``."""
+        key = (label, ncol)
+        cols = self._label_cache.get(key)
         if cols is None:
             names = label.split(",")
+            if ncol != len(names):
+                raise InputError("reference: column label count differs from dim[1].size")
             if tuple(names[:6]) != BASE_TWIST_COLUMNS:
                 raise InputError(f"reference: first six columns must be {','.join(BASE_TWIST_COLUMNS)}")
             cols = self.matcher.indices(names[6:], "reference joint columns") + 6
             if len(self._label_cache) > 16:
                 self._label_cache.clear()
-            self._label_cache[label] = cols
+            self._label_cache[key] = cols
         return cols
 
     def decode(self, msg, C_out: np.ndarray, V_out: np.ndarray, Q_out: np.ndarray) -> int:
@@ -159,11 +164,8 @@ class ReferenceDecoder:
         if rows < r + 3:
             raise InputError(f"reference: {rows} derivative rows, order {r} needs {r + 3} "
                              f"(V^(0..{r + 1}), q^(0..{r + 2}))")
-        if ncol != len(label.split(",")):
-            raise InputError("reference: column label count differs from dim[1].size")
-        cols = self._columns(label)
-        data = np.frombuffer(msg.data, dtype=np.float64) if getattr(msg.data, "typecode", "") == "d" \
-            else np.asarray(msg.data, dtype=np.float64)
+        cols = self._columns(label, ncol)
+        data = as_float64(msg.data)
         head = data[:REFERENCE_OFFSET]
         if not (math.isfinite(head[0]) and math.isfinite(head[1]) and head[0] >= 0
                 and 0 <= head[1] < 1e9 and head[0] == int(head[0]) and head[1] == int(head[1])):

@@ -15,7 +15,7 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 
 __all__ = ["ConfigurationError", "declare_parameters", "load_model_from_parameters",
-           "parameter_overrides"]
+           "model_source", "parameter_overrides"]
 
 
 class ConfigurationError(ValueError):
@@ -76,14 +76,12 @@ def parameter_overrides(values: dict) -> list:
     return [Parameter(k, value=v) for k, v in values.items()]
 
 
-def load_model_from_parameters(params: dict):
-    """Load the model from ``robot_description`` (XML string) or ``urdf_path``.
+def model_source(params: dict) -> tuple[str, str]:
+    """``(source, what)``: the URDF source for the loaders and a phrase naming it.
 
-    Exactly one of the two must be non-empty. Raises :class:`ConfigurationError` with the
-    loader's message for a missing file or an invalid URDF.
+    Exactly one of ``robot_description`` (XML string) and ``urdf_path`` must be non-empty and
+    a path must exist; raises :class:`ConfigurationError` otherwise.
     """
-    import geodyn_ros as gd
-
     desc = params.get("robot_description", "").strip()
     path = params.get("urdf_path", "").strip()
     if desc and path:
@@ -94,9 +92,19 @@ def load_model_from_parameters(params: dict):
                                  "or 'urdf_path' (a .urdf or .xacro file)")
     if path and not os.path.isfile(path):
         raise ConfigurationError(f"parameter 'urdf_path': no such file: {path}")
-    base = params.get("base_link", "") or None
+    return (desc, "robot_description") if desc else (path, f"urdf_path ({path})")
+
+
+def load_model_from_parameters(params: dict):
+    """Load the model from ``robot_description`` or ``urdf_path`` (see :func:`model_source`)
+    and ``base_link``.
+
+    Raises :class:`ConfigurationError` with the loader's message for an invalid URDF.
+    """
+    import geodyn_ros as gd
+
+    source, what = model_source(params)
     try:
-        return gd.load_urdf(desc or path, base_link=base)
+        return gd.load_urdf(source, base_link=params.get("base_link", "") or None)
     except Exception as exc:  # the loader raises ValueError with a precise message
-        src = "robot_description" if desc else f"urdf_path ({path})"
-        raise ConfigurationError(f"cannot load the robot model from {src}: {exc}") from exc
+        raise ConfigurationError(f"cannot load the robot model from {what}: {exc}") from exc

@@ -35,9 +35,10 @@ from sensor_msgs.msg import JointState
 
 from geodyn_ros.lie import Ad, matrix_to_quat
 
-from .conversions import InputError, JointNameMatcher, pose_matrix, stamp_to_ns
+from .conversions import (InputError, JointNameMatcher, parse_body_wrench, pose_matrix, set_stamp,
+                          stamp_to_ns)
 from .diagnostics import DiagnosticsReporter
-from .params import ConfigurationError, declare_parameters
+from .params import ConfigurationError, declare_parameters, model_source
 from .runtime import control_qos, run_nodes
 
 __all__ = ["PARAMETERS", "SimNode", "main"]
@@ -73,19 +74,17 @@ class SimNode(Node):
         if self.get_parameter("use_sim_time").value:
             raise ConfigurationError("parameter 'use_sim_time': the simulator is the clock source; "
                                      "it must run on the wall clock (use_sim_time false)")
-        desc, path = p["robot_description"].strip(), p["urdf_path"].strip()
-        if bool(desc) == bool(path):
-            raise ConfigurationError("set exactly one of the parameters 'robot_description' and 'urdf_path'")
+        source, what = model_source(p)
         if not (p["timestep"] > 0 and math.isfinite(p["timestep"])):
             raise ConfigurationError(f"parameter 'timestep': must be > 0, got {p['timestep']}")
         if not (p["real_time_factor"] >= 0 and p["command_timeout"] > 0):
             raise ConfigurationError("parameters 'real_time_factor' >= 0 and 'command_timeout' > 0 required")
         try:
-            self.sim = MujocoSim(desc or path, base_link=p["base_link"] or None, timestep=p["timestep"],
+            self.sim = MujocoSim(source, base_link=p["base_link"] or None, timestep=p["timestep"],
                                  gravity=p["gravity"], integrator=p["integrator"],
                                  joint_limits=p["joint_limits"])
         except (ValueError, OSError) as exc:
-            raise ConfigurationError(f"cannot build the simulation: {exc}") from exc
+            raise ConfigurationError(f"cannot build the simulation from {what}: {exc}") from exc
         self.model = self.sim.model
         n = self.model.n_joints
         self.dt_ns = int(round(p["timestep"] * 1e9))
@@ -156,14 +155,14 @@ class SimNode(Node):
 
     def publish_state(self) -> None:
         """Publish ``/clock``, ``odom`` and ``joint_states`` for the current state."""
-        sec, nsec = divmod(self.stamp_ns, 1_000_000_000)
-        self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = sec, nsec
+        stamp = self.stamp_ns
+        set_stamp(self._clock_msg.clock, stamp)
         self.pub_clock.publish(self._clock_msg)
         C = self.sim.base_pose()
         Vb = self.sim.base_twist_body()
         quat = matrix_to_quat(C[:3, :3], "xyzw")
         o = self._odom
-        o.header.stamp.sec, o.header.stamp.nanosec = sec, nsec
+        set_stamp(o.header.stamp, stamp)
         pp, po = o.pose.pose.position, o.pose.pose.orientation
         pp.x, pp.y, pp.z = float(C[0, 3]), float(C[1, 3]), float(C[2, 3])
         po.x, po.y, po.z, po.w = (float(v) for v in quat)
@@ -172,7 +171,7 @@ class SimNode(Node):
         ang.x, ang.y, ang.z = (float(v) for v in Vb[:3])
         self.pub_odom.publish(o)
         js = self._js
-        js.header.stamp.sec, js.header.stamp.nanosec = sec, nsec
+        set_stamp(js.header.stamp, stamp)
         js.position = array.array("d", self.sim.q().tobytes())
         js.velocity = array.array("d", self.sim.qd().tobytes())
         js.effort = array.array("d", self._cmd_tau.tobytes())
@@ -190,17 +189,10 @@ class SimNode(Node):
     # ------------------------------------------------------------------ commands
     def _on_wrench(self, msg) -> None:
         try:
-            if msg.header.frame_id and msg.header.frame_id != self.model.base_link:
-                raise InputError(f"cmd/wrench: frame_id '{msg.header.frame_id}' is not the base "
-                                 f"link '{self.model.base_link}'")
-            t, f = msg.wrench.torque, msg.wrench.force
-            w = (t.x, t.y, t.z, f.x, f.y, f.z)
-            if not all(math.isfinite(v) for v in w):
-                raise InputError("cmd/wrench: NaN or Inf")
+            parse_body_wrench(msg, self.model.base_link, self._cmd_wrench, "cmd/wrench")
         except InputError as exc:
             self.diag.problem("cmd/wrench", str(exc))
             return
-        self._cmd_wrench[:] = w
         self._wrench_stamp = stamp_to_ns(msg.header.stamp)
         self._maybe_step()
 
