@@ -27,7 +27,12 @@ messages in :mod:`geodyn_ros.dynamics`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import carray, njit, types
+from numba.extending import intrinsic
+
+#: LLVM fast-math flags of every kernel: fused multiply-add, reassociation, reciprocal
+#: multiplication and signed-zero freedom. Not "nnan"/"ninf": the kernels test isfinite().
+_FAST = {"contract", "reassoc", "arcp", "nsz"}
 
 OK = 0
 ERR_POSE_NONFINITE = 1
@@ -42,12 +47,13 @@ ERR_GRAVITY_NONFINITE = 9
 ERR_SINGULAR_JOINT = 10
 ERR_SINGULAR_BASE = 11
 ERR_RESULT_NONFINITE = 12
+ERR_SHAPE = 13   #: hot-path entries only: shapes do not match (caller re-validates)
 
 RIGID_TOL = 1e-6
 
 
 # --------------------------------------------------------------------------- checks
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _all_finite(a, nrows):
     for i in range(nrows):
         for j in range(a.shape[1]):
@@ -56,7 +62,7 @@ def _all_finite(a, nrows):
     return True
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _check_pose(C):
     """0 if C is a finite rigid transform to RIGID_TOL, else an error code."""
     for i in range(4):
@@ -81,7 +87,7 @@ def _check_pose(C):
     return OK
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _check_common(g, wext, text, order):
     """Finite gravity, applied wrenches and external torques in the rows a call uses."""
     for a in range(3):
@@ -95,7 +101,7 @@ def _check_common(g, wext, text, order):
     return OK
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _factorials(m):
     """k! for k = 0..m-1 (scales derivatives to and from Taylor coefficients)."""
     fact = np.empty(m)
@@ -108,14 +114,14 @@ def _factorials(m):
 # --------------------------------------------------------------------------- small algebra
 # Helpers take whole arrays plus indices (no sub-array views: views are refcounted objects
 # in numba and dominated the run time of small models) and return scalars/tuples.
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _cross(a0, a1, a2, b0, b1, b2):
     """a x b as a tuple."""
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
 # --------------------------------------------------------------------------- per-body kinematics
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _body_pose(bodyf, jt, i, p, qi, R, P, S):
     """Pose R[i], P[i] of body i and its joint screw S[i, 0] = Ad_{F_parent} Y_i (Alg. 1, order 0).
 
@@ -161,7 +167,7 @@ def _body_pose(bodyf, jt, i, p, qi, R, P, S):
         P[i, a] = P[p, a] + x0 * t0 + x1 * t1 + x2 * t2
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _body_inertia0(bodyf, i, R, P, c, I):
     """Current CoM c[i, 0] (world) and rotational inertia I[i, 0] (world axes) of body i."""
     for a in range(3):
@@ -177,7 +183,7 @@ def _body_inertia0(bodyf, i, R, P, c, I):
             I[i, 0, b, a] = v
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _screw_coeff(S, V, i, p, k):
     """S_k = 1/k sum_{j<k} ad_{Vp_j} S_(k-1-j)   (Alg. 1, Taylor form; Sdot = ad_{V_parent} S)."""
     s0 = s1 = s2 = s3 = s4 = s5 = 0.0
@@ -199,7 +205,7 @@ def _screw_coeff(S, V, i, p, k):
     S[i, k, 5] = s5 / k
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _twist_coeff(V, S, qt, i, p, k):
     """V_k = Vp_k + sum_{a<=k} S_a (qdot)_(k-a),  (qdot)_m = (m+1) q_(m+1)   (Alg. 1 with the erratum)."""
     col = i - 1
@@ -211,7 +217,7 @@ def _twist_coeff(V, S, qt, i, p, k):
             V[i, k, b] += S[i, a, b] * qd
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _com_coeff(c, V, i, k, full):
     """c_k = 1/k (v_(k-1) + sum_{j<k} w_j x c_(k-1-j))   (cdot = v + w x c).
 
@@ -232,7 +238,7 @@ def _com_coeff(c, V, i, k, full):
     c[i, k, 2] = x2 / k
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _com_complete(c, V, i, k):
     """Add the V_(k-1) terms left out by ``_com_coeff(..., full=False)``."""
     d0, d1, d2 = _cross(V[i, k - 1, 0], V[i, k - 1, 1], V[i, k - 1, 2], c[i, 0, 0], c[i, 0, 1], c[i, 0, 2])
@@ -241,7 +247,7 @@ def _com_complete(c, V, i, k):
     c[i, k, 2] += (V[i, k - 1, 5] + d2) / k
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _inertia_coeff(I, V, i, k):
     """I_k = 1/k sum_{j<k} [hat(w_j), I_(k-1-j)]   (Idot = hat(w) I - I hat(w), symmetric)."""
     for a in range(3):
@@ -261,7 +267,7 @@ def _inertia_coeff(I, V, i, k):
             I[i, k, b, 2] += x2 / k
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _angmom_coeff(L, I, V, i, k):
     """L_k = sum_{j<=k} I_j w_(k-j)  (L = I w, angular momentum about the CoM)."""
     for a in range(3):
@@ -271,7 +277,7 @@ def _angmom_coeff(L, I, V, i, k):
         L[i, k, a] = s
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _fm_coeff(fm, c, m, g, i, k):
     """fm_k = m ((k+1)(k+2) c_(k+2) - g delta_k0): Taylor coefficient k of m (cddot - g)."""
     s = m * (k + 1.0) * (k + 2.0)
@@ -282,7 +288,7 @@ def _fm_coeff(fm, c, m, g, i, k):
             fm[i, 0, a] -= m * g[a]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _wrench_coeff(c, I, L, V, fm, i, k, j0):
     """Coefficient k of the body's Newton–Euler wrench W = Pi^(1) - W_grav, as a 6-tuple (n, f).
 
@@ -309,7 +315,7 @@ def _wrench_coeff(c, I, L, V, fm, i, k, j0):
 
 
 # --------------------------------------------------------------------------- forward kinematics
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _kinematics(bodyi, bodyf, C, Vt, qt, K, R, P, S, V):
     """Algorithm 1: poses (R, P), screws S[:, 0..K-1] and twists V[:, 0..K-1] (Taylor coefficients).
 
@@ -333,14 +339,136 @@ def _kinematics(bodyi, bodyf, C, Vt, qt, K, R, P, S, V):
 
 
 # --------------------------------------------------------------------------- inverse dynamics
-@njit(cache=True, error_model="numpy")
-def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out):
-    """H-GRNE-FBS (Algorithms 1 and 2, Appendix E) at any order.
+# Work arrays live in one flat float64 buffer per (model, order) (Pinocchio's "data"): the
+# per-call path allocates nothing. ``_id_views`` carves it; the layout is fixed by (N, n, order).
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _id_work_size(N, n, order):
+    """Length of the inverse-dynamics work region of a work buffer (after the model header)."""
+    K = order + 2
+    r1 = order + 1
+    return (3 + (K + 2) + K * 6 + (K + 1) * n + N * 12 + 2 * N * K * 6 + N * r1 * 6
+            + N * (K + 1) * 3 + N * r1 * 9 + 2 * N * r1 * 3)
+
+
+@intrinsic
+def _f64_ptr(typingctx, addr):
+    """Cast an address (uintp) to a float64 pointer (for :func:`_carve`)."""
+    sig = types.CPointer(types.float64)(types.uintp)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.float64)))
+    return sig, codegen
+
+
+@intrinsic
+def _i64_ptr(typingctx, addr):
+    """Cast an address (uintp) to an int64 pointer (the model's int table inside a work buffer)."""
+    sig = types.CPointer(types.int64)(types.uintp)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.int64)))
+    return sig, codegen
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
+def _carve(ws, o, shape):
+    """View of ``ws[o:o + prod(shape)]`` with ``shape``, made without a reference-counted owner
+    (numba would otherwise count references on every use of every work array; the caller keeps
+    ``ws`` alive for the duration of the kernel)."""
+    return carray(_f64_ptr(ws.ctypes.data + 8 * o), shape)
+
+
+# A work buffer starts with a copy of the model: ``[N, bodyi (2N int64 bits), bodyf (19N)]``,
+# so the hot-path entries take one array for model and workspace (fewer arguments to dispatch).
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _model_header(bodyi, bodyf, work):
+    """A work buffer holding the model header followed by ``work`` floats; returns (ws, offset)."""
+    N = bodyi.shape[0]
+    o = 1 + 21 * N
+    ws = np.empty(o + work)
+    ws[0] = N
+    bi = carray(_i64_ptr(ws.ctypes.data + 8), (N, 2))
+    bf = _carve(ws, 1 + 2 * N, (N, 19))
+    for i in range(N):
+        bi[i, 0] = bodyi[i, 0]
+        bi[i, 1] = bodyi[i, 1]
+        for a in range(19):
+            bf[i, a] = bodyf[i, a]
+    return ws, o
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
+def _model_views(ws):
+    """(N, bodyi, bodyf, offset of the work region) of a work buffer made by :func:`_model_header`."""
+    N = int(ws[0])
+    bodyi = carray(_i64_ptr(ws.ctypes.data + 8), (N, 2))
+    bodyf = _carve(ws, 1 + 2 * N, (N, 19))
+    return N, bodyi, bodyf, 1 + 21 * N
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
+def _id_views(ws, o, N, n, order):
+    """(g, fact, Vt, qt, R, P, S, V, W, c, I, L, fm) views of the work region starting at ``o``."""
+    K = order + 2
+    r1 = order + 1
+    g = _carve(ws, o, 3)
+    o += 3
+    fact = _carve(ws, o, K + 2)
+    o += K + 2
+    Vt = _carve(ws, o, (K, 6))
+    o += K * 6
+    qt = _carve(ws, o, (K + 1, n))
+    o += (K + 1) * n
+    R = _carve(ws, o, (N, 3, 3))
+    o += N * 9
+    P = _carve(ws, o, (N, 3))
+    o += N * 3
+    S = _carve(ws, o, (N, K, 6))
+    o += N * K * 6
+    V = _carve(ws, o, (N, K, 6))
+    o += N * K * 6
+    W = _carve(ws, o, (N, r1, 6))
+    o += N * r1 * 6
+    c = _carve(ws, o, (N, K + 1, 3))
+    o += N * (K + 1) * 3
+    I = _carve(ws, o, (N, r1, 3, 3))
+    o += N * r1 * 9
+    L = _carve(ws, o, (N, r1, 3))
+    o += N * r1 * 3
+    fm = _carve(ws, o, (N, r1, 3))
+    return g, fact, Vt, qt, R, P, S, V, W, c, I, L, fm
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def id_workspace(bodyi, bodyf, order, g):
+    """Work buffer of :func:`inverse_dynamics_ws`: model header, gravity ``g`` and factorials filled in."""
+    N = bodyi.shape[0]
+    ws, o = _model_header(bodyi, bodyf, _id_work_size(N, N - 1, order))
+    gv, fact = _id_views(ws, o, N, N - 1, order)[:2]
+    for a in range(3):
+        gv[a] = g[a]
+    f = _factorials(order + 4)
+    for k in range(order + 4):
+        fact[k] = f[k]
+    return ws
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _id_shapes_ok(N, C, Vd, qd, order, out_w, out_tau):
+    n = N - 1
+    return (C.shape[0] == 4 and C.shape[1] == 4 and Vd.shape[0] >= order + 2 and Vd.shape[1] == 6
+            and qd.shape[0] >= order + 3 and qd.shape[1] == n and out_w.shape[0] == order + 1
+            and out_w.shape[1] == 6 and out_tau.shape[0] == order + 1 and out_tau.shape[1] == n)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _id_core(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_tau, ws, o):
+    """H-GRNE-FBS (Algorithms 1 and 2, Appendix E) at any order, in the work buffer ``ws``.
 
     Vd (>= order+2, 6) base spatial twist derivatives, qd (>= order+3, n) joint derivatives,
     g (3,) gravity, wext (N, >= order+1, 6) applied spatial wrench derivatives per body (or
     shape (0, 0, 6)), text (>= order+1, n) external joint torque derivatives (or (0, n)).
-    Writes out (order+1, 6+n): base wrench derivatives in columns 0..5, joint torques after.
+    Writes out_w (order+1, 6) base wrench derivatives and out_tau (order+1, n) joint torques.
     Returns an error code.
     """
     N = bodyi.shape[0]
@@ -358,29 +486,18 @@ def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out):
         return code
     has_wext = wext.shape[0] > 0
     has_text = text.shape[0] > 0
+    _, fact, Vt, qt, R, P, S, V, W, c, I, L, fm = _id_views(ws, o, N, n, order)
 
     # Taylor coefficients of the inputs
-    fact = _factorials(K + 2)
-    Vt = np.empty((K, 6))
     for k in range(K):
         for a in range(6):
             Vt[k, a] = Vd[k, a] / fact[k]
-    qt = np.empty((K + 1, n))
     for k in range(K + 1):
         for j in range(n):
             qt[k, j] = qd[k, j] / fact[k]
-    R = np.empty((N, 3, 3))
-    P = np.empty((N, 3))
-    S = np.empty((N, K, 6))
-    V = np.empty((N, K, 6))
     _kinematics(bodyi, bodyf, C, Vt, qt, K, R, P, S, V)
 
     # per-body Newton-Euler wrench coefficients 0..order (subtree sums accumulate in W)
-    W = np.zeros((N, order + 1, 6))
-    c = np.empty((N, K + 1, 3))
-    I = np.empty((N, order + 1, 3, 3))
-    L = np.empty((N, order + 1, 3))
-    fm = np.empty((N, order + 1, 3))
     for i in range(N):
         m = bodyf[i, 6]
         _body_inertia0(bodyf, i, R, P, c, I)
@@ -394,12 +511,12 @@ def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out):
             _fm_coeff(fm, c, m, g, i, k)
         for k in range(order + 1):
             n0, n1, n2, f0, f1, f2 = _wrench_coeff(c, I, L, V, fm, i, k, 0)
-            W[i, k, 0] += n0
-            W[i, k, 1] += n1
-            W[i, k, 2] += n2
-            W[i, k, 3] += f0
-            W[i, k, 4] += f1
-            W[i, k, 5] += f2
+            W[i, k, 0] = n0
+            W[i, k, 1] = n1
+            W[i, k, 2] = n2
+            W[i, k, 3] = f0
+            W[i, k, 4] = f1
+            W[i, k, 5] = f2
             if has_wext:
                 for a in range(6):
                     W[i, k, a] -= wext[i, k, a] / fact[k]
@@ -411,19 +528,46 @@ def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out):
             for a in range(k + 1):
                 for b in range(6):
                     s += S[i, a, b] * W[i, k - a, b]
-            out[k, 5 + i] = s * fact[k]
+            out_tau[k, i - 1] = s * fact[k]
             if has_text:
-                out[k, 5 + i] -= text[k, i - 1]
+                out_tau[k, i - 1] -= text[k, i - 1]
             for b in range(6):
                 W[pa, k, b] += W[i, k, b]
     for k in range(order + 1):
         for b in range(6):
-            out[k, b] = W[0, k, b] * fact[k]
+            out_w[k, b] = W[0, k, b] * fact[k]
     return OK
 
 
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_tau):
+    """General entry of :func:`_id_core` (any gravity, applied wrenches, external torques)."""
+    ws = id_workspace(bodyi, bodyf, order, g)
+    o = 1 + 21 * bodyi.shape[0]
+    return _id_core(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_tau, ws, o)
+
+
+_NO_WEXT_K = np.zeros((0, 0, 6))   # "no applied wrenches" / "no external torques" (compile-time constants)
+_NO_TEXT_K = np.zeros((0, 0))
+_F1 = types.float64[::1]
+_F2 = types.float64[:, ::1]
+
+
+@njit(types.int64(_F1, _F2, _F2, _F2, types.int64, _F2, _F2), cache=True, error_model="numpy", fastmath=_FAST)
+def inverse_dynamics_ws(ws, C, Vd, qd, order, out_w, out_tau):
+    """Hot-path entry over a buffer from :func:`id_workspace` (model, gravity and work arrays):
+    no applied wrenches or external torques, C-contiguous float64 inputs (anything else does not
+    match the signature: the caller falls back to the validating path). Returns ERR_SHAPE on a
+    shape mismatch. Not re-entrant on one buffer (calls hold the GIL)."""
+    N, bodyi, bodyf, o = _model_views(ws)
+    if not _id_shapes_ok(N, C, Vd, qd, order, out_w, out_tau):
+        return ERR_SHAPE
+    return _id_core(bodyi, bodyf, C, Vd, qd, order, _carve(ws, o, 3), _NO_WEXT_K, _NO_TEXT_K,
+                    out_w, out_tau, ws, o)
+
+
 # --------------------------------------------------------------------------- hybrid / forward dynamics
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _spatial_inertia(m, c, I, i, M):
     """M[i] = 6x6 spatial inertia about the world origin, angular first, from (m, c[i, 0], I[i, 0]):
     ``[[I + m hat(c) hat(c)^T, m hat(c)], [m hat(c)^T, m I3]]``."""
@@ -448,7 +592,7 @@ def _spatial_inertia(m, c, I, i, M):
             M[i, 3 + b, a] = M[i, a, 3 + b]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _chol6(A, Lc):
     """Cholesky factor of a 6x6 SPD matrix; False if not positive definite."""
     for i in range(6):
@@ -467,9 +611,9 @@ def _chol6(A, Lc):
     return True
 
 
-@njit(cache=True, error_model="numpy")
-def _chol6_solve(Lc, b, x):
-    y = np.empty(6)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _chol6_solve(Lc, b, x, y):
+    """Solve (Lc Lc^T) x = b; ``y`` (6,) scratch."""
     for i in range(6):
         s = b[i]
         for k in range(i):
@@ -482,12 +626,13 @@ def _chol6_solve(Lc, b, x):
         x[i] = s / Lc[i, i]
 
 
-@njit(cache=True, error_model="numpy")
-def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
-                    presc, base_given_wrench, out_V, out_q, out_w, out_tau):
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _hybrid_core(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
+                 presc, base_given_wrench, out_V, out_q, out_w, out_tau, ws, o):
     """H-GHYB-FBS (Algorithm 4; with nothing prescribed it is H-GABI-FBS, Algorithm 3).
 
-    presc (n,) bool: joints whose motion q^(0..order+2) is given (their torque is an output);
+    Work arrays are views of the buffer ``ws`` from offset ``o`` (:func:`_fd_views`).
+    presc (n,) int64 (nonzero = prescribed): joints whose motion q^(0..order+2) is given (their torque is an output);
     the other joints take q^(0..1) and tau^(0..order) and return q^(2..order+2).
     base_given_wrench: True -> wd rows 0..order are the base wrench and the base motion
     V^(1..order+1) is an output; False -> Vd rows 0..order+1 are given, the wrench is an output.
@@ -520,18 +665,19 @@ def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
         return code
     has_wext = wext.shape[0] > 0
     has_text = text.shape[0] > 0
+    (fact, qt, R, P, S, V, c, I, L, fm, mass, MA, U, D, Wsub, pa_, cb, up, A, tau_t, wb_t, Lc, tmp,
+     ytmp) = _fd_views(ws, o, N, n, order)
 
-    fact = _factorials(K + 2)
     # Taylor coefficients; unknown entries are filled order by order
-    qt = np.zeros((K + 1, n))
+    qt[:, :] = 0.0
+    V[:, :, :] = 0.0
+    MA[:, :, :] = 0.0
+    tau_t[:, :] = 0.0
+    wb_t[:, :] = 0.0
     for j in range(n):
         nq = K + 1 if presc[j] else 2
         for k in range(nq):
             qt[k, j] = qd[k, j] / fact[k]
-    R = np.empty((N, 3, 3))
-    P = np.empty((N, 3))
-    S = np.empty((N, K, 6))
-    V = np.zeros((N, K, 6))
     for a in range(6):
         V[0, 0, a] = Vd[0, a]
     if not base_given_wrench:
@@ -548,23 +694,6 @@ def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
         _body_pose(bodyf, bodyi[i, 1], i, pa, qt[0, i - 1], R, P, S)
         _twist_coeff(V, S, qt, i, pa, 0)
 
-    c = np.empty((N, K + 1, 3))
-    I = np.empty((N, K, 3, 3))
-    L = np.empty((N, K, 3))
-    fm = np.empty((N, K, 3))
-    mass = np.empty(N)
-    MA = np.zeros((N, 6, 6))
-    U = np.empty((N, 6))
-    D = np.empty(N)
-    Wsub = np.empty((N, order + 1, 6))
-    pa_ = np.empty((N, 6))
-    cb = np.empty((N, 6))
-    up = np.empty(N)
-    A = np.empty((N, 6))
-    tau_t = np.zeros((order + 1, n))    # Taylor coefficients of the torques
-    wb_t = np.zeros((order + 1, 6))     # Taylor coefficients of the base wrench
-    Lc = np.empty((6, 6))
-    tmp = np.empty(6)
     for i in range(N):
         mass[i] = bodyf[i, 6]
         _body_inertia0(bodyf, i, R, P, c, I)
@@ -673,7 +802,7 @@ def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
         if base_given_wrench:
             for a in range(6):
                 tmp[a] = wb_t[k, a] - pa_[0, a]
-            _chol6_solve(Lc, tmp, A[0])
+            _chol6_solve(Lc, tmp, A[0], ytmp)
             for a in range(6):
                 V[0, k + 1, a] = A[0, a] / kf
         else:
@@ -745,8 +874,134 @@ def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
     return OK
 
 
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _fd_work_size(N, n, order):
+    K = order + 2
+    r1 = order + 1
+    return ((K + 2) + (K + 1) * n + N * 12 + 2 * N * K * 6 + N * (K + 1) * 3 + N * K * 15 + N
+            + N * 36 + N * 6 + N + N * r1 * 6 + 3 * N * 6 + N + r1 * n + r1 * 6 + 36 + 12)
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
+def _fd_views(ws, o, N, n, order):
+    """Work arrays of :func:`_hybrid_core` carved from ``ws`` at offset ``o`` (fact first)."""
+    K = order + 2
+    r1 = order + 1
+    fact = _carve(ws, o, K + 2)
+    o += K + 2
+    qt = _carve(ws, o, (K + 1, n))
+    o += (K + 1) * n
+    R = _carve(ws, o, (N, 3, 3))
+    o += N * 9
+    P = _carve(ws, o, (N, 3))
+    o += N * 3
+    S = _carve(ws, o, (N, K, 6))
+    o += N * K * 6
+    V = _carve(ws, o, (N, K, 6))
+    o += N * K * 6
+    c = _carve(ws, o, (N, K + 1, 3))
+    o += N * (K + 1) * 3
+    I = _carve(ws, o, (N, K, 3, 3))
+    o += N * K * 9
+    L = _carve(ws, o, (N, K, 3))
+    o += N * K * 3
+    fm = _carve(ws, o, (N, K, 3))
+    o += N * K * 3
+    mass = _carve(ws, o, N)
+    o += N
+    MA = _carve(ws, o, (N, 6, 6))
+    o += N * 36
+    U = _carve(ws, o, (N, 6))
+    o += N * 6
+    D = _carve(ws, o, N)
+    o += N
+    Wsub = _carve(ws, o, (N, r1, 6))
+    o += N * r1 * 6
+    pa_ = _carve(ws, o, (N, 6))
+    o += N * 6
+    cb = _carve(ws, o, (N, 6))
+    o += N * 6
+    up = _carve(ws, o, N)
+    o += N
+    A = _carve(ws, o, (N, 6))
+    o += N * 6
+    tau_t = _carve(ws, o, (r1, n))
+    o += r1 * n
+    wb_t = _carve(ws, o, (r1, 6))
+    o += r1 * 6
+    Lc = _carve(ws, o, (6, 6))
+    o += 36
+    tmp = _carve(ws, o, 6)
+    o += 6
+    ytmp = _carve(ws, o, 6)
+    return (fact, qt, R, P, S, V, c, I, L, fm, mass, MA, U, D, Wsub, pa_, cb, up, A, tau_t, wb_t,
+            Lc, tmp, ytmp)
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
+def _fd_hot_views(ws, o, N, n, order):
+    """Hot-path extras after the work region: gravity (3), no-prescribed mask (n, int64 bits),
+    echoed base wrench (order+1, 6) and torques (order+1, n)."""
+    r1 = order + 1
+    o += _fd_work_size(N, n, order)
+    g = _carve(ws, o, 3)
+    o += 3
+    presc = carray(_i64_ptr(ws.ctypes.data + 8 * o), n)
+    o += n
+    out_w = _carve(ws, o, (r1, 6))
+    o += r1 * 6
+    out_tau = _carve(ws, o, (r1, n))
+    return g, presc, out_w, out_tau
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def fd_workspace(bodyi, bodyf, order, g):
+    """Work buffer of :func:`forward_dynamics_ws` / :func:`hybrid_dynamics`: model header,
+    factorials, gravity ``g`` and an all-free joint mask filled in."""
+    N = bodyi.shape[0]
+    n = N - 1
+    ws, o = _model_header(bodyi, bodyf, _fd_work_size(N, n, order) + 3 + n + (order + 1) * (6 + n))
+    fact = _fd_views(ws, o, N, n, order)[0]
+    f = _factorials(order + 4)
+    for k in range(order + 4):
+        fact[k] = f[k]
+    gv, presc = _fd_hot_views(ws, o, N, n, order)[:2]
+    for a in range(3):
+        gv[a] = g[a]
+    for j in range(n):
+        presc[j] = 0
+    return ws
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
+                    presc, base_given_wrench, out_V, out_q, out_w, out_tau):
+    """General entry of :func:`_hybrid_core` (allocates its work buffer)."""
+    ws = fd_workspace(bodyi, bodyf, order, g)
+    return _hybrid_core(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text, presc,
+                        base_given_wrench, out_V, out_q, out_w, out_tau, ws, 1 + 21 * bodyi.shape[0])
+
+
+@njit(types.int64(_F1, _F2, _F2, _F2, _F2, _F2, types.int64, _F2, _F2), cache=True,
+      error_model="numpy", fastmath=_FAST)
+def forward_dynamics_ws(ws, C, Vd, qd, wd, taud, order, out_V, out_q):
+    """Hot-path forward dynamics over a buffer from :func:`fd_workspace` (default gravity, no
+    applied wrenches or external torques, C-contiguous float64). ERR_SHAPE on shape mismatch."""
+    N, bodyi, bodyf, o = _model_views(ws)
+    n = N - 1
+    if not (C.shape[0] == 4 and C.shape[1] == 4 and Vd.shape[0] >= 1 and Vd.shape[1] == 6
+            and qd.shape[0] >= 2 and qd.shape[1] == n and wd.shape[0] >= order + 1
+            and wd.shape[1] == 6 and taud.shape[0] >= order + 1 and taud.shape[1] == n
+            and out_V.shape[0] == order + 2 and out_V.shape[1] == 6
+            and out_q.shape[0] == order + 3 and out_q.shape[1] == n):
+        return ERR_SHAPE
+    g, presc, out_w, out_tau = _fd_hot_views(ws, o, N, n, order)
+    return _hybrid_core(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, _NO_WEXT_K, _NO_TEXT_K, presc,
+                        True, out_V, out_q, out_w, out_tau, ws, o)
+
+
 # --------------------------------------------------------------------------- closed-form EoM
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def eom_terms(bodyi, bodyf, C, V0, q, qdot, g, want, Mout, Cout, gout):
     """Closed-form EoM blocks (Prop. 1, Lemma 1) with nu = (V_base spatial, qdot).
 
@@ -912,7 +1167,7 @@ def eom_terms(bodyi, bodyf, C, V0, q, qdot, g, want, Mout, Cout, gout):
     return OK
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def forward_kinematics(bodyi, bodyf, C, Vd, qd, order, R, P, Sd, Vout):
     """Algorithm 1 as derivatives: poses (R, P) (N,3,3)/(N,3), screws Sd (N, order+1, 6), twists
     Vout (N, order+1, 6). Vd (>= order+1, 6), qd (>= order+2, n)."""

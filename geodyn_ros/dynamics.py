@@ -58,6 +58,9 @@ class KinematicsResult(NamedTuple):
     screws: np.ndarray
 
 
+_ID_HOT = K.inverse_dynamics_ws
+_FD_HOT = K.forward_dynamics_ws
+_new_tuple = tuple.__new__
 _NO_WEXT = np.zeros((0, 0, 6))
 _ZERO_W = np.zeros((1, 6))
 _ERRORS = {
@@ -205,29 +208,45 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
     >>> res = inverse_dynamics(model, np.eye(4), np.zeros((2, 6)), np.zeros((3, model.n_joints)))
     >>> res.base_wrench[0]   # hovering: the base must carry the weight
     """
-    # The checks below are inlined fast paths (this function runs every control cycle); any
-    # input that is not already a float64 ndarray of the right shape takes the full validation.
-    if type(model) is not Model:
-        _check_model(model)
-    if not (type(order) is int and 0 <= order <= MAX_ORDER):
-        order = _check_order(order)
-    n = len(model.joint_names)
-    C, V, Q = base_pose, base_twist, q
-    if not (type(C) is np.ndarray and C.dtype is _F64 and C.shape == (4, 4)):
-        C = _pose(C)
-    if not (type(V) is np.ndarray and V.dtype is _F64 and V.ndim == 2 and V.shape[0] >= order + 2
-            and V.shape[1] == 6):
-        V = _jet(V, "base_twist", order + 2, 6, "spatial twist derivatives 0..order+1")
-    if not (type(Q) is np.ndarray and Q.dtype is _F64 and Q.ndim == 2 and Q.shape[0] >= order + 3
-            and Q.shape[1] == n):
-        Q = _jet(Q, "q", order + 3, n, "joint derivatives 0..order+2")
+    # Hot path (runs every control cycle): default gravity, no applied wrenches, float64
+    # C-contiguous inputs and a work buffer made by an earlier call. The compiled entry checks
+    # types by its signature and shapes itself; anything unusual takes the validating path,
+    # which raises the precise ValueError.
+    if (type(order) is int and gravity is DEFAULT_GRAVITY and ext_wrench is None
+            and ext_torque is None and type(model) is Model):
+        ws = model._id_ws.get(order)
+        if ws is not None:
+            w = np.empty((order + 1, 6))
+            tau = np.empty((order + 1, model._n))
+            try:
+                code = _ID_HOT(ws, base_pose, base_twist, q, order, w, tau)
+            except TypeError:   # no matching signature: not a C-contiguous float64 array
+                code = -1
+            if code == 0:
+                return _new_tuple(InverseDynamicsResult, (w, tau))
+    return _inverse_dynamics_checked(model, base_pose, base_twist, q, order, gravity, ext_wrench,
+                                     ext_torque)
+
+
+def _inverse_dynamics_checked(model, base_pose, base_twist, q, order, gravity, ext_wrench, ext_torque):
+    """The validating path of :func:`inverse_dynamics` (any input the hot path declines)."""
+    _check_model(model)
+    order = _check_order(order)
+    n = model.n_joints
+    C = _pose(base_pose)
+    V = _jet(base_twist, "base_twist", order + 2, 6, "spatial twist derivatives 0..order+1")
+    Q = _jet(q, "q", order + 3, n, "joint derivatives 0..order+2")
     g = _gravity(gravity)
     wext, text = _ext(model, ext_wrench, ext_torque, order)
-    out = np.empty((order + 1, 6 + n))
-    code = K.inverse_dynamics(model.bodyi, model.bodyf, C, V, Q, order, g, wext, text, out)
+    w = np.empty((order + 1, 6))
+    tau = np.empty((order + 1, n))
+    code = K.inverse_dynamics(model.bodyi, model.bodyf, C, V, Q, order, g, wext, text, w, tau)
     if code:
         _raise(code)
-    return InverseDynamicsResult(out[:, :6], out[:, 6:])
+    if gravity is DEFAULT_GRAVITY and ext_wrench is None and ext_torque is None:
+        # later calls of this order take the hot path
+        model._id_ws[order] = K.id_workspace(model.bodyi, model.bodyf, order, _G0)
+    return InverseDynamicsResult(w, tau)
 
 
 def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, order: int = 0, *,
@@ -249,10 +268,25 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
         The articulated inertias and the base factorisation are computed once per call and reused
         at every order (Lemma 2).
     """
+    if (type(order) is int and gravity is DEFAULT_GRAVITY and ext_wrench is None
+            and ext_torque is None and type(model) is Model):   # hot path, as inverse_dynamics
+        ws = model._fd_ws.get(order)
+        if ws is not None:
+            Vo = np.empty((order + 2, 6))
+            qo = np.empty((order + 3, model._n))
+            try:
+                code = _FD_HOT(ws, base_pose, base_twist, q, base_wrench, tau, order, Vo, qo)
+            except TypeError:
+                code = -1
+            if code == 0:
+                return _new_tuple(ForwardDynamicsResult, (Vo, qo))
     _check_model(model)
     order = _check_order(order)
-    return _hybrid(model, base_pose, base_twist, q, tau, order, model._no_prescribed,
-                   base_wrench, gravity, ext_wrench, ext_torque, forward=True)
+    res = _hybrid(model, base_pose, base_twist, q, tau, order, model._no_prescribed,
+                  base_wrench, gravity, ext_wrench, ext_torque, forward=True)
+    if gravity is DEFAULT_GRAVITY and ext_wrench is None and ext_torque is None:
+        model._fd_ws[order] = K.fd_workspace(model.bodyi, model.bodyf, order, _G0)
+    return res
 
 
 def hybrid_dynamics(model: Model, base_pose, base_twist, q, tau, order: int = 0, *, prescribed,
@@ -326,6 +360,7 @@ def _hybrid(model, base_pose, base_twist, q, tau, order, mask, base_wrench, grav
         V = _jet(V, "base_twist", order + 2, 6, "spatial twist derivatives 0..order+1 (base motion given)")
         Wb = _ZERO_W
     any_presc = mask is not model._no_prescribed and bool(mask.any())
+    mask = mask.astype(np.int64) if mask.dtype != np.int64 else mask
     qrows = order + 3 if any_presc else 2
     Q = q
     if not (_fast(Q) and Q.ndim == 2 and Q.shape[0] >= qrows and Q.shape[1] == n):

@@ -77,7 +77,11 @@ class Model:
         object.__setattr__(self, "bodyi", bodyi)   # (N, 2) int64 [parent, jtype]
         object.__setattr__(self, "bodyf", bodyf)   # (N, 19) float64 [Y(6), mass, com(3), inertia(9)]
         object.__setattr__(self, "_no_ext_torque", np.zeros((0, len(self.joint_names))))
-        object.__setattr__(self, "_no_prescribed", np.zeros(len(self.joint_names), dtype=np.bool_))
+        object.__setattr__(self, "_no_prescribed", np.zeros(len(self.joint_names), dtype=np.int64))
+        object.__setattr__(self, "_n", len(self.joint_names))
+        # per-order work buffers of the hot-path kernels (Pinocchio's "data"), made on first use
+        object.__setattr__(self, "_id_ws", {})
+        object.__setattr__(self, "_fd_ws", {})
         self._packed["joint_index"] = {n: i for i, n in enumerate(self.joint_names)}
 
     def joint_index(self, name: str) -> int:
