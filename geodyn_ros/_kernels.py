@@ -490,11 +490,13 @@ def _id_core(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_tau, ws, 
 
     # Taylor coefficients of the inputs
     for k in range(K):
+        inv = 1.0 / fact[k]
         for a in range(6):
-            Vt[k, a] = Vd[k, a] / fact[k]
+            Vt[k, a] = Vd[k, a] * inv
     for k in range(K + 1):
+        inv = 1.0 / fact[k]
         for j in range(n):
-            qt[k, j] = qd[k, j] / fact[k]
+            qt[k, j] = qd[k, j] * inv
     _kinematics(bodyi, bodyf, C, Vt, qt, K, R, P, S, V)
 
     # per-body Newton-Euler wrench coefficients 0..order (subtree sums accumulate in W)

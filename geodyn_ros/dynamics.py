@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _kernels as K
+from . import batch as _batch
 from .model import Model
 
 __all__ = [
@@ -83,6 +84,14 @@ _ERRORS = {
 def _raise(code: int):
     arg, msg = _ERRORS.get(code, ("inputs", f"invalid (kernel error {code})"))
     raise ValueError(f"{arg}: {msg}")
+
+
+def _has_time_axis(base_pose) -> bool:
+    """True for a (T, 4, 4) stack of poses: the call evaluates a trajectory (:mod:`.batch`)."""
+    try:
+        return np.ndim(base_pose) == 3
+    except Exception:
+        return False
 
 
 def _check_model(model):
@@ -203,6 +212,12 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
         (gravity and ``ext_wrench`` accounted for); ``tau`` (order+1, n): actuation torques
         ``Q - ext_torque``.
 
+    Trajectories: with ``base_pose`` of shape (T, 4, 4) every state argument takes a leading time
+    axis of T samples (``base_twist`` (T, >= order+2, 6), ``q`` (T, >= order+3, n), ``ext_torque``
+    (T, >= order+1, n), ``ext_wrench`` values (T, >= order+1, 6)) and so do the results
+    (``base_wrench`` (T, order+1, 6), ``tau`` (T, order+1, n)); samples are evaluated in parallel
+    (see :mod:`geodyn_ros.batch`).
+
     Example
     -------
     >>> res = inverse_dynamics(model, np.eye(4), np.zeros((2, 6)), np.zeros((3, model.n_joints)))
@@ -232,6 +247,10 @@ def _inverse_dynamics_checked(model, base_pose, base_twist, q, order, gravity, e
     """The validating path of :func:`inverse_dynamics` (any input the hot path declines)."""
     _check_model(model)
     order = _check_order(order)
+    if _has_time_axis(base_pose):
+        w, tau = _batch.inverse_dynamics_batch(model, base_pose, base_twist, q, order, _gravity(gravity),
+                                               ext_wrench, ext_torque, _ERRORS)
+        return InverseDynamicsResult(w, tau)
     n = model.n_joints
     C = _pose(base_pose)
     V = _jet(base_twist, "base_twist", order + 2, 6, "spatial twist derivatives 0..order+1")
@@ -267,6 +286,9 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
         ``base_twist`` (order+2, 6) = V^(0..order+1) and ``q`` (order+3, n) = q^(0..order+2).
         The articulated inertias and the base factorisation are computed once per call and reused
         at every order (Lemma 2).
+
+    Trajectories: with ``base_pose`` (T, 4, 4) every state argument and result takes a leading
+    time axis of T samples, as in :func:`inverse_dynamics`.
     """
     if (type(order) is int and gravity is DEFAULT_GRAVITY and ext_wrench is None
             and ext_torque is None and type(model) is Model):   # hot path, as inverse_dynamics
@@ -282,6 +304,10 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
                 return _new_tuple(ForwardDynamicsResult, (Vo, qo))
     _check_model(model)
     order = _check_order(order)
+    if _has_time_axis(base_pose):
+        Vo, qo = _batch.forward_dynamics_batch(model, base_pose, base_twist, q, base_wrench, tau, order,
+                                               _gravity(gravity), ext_wrench, ext_torque, _ERRORS)
+        return ForwardDynamicsResult(Vo, qo)
     res = _hybrid(model, base_pose, base_twist, q, tau, order, model._no_prescribed,
                   base_wrench, gravity, ext_wrench, ext_torque, forward=True)
     if gravity is DEFAULT_GRAVITY and ext_wrench is None and ext_torque is None:
