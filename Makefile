@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: venv test demo paper bench bench-node clean
+.PHONY: venv test demo paper bench bench-table4 bench-node clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -37,6 +37,10 @@ paper: $(STAMP)
 ## Benchmarks against Pinocchio in the same run (figures, not assertions).
 bench: $(STAMP)
 	$(BIN)/python bench/bench_core.py
+
+## The paper's Table 4 / Fig. 4 (scaling in N and r, CasADi baseline, batch); ARGS=--full for N up to 996.
+bench-table4: $(STAMP)
+	$(BIN)/python bench/bench_table4.py --out $(OUT) $(ARGS)
 
 ## geodyn_node at 1 kHz input (separate process): rate, drops, latency median/p99.
 bench-node: $(STAMP)
