@@ -23,6 +23,13 @@ def state(model):
                 W=rng.normal(size=(R + 1, 6)), tau=rng.normal(size=(R + 1, n)))
 
 
+def _same(a, b):
+    """Equal up to rounding: a call may take the allocation-free hot path or the validating path
+    (the same arithmetic compiled in two contexts; with FMA contraction and reassociation they can
+    differ in the last bits, measured <= 3e-13 relative on these random order-2 states)."""
+    assert np.abs(np.asarray(a) - b).max() <= 1e-12 * max(1.0, np.abs(b).max())
+
+
 def _raises(arg, fn, *a, **k):
     with pytest.raises(ValueError, match=rf"^{re.escape(arg)}(?![A-Za-z0-9_])"):
         fn(*a, **k)
@@ -70,7 +77,7 @@ def test_rows_beyond_use_are_not_read(model, state):
     q = np.vstack([s["q"], np.full((2, model.n_joints), np.nan)])
     a = gd.inverse_dynamics(model, s["C"], V, q, order=R)
     b = gd.inverse_dynamics(model, s["C"], s["V"], s["q"], order=R)
-    np.testing.assert_array_equal(a.base_wrench, b.base_wrench)
+    _same(a.base_wrench, b.base_wrench)
     # forward dynamics reads only rows 0 of the twist and 0, 1 of q
     V1 = np.vstack([s["V"][:1], np.full((3, 6), np.nan)])
     q1 = np.vstack([s["q"][:2], np.full((3, model.n_joints), np.nan)])
@@ -127,8 +134,8 @@ def test_empty_prescribed_means_forward_dynamics(model, state):
     for empty in ([], (), np.zeros(model.n_joints, dtype=bool)):
         h = gd.hybrid_dynamics(model, s["C"], s["V"], s["q"], s["tau"], order=R, prescribed=empty,
                                base_wrench=s["W"])
-        np.testing.assert_array_equal(h.base_twist, f.base_twist)
-        np.testing.assert_array_equal(h.q, f.q)
+        _same(h.base_twist, f.base_twist)
+        _same(h.q, f.q)
         np.testing.assert_array_equal(h.base_wrench, s["W"])   # given entries are echoed
 
 
@@ -148,7 +155,7 @@ def test_lists_and_int_arrays_are_accepted(model, state):
     s = state
     a = gd.inverse_dynamics(model, s["C"].tolist(), s["V"].tolist(), s["q"].tolist(), order=R)
     b = gd.inverse_dynamics(model, s["C"], s["V"], s["q"], order=R)
-    np.testing.assert_array_equal(a.tau, b.tau)
+    _same(a.tau, b.tau)
     z = gd.inverse_dynamics(model, np.eye(4, dtype=int), np.zeros((2, 6), dtype=int),
                             np.zeros((3, model.n_joints), dtype=int))
     assert np.all(np.isfinite(z.base_wrench))
