@@ -13,6 +13,15 @@ from numba import njit, prange
 from . import _kernels as K
 
 
+@njit(cache=True, error_model="numpy")
+def _first_error(codes, where):
+    """(code, sample) of the first chunk that stopped on an error, else (OK, -1)."""
+    for ch in range(codes.shape[0]):
+        if codes[ch] != K.OK:
+            return codes[ch], where[ch]
+    return K.OK, -1
+
+
 @njit(cache=True, parallel=True, error_model="numpy", fastmath=K._FAST)
 def inverse_dynamics_batch(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_tau, nchunks):
     """C (T, 4, 4), Vd (T, >= order+2, 6), qd (T, >= order+3, n); wext (T, N, >= order+1, 6) or
@@ -24,7 +33,7 @@ def inverse_dynamics_batch(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w,
     where = np.full(nchunks, -1, np.int64)
     for ch in prange(nchunks):
         ws = K.id_workspace(bodyi, bodyf, order, g)
-        o = 1 + 21 * N
+        o = K.work_offset(N)
         for t in range(ch * T // nchunks, (ch + 1) * T // nchunks):
             we = wext[t] if wext.shape[0] > 0 else wext[0:0, 0]
             te = text[t] if text.shape[0] > 0 else text[0:0, 0]
@@ -34,10 +43,7 @@ def inverse_dynamics_batch(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w,
                 codes[ch] = code
                 where[ch] = t
                 break
-    for ch in range(nchunks):
-        if codes[ch] != K.OK:
-            return codes[ch], where[ch]
-    return K.OK, -1
+    return _first_error(codes, where)
 
 
 @njit(cache=True, parallel=True, error_model="numpy", fastmath=K._FAST)
@@ -53,10 +59,9 @@ def forward_dynamics_batch(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, te
     where = np.full(nchunks, -1, np.int64)
     for ch in prange(nchunks):
         ws = K.fd_workspace(bodyi, bodyf, order, g)
-        o = 1 + 21 * N
-        presc = np.zeros(n, np.int64)
-        ow = np.empty((order + 1, 6))
-        ot = np.empty((order + 1, n))
+        o = K.work_offset(N)
+        # all-free joint mask and the (unused) echoed wrench/torque outputs live in the buffer
+        presc, ow, ot = K._fd_hot_views(ws, o, N, n, order)[1:]
         for t in range(ch * T // nchunks, (ch + 1) * T // nchunks):
             we = wext[t] if wext.shape[0] > 0 else wext[0:0, 0]
             te = text[t] if text.shape[0] > 0 else text[0:0, 0]
@@ -66,7 +71,4 @@ def forward_dynamics_batch(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, te
                 codes[ch] = code
                 where[ch] = t
                 break
-    for ch in range(nchunks):
-        if codes[ch] != K.OK:
-            return codes[ch], where[ch]
-    return K.OK, -1
+    return _first_error(codes, where)

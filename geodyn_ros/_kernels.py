@@ -380,11 +380,17 @@ def _carve(ws, o, shape):
 
 # A work buffer starts with a copy of the model: ``[N, bodyi (2N int64 bits), bodyf (19N)]``,
 # so the hot-path entries take one array for model and workspace (fewer arguments to dispatch).
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
+def work_offset(N):
+    """Offset of the work region in a buffer made by :func:`_model_header` (N bodies)."""
+    return 1 + 21 * N
+
+
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _model_header(bodyi, bodyf, work):
     """A work buffer holding the model header followed by ``work`` floats; returns (ws, offset)."""
     N = bodyi.shape[0]
-    o = 1 + 21 * N
+    o = work_offset(N)
     ws = np.empty(o + work)
     ws[0] = N
     bi = carray(_i64_ptr(ws.ctypes.data + 8), (N, 2))
@@ -403,7 +409,7 @@ def _model_views(ws):
     N = int(ws[0])
     bodyi = carray(_i64_ptr(ws.ctypes.data + 8), (N, 2))
     bodyf = _carve(ws, 1 + 2 * N, (N, 19))
-    return N, bodyi, bodyf, 1 + 21 * N
+    return N, bodyi, bodyf, work_offset(N)
 
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
@@ -545,7 +551,7 @@ def _id_core(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_tau, ws, 
 def inverse_dynamics(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_tau):
     """General entry of :func:`_id_core` (any gravity, applied wrenches, external torques)."""
     ws = id_workspace(bodyi, bodyf, order, g)
-    o = 1 + 21 * bodyi.shape[0]
+    o = work_offset(bodyi.shape[0])
     return _id_core(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_tau, ws, o)
 
 
@@ -981,7 +987,7 @@ def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
     """General entry of :func:`_hybrid_core` (allocates its work buffer)."""
     ws = fd_workspace(bodyi, bodyf, order, g)
     return _hybrid_core(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text, presc,
-                        base_given_wrench, out_V, out_q, out_w, out_tau, ws, 1 + 21 * bodyi.shape[0])
+                        base_given_wrench, out_V, out_q, out_w, out_tau, ws, work_offset(bodyi.shape[0]))
 
 
 @njit(types.int64(_F1, _F2, _F2, _F2, _F2, _F2, types.int64, _F2, _F2), cache=True,

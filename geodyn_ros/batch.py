@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _batch_kernels as BK
 from . import _kernels as K
+from .dynamics import _f64
 
 #: samples per chunk below which a trajectory is evaluated on one thread (thread start-up
 #: costs more than it saves on shorter runs)
@@ -25,16 +26,6 @@ _NO_WEXT_T = np.zeros((0, 0, 0, 6))
 
 def _chunks(T: int) -> int:
     return max(1, min(numba.get_num_threads(), T // MIN_SAMPLES_PER_THREAD))
-
-
-def _f64(x, name):
-    try:
-        a = np.asarray(x)
-    except Exception as exc:
-        raise ValueError(f"{name}: cannot convert to a float array ({exc})") from None
-    if a.dtype.kind not in "biuf":
-        raise ValueError(f"{name}: expected real numbers, got dtype {a.dtype}")
-    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 def _traj(x, name, T, rows, width, what):
@@ -76,16 +67,15 @@ def _ext(model, ext_wrench, ext_torque, order, T):
     return wext, text
 
 
-_ARG_OF_CODE = {
-    K.ERR_POSE_NONFINITE: "base_pose", K.ERR_POSE_NOT_RIGID: "base_pose",
-    K.ERR_TWIST_NONFINITE: "base_twist", K.ERR_Q_NONFINITE: "q", K.ERR_WRENCH_NONFINITE: "base_wrench",
-    K.ERR_TAU_NONFINITE: "tau", K.ERR_EXTW_NONFINITE: "ext_wrench", K.ERR_EXTT_NONFINITE: "ext_torque",
-}
+#: error codes about one sample's inputs: the message names the sample as ``arg[t]``
+_PER_SAMPLE_CODES = frozenset((
+    K.ERR_POSE_NONFINITE, K.ERR_POSE_NOT_RIGID, K.ERR_TWIST_NONFINITE, K.ERR_Q_NONFINITE,
+    K.ERR_WRENCH_NONFINITE, K.ERR_TAU_NONFINITE, K.ERR_EXTW_NONFINITE, K.ERR_EXTT_NONFINITE))
 
 
 def _raise(code, t, messages):
     arg, msg = messages.get(code, ("inputs", f"invalid (kernel error {code})"))
-    if code in _ARG_OF_CODE:
+    if code in _PER_SAMPLE_CODES:
         arg = f"{arg}[{t}]"
     else:
         msg = f"{msg} (sample {t})"

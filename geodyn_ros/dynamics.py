@@ -14,7 +14,6 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _kernels as K
-from . import batch as _batch
 from .model import Model
 
 __all__ = [
@@ -248,6 +247,7 @@ def _inverse_dynamics_checked(model, base_pose, base_twist, q, order, gravity, e
     _check_model(model)
     order = _check_order(order)
     if _has_time_axis(base_pose):
+        from . import batch as _batch   # imported here: batch reuses this module's validators
         w, tau = _batch.inverse_dynamics_batch(model, base_pose, base_twist, q, order, _gravity(gravity),
                                                ext_wrench, ext_torque, _ERRORS)
         return InverseDynamicsResult(w, tau)
@@ -262,8 +262,8 @@ def _inverse_dynamics_checked(model, base_pose, base_twist, q, order, gravity, e
     code = K.inverse_dynamics(model.bodyi, model.bodyf, C, V, Q, order, g, wext, text, w, tau)
     if code:
         _raise(code)
-    if gravity is DEFAULT_GRAVITY and ext_wrench is None and ext_torque is None:
-        # later calls of this order take the hot path
+    if (gravity is DEFAULT_GRAVITY and ext_wrench is None and ext_torque is None
+            and order not in model._id_ws):   # later calls of this order take the hot path
         model._id_ws[order] = K.id_workspace(model.bodyi, model.bodyf, order, _G0)
     return InverseDynamicsResult(w, tau)
 
@@ -305,12 +305,14 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
     _check_model(model)
     order = _check_order(order)
     if _has_time_axis(base_pose):
+        from . import batch as _batch
         Vo, qo = _batch.forward_dynamics_batch(model, base_pose, base_twist, q, base_wrench, tau, order,
                                                _gravity(gravity), ext_wrench, ext_torque, _ERRORS)
         return ForwardDynamicsResult(Vo, qo)
     res = _hybrid(model, base_pose, base_twist, q, tau, order, model._no_prescribed,
                   base_wrench, gravity, ext_wrench, ext_torque, forward=True)
-    if gravity is DEFAULT_GRAVITY and ext_wrench is None and ext_torque is None:
+    if (gravity is DEFAULT_GRAVITY and ext_wrench is None and ext_torque is None
+            and order not in model._fd_ws):
         model._fd_ws[order] = K.fd_workspace(model.bodyi, model.bodyf, order, _G0)
     return res
 
