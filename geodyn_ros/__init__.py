@@ -8,13 +8,17 @@ The core is ROS-free (``import geodyn_ros`` never imports rclpy)::
 
 Layers: :mod:`~geodyn_ros.lie` (SE(3) helpers) -> :mod:`~geodyn_ros.urdf` /
 :mod:`~geodyn_ros.model` (URDF to spatial screws) -> :mod:`~geodyn_ros.dynamics` and
-:mod:`~geodyn_ros.eom` (algorithms, compiled kernels in ``_kernels``).
+:mod:`~geodyn_ros.eom` (algorithms, compiled kernels in ``_kernels``) ->
+:mod:`~geodyn_ros.linearization` (derivatives and SE(3) linearization, ``_derivative_kernels``).
 Conventions: see the README ("Conventions") and ``CONVENTIONS.md``.
 """
 from .dynamics import (DEFAULT_GRAVITY, ForwardDynamicsResult, HybridDynamicsResult,
                        InverseDynamicsResult, KinematicsResult, forward_dynamics, forward_kinematics,
                        hybrid_dynamics, inverse_dynamics)
 from .eom import coriolis_matrix, gravity_vector, mass_matrix
+from .linearization import (FDDerivatives, IDDerivatives, Linearization, forward_dynamics_derivatives,
+                            input_labels, inverse_dynamics_derivatives, inverse_mass_matrix, linearize,
+                            state_labels)
 from .model import Model
 from .urdf import load_urdf
 
@@ -24,6 +28,8 @@ __all__ = [
     "load_urdf", "Model",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "forward_kinematics",
     "mass_matrix", "coriolis_matrix", "gravity_vector",
+    "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "inverse_mass_matrix", "linearize",
+    "state_labels", "input_labels", "IDDerivatives", "FDDerivatives", "Linearization",
     "InverseDynamicsResult", "ForwardDynamicsResult", "HybridDynamicsResult", "KinematicsResult",
     "DEFAULT_GRAVITY",
 ]
