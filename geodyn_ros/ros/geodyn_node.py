@@ -11,7 +11,44 @@ on the latest inputs and publishes
 * ``feedforward/jet`` (``std_msgs/Float64MultiArray``, layout in :mod:`geodyn_ros.ros.jets`):
   ``W^(0..r)`` (spatial, world) and ``tau^(0..r)``.
 
-All three carry the stamp of the input they were computed from. Inputs:
+All three carry the stamp of the input they were computed from. Optionally
+(``publish_linearization: true``, off by default) also
+
+* ``~/linearization`` (``std_msgs/Float64MultiArray``; ``~`` = the node's name, e.g.
+  ``/geodyn_node/linearization``): the SE(3) linearization ``dz/dt = A z + B w``
+  (``gd.linearize``, Bos et al. Props. 1-2) about the state of the cycle -- ``C``, ``V^(0)``,
+  ``q^(0)``, ``q^(1)``, i.e. the measured state in ``measured`` mode, the reference in
+  ``reference`` mode -- and the input the cycle just computed, ``(W^(0), tau^(0))``, in
+  ``linearization_representation`` (``body``: twist ``Ad_C^-1 V^(0)`` and wrench
+  ``Ad_C^T W^(0)``, base axes; ``spatial``: ``V^(0)``, ``W^(0)``, world axes). With
+  ``nv = 6 + n`` (``n`` = model joints), ``nx = 2 nv``, ``nu = nv``, the message is exactly::
+
+      layout.data_offset = 2
+      layout.dim[0] = {label: "A:rows=<nx>;cols=<nx>", size: nx*nx, stride: nx*nx}
+      layout.dim[1] = {label: "B:rows=<nx>;cols=<nu>", size: nx*nu, stride: nx*nu}
+      data[0], data[1]  = stamp.sec, stamp.nanosec (same stamp as feedforward/*)
+      A[i][j] = data[2 + i*nx + j]            (A row-major, 0 <= i, j < nx)
+      B[i][j] = data[2 + nx*nx + i*nu + j]    (B row-major, 0 <= i < nx, 0 <= j < nu)
+      len(data) = 2 + nx*nx + nx*nu
+
+  Each dim is one block (not an axis: the usual MultiArrayLayout stride rule does not apply).
+  Rows/columns of ``A`` and rows of ``B`` are the state ``z = (delta, dq, dV, dqd)``
+  (``gd.state_labels``: ``delta_wx..delta_vz`` -- the pose perturbation
+  ``C -> C exp(hat(delta))``, angular first, base axes --, ``q:<joint>``, ``V_wx..V_vz``,
+  ``qd:<joint>``); columns of ``B`` are the input ``w = (dW, dtau)`` (``gd.input_labels``:
+  ``W_nx..W_fz`` moment first, ``tau:<joint>``); joints in ``model.joint_names`` order.
+  Decode with :func:`geodyn_ros.ros.jets.decode_linearization`.
+* ``~/linearization/labels`` (``std_msgs/String``, reliable, transient local, published once
+  at start-up when ``publish_linearization`` is true): JSON object with ``representation``,
+  ``state`` (nx names), ``input`` (nu names), ``nx``, ``nu``, ``data_offset``, ``layout`` (the
+  rule above in words), ``perturbation`` (the meaning of z and w), ``model``, ``base_link``,
+  ``world_frame``, ``gravity``.
+
+A cycle whose linearization fails (``gd.linearize`` raises, or NaN/Inf in ``A`` or ``B``) still
+publishes the feedforward but no linearization; the problem is logged (throttled), reported as
+WARN on ``/diagnostics`` and the cycle counted in ``cycles_skipped``, like the skipped cycles below.
+
+Inputs:
 
 * ``reference`` (reference-jet ``Float64MultiArray``): base pose, spatial twist jet
   ``V^(0..r+1)`` and joint jets ``q^(0..r+2)``;
@@ -37,15 +74,17 @@ from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Float64MultiArray, String
 
 import geodyn_ros as gd
 from geodyn_ros.dynamics import MAX_ORDER
+from geodyn_ros.lie import Ad_inv
 
 from .conversions import (InputError, JointNameMatcher, parse_odometry, set_stamp, spatial_to_body_wrench,
                           stamp_to_ns, write_body_wrench)
 from .diagnostics import DiagnosticsReporter
-from .jets import FeedforwardJetPacker, ReferenceDecoder
+from .jets import FeedforwardJetPacker, LinearizationPacker, ReferenceDecoder, linearization_labels_json
 from .params import ConfigurationError, declare_parameters, load_model_from_parameters
 from .runtime import control_qos, run_nodes
 
@@ -66,9 +105,17 @@ PARAMETERS = {
     "qos_depth": (2, "Keep-last depth of the control topics."),
     "publish_jet": (True, "Publish feedforward/jet with all orders 0..r."),
     "diagnostics_period": (1.0, "Period [s, wall clock] of the /diagnostics summary."),
+    "publish_linearization": (False, "Publish ~/linearization (A, B of gd.linearize about the "
+                              "cycle's state and feedforward input, for an MPC) and the latched "
+                              "~/linearization/labels JSON."),
+    "linearization_representation": ("body", "Base twist and wrench in ~/linearization: 'body' "
+                                     "(default; the paper's choice and the MPC-friendly one: base "
+                                     "axes, A and B independent of the base position) or "
+                                     "'spatial' (world axes, about the world origin)."),
 }
 
 _MODES = ("reference", "measured")
+_REPRESENTATIONS = ("body", "spatial")
 
 
 class _Slot:
@@ -119,6 +166,8 @@ class GeodynNode(Node):
         self.world_frame = p["world_frame"]
         self.base_link = self.model.base_link
         self.publish_jet = p["publish_jet"]
+        self.publish_linearization = p["publish_linearization"]
+        self.lin_representation = p["linearization_representation"]
         n = self.model.n_joints
 
         # Input buffers, filled in place by the parsers.
@@ -154,6 +203,8 @@ class GeodynNode(Node):
         self._efforts_msg = JointState()
         self._efforts_msg.name = list(self.model.joint_names)
         self._jet = FeedforwardJetPacker(self.model.joint_names, r)
+        if self.publish_linearization:
+            self._setup_linearization(qos)
 
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: feedforward", self.model.name)
         self._wall = Clock(clock_type=ClockType.STEADY_TIME)
@@ -184,6 +235,31 @@ class GeodynNode(Node):
             raise ConfigurationError(f"parameter 'qos_depth': must be >= 1, got {p['qos_depth']}")
         if not p["diagnostics_period"] > 0:
             raise ConfigurationError("parameter 'diagnostics_period': must be > 0")
+        if p["linearization_representation"] not in _REPRESENTATIONS:
+            raise ConfigurationError(f"parameter 'linearization_representation': must be one of "
+                                     f"{_REPRESENTATIONS}, got '{p['linearization_representation']}'")
+
+    def _setup_linearization(self, qos) -> None:
+        nv = 6 + self.model.n_joints
+        self._lin = LinearizationPacker(2 * nv, nv)
+        self._pub_lin = self.create_publisher(Float64MultiArray, "~/linearization", qos)
+        latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                             reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self._pub_lin_labels = self.create_publisher(String, "~/linearization/labels", latched)
+        body = self.lin_representation == "body"
+        twist = ("body twist Ad_C^-1 V (base axes)" if body else "spatial twist V (world axes)")
+        wrench = ("body wrench Ad_C^T W (moment about the base-link origin, base axes)" if body
+                  else "spatial wrench W (moment about the world origin, world axes)")
+        perturbation = (
+            "z = (delta, dq, dV, dqd): C -> C exp(hat(delta)) with delta = (dw, dv) angular first "
+            f"in base axes, q -> q + dq, V -> V + dV, qd -> qd + dqd; V is the {twist}, angular "
+            f"first. w = (dW, dtau): W is the {wrench}, moment first; tau the joint torques.")
+        text = linearization_labels_json(
+            self.lin_representation, gd.state_labels(self.model), gd.input_labels(self.model),
+            perturbation=perturbation, model=self.model.name, base_link=self.base_link,
+            world_frame=self.world_frame, gravity=[float(g) for g in self.gravity])
+        self._pub_lin_labels.publish(String(data=text))
 
     # ------------------------------------------------------------------ callbacks
     def _now_ns(self) -> int:
@@ -279,13 +355,16 @@ class GeodynNode(Node):
         if not (np.isfinite(W).all() and np.isfinite(tau).all()):
             self.diag.problem("nonfinite", "inverse dynamics produced NaN/Inf; not published")
             return
-        self._publish(stamp, C, W, tau)
+        W0_body = spatial_to_body_wrench(C, W[0])
+        self._publish(stamp, W0_body, W, tau)
+        if self.publish_linearization and not self._publish_linearization(stamp, C, V, Q, W, W0_body, tau):
+            return  # the feedforward went out; the failed linearization counts as a skipped cycle
         self.diag.ok()
         self.diag.clear()
 
-    def _publish(self, stamp_ns: int, C, W, tau) -> None:
+    def _publish(self, stamp_ns: int, W0_body, W, tau) -> None:
         m = self._wrench_msg
-        write_body_wrench(m, stamp_ns, spatial_to_body_wrench(C, W[0]))
+        write_body_wrench(m, stamp_ns, W0_body)
         e = self._efforts_msg
         set_stamp(e.header.stamp, stamp_ns)
         e.effort = array.array("d", np.ascontiguousarray(tau[0]).tobytes())
@@ -293,6 +372,28 @@ class GeodynNode(Node):
         self._pub_efforts.publish(e)
         if self.publish_jet:
             self._pub_jet.publish(self._jet.pack(stamp_ns, W, tau))
+
+    def _publish_linearization(self, stamp_ns: int, C, V, Q, W, W0_body, tau) -> bool:
+        """Linearize about ``(C, V^(0), q^(0), q^(1))`` and ``(W^(0), tau^(0))`` and publish;
+        on failure report the problem, publish nothing and return False."""
+        if self.lin_representation == "body":
+            twist = (Ad_inv(C) @ V[0])[None, :]
+            wrench = W0_body[None, :]
+        else:
+            twist, wrench = V[:1], W[:1]
+        try:
+            lin = gd.linearize(self.model, C, twist, Q[:2], wrench, tau[:1], gravity=self.gravity,
+                               representation=self.lin_representation)
+        except Exception as exc:  # noqa: BLE001  an optional output must not stop the feedforward
+            self.diag.problem("linearization", f"linearization failed ({type(exc).__name__}: "
+                              f"{exc}); feedforward published, ~/linearization not")
+            return False
+        if not (np.isfinite(lin.A).all() and np.isfinite(lin.B).all()):
+            self.diag.problem("linearization", "linearization produced NaN/Inf; feedforward "
+                              "published, ~/linearization not")
+            return False
+        self._pub_lin.publish(self._lin.pack(stamp_ns, lin.A, lin.B))
+        return True
 
 
 def main(args=None) -> int:

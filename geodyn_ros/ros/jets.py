@@ -23,11 +23,27 @@ Feedforward jet (topic ``feedforward/jet``, published by ``geodyn_node``)
 
 Every element is at ``data[data_offset + k * dim[1].stride + j]`` (the standard
 ``MultiArrayLayout`` rule). Stamps are exact in float64 (``sec < 2^53``, ``nanosec < 1e9``).
+
+Linearization (topic ``~/linearization``, published by ``geodyn_node`` when
+``publish_linearization`` is true)
+    Not a jet and not one tensor: two row-major matrices one after the other, ``A`` (nx, nx)
+    and ``B`` (nx, nu) of ``dz/dt = A z + B w`` (:func:`geodyn_ros.linearize`), with
+    ``nx = 2(6+n)``, ``nu = 6+n``.
+    ``data_offset = 2``: ``data[0:2] = (stamp.sec, stamp.nanosec)`` of the state the
+    linearization was computed at (the stamp of the feedforward outputs of the same cycle).
+    ``dim[0] = ("A:rows=<nx>;cols=<nx>", nx*nx, nx*nx)``,
+    ``dim[1] = ("B:rows=<nx>;cols=<nu>", nx*nu, nx*nu)``: each dim is one *block* (``size`` =
+    ``stride`` = its element count), so the standard stride rule does not apply. Element
+    ``A[i, j] = data[2 + i*nx + j]``, ``B[i, j] = data[2 + nx*nx + i*nu + j]``;
+    ``len(data) = 2 + nx*nx + nx*nu``. The row/column names and the representation are the
+    JSON of :func:`linearization_labels_json` (topic ``~/linearization/labels``).
 """
 from __future__ import annotations
 
 import array
+import json
 import math
+import re
 
 import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
@@ -44,6 +60,10 @@ __all__ = [
     "ReferenceDecoder",
     "FeedforwardJetPacker",
     "decode_feedforward_jet",
+    "LINEARIZATION_OFFSET",
+    "LinearizationPacker",
+    "decode_linearization",
+    "linearization_labels_json",
 ]
 
 ROW_LABEL = "derivative"
@@ -51,6 +71,7 @@ BASE_TWIST_COLUMNS = ("w_x", "w_y", "w_z", "v_x", "v_y", "v_z")
 BASE_WRENCH_COLUMNS = ("n_x", "n_y", "n_z", "f_x", "f_y", "f_z")
 REFERENCE_OFFSET = 9
 FEEDFORWARD_OFFSET = 2
+LINEARIZATION_OFFSET = 2
 
 
 def _layout(msg: Float64MultiArray, rows: int, columns, offset: int) -> None:
@@ -210,3 +231,99 @@ def decode_feedforward_jet(msg):
     body = data[FEEDFORWARD_OFFSET:].reshape(rows, ncol)
     stamp = int(data[0]) * 1_000_000_000 + int(data[1])
     return stamp, body[:, :6].copy(), body[:, 6:].copy(), tuple(names[6:])
+
+
+# ---------------------------------------------------------------------- linearization
+_BLOCK_LABEL = re.compile(r"^([AB]):rows=(\d+);cols=(\d+)$")
+
+
+def _block_label(name: str, rows: int, cols: int) -> str:
+    return f"{name}:rows={rows};cols={cols}"
+
+
+class LinearizationPacker:
+    """Build linearization messages (``A`` (nx, nx) then ``B`` (nx, nu), row-major, after the
+    stamp; module docstring) for fixed sizes, reusing one message."""
+
+    def __init__(self, nx: int, nu: int):
+        self.nx, self.nu = nx, nu
+        self.msg = Float64MultiArray()
+        self.msg.layout.dim = [
+            MultiArrayDimension(label=_block_label("A", nx, nx), size=nx * nx, stride=nx * nx),
+            MultiArrayDimension(label=_block_label("B", nx, nu), size=nx * nu, stride=nx * nu),
+        ]
+        self.msg.layout.data_offset = LINEARIZATION_OFFSET
+        o = LINEARIZATION_OFFSET
+        self._buf = np.empty(o + nx * nx + nx * nu)
+        self._A = self._buf[o:o + nx * nx].reshape(nx, nx)
+        self._B = self._buf[o + nx * nx:].reshape(nx, nu)
+
+    def pack(self, stamp_ns: int, A: np.ndarray, B: np.ndarray) -> Float64MultiArray:
+        """Message carrying ``A``, ``B`` with the stamp."""
+        sec, nsec = divmod(int(stamp_ns), 1_000_000_000)
+        self._buf[0], self._buf[1] = sec, nsec
+        self._A[:] = A
+        self._B[:] = B
+        self.msg.data = array.array("d", self._buf.tobytes())
+        return self.msg
+
+
+def decode_linearization(msg):
+    """``(stamp_ns, A (nx, nx), B (nx, nu))`` of a linearization message.
+
+    Raises :class:`InputError` if the layout is not the one in the module docstring.
+    """
+    lay = msg.layout
+    what = "linearization"
+    if len(lay.dim) != 2:
+        raise InputError(f"{what}: layout must have 2 dims (blocks A, B), has {len(lay.dim)}")
+    if lay.data_offset != LINEARIZATION_OFFSET:
+        raise InputError(f"{what}: layout.data_offset must be {LINEARIZATION_OFFSET}, is {lay.data_offset}")
+    shapes = []
+    for d, name in zip(lay.dim, "AB"):
+        m = _BLOCK_LABEL.match(d.label)
+        if m is None or m.group(1) != name:
+            raise InputError(f"{what}: dim label '{d.label}' is not '{name}:rows=<int>;cols=<int>'")
+        rows, cols = int(m.group(2)), int(m.group(3))
+        if d.size != rows * cols or d.stride != rows * cols:
+            raise InputError(f"{what}: block {name} has size/stride ({d.size}, {d.stride}), "
+                             f"label says {rows} x {cols}")
+        shapes.append((rows, cols))
+    (ra, ca), (rb, cb) = shapes
+    if ra != ca or rb != ra:
+        raise InputError(f"{what}: A is {ra} x {ca} and B is {rb} x {cb}; need A square and "
+                         "B with as many rows")
+    o = LINEARIZATION_OFFSET
+    if len(msg.data) != o + ra * ca + rb * cb:
+        raise InputError(f"{what}: data has {len(msg.data)} values, layout says "
+                         f"{o} + {ra} x {ca} + {rb} x {cb}")
+    data = np.asarray(msg.data, dtype=np.float64)
+    stamp = int(data[0]) * 1_000_000_000 + int(data[1])
+    A = data[o:o + ra * ca].reshape(ra, ca).copy()
+    B = data[o + ra * ca:].reshape(rb, cb).copy()
+    return stamp, A, B
+
+
+def linearization_labels_json(representation: str, state_labels, input_labels, **extra) -> str:
+    """The JSON text of ``~/linearization/labels``: ``representation``, ``state`` (the ``nx``
+    names of ``z``: rows and columns of ``A``, rows of ``B``), ``input`` (the ``nu`` names of
+    ``w``: columns of ``B``), ``nx``, ``nu``, ``data_offset`` and a ``layout`` sentence, then
+    ``extra`` keys (e.g. the model name)."""
+    state, inputs = list(state_labels), list(input_labels)
+    nx, nu = len(state), len(inputs)
+    o = LINEARIZATION_OFFSET
+    doc = {
+        "representation": representation,
+        "state": state,
+        "input": inputs,
+        "nx": nx,
+        "nu": nu,
+        "data_offset": o,
+        "layout": (f"std_msgs/Float64MultiArray: data[0:2] = (stamp.sec, stamp.nanosec); "
+                   f"A ({nx} x {nx}) row-major at data[{o}:{o + nx * nx}], A[i,j] = data[{o} + i*{nx} + j]; "
+                   f"B ({nx} x {nu}) row-major at data[{o + nx * nx}:{o + nx * nx + nx * nu}], "
+                   f"B[i,j] = data[{o + nx * nx} + i*{nu} + j]; dz/dt = A z + B w, "
+                   f"z = state, w = input"),
+    }
+    doc.update(extra)
+    return json.dumps(doc)
