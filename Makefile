@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: venv test demo paper bench bench-table4 bench-node clean
+.PHONY: venv test demo paper bench bench-table4 bench-node fd-sweep bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -41,6 +41,14 @@ bench: $(STAMP)
 ## The paper's Table 4 / Fig. 4 (scaling in N and r, CasADi baseline, batch); ARGS=--full for N up to 996.
 bench-table4: $(STAMP)
 	$(BIN)/python bench/bench_table4.py --out $(OUT) $(ARGS)
+
+## Derivatives vs central geometric finite differences over step sizes (V-shaped error plot in $(OUT)/).
+fd-sweep: $(STAMP)
+	$(BIN)/python -m geodyn_ros.examples.fd_step_sweep --out $(OUT)
+
+## Derivative / linearization calls vs Pinocchio's derivative calls, and scaling in N.
+bench-linearize: $(STAMP)
+	$(BIN)/python bench/bench_linearize.py --out $(OUT) $(ARGS)
 
 ## geodyn_node at 1 kHz input (separate process): rate, drops, latency median/p99.
 bench-node: $(STAMP)
