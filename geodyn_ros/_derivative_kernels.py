@@ -61,6 +61,10 @@ from ._kernels import (_FAST, ERR_EXTT_NONFINITE, ERR_EXTW_NONFINITE, ERR_GRAVIT
 MODE_ID = 0          #: derivatives of the extended inverse dynamics at a given acceleration
 MODE_FD = 1          #: forward dynamics, its derivatives and the inverse mass matrix
 MODE_LINEARIZE = 2   #: MODE_FD plus the A and B matrices of Props. 1-2
+MODE_MINV = 3        #: the inverse mass matrix only
+
+#: above this size the dense products use BLAS (np.dot) instead of the inlined loops
+_BLAS_NV = 48
 
 
 # --------------------------------------------------------------------------- 6-vector algebra
@@ -167,13 +171,14 @@ def _adjoint(C, Ad):
 
 # --------------------------------------------------------------------------- the kernel
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def derivatives(bodyi, bodyf, C, V0, q, qd, acc, u, g, wext, text, mode, body,
+def derivatives(bodyi, bodyf, C, Vj, Qj, Wj, Tj, g, wext, text, mode, body,
                 out_val, out_D, out_M, out_Minv, out_acc, out_A, out_B):
     """Derivatives of the dynamics at one state (see the module docstring).
 
-    Inputs: ``C`` (4, 4) base pose; ``V0`` (6,) base twist (spatial, or body if ``body``);
-    ``q``, ``qd`` (n,); ``acc`` (6+n,) = (base acceleration, qdd) [MODE_ID only];
-    ``u`` (6+n,) = (base wrench, tau) [MODE_FD/LINEARIZE; wrench spatial or body];
+    Inputs (rows as the public API; the caller checked the shapes): ``C`` (4, 4) base pose;
+    ``Vj`` rows ``V`` (base twist, spatial or body if ``body``) and [MODE_ID] ``Vdot``;
+    ``Qj`` rows ``q``, ``qd`` and [MODE_ID] ``qdd``; ``Wj`` row 0 the base wrench and ``Tj``
+    row 0 the joint torques [MODE_FD/LINEARIZE; wrench spatial or body];
     ``g`` (3,) gravity (world); ``wext`` (N, 6) applied spatial wrenches (world), ``text`` (n,).
 
     Outputs: ``out_val`` (6+n,) the extended ID ``(W, tau)`` at the (given or computed)
@@ -185,6 +190,24 @@ def derivatives(bodyi, bodyf, C, V0, q, qd, acc, u, g, wext, text, mode, body,
     N = bodyi.shape[0]
     n = N - 1
     nv = 6 + n
+    V0 = np.empty(6)
+    q = np.empty(n)
+    qd = np.empty(n)
+    acc = np.zeros(nv)
+    u = np.zeros(nv)
+    for a in range(6):
+        V0[a] = Vj[0, a]
+        if mode == MODE_ID:
+            acc[a] = Vj[1, a]
+        elif mode != MODE_MINV:
+            u[a] = Wj[0, a]
+    for j in range(n):
+        q[j] = Qj[0, j]
+        qd[j] = Qj[1, j]
+        if mode == MODE_ID:
+            acc[6 + j] = Qj[2, j]
+        elif mode != MODE_MINV:
+            u[6 + j] = Tj[0, j]
     code = _check_pose(C)
     if code != OK:
         return code
@@ -342,6 +365,8 @@ def derivatives(bodyi, bodyf, C, V0, q, qd, acc, u, g, wext, text, mode, body,
                 out_Minv[5 + i, c] = s
                 for a in range(6):
                     Acc[i, a, c] = Acc[p, a, c] + S[i, a] * s
+        if mode == MODE_MINV:
+            return OK
         # bias h = ID(x, 0): RNEA with zero accelerations
         hb = np.empty(nv)
         Fb = np.zeros((N, 6))
@@ -553,14 +578,23 @@ def derivatives(bodyi, bodyf, C, V0, q, qd, acc, u, g, wext, text, mode, body,
     if mode == MODE_ID:
         return OK
 
-    # ---- forward dynamics derivatives: -M^-1 D ID (Prop. 3)
+    # ---- forward dynamics derivatives: -M^-1 D ID (Prop. 3), a dense (nv, nv) x (nv, 2 nv) product
+    if nv >= _BLAS_NV:
+        out_D[:, :] = np.dot(out_Minv, D)
+        for r in range(nv):
+            for c in range(2 * nv):
+                out_D[r, c] = -out_D[r, c]
+    else:
+        for r in range(nv):
+            for c in range(2 * nv):
+                out_D[r, c] = 0.0
+            for k in range(nv):
+                a = out_Minv[r, k]
+                for c in range(2 * nv):     # contiguous inner loop (vectorises)
+                    out_D[r, c] -= a * D[k, c]
     for r in range(nv):
         for c in range(2 * nv):
-            s = 0.0
-            for k in range(nv):
-                s -= out_Minv[r, k] * D[k, c]
-            out_D[r, c] = s
-            if not np.isfinite(s):
+            if not np.isfinite(out_D[r, c]):
                 return ERR_RESULT_NONFINITE
     if mode != MODE_LINEARIZE:
         return OK

@@ -57,6 +57,8 @@ REPRESENTATIONS = ("spatial", "body")
 
 _NO_WEXT = np.zeros((0, 6))
 _NO_TEXT = np.zeros(0)
+_EMPTY2 = np.zeros((0, 0))
+_ZERO_TWIST = np.zeros((1, 6))
 
 
 class IDDerivatives(NamedTuple):
@@ -148,20 +150,23 @@ def _ext_row0(model, ext_wrench, ext_torque):
     return w, t
 
 
-def _call(model, mode, base_pose, V, q, qd, acc, u, gravity, ext_wrench, ext_torque, body):
+def _call(model, mode, C, Vj, Qj, Wj, Tj, gravity, ext_wrench, ext_torque, body):
     n = model.n_joints
     nv = 6 + n
     g = _gravity(gravity)
-    wext, text = _ext_row0(model, ext_wrench, ext_torque)
+    if ext_wrench is None and ext_torque is None:
+        wext, text = _NO_WEXT, _NO_TEXT
+    else:
+        wext, text = _ext_row0(model, ext_wrench, ext_torque)
+    lin = mode == DK.MODE_LINEARIZE
     val = np.empty(nv)
     D = np.empty((nv, 2 * nv))
     M = np.empty((nv, nv))
-    lin = mode == DK.MODE_LINEARIZE
-    Minv = np.empty((nv, nv)) if mode != DK.MODE_ID else np.empty((0, 0))
+    Minv = np.empty((nv, nv)) if mode != DK.MODE_ID else _EMPTY2
     out_acc = np.empty(nv)
-    A = np.empty((2 * nv, 2 * nv)) if lin else np.empty((0, 0))
-    B = np.empty((2 * nv, nv)) if lin else np.empty((0, 0))
-    code = DK.derivatives(model.bodyi, model.bodyf, base_pose, V, q, qd, acc, u, g, wext, text,
+    A = np.empty((2 * nv, 2 * nv)) if lin else _EMPTY2
+    B = np.empty((2 * nv, nv)) if lin else _EMPTY2
+    code = DK.derivatives(model.bodyi, model.bodyf, C, Vj, Qj, Wj, Tj, g, wext, text,
                           mode, body, val, D, M, Minv, out_acc, A, B)
     if code:
         _raise(code)
@@ -203,9 +208,8 @@ def inverse_dynamics_derivatives(model: Model, base_pose, base_twist, q, *, grav
     body = _representation(representation)
     C, V, Q = _state(model, base_pose, base_twist, q, 2, 3, "rows V, Vdot", "rows q, qd, qdd")
     n = model.n_joints
-    acc = np.concatenate([V[1], Q[2]])
-    val, D, M, _, _, _, _ = _call(model, DK.MODE_ID, C, np.ascontiguousarray(V[0]), np.ascontiguousarray(Q[0]),
-                                  np.ascontiguousarray(Q[1]), acc, acc, gravity, ext_wrench, ext_torque, body)
+    val, D, M, _, _, _, _ = _call(model, DK.MODE_ID, C, V, Q, _EMPTY2, _EMPTY2, gravity, ext_wrench,
+                                  ext_torque, body)
     return IDDerivatives(val[:6], val[6:], *_split(D, n), M)
 
 
@@ -231,9 +235,7 @@ def forward_dynamics_derivatives(model: Model, base_pose, base_twist, q, base_wr
     n = model.n_joints
     W = _jet(base_wrench, "base_wrench", 1, 6, "row 0: the base wrench")
     T = _jet(tau, "tau", 1, n, "row 0: the joint torques")
-    u = np.concatenate([W[0], T[0]])
-    _, D, _, Minv, acc, _, _ = _call(model, DK.MODE_FD, C, np.ascontiguousarray(V[0]), np.ascontiguousarray(Q[0]),
-                                     np.ascontiguousarray(Q[1]), u, u, gravity, ext_wrench, ext_torque, body)
+    _, D, _, Minv, acc, _, _ = _call(model, DK.MODE_FD, C, V, Q, W, T, gravity, ext_wrench, ext_torque, body)
     return FDDerivatives(acc[:6], acc[6:], *_split(D, n), Minv)
 
 
@@ -254,10 +256,8 @@ def linearize(model: Model, base_pose, base_twist, q, base_wrench, tau, *, gravi
     n = model.n_joints
     W = _jet(base_wrench, "base_wrench", 1, 6, "row 0: the base wrench")
     T = _jet(tau, "tau", 1, n, "row 0: the joint torques")
-    u = np.concatenate([W[0], T[0]])
-    _, _, _, _, acc, A, B = _call(model, DK.MODE_LINEARIZE, C, np.ascontiguousarray(V[0]),
-                                  np.ascontiguousarray(Q[0]), np.ascontiguousarray(Q[1]), u, u, gravity,
-                                  ext_wrench, ext_torque, body)
+    _, _, _, _, acc, A, B = _call(model, DK.MODE_LINEARIZE, C, V, Q, W, T, gravity, ext_wrench,
+                                  ext_torque, body)
     return Linearization(A, B, acc[:6], acc[6:], "body" if body else "spatial")
 
 
@@ -271,7 +271,8 @@ def inverse_mass_matrix(model: Model, base_pose, q, *, representation: str = "sp
     n = model.n_joints
     C = _pose(base_pose)
     Q = _jet(q, "q", 1, n, "joint positions")
-    z = np.zeros(6 + n)
-    _, _, _, Minv, _, _, _ = _call(model, DK.MODE_FD, C, np.zeros(6), np.ascontiguousarray(Q[0]), np.zeros(n),
-                                   z, z, (0.0, 0.0, 0.0), None, None, body)
+    Q2 = np.zeros((2, n))
+    Q2[0] = Q[0]
+    _, _, _, Minv, _, _, _ = _call(model, DK.MODE_MINV, C, _ZERO_TWIST, Q2, _EMPTY2, _EMPTY2, (0.0, 0.0, 0.0),
+                                   None, None, body)
     return Minv

@@ -226,3 +226,28 @@ def test_inverse_mass_matrix_vs_pinocchio(robot, rep):
         ours = gd.inverse_mass_matrix(model, s.C, s.q, representation=rep)
         _check(ours, Minv, f"{rep} M^-1, state {i}")
         assert np.array_equal(ours, ours.T) or rm.rel_err(ours, ours.T) < 1e-13
+
+
+def test_large_tree_vs_pinocchio():
+    """A 51-body tree (nv = 56): the dense products of the kernel switch to BLAS above nv = 48."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+    from make_tree_urdf import branched_tree_urdf
+    src = branched_tree_urdf(10)
+    model = gd.load_urdf(src)
+    ref = rm.PinRef(src, model.joint_names)
+    n = model.n_joints
+    assert 6 + n >= 48
+    rng = np.random.default_rng(_seed("big"))
+    for i in range(3):
+        s = rm.random_state(rng, n)
+        Vb = rm.Ad_inv(s.C) @ s.V
+        val, D, M = _pin_id_derivatives(ref, s.C, Vb, rm.Ad_inv(s.C) @ s.Vd, s.q, s.qd, s.qdd, rm.GRAVITY)
+        res = gd.inverse_dynamics_derivatives(model, s.C, np.array([Vb, rm.Ad_inv(s.C) @ s.Vd]),
+                                              np.array([s.q, s.qd, s.qdd]), representation="body")
+        _check(res.d_state, D, f"big tree dID, state {i}")
+        Wb, tau = val[:6] + rng.standard_normal(6), val[6:] + 0.1 * rng.standard_normal(n)
+        acc, F, Minv = _pin_fd_derivatives(ref, s.C, Vb, s.q, s.qd, Wb, tau, rm.GRAVITY)
+        lin = gd.linearize(model, s.C, Vb[None], np.array([s.q, s.qd]), Wb[None], tau[None], representation="body")
+        _check(lin.A[6 + n:], F, f"big tree A, state {i}")
+        _check(lin.B[6 + n:], Minv, f"big tree B, state {i}")
+        _check(gd.inverse_mass_matrix(model, s.C, s.q, representation="body"), Minv, f"big tree M^-1, state {i}")
