@@ -8,7 +8,8 @@ Modules
 -------
 ``conversions``   stamps, poses, odometry (REP 105) and joint-name matching, ROS <-> numpy.
 ``jets``          the self-describing ``Float64MultiArray`` layouts of the reference and
-                  feedforward jets (see the README, *ROS interface*).
+                  feedforward jets and of the optional ``~/linearization`` (A, B) output
+                  (see the README, *ROS interface*).
 ``diagnostics``   a small ``/diagnostics`` reporter with throttled warnings.
 ``params``        parameter declaration from a node's ``PARAMETERS`` table, model loading.
 ``geodyn_node``   the feedforward dynamics node (console script ``geodyn_node``).
