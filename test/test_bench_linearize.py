@@ -9,9 +9,7 @@ import math
 import pathlib
 import sys
 
-import pytest
-
-pytest.importorskip("pinocchio")
+import pinocchio  # noqa: F401  (pinned in requirements.txt: a missing install must fail, not skip)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT / "bench") not in sys.path:

@@ -120,7 +120,6 @@ def test_step_sweep_is_v_shaped_and_plot_is_saved(aerial_manipulator, tmp_path):
             assert e[k] <= 1e-8
             slope = np.polyfit(np.log(steps[:5]), np.log(e[:5]), 1)[0]   # h = 1e-1 .. 1e-3
             assert 1.7 <= slope <= 2.3, f"{which}/{rep}: truncation slope {slope:.2f}, expected 2"
-    pytest.importorskip("matplotlib")
     assert sw.main(["--out", str(tmp_path)]) == 0
     assert (tmp_path / "fd_step_sweep.png").stat().st_size > 10_000
     assert (tmp_path / "fd_step_sweep.csv").read_text().count("\n") == 42
