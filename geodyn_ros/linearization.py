@@ -58,6 +58,7 @@ REPRESENTATIONS = ("spatial", "body")
 _NO_WEXT = np.zeros((0, 6))
 _NO_TEXT = np.zeros(0)
 _EMPTY2 = np.zeros((0, 0))
+_EMPTY1 = np.zeros(0)
 _ZERO_TWIST = np.zeros((1, 6))
 
 
@@ -159,9 +160,10 @@ def _call(model, mode, C, Vj, Qj, Wj, Tj, gravity, ext_wrench, ext_torque, body)
     else:
         wext, text = _ext_row0(model, ext_wrench, ext_torque)
     lin = mode == DK.MODE_LINEARIZE
-    val = np.empty(nv)
-    D = np.empty((nv, 2 * nv))
-    M = np.empty((nv, nv))
+    minv_only = mode == DK.MODE_MINV     # the kernel returns right after M^-1
+    val = np.empty(nv) if not minv_only else _EMPTY1
+    D = np.empty((nv, 2 * nv)) if not minv_only else _EMPTY2
+    M = np.empty((nv, nv)) if not minv_only else _EMPTY2
     Minv = np.empty((nv, nv)) if mode != DK.MODE_ID else _EMPTY2
     out_acc = np.empty(nv)
     A = np.empty((2 * nv, 2 * nv)) if lin else _EMPTY2
