@@ -20,6 +20,7 @@ from .linearization import (FDDerivatives, IDDerivatives, Linearization, forward
                             input_labels, inverse_dynamics_derivatives, inverse_mass_matrix, linearize,
                             state_labels)
 from .model import Model
+from .representations import angular_first, convert_twist, convert_wrench, linear_first, twist_transform
 from .urdf import load_urdf
 
 __version__ = "0.1.0"
@@ -30,6 +31,7 @@ __all__ = [
     "mass_matrix", "coriolis_matrix", "gravity_vector",
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "inverse_mass_matrix", "linearize",
     "state_labels", "input_labels", "IDDerivatives", "FDDerivatives", "Linearization",
+    "convert_twist", "convert_wrench", "twist_transform", "linear_first", "angular_first",
     "InverseDynamicsResult", "ForwardDynamicsResult", "HybridDynamicsResult", "KinematicsResult",
     "DEFAULT_GRAVITY",
 ]

@@ -1,0 +1,218 @@
+"""Base twist and wrench representations and the conversion of their *jets* (Müller §2).
+
+The four representations of the base velocity (angular first, as everywhere in geodyn_ros),
+with base pose ``C = (R, r)`` (base axes -> world, base origin ``r`` in world):
+
+=============  ==============================  ============================================
+name           twist ``V^X``                    wrench ``W^X`` (dual: ``W^X . V^X`` = power)
+=============  ==============================  ============================================
+``"body"``     ``(w_b, v_b) = C^-1 dC/dt``      moment about the base origin, base axes; force
+               (base axes; Pinocchio LOCAL)     in base axes (Pinocchio's ``rnea[:6]``)
+``"spatial"``  ``(w, rdot + r x w)`` (world;    moment about the world origin and force, world
+               CONVENTIONS.md, the core)        axes (CONVENTIONS.md, the core)
+``"hybrid"``   ``(w, rdot)``: angular velocity  moment about the base origin and force, world
+               and base-origin velocity, world  axes (Pinocchio LOCAL_WORLD_ALIGNED)
+``"mixed"``    ``(w_b, rdot)``: body angular    moment about the base origin in base axes, force
+               velocity, world linear velocity  in world axes (MuJoCo free joint, iDynTree)
+=============  ==============================  ============================================
+
+Every representation is ``V^X = T_X(C) V_b`` with ``T_body = I``, ``T_spatial = Ad_C``,
+``T_hybrid = blkdiag(R, R)``, ``T_mixed = blkdiag(I, R)``, and wrenches map by the dual,
+``W^X = T_X^-T W_b``. Along a motion ``T_X`` changes, ``dT_X/dt = T_X Omega_X(V_b)`` with
+``Omega_body = 0``, ``Omega_spatial = ad_{V_b}``, ``Omega_hybrid = blkdiag(hat(w_b), hat(w_b))``,
+``Omega_mixed = blkdiag(0, hat(w_b))``, so time derivatives convert with the Leibniz sums
+
+    V^X(k) = sum_j binom(k, j) T_X^(j) V_b^(k-j),   T_X^(j) = sum_i binom(j-1, i) T_X^(j-1-i) Omega_X(V_b^(i)),
+
+which this module evaluates exactly (converting row by row with ``T_X`` alone is wrong from the
+second derivative on; the first happens to be right for ``spatial`` only, as ``ad_V V = 0``).
+Jets follow the package convention: row ``k`` is the k-th time derivative.
+"""
+from __future__ import annotations
+
+from math import comb
+
+import numpy as np
+
+from .lie import ad, hat
+
+__all__ = ["REPRESENTATIONS", "twist_transform", "convert_twist", "convert_wrench",
+           "linear_first", "angular_first"]
+
+#: the base twist / wrench representations
+REPRESENTATIONS = ("spatial", "body", "hybrid", "mixed")
+
+
+def _rep(name, arg):
+    if name not in REPRESENTATIONS:
+        raise ValueError(f"{arg}: expected one of {REPRESENTATIONS}, got {name!r}")
+    return name
+
+
+def _pose(C):
+    C = np.asarray(C, dtype=float)
+    if C.shape != (4, 4):
+        raise ValueError(f"base_pose: expected shape (4, 4), got {C.shape}")
+    if not np.isfinite(C).all():
+        raise ValueError("base_pose: contains NaN or Inf")
+    R = C[:3, :3]
+    if (np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0
+            or np.abs(C[3] - [0, 0, 0, 1]).max() > 1e-6):
+        raise ValueError("base_pose: is not a rigid transform (to 1e-6)")
+    return C
+
+
+def _jet(x, name, min_rows=1):
+    a = np.asarray(x, dtype=float)
+    if a.ndim == 1 and a.shape == (6,):
+        a = a[None, :]
+    if a.ndim != 2 or a.shape[1] != 6 or a.shape[0] < min_rows:
+        raise ValueError(f"{name}: expected shape (>= {min_rows}, 6) (rows: time derivatives), got {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name}: contains NaN or Inf")
+    return a
+
+
+def twist_transform(base_pose, representation: str) -> np.ndarray:
+    """``T_X`` (6, 6) with ``V^X = T_X V_b`` for the base pose (4, 4) (values only)."""
+    C = _pose(base_pose)
+    return _T(C, _rep(representation, "representation"))
+
+
+def _T(C, rep):
+    R, p = C[:3, :3], C[:3, 3]
+    T = np.eye(6)
+    if rep == "spatial":
+        T[:3, :3] = R
+        T[3:, 3:] = R
+        T[3:, :3] = hat(p) @ R
+    elif rep == "hybrid":
+        T[:3, :3] = R
+        T[3:, 3:] = R
+    elif rep == "mixed":
+        T[3:, 3:] = R
+    return T
+
+
+def _Omega(Vb, rep):
+    O = np.zeros((6, 6))
+    if rep == "spatial":
+        return ad(Vb)
+    if rep in ("hybrid", "mixed"):
+        W = hat(Vb[:3])
+        O[3:, 3:] = W
+        if rep == "hybrid":
+            O[:3, :3] = W
+    return O
+
+
+def _T_derivatives(C, Vb, rep, m):
+    """[T^(0), ..., T^(m-1)] along the motion with body twist jet ``Vb`` (needs rows 0..m-2)."""
+    Ts = [_T(C, rep)]
+    if rep == "body":
+        return Ts + [np.zeros((6, 6))] * (m - 1)
+    Om = [_Omega(Vb[i], rep) for i in range(m - 1)]
+    for j in range(1, m):
+        Ts.append(sum(comb(j - 1, i) * Ts[j - 1 - i] @ Om[i] for i in range(j)))
+    return Ts
+
+
+def _to_body(C, V, rep):
+    """Body twist jet from the jet ``V`` in ``rep`` (solved row by row)."""
+    K = V.shape[0]
+    if rep == "body":
+        return V.copy()
+    T0inv = np.linalg.inv(_T(C, rep))
+    Vb = np.empty_like(V)
+    Ts = [_T(C, rep)]
+    Om = []
+    for k in range(K):
+        if k >= 1:   # T^(k) needs Omega(V_b^(0..k-1))
+            Om.append(_Omega(Vb[k - 1], rep))
+            Ts.append(sum(comb(k - 1, i) * Ts[k - 1 - i] @ Om[i] for i in range(k)))
+        rhs = V[k] - sum(comb(k, j) * Ts[j] @ Vb[k - j] for j in range(1, k + 1))
+        Vb[k] = T0inv @ rhs
+    return Vb
+
+
+def _from_body(C, Vb, rep):
+    K = Vb.shape[0]
+    Ts = _T_derivatives(C, Vb, rep, K)
+    return np.array([sum(comb(k, j) * Ts[j] @ Vb[k - j] for j in range(k + 1)) for k in range(K)])
+
+
+def convert_twist(base_pose, base_twist, from_rep: str, to_rep: str) -> np.ndarray:
+    """Convert a base twist jet between representations.
+
+    Parameters
+    ----------
+    base_pose : (4, 4) base pose ``C`` at the instant of the jet.
+    base_twist : (K, 6) or (6,) rows ``V^(0..K-1)`` in ``from_rep`` (angular first).
+    from_rep, to_rep : one of ``REPRESENTATIONS``.
+
+    Returns
+    -------
+    (K, 6) rows ``V^(0..K-1)`` in ``to_rep`` (Leibniz terms of the moving transform included).
+    """
+    C = _pose(base_pose)
+    V = _jet(base_twist, "base_twist")
+    a, b = _rep(from_rep, "from_rep"), _rep(to_rep, "to_rep")
+    if a == b:
+        return V.copy()
+    return _from_body(C, _to_body(C, V, a), b)
+
+
+def convert_wrench(base_pose, base_wrench, base_twist, from_rep: str, to_rep: str, *,
+                   twist_representation: str = "spatial") -> np.ndarray:
+    """Convert a base wrench jet between representations (the duals of the twists).
+
+    Parameters
+    ----------
+    base_pose : (4, 4).
+    base_wrench : (K, 6) or (6,) rows ``W^(0..K-1)`` in ``from_rep`` (moment first).
+    base_twist : (>= K-1, 6) the base twist jet of the motion (in ``twist_representation``):
+        the transform's derivatives up to ``K-1`` need ``V^(0..K-2)``. May be None if K == 1.
+    from_rep, to_rep, twist_representation : one of ``REPRESENTATIONS``.
+
+    Returns
+    -------
+    (K, 6) rows ``W^(0..K-1)`` in ``to_rep``; ``W^X = T_X^-T W_b`` differentiated exactly.
+    """
+    C = _pose(base_pose)
+    W = _jet(base_wrench, "base_wrench")
+    a, b = _rep(from_rep, "from_rep"), _rep(to_rep, "to_rep")
+    tr = _rep(twist_representation, "twist_representation")
+    K = W.shape[0]
+    if a == b:
+        return W.copy()
+    if K > 1:
+        V = _jet(base_twist, "base_twist", K - 1)[:K - 1]
+        Vb = _to_body(C, V, tr)
+    else:
+        Vb = np.zeros((0, 6))
+    # W_b = T_a^T W^a (the dual map):  W_b^(k) = sum_j binom(k, j) (T_a^(j))^T W^a^(k-j)
+    Ta = _T_derivatives(C, Vb, a, K)
+    Wb = np.array([sum(comb(k, j) * Ta[j].T @ W[k - j] for j in range(k + 1)) for k in range(K)])
+    # W^b solves W_b = T_b^T W^b row by row
+    Tb = _T_derivatives(C, Vb, b, K)
+    T0T_inv = np.linalg.inv(Tb[0].T)
+    out = np.empty_like(W)
+    for k in range(K):
+        rhs = Wb[k] - sum(comb(k, j) * Tb[j].T @ out[k - j] for j in range(1, k + 1))
+        out[k] = T0T_inv @ rhs
+    return out
+
+
+def linear_first(x) -> np.ndarray:
+    """Swap the 3-blocks of twists/wrenches (..., 6): ``(w, v) -> (v, w)``, ``(n, f) -> (f, n)``
+    (Pinocchio's ``Motion``/``Force`` vectors, ROS ``Twist``/``Wrench`` field order, MuJoCo
+    ``qvel[:6]`` of a free joint with ``mixed``)."""
+    a = np.asarray(x, dtype=float)
+    if a.shape[-1] != 6:
+        raise ValueError(f"x: expected a last axis of length 6, got shape {a.shape}")
+    return np.concatenate([a[..., 3:], a[..., :3]], axis=-1)
+
+
+def angular_first(x) -> np.ndarray:
+    """Inverse of :func:`linear_first` (the same swap)."""
+    return linear_first(x)
