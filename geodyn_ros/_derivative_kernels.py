@@ -53,10 +53,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import (_FAST, ERR_EXTT_NONFINITE, ERR_EXTW_NONFINITE, ERR_GRAVITY_NONFINITE,
-                       ERR_Q_NONFINITE, ERR_RESULT_NONFINITE, ERR_SINGULAR_BASE, ERR_SINGULAR_JOINT,
-                       ERR_TAU_NONFINITE, ERR_TWIST_NONFINITE, ERR_WRENCH_NONFINITE, OK, _body_inertia0,
-                       _body_pose, _check_pose, _chol6, _chol6_solve, _spatial_inertia)
+from ._kernels import (_FAST, ERR_EXTT_NONFINITE, ERR_EXTW_NONFINITE, ERR_Q_NONFINITE,
+                       ERR_RESULT_NONFINITE, ERR_SINGULAR_BASE, ERR_SINGULAR_JOINT, ERR_TAU_NONFINITE,
+                       ERR_TWIST_NONFINITE, ERR_WRENCH_NONFINITE, OK, _body_inertia0, _body_pose,
+                       _check_state0, _chol6, _chol6_solve, _spatial_inertia)
 
 MODE_ID = 0          #: derivatives of the extended inverse dynamics at a given acceleration
 MODE_FD = 1          #: forward dynamics, its derivatives and the inverse mass matrix
@@ -208,18 +208,9 @@ def derivatives(bodyi, bodyf, C, Vj, Qj, Wj, Tj, g, wext, text, mode, body,
             acc[6 + j] = Qj[2, j]
         elif mode != MODE_MINV:
             u[6 + j] = Tj[0, j]
-    code = _check_pose(C)
+    code = _check_state0(C, V0, q, qd, g)
     if code != OK:
         return code
-    for a in range(6):
-        if not np.isfinite(V0[a]):
-            return ERR_TWIST_NONFINITE
-    for j in range(n):
-        if not (np.isfinite(q[j]) and np.isfinite(qd[j])):
-            return ERR_Q_NONFINITE
-    for a in range(3):
-        if not np.isfinite(g[a]):
-            return ERR_GRAVITY_NONFINITE
     if mode == MODE_ID:
         for a in range(6):
             if not np.isfinite(acc[a]):

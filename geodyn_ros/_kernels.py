@@ -88,6 +88,25 @@ def _check_pose(C):
 
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
+def _check_state0(C, V0, q, qdot, g):
+    """Order-0 state checks shared by the closed-form and derivative kernels: a finite rigid
+    pose, finite base twist (6,), joint positions and rates (n,) and gravity (3,)."""
+    code = _check_pose(C)
+    if code != OK:
+        return code
+    for a in range(6):
+        if not np.isfinite(V0[a]):
+            return ERR_TWIST_NONFINITE
+    for j in range(q.shape[0]):
+        if not (np.isfinite(q[j]) and np.isfinite(qdot[j])):
+            return ERR_Q_NONFINITE
+    for a in range(3):
+        if not np.isfinite(g[a]):
+            return ERR_GRAVITY_NONFINITE
+    return OK
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
 def _check_common(g, wext, text, order):
     """Finite gravity, applied wrenches and external torques in the rows a call uses."""
     for a in range(3):
@@ -1019,18 +1038,9 @@ def eom_terms(bodyi, bodyf, C, V0, q, qdot, g, want, Mout, Cout, gout):
     """
     N = bodyi.shape[0]
     n = N - 1
-    code = _check_pose(C)
+    code = _check_state0(C, V0, q, qdot, g)
     if code != OK:
         return code
-    for a in range(6):
-        if not np.isfinite(V0[a]):
-            return ERR_TWIST_NONFINITE
-    for j in range(n):
-        if not (np.isfinite(q[j]) and np.isfinite(qdot[j])):
-            return ERR_Q_NONFINITE
-    for a in range(3):
-        if not np.isfinite(g[a]):
-            return ERR_GRAVITY_NONFINITE
     qt = np.zeros((2, n))
     for j in range(n):
         qt[0, j] = q[j]
