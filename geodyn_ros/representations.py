@@ -34,7 +34,11 @@ from math import comb
 
 import numpy as np
 
-from .lie import ad, hat
+from . import _kernels as K
+from .dynamics import _jet as _jet_shape
+from .dynamics import _pose as _check_pose_shape
+from .dynamics import _raise
+from .lie import Ad, ad, hat
 
 __all__ = ["REPRESENTATIONS", "twist_transform", "convert_twist", "convert_wrench",
            "linear_first", "angular_first"]
@@ -50,24 +54,16 @@ def _rep(name, arg):
 
 
 def _pose(C):
-    C = np.asarray(C, dtype=float)
-    if C.shape != (4, 4):
-        raise ValueError(f"base_pose: expected shape (4, 4), got {C.shape}")
-    if not np.isfinite(C).all():
-        raise ValueError("base_pose: contains NaN or Inf")
-    R = C[:3, :3]
-    if (np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0
-            or np.abs(C[3] - [0, 0, 0, 1]).max() > 1e-6):
-        raise ValueError("base_pose: is not a rigid transform (to 1e-6)")
+    """The validated pose, with the messages of the dynamics functions (``base_pose: ...``)."""
+    C = _check_pose_shape(C)
+    code = K._check_pose(C)
+    if code:
+        _raise(code)
     return C
 
 
 def _jet(x, name, min_rows=1):
-    a = np.asarray(x, dtype=float)
-    if a.ndim == 1 and a.shape == (6,):
-        a = a[None, :]
-    if a.ndim != 2 or a.shape[1] != 6 or a.shape[0] < min_rows:
-        raise ValueError(f"{name}: expected shape (>= {min_rows}, 6) (rows: time derivatives), got {a.shape}")
+    a = _jet_shape(x, name, min_rows, 6, "rows: time derivatives")
     if not np.isfinite(a).all():
         raise ValueError(f"{name}: contains NaN or Inf")
     return a
@@ -80,13 +76,11 @@ def twist_transform(base_pose, representation: str) -> np.ndarray:
 
 
 def _T(C, rep):
-    R, p = C[:3, :3], C[:3, 3]
-    T = np.eye(6)
     if rep == "spatial":
-        T[:3, :3] = R
-        T[3:, 3:] = R
-        T[3:, :3] = hat(p) @ R
-    elif rep == "hybrid":
+        return Ad(C)
+    R = C[:3, :3]
+    T = np.eye(6)
+    if rep == "hybrid":
         T[:3, :3] = R
         T[3:, 3:] = R
     elif rep == "mixed":
