@@ -38,12 +38,14 @@ def _to_spatial(C, V, rep):
     return lie.Ad(C) @ V if rep == "body" else V
 
 
-def id_function(model, Vd, qdd, rep, gravity=gd.DEFAULT_GRAVITY):
+def id_function(model, Vd, qdd, rep, gravity=gd.DEFAULT_GRAVITY, ext_wrench=None, ext_torque=None):
     """``F(C, q, V, qd) = (W, tau)`` of the inverse dynamics at fixed accelerations ``(Vd, qdd)``,
-    twist, acceleration and wrench in ``rep`` ("spatial" or "body")."""
+    twist, acceleration and wrench in ``rep`` ("spatial" or "body"); gravity, ``ext_wrench`` and
+    ``ext_torque`` as in ``gd.inverse_dynamics`` (held fixed)."""
     def F(C, q, V, qd):
         Vs, Vds = _to_spatial(C, V, rep), _to_spatial(C, Vd, rep)
-        r = gd.inverse_dynamics(model, C, np.array([Vs, Vds]), np.array([q, qd, qdd]), gravity=gravity)
+        r = gd.inverse_dynamics(model, C, np.array([Vs, Vds]), np.array([q, qd, qdd]), gravity=gravity,
+                                ext_wrench=ext_wrench, ext_torque=ext_torque)
         W = r.base_wrench[0]
         if rep == "body":
             W = lie.Ad(C).T @ W
