@@ -189,7 +189,8 @@ def _ext(model, ext_wrench, ext_torque, order):
 
 
 def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
-                     gravity=DEFAULT_GRAVITY, ext_wrench=None, ext_torque=None) -> InverseDynamicsResult:
+                     gravity=DEFAULT_GRAVITY, ext_wrench=None, ext_torque=None,
+                     representation: str = "spatial") -> InverseDynamicsResult:
     """Higher-order inverse dynamics, H-GRNE-FBS (paper Alg. 1–2, Appendix E).
 
     Parameters
@@ -203,13 +204,17 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
     ext_wrench : optional ``{link: (>= order+1, 6)}`` spatial wrench derivatives applied to a link
         by the environment (merged links act on their body).
     ext_torque : optional (>= order+1, n) non-actuator joint torque derivatives.
+    representation : ``"spatial"`` (default), ``"body"``, ``"hybrid"`` or ``"mixed"``: the
+        representation of ``base_twist`` and of the returned ``base_wrench`` (see
+        :mod:`geodyn_ros.representations`; time derivatives are those of the represented
+        vectors, Leibniz terms included). ``ext_wrench`` and ``gravity`` stay in world axes.
 
     Returns
     -------
     InverseDynamicsResult
-        ``base_wrench`` (order+1, 6): derivatives of the spatial wrench that must act on the base
-        (gravity and ``ext_wrench`` accounted for); ``tau`` (order+1, n): actuation torques
-        ``Q - ext_torque``.
+        ``base_wrench`` (order+1, 6): derivatives of the wrench that must act on the base
+        (gravity and ``ext_wrench`` accounted for), spatial unless ``representation`` says
+        otherwise; ``tau`` (order+1, n): actuation torques ``Q - ext_torque``.
 
     Trajectories: with ``base_pose`` of shape (T, 4, 4) every state argument takes a leading time
     axis of T samples (``base_twist`` (T, >= order+2, 6), ``q`` (T, >= order+3, n), ``ext_torque``
@@ -227,7 +232,7 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
     # types by its signature and shapes itself; anything unusual takes the validating path,
     # which raises the precise ValueError.
     if (type(order) is int and gravity is DEFAULT_GRAVITY and ext_wrench is None
-            and ext_torque is None and type(model) is Model):
+            and ext_torque is None and type(model) is Model and representation == "spatial"):
         ws = model._id_ws.get(order)
         if ws is not None:
             w = np.empty((order + 1, 6))
@@ -238,8 +243,25 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
                 code = -1
             if code == 0:
                 return _new_tuple(InverseDynamicsResult, (w, tau))
+    if representation != "spatial":
+        from .representations import _dynamics_in
+        return _dynamics_in(representation, _id_as_hybrid, model, base_pose, base_twist, q, None, None,
+                            order, dict(gravity=gravity, ext_wrench=ext_wrench, ext_torque=ext_torque),
+                            lambda V, W, Q, tau: InverseDynamicsResult(W, tau))
     return _inverse_dynamics_checked(model, base_pose, base_twist, q, order, gravity, ext_wrench,
                                      ext_torque)
+
+
+def _id_as_hybrid(model, C, V, q, W, tau, order, **kw):
+    """Spatial inverse dynamics with the result as a :class:`HybridDynamicsResult`."""
+    res = inverse_dynamics(model, C, V, q, order, **kw)
+    return HybridDynamicsResult(V, res.base_wrench, q, res.tau)
+
+
+def _fd_as_hybrid(model, C, V, q, W, tau, order, **kw):
+    """Spatial forward dynamics with the result as a :class:`HybridDynamicsResult`."""
+    res = forward_dynamics(model, C, V, q, W, tau, order, **kw)
+    return HybridDynamicsResult(res.base_twist, W, res.q, tau)
 
 
 def _inverse_dynamics_checked(model, base_pose, base_twist, q, order, gravity, ext_wrench, ext_torque):
@@ -269,7 +291,8 @@ def _inverse_dynamics_checked(model, base_pose, base_twist, q, order, gravity, e
 
 
 def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, order: int = 0, *,
-                     gravity=DEFAULT_GRAVITY, ext_wrench=None, ext_torque=None) -> ForwardDynamicsResult:
+                     gravity=DEFAULT_GRAVITY, ext_wrench=None, ext_torque=None,
+                     representation: str = "spatial") -> ForwardDynamicsResult:
     """Higher-order forward dynamics, H-GABI-FBS (paper Alg. 3, Lemma 2).
 
     Parameters
@@ -277,8 +300,10 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
     base_pose : (4, 4) base pose; base_twist : (>= 1, 6), row 0 (the spatial twist) is used;
     q : (>= 2, n), rows 0 (position) and 1 (velocity) are used;
     base_wrench : (>= order+1, 6) spatial wrench derivatives acting on the base (e.g. propellers);
-    tau : (>= order+1, n) joint actuation torque derivatives; gravity, ext_wrench, ext_torque as in
-    :func:`inverse_dynamics`.
+    tau : (>= order+1, n) joint actuation torque derivatives; gravity, ext_wrench, ext_torque,
+    representation as in :func:`inverse_dynamics` (``representation`` applies to ``base_twist``
+    and ``base_wrench``, inputs and outputs; a non-spatial wrench jet converts causally, so the
+    kernel then runs about ``order/2 + 1`` times).
 
     Returns
     -------
@@ -290,8 +315,8 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
     Trajectories: with ``base_pose`` (T, 4, 4) every state argument and result takes a leading
     time axis of T samples, as in :func:`inverse_dynamics`.
     """
-    if (type(order) is int and gravity is DEFAULT_GRAVITY and ext_wrench is None
-            and ext_torque is None and type(model) is Model):   # hot path, as inverse_dynamics
+    if (type(order) is int and gravity is DEFAULT_GRAVITY and ext_wrench is None and ext_torque is None
+            and type(model) is Model and representation == "spatial"):   # hot path, as inverse_dynamics
         ws = model._fd_ws.get(order)
         if ws is not None:
             Vo = np.empty((order + 2, 6))
@@ -302,6 +327,13 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
                 code = -1
             if code == 0:
                 return _new_tuple(ForwardDynamicsResult, (Vo, qo))
+    if representation != "spatial":
+        if base_wrench is None:
+            raise ValueError("base_wrench: required (>= order+1, 6) base wrench derivatives")
+        from .representations import _dynamics_in
+        return _dynamics_in(representation, _fd_as_hybrid, model, base_pose, base_twist, q, base_wrench,
+                            tau, order, dict(gravity=gravity, ext_wrench=ext_wrench, ext_torque=ext_torque),
+                            lambda V, W, Q, T: ForwardDynamicsResult(V, Q))
     _check_model(model)
     order = _check_order(order)
     if _has_time_axis(base_pose):
@@ -319,7 +351,7 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
 
 def hybrid_dynamics(model: Model, base_pose, base_twist, q, tau, order: int = 0, *, prescribed,
                     base_wrench=None, gravity=DEFAULT_GRAVITY, ext_wrench=None,
-                    ext_torque=None) -> HybridDynamicsResult:
+                    ext_torque=None, representation: str = "spatial") -> HybridDynamicsResult:
     """Higher-order hybrid dynamics, H-GHYB-FBS (paper Alg. 4).
 
     Parameters
@@ -332,6 +364,8 @@ def hybrid_dynamics(model: Model, base_pose, base_twist, q, tau, order: int = 0,
         wrench is an output; an array (>= order+1, 6) -> the wrench is given, ``base_twist`` row 0
         is used and the base motion is an output.
     tau : (>= order+1, n) torques of the non-prescribed joints (may be None if all are prescribed).
+    representation : of ``base_twist`` and ``base_wrench`` (inputs and outputs), as in
+        :func:`inverse_dynamics` and :func:`forward_dynamics`.
 
     Returns
     -------
@@ -341,6 +375,14 @@ def hybrid_dynamics(model: Model, base_pose, base_twist, q, tau, order: int = 0,
     _check_model(model)
     order = _check_order(order)
     mask = _prescribed_mask(model, prescribed)
+    if representation != "spatial":
+        from .representations import _dynamics_in
+
+        def run(model, C, V, q, W, tau, order, **kw):
+            return _hybrid(model, C, V, q, tau, order, mask, W, forward=False, **kw)
+        return _dynamics_in(representation, run, model, base_pose, base_twist, q, base_wrench, tau, order,
+                            dict(gravity=gravity, ext_wrench=ext_wrench, ext_torque=ext_torque),
+                            HybridDynamicsResult)
     return _hybrid(model, base_pose, base_twist, q, tau, order, mask, base_wrench, gravity,
                    ext_wrench, ext_torque, forward=False)
 

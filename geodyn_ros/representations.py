@@ -184,6 +184,14 @@ def convert_wrench(base_pose, base_wrench, base_twist, from_rep: str, to_rep: st
         Vb = _to_body(C, V, tr)
     else:
         Vb = np.zeros((0, 6))
+    return _convert_wrench_body(C, W, Vb, a, b)
+
+
+def _convert_wrench_body(C, W, Vb, a, b):
+    """``W`` (K, 6) from ``a`` to ``b`` given the body twist jet ``Vb`` (>= K-1 rows)."""
+    K = W.shape[0]
+    if a == b:
+        return W.copy()
     # W_b = T_a^T W^a (the dual map):  W_b^(k) = sum_j binom(k, j) (T_a^(j))^T W^a^(k-j)
     Ta = _T_derivatives(C, Vb, a, K)
     Wb = np.array([sum(comb(k, j) * Ta[j].T @ W[k - j] for j in range(k + 1)) for k in range(K)])
@@ -210,3 +218,76 @@ def linear_first(x) -> np.ndarray:
 def angular_first(x) -> np.ndarray:
     """Inverse of :func:`linear_first` (the same swap)."""
     return linear_first(x)
+
+
+# --- dynamics with the base twist and wrench in another representation -------------------------
+# (called by ``inverse_dynamics`` / ``forward_dynamics`` / ``hybrid_dynamics`` when
+# ``representation != "spatial"``; the core runs in the spatial representation and only the base
+# jets cross this boundary. ``ext_wrench`` and ``gravity`` stay in world axes.)
+
+def _slice(x, t):
+    """Sample ``t`` of a trajectory argument (array, ``{link: array}`` or None)."""
+    if x is None:
+        return None
+    if isinstance(x, dict):
+        return {k: np.asarray(v)[t] for k, v in x.items()}
+    return np.asarray(x)[t]
+
+
+def _twist_rows(x, rows, rep, what):
+    V = _jet_shape(x, "base_twist", rows, 6, f"{rep} twist derivatives {what}")[:rows]
+    if not np.isfinite(V).all():
+        raise ValueError("base_twist: contains NaN or Inf in the rows used")
+    return V
+
+
+def _wrench_rows(x, rows, rep):
+    W = _jet_shape(x, "base_wrench", rows, 6, f"{rep} wrench derivatives 0..order")[:rows]
+    if not np.isfinite(W).all():
+        raise ValueError("base_wrench: contains NaN or Inf in the rows used")
+    return W
+
+
+def _dynamics_in(rep, run, model, base_pose, base_twist, q, base_wrench, tau, order, kw, result):
+    """Run ``run(model, C, V_spatial, q, W_spatial, tau, order, **kw)`` (a spatial-representation
+    dynamics call returning a :class:`HybridDynamicsResult`-like tuple) with the base twist and
+    wrench jets given and returned in ``rep``.
+
+    * Base motion given (``base_wrench is None``): ``V^X`` (order+2 rows) -> spatial, one call,
+      the spatial wrench (order+1 rows) -> ``X`` (needs ``V^(0..order-1)``, known).
+    * Base wrench given: ``W^(k)`` converts with ``V^(0..k-1)``, which the dynamics produce from
+      ``W^(0..k-2)``, so the call is repeated causally at orders 0, 2, 4, ... (each call of order
+      ``m`` yields ``V^(0..m+1)``, enough to convert two more wrench rows), then at ``order``.
+    """
+    from .dynamics import _check_model, _check_order, _has_time_axis
+    _check_model(model)
+    order = _check_order(order)
+    rep = _rep(rep, "representation")
+    if _has_time_axis(base_pose):
+        Cs = np.asarray(base_pose)
+        outs = [_dynamics_in(rep, run, model, Cs[t], _slice(base_twist, t), _slice(q, t),
+                             _slice(base_wrench, t), _slice(tau, t), order,
+                             {k: (_slice(v, t) if k in ("ext_wrench", "ext_torque") else v)
+                              for k, v in kw.items()}, result)
+                for t in range(Cs.shape[0])]
+        return type(outs[0])(*(np.stack(f) for f in zip(*outs)))
+    C = _pose(base_pose)
+    if base_wrench is None:
+        Vx = _twist_rows(base_twist, order + 2, rep, "0..order+1 (base motion given)")
+        Vb = _to_body(C, Vx, rep)
+        res = run(model, C, _from_body(C, Vb, "spatial"), q, None, tau, order, **kw)
+        W = _convert_wrench_body(C, res.base_wrench, Vb, "spatial", rep)
+        return result(Vx.copy(), W, res.q, res.tau)
+    Vx0 = _twist_rows(base_twist, 1, rep, "row 0 (base wrench given)")
+    Wx = _wrench_rows(base_wrench, order + 1, rep)
+    V0 = _from_body(C, _to_body(C, Vx0, rep), "spatial")
+    rows = 1
+    Vb = np.zeros((0, 6))
+    while True:
+        Ws = _convert_wrench_body(C, Wx[:rows], Vb, rep, "spatial")
+        res = run(model, C, V0, q, Ws, tau, rows - 1, **kw)
+        Vb = _to_body(C, res.base_twist, "spatial")   # rows 0..rows
+        if rows == order + 1:
+            break
+        rows = min(order + 1, rows + 2)
+    return result(_from_body(C, Vb, rep), Wx.copy(), res.q, res.tau)
