@@ -9,7 +9,9 @@ The core is ROS-free (``import geodyn_ros`` never imports rclpy)::
 Layers: :mod:`~geodyn_ros.lie` (SE(3) helpers) -> :mod:`~geodyn_ros.urdf` /
 :mod:`~geodyn_ros.model` (URDF to spatial screws) -> :mod:`~geodyn_ros.dynamics` and
 :mod:`~geodyn_ros.eom` (algorithms, compiled kernels in ``_kernels``) ->
-:mod:`~geodyn_ros.linearization` (derivatives and SE(3) linearization, ``_derivative_kernels``).
+:mod:`~geodyn_ros.linearization` (derivatives and SE(3) linearization, ``_derivative_kernels``),
+:mod:`~geodyn_ros.representations` (body / spatial / hybrid / mixed base twists and wrenches) and
+:mod:`~geodyn_ros.reduced` (inertia-decoupled reduced Euler-Lagrange dynamics, curvature).
 Conventions: see the README ("Conventions") and ``CONVENTIONS.md``.
 """
 from .dynamics import (DEFAULT_GRAVITY, ForwardDynamicsResult, HybridDynamicsResult,
@@ -20,7 +22,14 @@ from .linearization import (FDDerivatives, IDDerivatives, Linearization, forward
                             input_labels, inverse_dynamics_derivatives, inverse_mass_matrix, linearize,
                             state_labels)
 from .model import Model
-from .representations import angular_first, convert_twist, convert_wrench, linear_first, twist_transform
+from .reduced import (CoriolisDecomposition, DecoupledForwardResult, DecoupledInverseResult, ReducedTerms,
+                      base_twist_from_locked, centroidal_locked_terms, connection_curvature,
+                      coriolis_decomposition, decoupled_forward_dynamics, decoupled_inertia,
+                      decoupled_inverse_dynamics, integrate_decoupled, interaction_matrix, local_connection,
+                      locked_inertia, locked_inertia_derivative, locked_inertia_velocity, locked_velocity,
+                      reduced_terms, spatial_momentum)
+from .representations import (REPRESENTATIONS, angular_first, convert_twist, convert_wrench, linear_first,
+                              twist_transform)
 from .urdf import load_urdf
 
 __version__ = "0.1.0"
@@ -31,7 +40,12 @@ __all__ = [
     "mass_matrix", "coriolis_matrix", "gravity_vector",
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "inverse_mass_matrix", "linearize",
     "state_labels", "input_labels", "IDDerivatives", "FDDerivatives", "Linearization",
-    "convert_twist", "convert_wrench", "twist_transform", "linear_first", "angular_first",
+    "REPRESENTATIONS", "convert_twist", "convert_wrench", "twist_transform", "linear_first", "angular_first",
+    "reduced_terms", "locked_inertia", "local_connection", "locked_velocity", "base_twist_from_locked",
+    "spatial_momentum", "decoupled_inertia", "locked_inertia_velocity", "locked_inertia_derivative",
+    "interaction_matrix", "coriolis_decomposition", "connection_curvature", "decoupled_forward_dynamics",
+    "decoupled_inverse_dynamics", "integrate_decoupled", "centroidal_locked_terms",
+    "ReducedTerms", "CoriolisDecomposition", "DecoupledForwardResult", "DecoupledInverseResult",
     "InverseDynamicsResult", "ForwardDynamicsResult", "HybridDynamicsResult", "KinematicsResult",
     "DEFAULT_GRAVITY",
 ]
