@@ -11,8 +11,9 @@ on the latest inputs and publishes
 * ``feedforward/jet`` (``std_msgs/Float64MultiArray``, layout in :mod:`geodyn_ros.ros.jets`):
   ``W^(0..r)`` (spatial, world) and ``tau^(0..r)``.
 
-All three carry the stamp of the input they were computed from. Optionally
-(``publish_linearization: true``, off by default) also
+These outputs do not depend on ``reference_representation`` (see Inputs): only the input twist
+jet changes representation. All three carry the stamp of the input they were computed from.
+Optionally (``publish_linearization: true``, off by default) also
 
 * ``~/linearization`` (``std_msgs/Float64MultiArray``; ``~`` = the node's name, e.g.
   ``/geodyn_node/linearization``): the SE(3) linearization ``dz/dt = A z + B w``
@@ -50,11 +51,29 @@ WARN on ``/diagnostics`` and the cycle counted in ``cycles_skipped``, like the s
 
 Inputs:
 
-* ``reference`` (reference-jet ``Float64MultiArray``): base pose, spatial twist jet
-  ``V^(0..r+1)`` and joint jets ``q^(0..r+2)``;
+* ``reference`` (reference-jet ``Float64MultiArray``): base pose, base twist jet
+  ``V^(0..r+1)`` and joint jets ``q^(0..r+2)``. The twist jet is in the representation named
+  by the parameter ``reference_representation``: ``spatial`` (default, ``CONVENTIONS.md``),
+  ``body``, ``hybrid`` or ``mixed`` (all angular first; definitions in
+  :mod:`geodyn_ros.representations`; row ``k`` is the k-th time derivative of the vector *in
+  that representation*). A non-spatial jet is converted to the spatial jet with
+  ``gd.convert_twist`` (Leibniz terms of the moving transform included) at the reference's
+  own base pose, once per new reference message (on the first cycle that uses it), before
+  the dynamics run; with ``spatial`` the jet is used as received (no conversion, no copy).
+  Only ``geodyn_node`` reads this parameter: ``geodyn_reference`` publishes spatial jets and
+  ``geodyn_controller`` reads them as spatial.
 * in ``input_mode: measured`` also ``odom`` (``nav_msgs/Odometry``, REP 105) and
   ``joint_states`` (``sensor_msgs/JointState``, by name): they replace ``C``, ``V^(0)``,
-  ``q^(0)`` and ``q^(1)``; higher derivatives still come from the reference.
+  ``q^(0)`` and ``q^(1)``; higher derivatives still come from the reference. With a
+  non-spatial ``reference_representation`` the reference jet is first converted to spatial
+  as a whole, at the *reference* pose and with the reference's own lower twist rows (the
+  Leibniz terms of ``V^(k)`` use ``V^(0..k-1)`` of the reference, not the measured ones);
+  then the measured spatial ``V^(0)`` (and ``C``) replace the reference's, exactly as for a
+  spatial reference. So ``V^(1..r+1)`` are the spatial derivatives of the *reference* motion
+  whatever representation carried them, and the same physical reference gives the same
+  outputs in every representation. (They are not re-expressed about the measured pose: a
+  ``mixed`` reference acceleration applied at a measured pose that differs from the
+  reference pose would give a different spatial acceleration.)
 
 A cycle runs on every new input set (``rate_hz: 0``: every reference message in reference
 mode, every refreshed odom + joint_states pair in measured mode) or on a timer. A cycle whose
@@ -80,6 +99,7 @@ from std_msgs.msg import Float64MultiArray, String
 import geodyn_ros as gd
 from geodyn_ros.dynamics import MAX_ORDER
 from geodyn_ros.lie import Ad_inv
+from geodyn_ros.representations import REPRESENTATIONS
 
 from .conversions import (InputError, JointNameMatcher, parse_odometry, set_stamp, spatial_to_body_wrench,
                           stamp_to_ns, write_body_wrench)
@@ -112,6 +132,16 @@ PARAMETERS = {
                                      "(default; the paper's choice and the MPC-friendly one: base "
                                      "axes, A and B independent of the base position) or "
                                      "'spatial' (world axes, about the world origin)."),
+    "reference_representation": ("spatial", "Representation of the base twist jet V^(0..r+1) in "
+                                 "the reference message, angular first (geodyn_ros.representations): "
+                                 "'spatial' (default; world axes, about the world origin), 'body' "
+                                 "(base axes), 'hybrid' (world angular velocity, base-origin "
+                                 "velocity rdot) or 'mixed' (body angular velocity, world rdot; "
+                                 "MuJoCo/iDynTree). Rows are derivatives of the represented vector; "
+                                 "a non-spatial jet is converted to spatial (Leibniz terms included) "
+                                 "at the reference's base pose before the dynamics. In measured mode "
+                                 "the measured V^(0) then replaces the converted row 0. The outputs "
+                                 "are unaffected (feedforward/jet stays spatial)."),
 }
 
 _MODES = ("reference", "measured")
@@ -168,12 +198,18 @@ class GeodynNode(Node):
         self.publish_jet = p["publish_jet"]
         self.publish_linearization = p["publish_linearization"]
         self.lin_representation = p["linearization_representation"]
+        self.reference_representation = p["reference_representation"]
         n = self.model.n_joints
 
         # Input buffers, filled in place by the parsers.
         self._C_ref = np.eye(4)
         self._V_ref = np.zeros((r + 2, 6))
         self._Q_ref = np.zeros((r + 3, n))
+        # Spatial twist jet of the reference: the decoded buffer itself for a spatial reference
+        # (default, no conversion), else a buffer filled by _convert_reference once per message.
+        self._convert_ref = self.reference_representation != "spatial"
+        self._V_ref_sp = np.zeros((r + 2, 6)) if self._convert_ref else self._V_ref
+        self._ref_converted = False
         self._C_meas = np.eye(4)
         self._V0_meas = np.zeros(6)
         self._q_meas = np.zeros(n)
@@ -214,7 +250,8 @@ class GeodynNode(Node):
             self.create_timer(1.0 / p["rate_hz"], self._on_timer)
         self.get_logger().info(
             f"model '{self.model.name}' ({n} joints, base '{self.base_link}'), order {r}, "
-            f"input_mode {self.mode}, rate_hz {p['rate_hz']:g}")
+            f"input_mode {self.mode}, rate_hz {p['rate_hz']:g}, "
+            f"reference_representation {self.reference_representation}")
 
     # ------------------------------------------------------------------ parameters
     @staticmethod
@@ -238,6 +275,9 @@ class GeodynNode(Node):
         if p["linearization_representation"] not in _REPRESENTATIONS:
             raise ConfigurationError(f"parameter 'linearization_representation': must be one of "
                                      f"{_REPRESENTATIONS}, got '{p['linearization_representation']}'")
+        if p["reference_representation"] not in REPRESENTATIONS:
+            raise ConfigurationError(f"parameter 'reference_representation': must be one of "
+                                     f"{REPRESENTATIONS}, got '{p['reference_representation']}'")
 
     def _setup_linearization(self, qos) -> None:
         nv = 6 + self.model.n_joints
@@ -284,6 +324,7 @@ class GeodynNode(Node):
             self._cycle()
 
     def _on_reference(self, msg) -> None:
+        self._ref_converted = False  # the buffers change (even if the message turns out bad)
         self._receive(self._slots["reference"],
                       lambda: self._ref_decoder.decode(msg, self._C_ref, self._V_ref, self._Q_ref))
 
@@ -335,12 +376,14 @@ class GeodynNode(Node):
                 self.diag.problem(f"future {s.topic}", f"{s.topic}: stamp {-age * 1e-9:.4f} s in "
                                   f"the future of the node clock (use_sim_time mismatch?)")
                 return
+        if self._convert_ref and not self._ref_converted and not self._convert_reference():
+            return
         if self.mode == "reference":
-            C, V, Q = self._C_ref, self._V_ref, self._Q_ref
+            C, V, Q = self._C_ref, self._V_ref_sp, self._Q_ref
             stamp = self._slots["reference"].stamp
         else:
             C, V, Q = self._C_meas, self._V_in, self._Q_in
-            V[:] = self._V_ref
+            V[:] = self._V_ref_sp  # the reference's spatial jet (converted at the reference pose)
             Q[:] = self._Q_ref
             V[0] = self._V0_meas
             Q[0] = self._q_meas
@@ -361,6 +404,20 @@ class GeodynNode(Node):
             return  # the feedforward went out; the failed linearization counts as a skipped cycle
         self.diag.ok()
         self.diag.clear()
+
+    def _convert_reference(self) -> bool:
+        """Fill ``_V_ref_sp`` with the spatial jet of the reference twist jet ``_V_ref`` (in
+        ``reference_representation``) at the reference pose ``_C_ref``, the pose the jet belongs
+        to; on failure report the problem and return False (the cycle is skipped)."""
+        try:
+            self._V_ref_sp[:] = gd.convert_twist(self._C_ref, self._V_ref,
+                                                 self.reference_representation, "spatial")
+        except ValueError as exc:  # not expected: the decoder checks the pose and NaN/Inf
+            self.diag.problem("reference_representation", f"reference: cannot convert the "
+                              f"{self.reference_representation} twist jet to spatial: {exc}")
+            return False
+        self._ref_converted = True
+        return True
 
     def _publish(self, stamp_ns: int, W0_body, W, tau) -> None:
         m = self._wrench_msg
