@@ -290,4 +290,6 @@ def _dynamics_in(rep, run, model, base_pose, base_twist, q, base_wrench, tau, or
         if rows == order + 1:
             break
         rows = min(order + 1, rows + 2)
-    return result(_from_body(C, Vb, rep), Wx.copy(), res.q, res.tau)
+    Vout = _from_body(C, Vb, rep)
+    Vout[0] = Vx0[0]                                   # row 0 echoes the input exactly
+    return result(Vout, Wx.copy(), res.q, res.tau)

@@ -1,0 +1,200 @@
+"""Inertia-decoupled (reduced Euler–Lagrange) dynamics, Mishra et al., as property tests.
+
+Robots: our aerial manipulator, the synthetic tree of ``reference_models`` (prismatic joint,
+rotated inertias, merged links) and a real URDF (solo12, example-robot-data). Random bounded
+shapes ``q``, shape velocities ``qd`` and locked velocities ``mu`` (6 per robot and test).
+
+Independent references
+----------------------
+* Pinocchio: ``crba`` (the blocks ``M_b``, ``M_bq``, ``M_q``, so ``A_l`` and ``Lambda``),
+  ``computeCoriolisMatrix`` (the transformed Coriolis matrix ``Gamma = L^T (M Ldot + C L)``),
+  ``aba`` / ``rnea`` (decoupled forward / inverse dynamics), ``ccrba`` (centroidal momentum matrix
+  and centroidal inertia). Pinocchio's free-flyer velocity is our body twist, linear first
+  (``v_pin = Pb nu_b``, ``Pb = blkdiag(SWAP, joint permutation)``), so body-representation
+  matrices are ``Pb^T X_pin Pb``.
+* Central finite differences in ``q`` (step ``H = 1e-6``): truncation ``O(H^2)`` ~ 1e-12 and
+  rounding ~ ``eps/H`` ~ 1e-10 relative, hence the bound ``FD_RTOL = 1e-7``.
+* Exact identities (skew-symmetry, block zeros, commutativity): rounding only, bound 1e-10
+  relative to the size of the matrices involved.
+"""
+import functools
+import os
+import sys
+import zlib
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference_models as rm  # noqa: E402
+
+import pinocchio as pin  # noqa: E402
+import geodyn_ros as gd  # noqa: E402
+from geodyn_ros.lie import Ad, ad, exp_se3, log_so3  # noqa: E402
+
+ROBOTS = ["aerial_manipulator", "synthetic", "solo12"]
+N_STATES = 6
+H = 1e-6
+FD_RTOL = 1e-7
+EXACT_RTOL = 1e-10
+PIN_RTOL = 1e-9      # Pinocchio vs ours: both exact in float64; cond(M) eps leaves ~1e-12
+
+
+@functools.lru_cache(maxsize=None)
+def _robot(name):
+    src = rm.SYNTHETIC_URDF if name == "synthetic" else rm.robot_path(name)
+    assert src is not None, f"{name}: example-robot-data URDF not found (pinned in requirements.txt)"
+    model = gd.load_urdf(src)
+    return model, rm.PinRef(src, model.joint_names)
+
+
+@pytest.fixture(params=ROBOTS)
+def robot(request):
+    return _robot(request.param)
+
+
+def _states(model, tag):
+    rng = np.random.default_rng(zlib.crc32(f"{model.name}|{tag}".encode()))
+    n = model.n_joints
+    for _ in range(N_STATES):
+        yield (rng.uniform(-1.2, 1.2, n), rng.uniform(-1.5, 1.5, n), rng.uniform(-1.0, 1.0, 6), rng)
+
+
+def _rel(a, b, scale=None):
+    s = max(1.0, np.abs(b).max()) if scale is None else scale
+    return np.abs(np.asarray(a) - np.asarray(b)).max() / s
+
+
+def _Pb(ref):
+    n = ref.n
+    P = np.zeros((6 + n, 6 + n))
+    P[:6, :6] = rm.SWAP
+    P[ref.vidx, 6 + np.arange(n)] = 1.0
+    return P
+
+
+def _pin_body_M(ref, q):
+    qp = ref.q_pin(np.eye(4), q)
+    Mp = np.array(pin.crba(ref.model, ref.data, qp))
+    Mp = np.triu(Mp) + np.triu(Mp, 1).T
+    P = _Pb(ref)
+    return P.T @ Mp @ P
+
+
+def _dq(f, q, j):
+    e = np.zeros_like(q)
+    e[j] = H
+    return (f(q + e) - f(q - e)) / (2 * H)
+
+
+def _L(A):
+    n = A.shape[1]
+    L = np.eye(6 + n)
+    L[:6, 6:] = -A
+    return L
+
+
+# ------------------------------------------------------------------------------ inertia blocks
+def test_blocks_connection_and_lambda_against_pinocchio(robot):
+    """``M_b``, ``M_bq``, ``M_q`` are Pinocchio's body-representation blocks (eq. 7);
+    ``Lambda = L^T M L`` has a zero off-diagonal block and ``Lambda_q = M_q - A_l^T M_b A_l``
+    (eq. 8, 15a), ``A_l = M_b^-1 M_bq``."""
+    model, ref = robot
+    for q, _, _, _ in _states(model, "blocks"):
+        t = gd.reduced_terms(model, q)
+        M = _pin_body_M(ref, q)
+        assert _rel(t.M_b, M[:6, :6]) < PIN_RTOL
+        assert _rel(t.M_bq, M[:6, 6:]) < PIN_RTOL
+        assert _rel(t.M_q, M[6:, 6:]) < PIN_RTOL
+        A = np.linalg.solve(M[:6, :6], M[:6, 6:])
+        assert _rel(t.A_l, A) < PIN_RTOL
+        Lam = _L(A).T @ M @ _L(A)
+        assert np.abs(Lam[:6, 6:]).max() < EXACT_RTOL * np.abs(M).max()
+        assert _rel(t.Lambda_q, Lam[6:, 6:]) < PIN_RTOL
+        Lam_ours = gd.decoupled_inertia(model, q)
+        assert np.abs(Lam_ours[:6, 6:]).max() == 0.0 and _rel(Lam_ours, Lam) < PIN_RTOL
+        assert np.all(np.linalg.eigvalsh(t.Lambda_q) > 0)
+
+
+def test_shape_derivatives_against_finite_differences(robot):
+    """``dM_b/dq_j`` and ``dA_l/dq_j`` (the analytic derivatives under ``P``, ``S`` and the
+    curvature) against central differences of the blocks themselves."""
+    model, _ = robot
+    for q, _, _, _ in _states(model, "dq"):
+        t = gd.reduced_terms(model, q)
+        for j in range(model.n_joints):
+            dMb = _dq(lambda x: gd.reduced_terms(model, x).M_b, q, j)
+            dAl = _dq(lambda x: gd.reduced_terms(model, x).A_l, q, j)
+            assert _rel(t.dM_b[j], dMb) < FD_RTOL
+            assert _rel(t.dA_l[j], dAl) < FD_RTOL
+
+
+# ------------------------------------------------------------------ P, S, interaction (Defs 5–7)
+def test_liv_lid_and_commutativity(robot):
+    """Def. 5: ``P(qd) = dM_b/dt`` (symmetric); Def. 6: ``S(mu) mu = d/dq <mu, mu>_{M_b}``;
+    Prop. 1: ``S(x) y = S(y) x`` and ``P(z) y = S(y)^T z``; Def. 7: ``adbar(M_b y) A_l x =
+    ad_{A_l x}^T M_b y``."""
+    model, _ = robot
+    n = model.n_joints
+    for q, qd, mu, rng in _states(model, "PS"):
+        P = gd.locked_inertia_velocity(model, q, qd)
+        dMb_dt = sum(qd[j] * _dq(lambda x: gd.locked_inertia(model, x), q, j) for j in range(n))
+        assert _rel(P, dMb_dt) < FD_RTOL
+        assert np.abs(P - P.T).max() == 0.0 or _rel(P, P.T) < EXACT_RTOL
+        S = gd.locked_inertia_derivative(model, q, mu)
+        assert S.shape == (n, 6)
+        grad = np.array([_dq(lambda x: mu @ gd.locked_inertia(model, x) @ mu, q, j) for j in range(n)])
+        assert _rel(S @ mu, grad) < FD_RTOL
+        x, y, z = rng.normal(size=6), rng.normal(size=6), rng.normal(size=n)
+        Sx, Sy = gd.locked_inertia_derivative(model, q, x), gd.locked_inertia_derivative(model, q, y)
+        assert _rel(Sx @ y, Sy @ x) < EXACT_RTOL
+        assert _rel(gd.locked_inertia_velocity(model, q, z) @ y, Sy.T @ z) < EXACT_RTOL
+        Mb, A = gd.locked_inertia(model, q), gd.local_connection(model, q)
+        assert _rel(gd.interaction_matrix(model, q, y) @ z, ad(A @ z).T @ Mb @ y) < EXACT_RTOL
+
+
+# --------------------------------------------------------------------- Theorem 1: D_qdot, D_mu
+def _pin_gamma(model, ref, q, qd, mu):
+    """``Gamma = L^T (M Ldot + C_b L)`` from Pinocchio's Coriolis matrix and mass matrix, with
+    ``Ldot`` from finite differences of ``A_l`` (none of our Coriolis code involved)."""
+    n = model.n_joints
+    M = _pin_body_M(ref, q)
+    A = np.linalg.solve(M[:6, :6], M[:6, 6:])
+    A_dot = sum(qd[j] * _dq(lambda x: np.linalg.solve(_pin_body_M(ref, x)[:6, :6], _pin_body_M(ref, x)[:6, 6:]),
+                            q, j) for j in range(n))
+    L = _L(A)
+    Ld = np.zeros_like(L)
+    Ld[:6, 6:] = -A_dot
+    nu = L @ np.concatenate([mu, qd])
+    P = _Pb(ref)
+    Cp = pin.computeCoriolisMatrix(ref.model, ref.data, ref.q_pin(np.eye(4), q), P @ nu)
+    Cb = P.T @ np.array(Cp) @ P
+    return L.T @ (M @ Ld + Cb @ L)
+
+
+def test_two_part_coriolis_structure(robot):
+    """Theorem 1 / Prop. 2: ``Gamma xi = (D_qdot - D_mu) xi`` against Pinocchio's Coriolis matrix;
+    ``D_mu`` skew and independent of ``qd``; ``D_qdot`` independent of ``mu`` with top-left
+    ``P(qd)/2``; ``dLambda_q/dt - 2 Gamma_q`` skew (FD of ``Lambda_q``); Remark 2:
+    ``Gamma_q qd = dLambda_q/dt qd - d/dq (qd^T Lambda_q qd)/2``."""
+    model, ref = robot
+    n = model.n_joints
+    for q, qd, mu, rng in _states(model, "coriolis"):
+        D = gd.coriolis_decomposition(model, q, qd, mu)
+        xi = np.concatenate([mu, qd])
+        Gam = _pin_gamma(model, ref, q, qd, mu)
+        scale = max(1.0, np.abs(Gam).max() * np.abs(xi).max())
+        assert _rel((D.D_qdot - D.D_mu) @ xi, Gam @ xi, scale) < FD_RTOL
+        assert np.abs(D.D_mu + D.D_mu.T).max() <= EXACT_RTOL * max(1.0, np.abs(D.D_mu).max())
+        other = gd.coriolis_decomposition(model, q, rng.normal(size=n), mu)
+        assert np.array_equal(other.D_mu, D.D_mu)
+        other = gd.coriolis_decomposition(model, q, qd, rng.normal(size=6))
+        assert np.array_equal(other.D_qdot, D.D_qdot)
+        assert _rel(D.D_qdot[:6, :6], 0.5 * gd.locked_inertia_velocity(model, q, qd)) < EXACT_RTOL
+        assert np.abs(D.D_qdot[:6, 6:]).max() == 0.0 and np.abs(D.D_qdot[6:, :6]).max() == 0.0
+        Gq = D.D_qdot[6:, 6:]
+        Lq_dot = sum(qd[j] * _dq(lambda x: gd.reduced_terms(model, x).Lambda_q, q, j) for j in range(n))
+        K = Lq_dot - 2 * Gq
+        assert np.abs(K + K.T).max() < FD_RTOL * max(1.0, np.abs(Lq_dot).max())
+        grad = np.array([_dq(lambda x: qd @ gd.reduced_terms(model, x).Lambda_q @ qd, q, j) for j in range(n)])
+        assert _rel(Gq @ qd, Lq_dot @ qd - 0.5 * grad, max(1.0, np.abs(Lq_dot @ qd).max())) < FD_RTOL
