@@ -52,7 +52,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _reduced_kernels as RK
-from .dynamics import DEFAULT_GRAVITY, _check_model, _f64, _gravity, _pose
+from .dynamics import DEFAULT_GRAVITY, _check_model, _f64, _gravity
+from .representations import _pose
 from .eom import coriolis_matrix, gravity_vector
 from .lie import Ad, ad, exp_se3, hat
 
@@ -297,7 +298,8 @@ def connection_curvature(model, q) -> np.ndarray:
 def _curvature(t):
     dA = np.transpose(t.dA_l, (1, 0, 2))                 # dA[:, a, b] = d A_l[:, b] / dq_a
     bracket = np.einsum("aij,jb->iab", _ad_stack(t.A_l.T), t.A_l)   # ad_{A_l e_a} A_l e_b
-    return dA - np.transpose(dA, (0, 2, 1)) - bracket
+    F = dA - np.transpose(dA, (0, 2, 1)) - bracket
+    return 0.5 * (F - np.transpose(F, (0, 2, 1)))        # exactly antisymmetric (rounding of [.,.])
 
 
 def _decomposition(model, t, q, qd, mu):
@@ -410,9 +412,11 @@ def decoupled_inverse_dynamics(model, base_pose, q, qd, mu, mu_dot, qdd, *,
 
 
 def _dexpinv(u, v):
-    """Right-trivialised ``dexp_u^-1 v`` to fourth order (RKMK4)."""
+    """``d theta/dt`` for ``C = C0 exp(hat(theta))`` moving with body twist ``v``:
+    ``dexp_{-theta}^-1 v = v + [theta, v]/2 + [theta, [theta, v]]/12 + O(theta^4)`` (enough for
+    RKMK4, where ``theta = O(h)``)."""
     a = ad(u)
-    return v - 0.5 * a @ v + (a @ (a @ v)) / 12.0
+    return v + 0.5 * a @ v + (a @ (a @ v)) / 12.0
 
 
 def integrate_decoupled(model, base_pose, q, qd, mu, duration, dt, *, tau=None, base_wrench=None,
