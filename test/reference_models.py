@@ -28,6 +28,7 @@ With ``Ad_C = [[R, 0], [hat(p) R, R]]`` and the swap ``S = [[0, I3], [I3, 0]]``:
 """
 from __future__ import annotations
 
+import functools
 import glob
 import math
 import os
@@ -85,6 +86,17 @@ def example_robot_data_dir():
             if os.path.isdir(cand) and os.path.isdir(os.path.join(cand, "solo_description")):
                 return cand
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def model_and_pin(name):
+    """``(gd.Model, PinRef)`` of a reference robot: ``"synthetic"`` (``SYNTHETIC_URDF``), the
+    aerial manipulator or a key of ``EXAMPLE_ROBOTS`` (cached; fails if the URDF is missing)."""
+    import geodyn_ros as gd
+    src = SYNTHETIC_URDF if name == "synthetic" else robot_path(name)
+    assert src is not None, f"{name}: example-robot-data URDF not found (pinned in requirements.txt)"
+    model = gd.load_urdf(src)
+    return model, PinRef(src, model.joint_names)
 
 
 def robot_path(name):

@@ -13,10 +13,13 @@ import time
 os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
 
+import pytest  # noqa: E402
 import rclpy  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.context import Context  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
+from geodyn_ros.lie import matrix_to_quat  # noqa: E402
 from geodyn_ros.ros.runtime import control_qos, make_executor  # noqa: E402
 
 
@@ -75,3 +78,27 @@ class Harness:
         for nd in self.nodes:
             nd.destroy_node()
         self.ctx.try_shutdown()
+
+
+@pytest.fixture
+def h():
+    """A :class:`Harness` closed after the test (import this fixture into a test module)."""
+    harness = Harness()
+    yield harness
+    harness.close()
+
+
+def odometry_msg(stamp_ns, C, w_b, v_b, child="base_link", frame="world"):
+    """``nav_msgs/Odometry`` (REP 105): pose ``C`` (4, 4) of ``child`` in ``frame``, twist
+    ``(w_b, v_b)`` in the child frame."""
+    m = Odometry()
+    m.header.stamp.sec, m.header.stamp.nanosec = divmod(int(stamp_ns), 10**9)
+    m.header.frame_id, m.child_frame_id = frame, child
+    p = m.pose.pose.position
+    p.x, p.y, p.z = (float(v) for v in C[:3, 3])
+    o = m.pose.pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in matrix_to_quat(C[:3, :3], "xyzw"))
+    t = m.twist.twist
+    t.angular.x, t.angular.y, t.angular.z = (float(v) for v in w_b)
+    t.linear.x, t.linear.y, t.linear.z = (float(v) for v in v_b)
+    return m

@@ -36,7 +36,6 @@ hextilt cond ~1e6) for the forward-dynamics ones; the bound leaves room for that
 missing term of the algorithms is O(1). Measured worst cases: ID value/derivatives/M <= 1.6e-14,
 FD derivatives <= 1.4e-11, M^-1 <= 1.2e-12, A/B rows <= 1.2e-12.
 """
-import functools
 import os
 import sys
 import zlib
@@ -55,12 +54,7 @@ N_STATES = 12
 RTOL = 1e-9
 
 
-@functools.lru_cache(maxsize=None)
-def _robot(name):
-    src = rm.SYNTHETIC_URDF if name == "synthetic" else rm.robot_path(name)
-    assert src is not None, f"{name}: example-robot-data URDF not found (pinned in requirements.txt)"
-    model = gd.load_urdf(src)
-    return model, rm.PinRef(src, model.joint_names)
+_robot = rm.model_and_pin
 
 
 @pytest.fixture(params=ROBOTS)

@@ -17,7 +17,6 @@ Independent references
 * Exact identities (skew-symmetry, block zeros, commutativity): rounding only, bound 1e-10
   relative to the size of the matrices involved.
 """
-import functools
 import os
 import sys
 import zlib
@@ -40,12 +39,7 @@ EXACT_RTOL = 1e-10
 PIN_RTOL = 1e-9      # Pinocchio vs ours: both exact in float64; cond(M) eps leaves ~1e-12
 
 
-@functools.lru_cache(maxsize=None)
-def _robot(name):
-    src = rm.SYNTHETIC_URDF if name == "synthetic" else rm.robot_path(name)
-    assert src is not None, f"{name}: example-robot-data URDF not found (pinned in requirements.txt)"
-    model = gd.load_urdf(src)
-    return model, rm.PinRef(src, model.joint_names)
+_robot = rm.model_and_pin
 
 
 @pytest.fixture(params=ROBOTS)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ros_harness import Harness  # noqa: I100  (sets the ROS isolation env first)
+from ros_harness import Harness, h, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
@@ -34,13 +34,6 @@ from geodyn_ros.trajectories import table3_reference
 
 URDF = str(shipped_urdf())
 NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
-
-
-@pytest.fixture
-def h():
-    harness = Harness()
-    yield harness
-    harness.close()
 
 
 def test_ros_closed_loop_reproduces_the_rosfree_loop():

@@ -6,13 +6,13 @@ the wrench map against power invariance ``W . V = W_b . V_b`` (rounding, 1e-12).
 """
 from __future__ import annotations
 
-import ros_harness  # noqa: F401  (ROS isolation env before any rclpy use)
+import ros_harness  # (first: ROS isolation env before any rclpy use)
 
 import numpy as np
 import pytest
-from nav_msgs.msg import Odometry
 
-from geodyn_ros.lie import Ad, exp_se3, hat6, inv_se3, matrix_to_quat, vee6
+
+from geodyn_ros.lie import Ad, exp_se3, hat6, inv_se3, vee6
 from geodyn_ros.ros.conversions import (InputError, JointNameMatcher, parse_odometry,
                                         spatial_to_body_wrench)
 from geodyn_ros.ros.jets import (FeedforwardJetPacker, ReferenceDecoder, decode_feedforward_jet,
@@ -36,15 +36,7 @@ def test_odometry_twist_is_rep105_child_frame(seed):
     dC = (_pose_traj(t0 + h, C0, xi_s, xi_b) - _pose_traj(t0 - h, C0, xi_s, xi_b)) / (2 * h)
     V_fd = vee6(dC @ inv_se3(C))           # spatial twist
     Vb_fd = vee6(inv_se3(C) @ dC)          # body twist (w_b, v_b)
-    m = Odometry()
-    m.header.frame_id, m.child_frame_id = "world", "base_link"
-    p = m.pose.pose.position
-    p.x, p.y, p.z = (float(v) for v in C[:3, 3])
-    o = m.pose.pose.orientation
-    o.x, o.y, o.z, o.w = (float(v) for v in matrix_to_quat(C[:3, :3], "xyzw"))
-    tw = m.twist.twist
-    tw.angular.x, tw.angular.y, tw.angular.z = (float(v) for v in Vb_fd[:3])
-    tw.linear.x, tw.linear.y, tw.linear.z = (float(v) for v in Vb_fd[3:])
+    m = ros_harness.odometry_msg(0, C, Vb_fd[:3], Vb_fd[3:])
     Cout, V = np.eye(4), np.zeros(6)
     parse_odometry(m, Cout, V, "base_link")
     assert np.abs(Cout - C).max() < 1e-14

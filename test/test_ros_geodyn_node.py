@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from ros_harness import Harness  # noqa: I100  (sets the ROS isolation env first)
+from ros_harness import Harness, h, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
@@ -33,13 +33,6 @@ from geodyn_ros.trajectories import table3_reference
 URDF = str(shipped_urdf())
 NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
 TOL = 1e-12
-
-
-@pytest.fixture
-def h():
-    harness = Harness()
-    yield harness
-    harness.close()
 
 
 def _start(h, **params):
@@ -120,19 +113,6 @@ def test_feedforward_equals_inverse_dynamics(h, order):
     assert (lay.dim[0].size, lay.dim[1].size, lay.data_offset) == (order + 1, 12, 2)
 
 
-def _odom(stamp, C, w_b, v_b, child="base_link", frame="world"):
-    m = Odometry()
-    m.header.stamp.sec, m.header.stamp.nanosec = divmod(stamp, 10**9)
-    m.header.frame_id, m.child_frame_id = frame, child
-    m.pose.pose.position.x, m.pose.pose.position.y, m.pose.pose.position.z = (float(v) for v in C[:3, 3])
-    qx, qy, qz, qw = matrix_to_quat(C[:3, :3], "xyzw")
-    o = m.pose.pose.orientation
-    o.x, o.y, o.z, o.w = float(qx), float(qy), float(qz), float(qw)
-    m.twist.twist.angular.x, m.twist.twist.angular.y, m.twist.twist.angular.z = (float(v) for v in w_b)
-    m.twist.twist.linear.x, m.twist.twist.linear.y, m.twist.twist.linear.z = (float(v) for v in v_b)
-    return m
-
-
 def _joint_states(stamp, names, pos, vel):
     m = JointState()
     m.header.stamp.sec, m.header.stamp.nanosec = divmod(stamp, 10**9)
@@ -169,7 +149,7 @@ def test_measured_mode_uses_odometry_and_joint_states_by_name(h):
     h.publisher(Float64MultiArray, "reference").publish(ref_msg)
     h.spin_for(0.1)
     assert _outputs_count(outs) == (0, 0, 0)  # measured mode waits for odom + joint_states
-    h.publisher(Odometry, "odom").publish(_odom(s0 + 1000, C, w_b, v_b))
+    h.publisher(Odometry, "odom").publish(odometry_msg(s0 + 1000, C, w_b, v_b))
     h.publisher(JointState, "joint_states").publish(
         _joint_states(s0 + 2000, names, np.r_[9.9, q[perm]], np.r_[-9.9, qd[perm]]))
     assert h.spin_until(lambda: len(outs["jet"]) == 1)
@@ -275,7 +255,7 @@ def test_bad_measured_inputs_are_not_used(h, case, keyword):
     h.wait_matched("joint_states")
     now = _now(node)
     h.publisher(Float64MultiArray, "reference").publish(_ref_msg(ref_t, 2, now))
-    odom = _odom(now, C, w_b, v_b)
+    odom = odometry_msg(now, C, w_b, v_b)
     js = _joint_states(now, NAMES, q, qd)
     if case == "js_nan":
         js.position = [float("nan")] + list(js.position)[1:]

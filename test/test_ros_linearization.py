@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 import pytest
-from ros_harness import Harness  # noqa: I100  (sets the ROS isolation env first)
+from ros_harness import Harness, h, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from nav_msgs.msg import Odometry
@@ -38,13 +38,6 @@ LIN_TOPIC = "/geodyn_node/linearization"
 LABELS_TOPIC = "/geodyn_node/linearization/labels"
 LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-@pytest.fixture
-def h():
-    harness = Harness()
-    yield harness
-    harness.close()
 
 
 def _start(h, **params):

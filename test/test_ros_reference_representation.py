@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ros_harness import Harness  # noqa: I100  (sets the ROS isolation env first)
+from ros_harness import Harness, h, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
 
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
@@ -25,7 +25,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 import geodyn_ros as gd
-from geodyn_ros.lie import exp_so3, matrix_to_quat
+from geodyn_ros.lie import exp_so3
 from geodyn_ros.representations import REPRESENTATIONS
 from geodyn_ros.resources import shipped_urdf
 from geodyn_ros.ros.geodyn_node import PARAMETERS, GeodynNode
@@ -37,13 +37,6 @@ URDF = str(shipped_urdf())
 NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
 ORDER = 3   # V^(0..4) used: the Leibniz terms of every representation matter from row 2 on
 TOL = 1e-10
-
-
-@pytest.fixture
-def h():
-    harness = Harness()
-    yield harness
-    harness.close()
 
 
 def _start(h, ns, **params):
@@ -58,20 +51,6 @@ def _start(h, ns, **params):
 def _wrench_vec(m):
     w = m.wrench
     return np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
-
-
-def _odom(stamp, C, w_b, v_b):
-    m = Odometry()
-    m.header.stamp.sec, m.header.stamp.nanosec = divmod(stamp, 10**9)
-    m.header.frame_id, m.child_frame_id = "world", "base_link"
-    p = m.pose.pose.position
-    p.x, p.y, p.z = (float(v) for v in C[:3, 3])
-    o = m.pose.pose.orientation
-    o.x, o.y, o.z, o.w = (float(v) for v in matrix_to_quat(C[:3, :3], "xyzw"))
-    t = m.twist.twist
-    t.angular.x, t.angular.y, t.angular.z = (float(v) for v in w_b)
-    t.linear.x, t.linear.y, t.linear.z = (float(v) for v in v_b)
-    return m
 
 
 def _joint_states(stamp, q, qd):
@@ -136,7 +115,7 @@ def test_same_physical_reference_gives_same_feedforward(h, input_mode, represent
             Cm[:3, :3] = Cm[:3, :3] @ exp_so3(rng.normal(size=3) * 0.1)
             w_b, v_b, q, qd = rng.normal(size=3), rng.normal(size=3), rng.normal(size=6), rng.normal(size=6)
             for ns in ("spatial", *representations):
-                h.publisher(Odometry, f"{ns}/odom").publish(_odom(stamp, Cm, w_b, v_b))
+                h.publisher(Odometry, f"{ns}/odom").publish(odometry_msg(stamp, Cm, w_b, v_b))
                 h.publisher(JointState, f"{ns}/joint_states").publish(_joint_states(stamp, q, qd))
         everyone = [ref_outs] + [o for _, o in others.values()]
         assert h.spin_until(lambda: all(len(o["jet"]) > k and len(o["wrench"]) > k for o in everyone))
