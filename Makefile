@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: venv test demo paper bench bench-table4 bench-node fd-sweep bench-linearize clean
+.PHONY: venv test demo paper bench bench-table4 bench-node fd-sweep falling-cat bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -45,6 +45,10 @@ bench-table4: $(STAMP)
 ## Derivatives vs central geometric finite differences over step sizes (V-shaped error plot in $(OUT)/).
 fd-sweep: $(STAMP)
 	$(BIN)/python -m geodyn_ros.examples.fd_step_sweep --out $(OUT)
+
+## Mishra et al. Sec. VI-B: falling-cat gait of a free-floating LWR-4+, exact vs cBVI (plot in $(OUT)/).
+falling-cat: $(STAMP)
+	$(BIN)/python -m geodyn_ros.examples.falling_cat --out $(OUT)
 
 ## Derivative / linearization calls vs Pinocchio's derivative calls, and scaling in N.
 bench-linearize: $(STAMP)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "hat", "vee3", "hat6", "vee6", "Ad", "Ad_inv", "ad", "exp_so3", "exp_se3", "log_so3",
-    "inv_se3", "rpy_to_matrix", "quat_to_matrix", "matrix_to_quat", "spatial_inertia",
+    "hat", "vee3", "hat6", "vee6", "Ad", "Ad_inv", "ad", "exp_so3", "exp_se3", "log_so3", "log_se3",
+    "dexp_inv_body", "inv_se3", "rpy_to_matrix", "quat_to_matrix", "matrix_to_quat", "spatial_inertia",
 ]
 
 
@@ -132,6 +132,29 @@ def exp_se3(V) -> np.ndarray:
         Jl = np.eye(3) + ((1.0 - np.cos(th)) / th2) * K + ((th - np.sin(th)) / (th2 * th)) * (K @ K)
     out[:3, 3] = Jl @ v
     return out
+
+
+def log_se3(C) -> np.ndarray:
+    """Twist ``V = (w, v)`` with ``exp_se3(V) == C`` for a 4x4 pose (rotation angle < pi)."""
+    C = np.asarray(C, dtype=float)
+    w = log_so3(C[:3, :3])
+    th2 = float(w @ w)
+    K = hat(w)
+    if th2 < 1e-12:
+        Jinv = np.eye(3) - 0.5 * K + K @ K / 12.0
+    else:
+        th = np.sqrt(th2)
+        Jinv = np.eye(3) - 0.5 * K + (1.0 / th2 - (1 + np.cos(th)) / (2 * th * np.sin(th))) * (K @ K)
+    return np.concatenate([w, Jinv @ C[:3, 3]])
+
+
+def dexp_inv_body(theta, V) -> np.ndarray:
+    """``d theta/dt`` for ``C = C0 exp_se3(theta)`` moving with body twist ``V`` (``C^-1 dC/dt =
+    hat6(V)``): ``dexp_{-theta}^-1 V = V + [theta, V]/2 + [theta, [theta, V]]/12 + O(|theta|^4)``,
+    the truncation Runge–Kutta–Munthe-Kaas of order 4 needs (``theta = O(h)``)."""
+    a = ad(theta)
+    V = np.asarray(V, dtype=float)
+    return V + 0.5 * a @ V + a @ (a @ V) / 12.0
 
 
 def rpy_to_matrix(rpy) -> np.ndarray:

@@ -55,7 +55,7 @@ from . import _reduced_kernels as RK
 from .dynamics import DEFAULT_GRAVITY, _check_model, _f64, _gravity
 from .representations import _pose
 from .eom import coriolis_matrix, gravity_vector
-from .lie import Ad, ad, exp_se3, hat
+from .lie import Ad, ad, dexp_inv_body, exp_se3, hat
 
 __all__ = [
     "ReducedTerms", "CoriolisDecomposition", "DecoupledForwardResult", "DecoupledInverseResult",
@@ -411,14 +411,6 @@ def decoupled_inverse_dynamics(model, base_pose, q, qd, mu, mu_dot, qdd, *,
     return DecoupledInverseResult(f[:6], f[6:])
 
 
-def _dexpinv(u, v):
-    """``d theta/dt`` for ``C = C0 exp(hat(theta))`` moving with body twist ``v``:
-    ``dexp_{-theta}^-1 v = v + [theta, v]/2 + [theta, [theta, v]]/12 + O(theta^4)`` (enough for
-    RKMK4, where ``theta = O(h)``)."""
-    a = ad(u)
-    return v + 0.5 * a @ v + (a @ (a @ v)) / 12.0
-
-
 def integrate_decoupled(model, base_pose, q, qd, mu, duration, dt, *, tau=None, base_wrench=None,
                         gravity=DEFAULT_GRAVITY, samples=None) -> DecoupledTrajectory:
     """Simulate with :func:`decoupled_forward_dynamics` and the reconstruction ``dC/dt = C hat(V_b)``
@@ -453,7 +445,7 @@ def integrate_decoupled(model, base_pose, q, qd, mu, duration, dt, *, tau=None, 
         state = (C, qq, qqd, mm)
         r = decoupled_forward_dynamics(model, C, qq, qqd, mm, inp(base_wrench, t, state, 6),
                                        inp(tau, t, state, n), gravity=gravity)
-        return (_dexpinv(th, r.base_twist), qqd, r.qdd, r.mu_dot)
+        return (dexp_inv_body(th, r.base_twist), qqd, r.qdd, r.mu_dot)
 
     def shift(x, k, c):
         return (c * k[0], x[1] + c * k[1], x[2] + c * k[2], x[3] + c * k[3])

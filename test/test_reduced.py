@@ -360,3 +360,20 @@ def test_bad_inputs_name_the_argument():
         gd.integrate_decoupled(model, np.eye(4), np.zeros(n), np.zeros(n), np.zeros(6), 1.0, 0.0)
     with pytest.raises(ValueError, match="model"):
         gd.reduced_terms("robot.urdf", np.zeros(n))
+
+
+def test_lie_helpers_of_the_integrators():
+    """``lie.log_se3`` inverts ``exp_se3``; ``lie.dexp_inv_body(theta, V)`` recovers
+    ``d theta/dt`` of ``C = exp(theta(t))`` from its body twist to the O(|theta|^4) it promises
+    (body twist by central differences of the pose, step 1e-6)."""
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        V = rng.normal(size=6) * np.array([0.8, 0.8, 0.8, 2, 2, 2])
+        assert _rel(gd.lie.log_se3(exp_se3(V)), V) < 1e-12
+    for s in (0.1, 0.05):
+        theta, delta = s * rng.normal(size=6), rng.normal(size=6)
+        C = exp_se3(theta)
+        dC = (exp_se3(theta + 1e-6 * delta) - exp_se3(theta - 1e-6 * delta)) / 2e-6
+        Vb = gd.lie.vee6(np.linalg.inv(C) @ dC)
+        err = np.linalg.norm(gd.lie.dexp_inv_body(theta, Vb) - delta) / np.linalg.norm(delta)
+        assert err < 2 * np.linalg.norm(theta) ** 4 + 1e-8, (s, err)
