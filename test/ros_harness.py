@@ -16,6 +16,7 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
 import pytest  # noqa: E402
 import rclpy  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 from rclpy.context import Context  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
@@ -101,4 +102,14 @@ def odometry_msg(stamp_ns, C, w_b, v_b, child="base_link", frame="world"):
     t = m.twist.twist
     t.angular.x, t.angular.y, t.angular.z = (float(v) for v in w_b)
     t.linear.x, t.linear.y, t.linear.z = (float(v) for v in v_b)
+    return m
+
+
+def joint_states_msg(stamp_ns, names, pos, vel):
+    """``sensor_msgs/JointState`` with ``position`` and ``velocity`` for ``names``."""
+    m = JointState()
+    m.header.stamp.sec, m.header.stamp.nanosec = divmod(int(stamp_ns), 10**9)
+    m.name = list(names)
+    m.position = [float(v) for v in pos]
+    m.velocity = [float(v) for v in vel]
     return m

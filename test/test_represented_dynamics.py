@@ -40,7 +40,6 @@ arrays, ``gravity`` and ``ext_wrench`` (spatial, world) are not affected.
 4. Bad input: unknown representation, NaN in used base twist rows (unused rows are not read),
    caller arrays untouched.
 """
-import functools
 import os
 import sys
 import zlib
@@ -67,10 +66,8 @@ def _seed(*parts):
     return zlib.crc32("|".join(map(str, parts)).encode())
 
 
-@functools.lru_cache(maxsize=None)
 def _model(name):
-    src = str(shipped_urdf()) if name == "aerial_manipulator" else rm.SYNTHETIC_URDF
-    return src, gd.load_urdf(src)
+    return rm.model_and_pin(name)[0]
 
 
 def _row_err(a, b):
@@ -106,7 +103,7 @@ def _inputs(model, order, rng):
 @pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_inverse_and_forward_dynamics_same_motion(robot, order):
-    _, model = _model(robot)
+    model = _model(robot)
     rng = np.random.default_rng(_seed("idfd", robot, order))
     for _ in range(2):
         C, V, q, W, tau, kw = _inputs(model, order, rng)
@@ -133,7 +130,7 @@ def test_inverse_and_forward_dynamics_same_motion(robot, order):
 @pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_hybrid_dynamics_same_motion(robot, order):
-    _, model = _model(robot)
+    model = _model(robot)
     names = model.joint_names
     rng = np.random.default_rng(_seed("hyb", robot, order))
     C, V, q, W, tau, kw = _inputs(model, order, rng)
@@ -165,7 +162,7 @@ def test_hybrid_dynamics_same_motion(robot, order):
 def test_trajectory_form_mixed_equals_per_sample(robot):
     """(T, ...) arguments with representation="mixed" equal T single calls (1e-12: the same
     arithmetic per sample, at most reordered)."""
-    _, model = _model(robot)
+    model = _model(robot)
     rng = np.random.default_rng(_seed("traj", robot))
     T, order = 4, 3
     samples = [_inputs(model, order, rng) for _ in range(T)]
@@ -315,10 +312,7 @@ def test_mixed_inverse_dynamics_vs_mujoco(mj):
 
 
 # ============================================================== 3. body vs Pinocchio LOCAL
-@functools.lru_cache(maxsize=None)
-def _pin(robot):
-    src, model = _model(robot)
-    return model, rm.PinRef(src, model.joint_names)
+_pin = rm.model_and_pin
 
 
 @pytest.mark.parametrize("robot", ROBOTS)
@@ -371,7 +365,7 @@ def test_body_vs_pinocchio_local(robot):
 
 # ============================================================== 4. bad input
 def test_bad_representation_and_nan_rows():
-    _, model = _model("aerial_manipulator")
+    model = _model("aerial_manipulator")
     n = model.n_joints
     rng = np.random.default_rng(_seed("bad"))
     order = 2

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from ros_harness import Harness, h, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
+from ros_harness import Harness, h, joint_states_msg, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
@@ -113,15 +113,6 @@ def test_feedforward_equals_inverse_dynamics(h, order):
     assert (lay.dim[0].size, lay.dim[1].size, lay.data_offset) == (order + 1, 12, 2)
 
 
-def _joint_states(stamp, names, pos, vel):
-    m = JointState()
-    m.header.stamp.sec, m.header.stamp.nanosec = divmod(stamp, 10**9)
-    m.name = list(names)
-    m.position = [float(v) for v in pos]
-    m.velocity = [float(v) for v in vel]
-    return m
-
-
 def _measured_inputs(rng):
     ref_t = 11.0
     C = table3_reference(4.0, 0).base_pose.copy()
@@ -151,7 +142,7 @@ def test_measured_mode_uses_odometry_and_joint_states_by_name(h):
     assert _outputs_count(outs) == (0, 0, 0)  # measured mode waits for odom + joint_states
     h.publisher(Odometry, "odom").publish(odometry_msg(s0 + 1000, C, w_b, v_b))
     h.publisher(JointState, "joint_states").publish(
-        _joint_states(s0 + 2000, names, np.r_[9.9, q[perm]], np.r_[-9.9, qd[perm]]))
+        joint_states_msg(s0 + 2000, names, np.r_[9.9, q[perm]], np.r_[-9.9, qd[perm]]))
     assert h.spin_until(lambda: len(outs["jet"]) == 1)
     _, Vref, Qref = _decode_inputs(ref_msg, order)
     Cm = np.eye(4)
@@ -256,7 +247,7 @@ def test_bad_measured_inputs_are_not_used(h, case, keyword):
     now = _now(node)
     h.publisher(Float64MultiArray, "reference").publish(_ref_msg(ref_t, 2, now))
     odom = odometry_msg(now, C, w_b, v_b)
-    js = _joint_states(now, NAMES, q, qd)
+    js = joint_states_msg(now, NAMES, q, qd)
     if case == "js_nan":
         js.position = [float("nan")] + list(js.position)[1:]
     elif case == "js_lengths":

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ros_harness import Harness, h, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
+from ros_harness import Harness, h, joint_states_msg, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
 
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
@@ -51,15 +51,6 @@ def _start(h, ns, **params):
 def _wrench_vec(m):
     w = m.wrench
     return np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
-
-
-def _joint_states(stamp, q, qd):
-    m = JointState()
-    m.header.stamp.sec, m.header.stamp.nanosec = divmod(stamp, 10**9)
-    m.name = list(NAMES)
-    m.position = [float(v) for v in q]
-    m.velocity = [float(v) for v in qd]
-    return m
 
 
 def _assert_same_outputs(a, b, k):
@@ -116,7 +107,7 @@ def test_same_physical_reference_gives_same_feedforward(h, input_mode, represent
             w_b, v_b, q, qd = rng.normal(size=3), rng.normal(size=3), rng.normal(size=6), rng.normal(size=6)
             for ns in ("spatial", *representations):
                 h.publisher(Odometry, f"{ns}/odom").publish(odometry_msg(stamp, Cm, w_b, v_b))
-                h.publisher(JointState, f"{ns}/joint_states").publish(_joint_states(stamp, q, qd))
+                h.publisher(JointState, f"{ns}/joint_states").publish(joint_states_msg(stamp, NAMES, q, qd))
         everyone = [ref_outs] + [o for _, o in others.values()]
         assert h.spin_until(lambda: all(len(o["jet"]) > k and len(o["wrench"]) > k for o in everyone))
         for rep, (_, outs) in others.items():
