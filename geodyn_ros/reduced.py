@@ -52,8 +52,9 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _reduced_kernels as RK
-from .dynamics import DEFAULT_GRAVITY, _check_model, _f64, _gravity
+from .dynamics import DEFAULT_GRAVITY, _check_model, _gravity
 from .representations import _pose
+from .eom import _vec as _eom_vec
 from .eom import coriolis_matrix, gravity_vector
 from .lie import Ad, ad, dexp_inv_body, exp_se3, hat
 
@@ -161,9 +162,8 @@ def _ancestors(model) -> np.ndarray:
 
 
 def _vec(x, name, n):
-    a = _f64(x, name)
-    if a.shape != (n,):
-        raise ValueError(f"{name}: expected shape ({n},), got {a.shape}")
+    """:func:`geodyn_ros.eom._vec` (float64, shape ``(n,)``) plus finiteness."""
+    a = _eom_vec(x, name, n)
     if not np.isfinite(a).all():
         raise ValueError(f"{name}: contains NaN or Inf")
     return a
@@ -182,7 +182,9 @@ def _ad_stack(S):
     return out
 
 
-def _terms(model, q) -> ReducedTerms:
+def _terms(model, q, derivatives=True) -> ReducedTerms:
+    """The terms at a validated ``q``; ``derivatives=False`` skips ``dM_b`` and the O(n^2)
+    ``dA_l`` (left None) for the callers that only need the blocks and ``A_l``."""
     n, N = model.n_joints, model.n_bodies
     S = np.empty((n, 6))
     Mc = np.empty((N, 6, 6))
@@ -195,6 +197,12 @@ def _terms(model, q) -> ReducedTerms:
     # M_q[i, j] = S_i^T Mc_{deeper of i, j} S_j for related joints (CRBA), 0 otherwise
     Mq = np.where(anc, S @ hj.T, 0.0)                   # (i <= j ancestor): S_i . Mc_j S_j
     Mq = np.where(anc.T, (S @ hj.T).T, Mq)
+    Mb_inv = np.linalg.inv(Mb)
+    Al = Mb_inv @ Mbq
+    Lq = Mq - Al.T @ Mb @ Al
+    Lq = 0.5 * (Lq + Lq.T)
+    if not derivatives:
+        return ReducedTerms(Mb, Mbq, Mq, Al, Lq, None, None, S)
     adS = _ad_stack(S)
     # moving joint j moves its subtree rigidly with twist S_j:  d Mc = -(ad^T Mc + Mc ad)
     dMc = -(np.transpose(adS, (0, 2, 1)) @ Mcj + Mcj @ adS)   # (n, 6, 6) = dM_b/dq_j
@@ -203,11 +211,7 @@ def _terms(model, q) -> ReducedTerms:
     dMbq = np.where(anc[:, None, :], -np.einsum("jba,ib->jai", adS, hj), 0.0)
     strict = anc.T & ~np.eye(n, dtype=bool)             # strict[j, i]: i strict ancestor of j
     dMbq += np.where(strict[:, None, :], np.einsum("jab,ib->jai", dMc, S), 0.0)
-    Mb_inv = np.linalg.inv(Mb)
-    Al = Mb_inv @ Mbq
     dAl = Mb_inv @ (dMbq - dMc @ Al)                    # (n, 6, n)
-    Lq = Mq - Al.T @ Mb @ Al
-    Lq = 0.5 * (Lq + Lq.T)
     return ReducedTerms(Mb, Mbq, Mq, Al, Lq, dMc, dAl, S)
 
 
@@ -217,23 +221,27 @@ def reduced_terms(model, q) -> ReducedTerms:
     One compiled pass builds the joint screws and subtree composite inertias in base axes
     (eq. 7 with ``Ad_{1k}``, ``J_k`` folded into the composites); the rest is dense algebra,
     O(n^2) for ``dA_l``."""
+    return _checked_terms(model, q)
+
+
+def _checked_terms(model, q, derivatives=True):
     _check_model(model)
-    return _terms(model, _vec(q, "q", model.n_joints))
+    return _terms(model, _vec(q, "q", model.n_joints), derivatives)
 
 
 def locked_inertia(model, q) -> np.ndarray:
     """Locked inertia ``M_b`` (6, 6) (eq. 7): the whole robot as one rigid body, base axes."""
-    return reduced_terms(model, q).M_b
+    return _checked_terms(model, q, derivatives=False).M_b
 
 
 def local_connection(model, q) -> np.ndarray:
     """Local (mechanical) connection ``A_l = M_b^-1 M_bq`` (6, n) (Def. 3, 4)."""
-    return reduced_terms(model, q).A_l
+    return _checked_terms(model, q, derivatives=False).A_l
 
 
 def decoupled_inertia(model, q) -> np.ndarray:
     """``Lambda = L^T M L = blkdiag(M_b, Lambda_q)`` (6+n, 6+n) (eq. 8, 15a)."""
-    t = reduced_terms(model, q)
+    t = _checked_terms(model, q, derivatives=False)
     n = model.n_joints
     Lam = np.zeros((6 + n, 6 + n))
     Lam[:6, :6] = t.M_b
@@ -244,7 +252,7 @@ def decoupled_inertia(model, q) -> np.ndarray:
 def locked_velocity(model, base_twist, q, qd) -> np.ndarray:
     """Locked velocity ``mu = V_b + A_l qd`` (6,) (Def. 3) from the body twist ``V_b`` (6,)."""
     n = model.n_joints
-    t = reduced_terms(model, q)
+    t = _checked_terms(model, q, derivatives=False)
     return _vec(base_twist, "base_twist", 6) + t.A_l @ _vec(qd, "qd", n)
 
 
@@ -252,7 +260,7 @@ def base_twist_from_locked(model, mu, q, qd) -> np.ndarray:
     """Body twist ``V_b = mu - A_l qd`` (6,) of the base: the reconstruction ``dC/dt = C hat(V_b)``
     (eq. 13)."""
     n = model.n_joints
-    t = reduced_terms(model, q)
+    t = _checked_terms(model, q, derivatives=False)
     return _vec(mu, "mu", 6) - t.A_l @ _vec(qd, "qd", n)
 
 
@@ -262,7 +270,7 @@ def spatial_momentum(model, base_pose, base_twist, q, qd) -> np.ndarray:
     the body twist ``V_b``."""
     C = _pose(base_pose)
     n = model.n_joints
-    t = reduced_terms(model, q)
+    t = _checked_terms(model, q, derivatives=False)
     h = t.M_b @ _vec(base_twist, "base_twist", 6) + t.M_bq @ _vec(qd, "qd", n)
     return np.linalg.solve(Ad(C).T, h)
 
@@ -283,7 +291,7 @@ def locked_inertia_derivative(model, q, x) -> np.ndarray:
 def interaction_matrix(model, q, y) -> np.ndarray:
     """Interaction matrix ``adbar(M_b y) A_l`` (6, n) (Def. 7): ``ad_{A_l x}^T M_b y`` for
     every shape velocity ``x``."""
-    t = reduced_terms(model, q)
+    t = _checked_terms(model, q, derivatives=False)
     return adbar(t.M_b @ _vec(y, "y", 6)) @ t.A_l
 
 
@@ -483,7 +491,7 @@ def centroidal_locked_terms(model, q, mu=None) -> CentroidalLockedTerms:
     axes) at the shape ``q``: the locked inertia becomes block diagonal, ``X^T M_b X = blkdiag(I_c,
     m I3)`` (``X = Ad_{g_1c}``), the connection ``X^-1 A_l`` and the locked velocity ``X^-1 mu``
     (ERRATA: Prop. 3 treats ``g_1c`` as constant; here it is evaluated at the given ``q``)."""
-    t = reduced_terms(model, q)
+    t = _checked_terms(model, q, derivatives=False)
     m = t.M_b[3, 3]
     c = np.array([t.M_b[2, 4], t.M_b[0, 5], t.M_b[1, 3]]) / m   # M_b[:3, 3:] = m hat(c)
     g = np.eye(4)
