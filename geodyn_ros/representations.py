@@ -234,18 +234,12 @@ def _slice(x, t):
     return np.asarray(x)[t]
 
 
-def _twist_rows(x, rows, rep, what):
-    V = _jet_shape(x, "base_twist", rows, 6, f"{rep} twist derivatives {what}")[:rows]
-    if not np.isfinite(V).all():
-        raise ValueError("base_twist: contains NaN or Inf in the rows used")
-    return V
-
-
-def _wrench_rows(x, rows, rep):
-    W = _jet_shape(x, "base_wrench", rows, 6, f"{rep} wrench derivatives 0..order")[:rows]
-    if not np.isfinite(W).all():
-        raise ValueError("base_wrench: contains NaN or Inf in the rows used")
-    return W
+def _used_rows(x, name, rows, what):
+    """The first ``rows`` rows of the (>= rows, 6) jet ``x``, finite (later rows are not read)."""
+    a = _jet_shape(x, name, rows, 6, what)[:rows]
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name}: contains NaN or Inf in the rows used")
+    return a
 
 
 def _dynamics_in(rep, run, model, base_pose, base_twist, q, base_wrench, tau, order, kw, result):
@@ -273,13 +267,14 @@ def _dynamics_in(rep, run, model, base_pose, base_twist, q, base_wrench, tau, or
         return type(outs[0])(*(np.stack(f) for f in zip(*outs)))
     C = _pose(base_pose)
     if base_wrench is None:
-        Vx = _twist_rows(base_twist, order + 2, rep, "0..order+1 (base motion given)")
+        Vx = _used_rows(base_twist, "base_twist", order + 2,
+                        f"{rep} twist derivatives 0..order+1 (base motion given)")
         Vb = _to_body(C, Vx, rep)
         res = run(model, C, _from_body(C, Vb, "spatial"), q, None, tau, order, **kw)
         W = _convert_wrench_body(C, res.base_wrench, Vb, "spatial", rep)
         return result(Vx.copy(), W, res.q, res.tau)
-    Vx0 = _twist_rows(base_twist, 1, rep, "row 0 (base wrench given)")
-    Wx = _wrench_rows(base_wrench, order + 1, rep)
+    Vx0 = _used_rows(base_twist, "base_twist", 1, f"{rep} twist derivatives row 0 (base wrench given)")
+    Wx = _used_rows(base_wrench, "base_wrench", order + 1, f"{rep} wrench derivatives 0..order")
     V0 = _from_body(C, _to_body(C, Vx0, rep), "spatial")
     rows = 1
     Vb = np.zeros((0, 6))
