@@ -13,6 +13,7 @@ import time
 os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import rclpy  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
@@ -20,7 +21,8 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from rclpy.context import Context  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
-from geodyn_ros.lie import matrix_to_quat  # noqa: E402
+from geodyn_ros.lie import matrix_to_quat, quat_to_matrix  # noqa: E402
+from geodyn_ros.ros.jets import REFERENCE_OFFSET  # noqa: E402
 from geodyn_ros.ros.runtime import control_qos, make_executor  # noqa: E402
 
 
@@ -113,3 +115,15 @@ def joint_states_msg(stamp_ns, names, pos, vel):
     m.position = [float(v) for v in pos]
     m.velocity = [float(v) for v in vel]
     return m
+
+
+def decode_reference(msg):
+    """Independent decoding of a reference jet message (not ``jets``' decoder): base pose (4, 4),
+    every twist row ``V^(k)`` (K, 6) and joint row ``q^(k)`` (K, n) it carries."""
+    d = np.array(msg.data)
+    C = np.eye(4)
+    C[:3, 3] = d[2:5]
+    C[:3, :3] = quat_to_matrix(d[5:9], "xyzw")
+    rows, cols = msg.layout.dim[0].size, msg.layout.dim[1].size
+    body = d[REFERENCE_OFFSET:].reshape(rows, cols)
+    return C, body[:, :6], body[:, 6:]

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from ros_harness import Harness, h, joint_states_msg, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
+from ros_harness import Harness, decode_reference, h, joint_states_msg, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
@@ -61,14 +61,9 @@ def _ref_msg(t, order, stamp, rows=None, names=NAMES):
 
 
 def _decode_inputs(msg, order):
-    """Independent decoding of a reference message: pose, V^(0..r+1), q^(0..r+2)."""
-    d = np.array(msg.data)
-    C = np.eye(4)
-    C[:3, 3] = d[2:5]
-    C[:3, :3] = quat_to_matrix(d[5:9], "xyzw")
-    rows, cols = msg.layout.dim[0].size, msg.layout.dim[1].size
-    body = d[REFERENCE_OFFSET:].reshape(rows, cols)
-    return C, body[: order + 2, :6], body[: order + 3, 6:]
+    """Pose, V^(0..r+1), q^(0..r+2) of a reference message (independent decoder)."""
+    C, V, Q = decode_reference(msg)
+    return C, V[: order + 2], Q[: order + 3]
 
 
 def _outputs_count(outs):

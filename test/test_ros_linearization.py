@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 import pytest
-from ros_harness import Harness, h, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
+from ros_harness import Harness, decode_reference, h, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from nav_msgs.msg import Odometry
@@ -25,7 +25,7 @@ from geodyn_ros.lie import Ad, Ad_inv, matrix_to_quat, quat_to_matrix
 from geodyn_ros.resources import shipped_urdf
 from geodyn_ros.ros.conversions import InputError
 from geodyn_ros.ros.geodyn_node import GeodynNode
-from geodyn_ros.ros.jets import (REFERENCE_OFFSET, LinearizationPacker, decode_feedforward_jet,
+from geodyn_ros.ros.jets import (LinearizationPacker, decode_feedforward_jet,
                                  decode_linearization, make_reference_msg)
 from geodyn_ros.ros.params import ConfigurationError
 from geodyn_ros.trajectories import table3_reference
@@ -63,17 +63,6 @@ def _now(node) -> int:
 def _ref_msg(t, order, stamp):
     ref = table3_reference(t, order + 1)
     return make_reference_msg(stamp, ref.base_pose, ref.base_twist[:order + 3], ref.q[:order + 3], NAMES)
-
-
-def _decode_reference(msg):
-    """Independent decoding: pose, spatial V^(0..), q^(0..) rows of a reference message."""
-    d = np.array(msg.data)
-    C = np.eye(4)
-    C[:3, 3] = d[2:5]
-    C[:3, :3] = quat_to_matrix(d[5:9], "xyzw")
-    rows, cols = msg.layout.dim[0].size, msg.layout.dim[1].size
-    body = d[REFERENCE_OFFSET:].reshape(rows, cols)
-    return C, body[:, :6], body[:, 6:]
 
 
 def _expected(model, C, V0, q, qd, W0, tau0, representation):
@@ -119,7 +108,7 @@ def test_linearization_equals_gd_linearize_reference_mode(h, representation):
         assert st == stamp and A.shape == (NX, NX) and B.shape == (NX, NU)
         st_ff, W, tau, _ = decode_feedforward_jet(outs["jet"][k])
         assert st_ff == stamp
-        C, V, Q = _decode_reference(msg)
+        C, V, Q = decode_reference(msg)
         want = _expected(node.model, C, V[0], Q[0], Q[1], W[0], tau[0], representation)
         assert _close(A, want.A) and _close(B, want.B)
         # the input is the feedforward, so the linearization point reproduces the reference
