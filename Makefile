@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: venv test demo paper bench bench-table4 bench-node fd-sweep falling-cat bench-linearize clean
+.PHONY: venv test test-fresh-clone demo paper bench bench-table4 bench-node fd-sweep falling-cat bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -24,6 +24,10 @@ $(STAMP): requirements.txt setup.py
 ## Run the whole test suite (this is what CI runs).
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 test
+
+## The test suite in a fresh clone of the committed tree with nothing beside it (CI runs this too).
+test-fresh-clone:
+	PY=$(PY) bash .ci/fresh_clone
 
 ## The main job: the closed loop over ROS 2 (MuJoCo sim + reference + geodyn_node + controller),
 ## 30 s of Table 3 headless, with and without feedforward: RMS errors, plot and CSV in $(OUT)/.

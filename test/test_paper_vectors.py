@@ -1,6 +1,7 @@
 """The paper authors' own implementation (MATLAB, run in Octave) on the Sec. 7.1 robot.
 
-Reference: ../shared/testdata/paper_code_vectors.json (three states, orders 0..5 of
+Reference: test/data/paper_code_vectors.json (shipped in the repository; origin in
+test/data/README.md; three states, orders 0..5 of
 H-GRNE-FBS and H-GABI-FBS). Three independent implementations agree to 1e-13, so we
 require 1e-12 relative per derivative row for inverse dynamics. Forward dynamics
 recovers accelerations through M^-1 (condition number ~1e4 for this robot), so its rows
@@ -15,16 +16,13 @@ import pytest
 import geodyn_ros as gd
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "testdata" / "paper_code_vectors.json"
-if not DATA.exists():  # CI clones the repo with shared/ beside it; also accept an env override
-    import os
-    DATA = Path(os.environ.get("GEODYN_TESTDATA", DATA))
+DATA = Path(__file__).resolve().parent / "data" / "paper_code_vectors.json"
 
 
 @pytest.fixture(scope="module")
 def vectors():
     if not DATA.exists():
-        pytest.fail(f"paper test vectors not found at {DATA} (shared/ must sit beside the repo)")
+        pytest.fail(f"paper test vectors not found at {DATA} (they ship with the repository)")
     return json.loads(DATA.read_text())
 
 
