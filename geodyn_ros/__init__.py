@@ -30,12 +30,12 @@ from .reduced import (CoriolisDecomposition, DecoupledForwardResult, DecoupledIn
                       reduced_terms, spatial_momentum)
 from .representations import (REPRESENTATIONS, angular_first, convert_twist, convert_wrench, linear_first,
                               twist_transform)
-from .urdf import load_urdf
+from .urdf import INERTIA_RTOL, URDFWarning, load_urdf
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "load_urdf", "Model",
+    "load_urdf", "Model", "URDFWarning", "INERTIA_RTOL",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "forward_kinematics",
     "mass_matrix", "coriolis_matrix", "gravity_vector",
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "inverse_mass_matrix", "linearize",

@@ -50,6 +50,7 @@ ERR_RESULT_NONFINITE = 12
 ERR_SHAPE = 13   #: hot-path entries only: shapes do not match (caller re-validates)
 
 RIGID_TOL = 1e-6
+SINGULAR_RTOL = 1e-12   #: articulated joint inertia below this fraction of the largest one: singular
 
 
 # --------------------------------------------------------------------------- checks
@@ -759,6 +760,22 @@ def _hybrid_core(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
             for a in range(6):
                 for b in range(6):
                     MA[p, a, b] += MA[i, a, b] - U[i, a] * U[i, b] / d
+    # relative test: an articulated joint inertia D_i (a frame-invariant scalar) that is rounding
+    # noise next to the largest one of the same joint type (kg m^2 or kg) is singular (icub's neck
+    # at home: 3e-17 vs O(1)); dividing by it would return garbage instead of an error
+    dmax_r = 0.0
+    dmax_p = 0.0
+    for i in range(1, N):
+        if not presc[i - 1]:
+            if bodyi[i, 1] == 1:
+                dmax_p = max(dmax_p, D[i])
+            else:
+                dmax_r = max(dmax_r, D[i])
+    for i in range(1, N):
+        if not presc[i - 1]:
+            ref = dmax_p if bodyi[i, 1] == 1 else dmax_r
+            if D[i] <= SINGULAR_RTOL * ref:
+                return ERR_SINGULAR_JOINT
     if base_given_wrench:
         if not _chol6(MA[0], Lc):
             return ERR_SINGULAR_BASE

@@ -93,9 +93,28 @@ def _has_time_axis(base_pose) -> bool:
         return False
 
 
-def _check_model(model):
+def _check_model(model, constrained_ok=False):
     if type(model) is not Model and not isinstance(model, Model):
         raise ValueError(f"model: expected a geodyn_ros Model (from load_urdf), got {type(model).__name__}")
+    if model._constrained and not constrained_ok:
+        raise ValueError("model: loaded with fixed_base=True or mimic=True, which inverse_dynamics, forward_dynamics, "
+                         "hybrid_dynamics and forward_kinematics support; load it without these options for this "
+                         "function")
+
+
+def _singular_error(code, model, C, Q, mask):
+    """ValueError for a singular articulated inertia at this state, naming the joints."""
+    if code == K.ERR_SINGULAR_JOINT:
+        from .constrained import singular_joints
+        try:
+            names = singular_joints(model, C, Q[:1], mask)
+        except Exception:   # the message must not hide the error
+            names = []
+        raise ValueError(f"model: the articulated inertia of joint(s) {', '.join(names) or '(unidentified)'} vanished at "
+                         "this state (the mass matrix is singular here), so forward dynamics is undefined; a joint "
+                         "whose moving subtree has no mass or inertia needs an <inertial> or a fixed joint")
+    raise ValueError(f"model: the base's articulated inertia is singular at this state (total mass "
+                     f"{model.total_mass:g} kg), so forward dynamics of the base is undefined")
 
 
 def _check_order(order) -> int:
@@ -243,6 +262,10 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
                 code = -1
             if code == 0:
                 return _new_tuple(InverseDynamicsResult, (w, tau))
+    if getattr(model, "_constrained", False):   # fixed base or enforced mimic joints
+        from . import constrained
+        return constrained.inverse_dynamics(model, base_pose, base_twist, q, order, gravity, ext_wrench,
+                                            ext_torque, representation)
     if representation != "spatial":
         from .representations import _dynamics_in
         return _dynamics_in(representation, _id_as_hybrid, model, base_pose, base_twist, q, None, None,
@@ -327,6 +350,13 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
                 code = -1
             if code == 0:
                 return _new_tuple(ForwardDynamicsResult, (Vo, qo))
+    if getattr(model, "_constrained", False):   # fixed base or enforced mimic joints
+        from . import constrained
+        _check_model(model, constrained_ok=True)
+        res = constrained.hybrid_dynamics(model, base_pose, base_twist, q, tau, order,
+                                          np.zeros(model.n_joints, bool), base_wrench, gravity, ext_wrench,
+                                          ext_torque, representation)
+        return ForwardDynamicsResult(res.base_twist, res.q)
     if representation != "spatial":
         if base_wrench is None:
             raise ValueError("base_wrench: required (>= order+1, 6) base wrench derivatives")
@@ -372,9 +402,13 @@ def hybrid_dynamics(model: Model, base_pose, base_twist, q, tau, order: int = 0,
     HybridDynamicsResult with ``base_twist`` (order+2, 6), ``base_wrench`` (order+1, 6),
     ``q`` (order+3, n), ``tau`` (order+1, n).
     """
-    _check_model(model)
+    _check_model(model, constrained_ok=True)
     order = _check_order(order)
     mask = _prescribed_mask(model, prescribed)
+    if model._constrained:   # fixed base or enforced mimic joints
+        from . import constrained
+        return constrained.hybrid_dynamics(model, base_pose, base_twist, q, tau, order, mask, base_wrench,
+                                           gravity, ext_wrench, ext_torque, representation)
     if representation != "spatial":
         from .representations import _dynamics_in
 
@@ -450,6 +484,8 @@ def _hybrid(model, base_pose, base_twist, q, tau, order, mask, base_wrench, grav
     out_tau = np.empty((order + 1, n))
     code = K.hybrid_dynamics(model.bodyi, model.bodyf, C, V, Q, Wb, T, order, g, wext, text, mask,
                              given_wrench, out_V, out_q, out_w, out_tau)
+    if code in (K.ERR_SINGULAR_JOINT, K.ERR_SINGULAR_BASE):
+        _singular_error(code, model, C, Q, mask)
     if code:
         _raise(code)
     if forward:
@@ -464,12 +500,17 @@ def forward_kinematics(model: Model, base_pose, base_twist, q, order: int = 0) -
     derivatives. Returns body poses (N, 4, 4), body spatial twist derivatives (N, order+1, 6) and
     joint screw derivatives S_j^(0..order) (n, order+1, 6), all in world axes.
     """
-    _check_model(model)
+    _check_model(model, constrained_ok=True)
     order = _check_order(order)
     n, N = model.n_joints, model.n_bodies
     C = _pose(base_pose)
+    if model.fixed_base and base_twist is None:
+        base_twist = np.zeros((order + 1, 6))
     V = _jet(base_twist, "base_twist", order + 1, 6, "spatial twist derivatives 0..order")
     Q = _jet(q, "q", order + 2, n, "joint derivatives 0..order+1")
+    if model.mimic_enforced:
+        from .constrained import expand_mimic
+        Q = expand_mimic(model, Q[:order + 2])
     R = np.empty((N, 3, 3))
     P = np.empty((N, 3))
     S = np.zeros((N, order + 1, 6))

@@ -15,7 +15,7 @@ The kernels never read URDF or Python objects; algorithms are free functions of
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -29,6 +29,17 @@ class Model:
 
     Public attributes (the API contract of ``CONVENTIONS.md``): ``joint_names``,
     ``n_joints``, ``base_link``, ``link_names``, ``total_mass``.
+
+    Loader options recorded on the model (see :func:`geodyn_ros.load_urdf`):
+
+    * ``fixed_base``: the base body is welded to the world at the ``base_pose`` the dynamics
+      functions are given; its twist is zero at every order and the base wrench they return is
+      the reaction the weld exerts on the robot.
+    * ``mimic``: every URDF ``<mimic>`` relation ``{joint: (master, multiplier, offset)}`` (masters
+      resolved through chains), also when the mimic joint is loaded as an independent joint.
+    * ``mimic_enforced``: ``q_mimic = multiplier * q_master + offset`` holds at every derivative
+      order in inverse, forward and hybrid dynamics (mimic columns of ``q`` are derived from the
+      master on input; a mimic joint's torque is projected onto its master).
     """
 
     name: str
@@ -44,6 +55,9 @@ class Model:
     inertia: np.ndarray          # (N, 3, 3) home rotational inertia about the CoM, world axes
     link_to_body: dict           # every URDF link name (also merged ones) -> body index
     link_home: dict              # every URDF link name -> (4, 4) home pose in world
+    fixed_base: bool = False     # base welded to the world at ``base_pose`` (zero base motion)
+    mimic: dict = field(default_factory=dict)   # URDF <mimic>: joint -> (master, multiplier, offset)
+    mimic_enforced: bool = False  # True: q_mimic = multiplier * q_master + offset at every order
     _packed: dict = field(default_factory=dict, repr=False)
 
     # ---- contract attributes -------------------------------------------------
@@ -82,6 +96,11 @@ class Model:
         # per-order work buffers of the hot-path kernels (Pinocchio's "data"), made on first use
         object.__setattr__(self, "_id_ws", {})
         object.__setattr__(self, "_fd_ws", {})
+        # True when the dynamics functions must go through geodyn_ros.constrained
+        object.__setattr__(self, "_constrained", bool(self.fixed_base or (self.mimic_enforced and self.mimic)))
+        # the unconstrained floating-base twin (same arrays) that geodyn_ros.constrained runs on
+        object.__setattr__(self, "_plain", self if not self._constrained else replace(
+            self, fixed_base=False, mimic_enforced=False, _packed={}))
         self._packed["joint_index"] = {n: i for i, n in enumerate(self.joint_names)}
 
     def joint_index(self, name: str) -> int:
@@ -99,5 +118,8 @@ class Model:
             raise ValueError(f"unknown link name {link!r}; known links: {sorted(self.link_to_body)}") from None
 
     def __repr__(self) -> str:
+        extra = ", fixed_base=True" if self.fixed_base else ""
+        if self.mimic:
+            extra += f", mimic={len(self.mimic)} ({'enforced' if self.mimic_enforced else 'independent'})"
         return (f"Model({self.name!r}, base_link={self.base_link!r}, n_joints={self.n_joints}, "
-                f"n_bodies={self.n_bodies}, total_mass={self.total_mass:.6g})")
+                f"n_bodies={self.n_bodies}, total_mass={self.total_mass:.6g}{extra})")

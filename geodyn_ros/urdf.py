@@ -4,22 +4,29 @@ The parser knows nothing about the algorithms. It
 
 1. reads the XML (file path, ``.xacro`` file expanded with the ``xacro`` package, or
    an XML string);
-2. finds the floating base: the URDF root link, or - when the root is massless and
-   joined by a single ``floating``/``fixed`` joint to one child (``world``,
-   ``base_footprint`` patterns) - that child;
-3. merges every ``fixed`` joint into its parent body (combined spatial inertia);
+2. finds the base: the URDF root link, or - when the root is massless and joined by a
+   single ``floating``/``fixed`` joint to one child (``world``, ``base_footprint``
+   patterns) - that child. A massless root named ``world`` joined by moving joints (the
+   arm convention) makes a fixed-base model; ``fixed_base=True`` welds any root;
+3. merges every ``fixed`` joint into its parent body (combined spatial inertia) and checks
+   each body's merged inertia (positive semi-definite, triangle inequality) to a relative
+   tolerance;
 4. orders the bodies depth first (children in the order their joints appear in the
    file) and builds, at home (base pose identity, all joints zero), the spatial screws
    ``Y_j = (e, p x e)`` (revolute/continuous) or ``(0, e)`` (prismatic) in world axes
    (paper eq. (3), Appendix D), and each body's mass, centre of mass and rotational
    inertia in world axes.
 
-Visual, collision, limit, dynamics (damping/friction), transmission and gazebo tags
-are ignored. What is not supported raises ``ValueError`` with the offending element.
+``<mimic>`` joints load as independent joints (with a warning; Pinocchio's default) or,
+with ``mimic=True``, as enforced couplings (see :mod:`geodyn_ros.constrained`). Visual,
+collision, limit, dynamics (damping/friction), transmission and gazebo tags are ignored.
+What is not supported raises ``ValueError`` with the offending element; what is accepted
+but suspicious warns with a :class:`URDFWarning` naming the link or joint.
 """
 from __future__ import annotations
 
 import os
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -28,7 +35,21 @@ import numpy as np
 from .lie import rpy_to_matrix
 from .model import PRISMATIC, REVOLUTE, Model
 
-__all__ = ["load_urdf"]
+__all__ = ["load_urdf", "URDFWarning", "INERTIA_RTOL"]
+
+#: A merged body's rotational inertia may violate positive semi-definiteness or the triangle
+#: inequality by at most this fraction of its largest principal moment (rounding of the numbers
+#: in the file, e.g. tiago's antenna: -3.5e-8 kg m^2 merged into a 1e-1 kg m^2 base). Larger
+#: violations are physically impossible and refused with the eigenvalues.
+INERTIA_RTOL = 1e-6
+
+
+class URDFWarning(UserWarning):
+    """A URDF was accepted with something the user should know (one line, naming the element)."""
+
+
+def _warn(msg):
+    warnings.warn(msg, URDFWarning, stacklevel=3)
 
 _MOVING = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
 _KNOWN = set(_MOVING) | {"fixed", "floating", "planar"}
@@ -60,7 +81,7 @@ def _read_source(source) -> tuple[str, str]:
     """Return (xml text, description for messages)."""
     if isinstance(source, (bytes, bytearray)):
         source = source.decode()
-    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("<")):
+    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip("\ufeff \t\r\n").startswith("<")):
         path = os.fspath(source)
         if not os.path.isfile(path):
             raise ValueError(f"source: no such URDF file {path!r} (pass a file path or an XML string)")
@@ -74,7 +95,10 @@ def _read_source(source) -> tuple[str, str]:
             except Exception as exc:
                 raise ValueError(f"source: xacro failed on {path!r}: {exc}") from exc
         with open(path, encoding="utf-8") as f:
-            return f.read(), path
+            text = f.read()
+        if not text.strip():
+            raise ValueError(f"source: {path!r} is empty (expected a URDF <robot> document)")
+        return text, path
     if isinstance(source, str):
         return source, "<URDF string>"
     raise ValueError(f"source: expected a path or a URDF XML string, got {type(source).__name__}")
@@ -113,9 +137,7 @@ class _Link:
             Iin = np.array([[vals["ixx"], vals["ixy"], vals["ixz"]],
                             [vals["ixy"], vals["iyy"], vals["iyz"]],
                             [vals["ixz"], vals["iyz"], vals["izz"]]])
-            ev = np.linalg.eigvalsh(Iin)
-            if ev[0] < -1e-9 * max(1.0, abs(ev[-1])):
-                raise ValueError(f"{what}: inertia tensor is not positive semi-definite (eigenvalues {ev})")
+            # checked after fixed-joint merging (_check_inertia), to a relative tolerance
         R = T[:3, :3]
         self.com = T[:3, 3].copy()
         self.I = R @ Iin @ R.T
@@ -123,7 +145,7 @@ class _Link:
 
 
 class _Joint:
-    __slots__ = ("name", "type", "parent", "child", "T", "axis", "order")
+    __slots__ = ("name", "type", "parent", "child", "T", "axis", "order", "mimic")
 
     def __init__(self, elem, order):
         self.name = elem.get("name")
@@ -133,8 +155,15 @@ class _Joint:
             raise ValueError("URDF: a <joint> has no name")
         if self.type not in _KNOWN:
             raise ValueError(f"{what}: unknown joint type {self.type!r}")
-        if elem.find("mimic") is not None:
-            raise ValueError(f"{what}: <mimic> joints are not supported in v1")
+        self.mimic = None
+        mim = elem.find("mimic")
+        if mim is not None and self.type in _MOVING:
+            master = mim.get("joint")
+            if not master:
+                raise ValueError(f"{what}: <mimic> needs joint=\"master joint name\"")
+            mult = float(_floats(mim.get("multiplier", "1"), 1, f"{what} mimic multiplier")[0])
+            off = float(_floats(mim.get("offset", "0"), 1, f"{what} mimic offset")[0])
+            self.mimic = (master, mult, off)
         p, c = elem.find("parent"), elem.find("child")
         if p is None or c is None or not p.get("link") or not c.get("link"):
             raise ValueError(f"{what}: needs <parent link=...> and <child link=...>")
@@ -152,7 +181,7 @@ class _Joint:
             self.axis = self.axis / nrm
 
 
-def load_urdf(source, *, base_link=None) -> Model:
+def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False) -> Model:
     """Build a :class:`Model` from a URDF.
 
     Parameters
@@ -162,17 +191,43 @@ def load_urdf(source, *, base_link=None) -> Model:
         ``$(find pkg)`` resolved through the ament index) file, or the URDF XML string
         itself (the ROS ``robot_description`` convention).
     base_link : str, optional
-        Name of the floating base. ``None`` selects the URDF root link (or the child
-        of a massless root attached by one ``floating``/``fixed`` joint). Naming any
-        other link (re-rooting the tree) raises ``ValueError`` in v1.
+        Name of the base. ``None`` selects the URDF root link (or, for a floating base, the
+        child of a massless root attached by one ``floating``/``fixed`` joint). Naming any
+        other link (re-rooting the tree) raises ``ValueError``.
+    fixed_base : bool or None
+        ``None`` (default): floating base, except for a massless root named ``world`` joined
+        to the robot by moving joints (the fixed-base arm convention), which is welded.
+        ``True``: the URDF root is welded to the world (Pinocchio's default model): the
+        dynamics functions take ``base_twist=None`` (zero motion at every order) and return
+        the weld's reaction as the base wrench. ``False``: always a floating base.
+    mimic : bool
+        ``False`` (default, as Pinocchio's default): a ``<mimic>`` joint is an independent
+        joint; one warning is issued and the relation is recorded in ``model.mimic``.
+        ``True``: ``q_mimic = multiplier * q_master + offset`` is enforced at every derivative
+        order by inverse, forward and hybrid dynamics (:mod:`geodyn_ros.constrained`).
 
     Returns
     -------
     Model
-        The tree with the root as a free body on SE(3), fixed joints merged, joints in
+        The tree with the base free on SE(3) (or welded), fixed joints merged, joints in
         depth-first order (``model.joint_names``).
+
+    Inertias are checked per body after fixed-joint merging: a violation of positive
+    semi-definiteness or of the triangle inequality up to ``INERTIA_RTOL`` of the body's
+    largest principal moment is accepted with a :class:`URDFWarning` naming the link; a larger
+    one raises ``ValueError`` with the eigenvalues. Massless links are accepted; a joint whose
+    whole subtree has no inertia (and a robot of zero total mass) loads with a warning, and
+    forward dynamics refuses at call time, naming the joint. A mass matrix that is singular at
+    some configuration is detected by forward/hybrid dynamics at that state.
     """
+    if fixed_base not in (None, True, False):
+        raise ValueError(f"fixed_base: expected None, True or False, got {fixed_base!r}")
+    if mimic not in (True, False):
+        raise ValueError(f"mimic: expected True or False, got {mimic!r}")
     text, desc = _read_source(source)
+    # white space (or a byte-order mark) before the XML declaration is accepted, as by
+    # Pinocchio's and ROS's parsers
+    text = text.lstrip("\ufeff \t\r\n")
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
@@ -209,16 +264,24 @@ def load_urdf(source, *, base_link=None) -> Model:
                          + (" (a kinematic loop?)" if not roots else ""))
     root_link = roots[0]
 
-    # the floating base: the root, or the child of a massless world/footprint root
+    # the base: the root, or the child of a massless world/footprint root
     base = root_link
     rt = links[root_link]
-    if rt.mass == 0.0 and len(children[root_link]) == 1 and children[root_link][0].type in ("floating", "fixed"):
+    massless_root = rt.mass == 0.0 and not np.any(rt.I)
+    single_passive = len(children[root_link]) == 1 and children[root_link][0].type in ("floating", "fixed")
+    if fixed_base is None:
+        fixed_base = (massless_root and root_link.lower() == "world" and not single_passive
+                      and len(children[root_link]) > 0)
+    if not fixed_base and massless_root and single_passive:
         base = children[root_link][0].child
+    if fixed_base and any(j.type == "floating" for j in children[root_link]):
+        raise ValueError(f"fixed_base: the root {root_link!r} is joined by a 'floating' joint; "
+                         "load with fixed_base=False for a floating base")
     if base_link is not None and base_link != base:
         if base_link not in links:
             raise ValueError(f"base_link: unknown link {base_link!r}")
         raise ValueError(f"base_link: {base_link!r} is not the root of the tree ({base!r}); "
-                         "re-rooting the tree is not supported in v1")
+                         "re-rooting the tree is not supported")
 
     # depth-first traversal from the base; fixed joints merge into the current body
     home = {base: np.eye(4)}
@@ -286,34 +349,112 @@ def load_urdf(source, *, base_link=None) -> Model:
                 Itot += Ii + mi * (d @ d * np.eye(3) - np.outer(d, d))
             mass[b], com[b], inertia[b] = m, c, 0.5 * (Itot + Itot.T)
         elif Is:
-            inertia[b] = sum(Is)
-        if b > 0 and mass[b] <= 0.0:
-            j = by_child[body_names[b]]
-            raise ValueError(f"link {body_names[b]!r} (moved by joint {j.name!r}) has zero mass after merging "
-                             "its fixed children: a moving body needs a positive mass (missing <inertial>?)")
+            inertia[b] = 0.5 * (sum(Is) + sum(Is).T)
+    # rounding in the file is judged against the body's own scale and, for bodies whose moments
+    # are all rounding noise (icub's r_hip_2: -5e-20 kg m^2), against the robot's largest moment
+    robot_scale = max([float(np.max(np.abs(np.linalg.eigvalsh(lk.I)))) for lk in links.values()] + [0.0])
+    for b, mem in enumerate(members):
+        _check_inertia(body_names[b], mem, links, inertia[b], robot_scale)
 
+    mimic_map = _mimic_relations(joints, jnames, mimic)
     model = Model(
         name=root.get("name", ""), joint_names=tuple(jnames), base_link=base,
         link_names=tuple(body_names), joint_types=tuple(jtypes),
         parent=np.array(parent_body, dtype=np.int64), jtype=np.array(jtype, dtype=np.int64),
         Y=np.array(Y, dtype=float).reshape(N, 6), mass=mass, com=com, inertia=inertia,
         link_to_body=link_to_body, link_home={k: v for k, v in home.items()},
+        fixed_base=bool(fixed_base), mimic=mimic_map, mimic_enforced=bool(mimic and mimic_map),
     )
-    _check_mass_matrix(model)
+    empty = massless_subtree_joints(model)
+    if empty:
+        _warn(f"joint(s) {', '.join(empty)}: the moving subtree has no mass and no inertia, so the joint "
+              "acceleration is undefined (forward dynamics will refuse); give the links an <inertial> or make "
+              "the joints fixed")
+    if model.total_mass <= 0.0 and not model.fixed_base:
+        _warn(f"{desc}: the robot has zero total mass; inverse dynamics is zero and forward dynamics "
+              "will refuse")
     return model
 
 
-def _check_mass_matrix(model: Model) -> None:
-    """Reject models whose joint-space inertia is singular at home (forward dynamics impossible)."""
-    if model.total_mass <= 0.0:
-        raise ValueError("URDF: the robot has zero total mass")
-    from .eom import mass_matrix  # local import: eom depends on the kernels, not on the parser
-    M = mass_matrix(model, np.eye(4), np.zeros(model.n_joints))
-    scale = max(1.0, float(np.max(np.abs(np.diag(M)))))
-    ev = np.linalg.eigvalsh(M)
-    if ev[0] <= 1e-12 * scale:
-        bad = [model.joint_names[i] for i in range(model.n_joints) if M[6 + i, 6 + i] <= 1e-12 * scale]
-        hint = f"joints with no inertia about their axis: {bad}" if bad else "check the base inertia"
-        raise ValueError(f"URDF: the mass matrix is singular at the home configuration "
-                         f"(smallest eigenvalue {ev[0]:.3g}); {hint}. Each moving body needs inertia "
-                         "about its joint axis (missing <inertia>?)")
+def _violations(I):
+    """(principal moments, negative-moment violation, triangle-inequality violation) of a
+    symmetric 3x3 rotational inertia, in kg m^2."""
+    ev = np.linalg.eigvalsh(I)
+    return ev, max(0.0, -ev[0]), max(0.0, ev[2] - ev[0] - ev[1])
+
+
+def _check_inertia(body, members, links, I, robot_scale):
+    """Check a body's merged rotational inertia (about its CoM).
+
+    * A negative principal moment beyond ``INERTIA_RTOL`` of the body's largest moment (and beyond
+      ``1e-12`` of the robot's largest, for bodies whose moments are all rounding noise) is
+      physically impossible (negative kinetic energy; the mass matrix may become indefinite):
+      ``ValueError`` with the principal moments.
+    * A member link whose own tensor has a negative moment that the merged body absorbs (tiago's
+      antenna) is accepted with a warning naming the link.
+    * A triangle-inequality violation (I1 + I2 < I3: no mass distribution has these moments, but
+      the mass matrix stays positive definite) beyond the same tolerance is accepted with a
+      warning, as Pinocchio does (MuJoCo refuses it unless ``balanceinertia`` is set).
+    """
+    ev, neg, tri = _violations(I)
+    tol = max(INERTIA_RTOL * float(np.max(np.abs(ev))), 1e-12 * robot_scale)
+    if neg > tol:
+        bad = [ln for ln in members if links[ln].has_inertial and _violations(links[ln].I)[1] > 0.0]
+        name = bad[0] if bad else body
+        raise ValueError(f"link {name!r}: inertia tensor is not positive semi-definite (principal moments {ev} "
+                         f"kg m^2, beyond {INERTIA_RTOL:g} relative"
+                         + (f" after merging into body {body!r}" if name != body else "") + ")")
+    for ln in members:
+        lk = links[ln]
+        if lk.has_inertial:
+            lev, lneg, _ = _violations(lk.I)
+            if lneg > max(1e-12 * float(np.max(np.abs(lev))), 1e-12 * robot_scale):
+                _warn(f"link {ln!r}: inertia principal moments {lev} kg m^2 include a negative one; accepted "
+                      f"as rounding (body {body!r} after merging: {ev})")
+    if tri > tol:
+        _warn(f"link {body!r}: principal moments {ev} kg m^2 violate the triangle inequality I1 + I2 >= I3 "
+              "(no mass distribution has them); loaded as given")
+
+
+def _mimic_relations(joints, jnames, enforce):
+    """``{mimic joint: (master, multiplier, offset)}`` for the moving joints of the model, with
+    chains (a mimic of a mimic) resolved to the independent master; warns once when the mimic
+    joints are loaded as independent joints."""
+    raw = {j.name: j.mimic for j in joints.values() if j.mimic is not None and j.name in jnames}
+    if not raw:
+        return {}
+    moving = set(jnames)
+    out = {}
+    for name in raw:
+        master, mult, off = raw[name]
+        seen = {name}
+        while master in raw:
+            if master in seen:
+                raise ValueError(f"joint {name!r}: <mimic> relations form a cycle through {master!r}")
+            seen.add(master)
+            m2, a2, o2 = raw[master]
+            master, mult, off = m2, mult * a2, mult * o2 + off
+        if master not in moving:
+            what = "is not a joint of the robot" if master not in joints else "is not a moving joint"
+            if enforce:
+                raise ValueError(f"joint {name!r}: <mimic joint={master!r}> {what}")
+            _warn(f"joint {name!r}: <mimic joint={master!r}> {what}; the relation is ignored")
+            continue
+        out[name] = (master, float(mult), float(off))
+    if out and not enforce:
+        _warn(f"{len(out)} <mimic> joint(s) loaded as independent joints ({', '.join(sorted(out))}); "
+              "the relations are in model.mimic; load_urdf(..., mimic=True) enforces them")
+    return out
+
+
+def massless_subtree_joints(model: Model) -> list:
+    """Joints whose moving subtree (their body and all descendants) has no mass and no rotational
+    inertia: their articulated inertia vanishes at every configuration."""
+    N = model.n_bodies
+    m = model.mass.copy()
+    tr = np.einsum("ijj->i", model.inertia).copy()
+    for i in range(N - 1, 0, -1):
+        p = model.parent[i]
+        m[p] += m[i]
+        tr[p] += tr[i]
+    return [model.joint_names[i - 1] for i in range(1, N) if m[i] <= 0.0 and tr[i] <= 0.0]

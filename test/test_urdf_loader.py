@@ -154,23 +154,89 @@ def test_sources_file_string_xacro_and_massless_root(tmp_path, aerial_manipulato
     (FIXED_PAIR.replace('type="revolute"', 'type="floating"'), "floating"),
     (FIXED_PAIR.replace('type="revolute"', 'type="planar"'), "planar"),
     (FIXED_PAIR.replace('type="revolute"', 'type="screw"'), "unknown joint type"),
-    (FIXED_PAIR.replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/><mimic joint="fx"/>'), "mimic"),
+    (FIXED_PAIR.replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/><mimic joint="fx" multiplier="x"/>'),
+     "mimic multiplier"),
     (FIXED_PAIR.replace("</robot>", '<link name="lonely"/></robot>'), "exactly one root"),
-    (FIXED_PAIR.replace('<mass value="2"/>', '<mass value="0"/>'), "zero mass"),
     (FIXED_PAIR.replace('<mass value="2"/>', '<mass value="-2"/>'), "negative mass"),
     (FIXED_PAIR.replace('<mass value="2"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>',
                         '<mass value="2"/>'), "no <inertia>"),
-    (FIXED_PAIR.replace('<origin xyz="0.5 0 0"/><mass value="2"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>',
-                        '<mass value="2"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0"/>'),
-     "singular"),
-    (FIXED_PAIR.replace('ixx="0.01"', 'ixx="-5"'), "positive semi-definite"),
+    (FIXED_PAIR.replace('ixx="0.01"', 'ixx="-5"'), r"link 'c': inertia tensor is not positive semi-definite \(principal moments \[-5"),
+    (FIXED_PAIR.replace('<robot name="pair">', '<robot name="pair"><link name="world"/><joint name="w" type="floating">'
+                        '<parent link="world"/><child link="a"/></joint>'), "fixed_base"),
     (FIXED_PAIR.replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 0"/>'), "zero joint axis"),
     (FIXED_PAIR.replace('<child link="c"/>', '<child link="nowhere"/>'), "not defined"),
     (FIXED_PAIR.replace('<origin xyz="1 0 0"/>', '<origin xyz="1 0 nan"/>'), "finite"),
 ])
 def test_bad_urdf(xml, pattern):
     with pytest.raises(ValueError, match=pattern):
-        gd.load_urdf(xml)
+        gd.load_urdf(xml, fixed_base=True if pattern == "fixed_base" else None)
+
+
+def test_empty_file_and_leading_whitespace(tmp_path):
+    empty = tmp_path / "empty.urdf"
+    empty.write_text("")
+    with pytest.raises(ValueError, match="^source: .* is empty"):
+        gd.load_urdf(empty)
+    # white space (and a BOM) before the XML declaration, as Pinocchio's parser accepts
+    padded = "\ufeff \n\t  <?xml version=\"1.0\"?>\n" + FIXED_PAIR
+    f = tmp_path / "padded.urdf"
+    f.write_text(padded, encoding="utf-8")
+    for src in (padded, f):
+        assert gd.load_urdf(src).joint_names == ("j",)
+
+
+def test_inertia_tolerance_after_merging():
+    """A link's own non-PSD tensor absorbed by the body it is merged into (tiago's antenna:
+    -3.5e-8 kg m^2) loads with a warning naming the link; the same tensor on a body of its own is
+    refused with the principal moments; a triangle-inequality violation warns only."""
+    bad = '<inertia ixx="-3.5e-8" ixy="0" ixz="0" iyy="3.5e-8" iyz="0" izz="9.1e-8"/>'
+    merged = FIXED_PAIR.replace('<inertia ixx="0.2" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.2"/>', bad)
+    with pytest.warns(gd.URDFWarning, match="link 'b': inertia principal moments .* include a negative one; "
+                                            "accepted as rounding"):
+        m = gd.load_urdf(merged)
+    assert np.linalg.eigvalsh(m.inertia[0]).min() > 0
+    alone = FIXED_PAIR.replace('<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>', bad)
+    with pytest.raises(ValueError, match=r"link 'c': inertia tensor is not positive semi-definite \(principal moments"):
+        gd.load_urdf(alone)
+    tri = FIXED_PAIR.replace('<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>',
+                             '<inertia ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.01"/>')
+    with pytest.warns(gd.URDFWarning, match="link 'c': principal moments .* violate the triangle inequality"):
+        gd.load_urdf(tri)
+    # rounding noise on a body whose moments are all ~0 (icub's r_hip_2: -5e-20) is silent
+    noise = FIXED_PAIR.replace('<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>',
+                               '<inertia ixx="-5e-20" ixy="0" ixz="0" iyy="-5e-20" iyz="0" izz="0"/>')
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gd.load_urdf(noise)
+
+
+def test_massless_links_load_and_forward_dynamics_names_the_joint():
+    # a massless moving link whose subtree carries inertia is fine (human.urdf's virtual links)
+    chain = FIXED_PAIR.replace('</robot>', '<joint name="k" type="revolute"><parent link="c"/><child link="d"/>'
+                               '<origin xyz="0.3 0 0"/><axis xyz="0 1 0"/></joint><link name="d"/></robot>')
+    with pytest.warns(gd.URDFWarning, match="joint\\(s\\) k: the moving subtree has no mass and no inertia"):
+        m = gd.load_urdf(chain)
+    n = m.n_joints
+    res = gd.inverse_dynamics(m, np.eye(4), np.zeros((2, 6)), np.zeros((3, n)))   # well defined
+    assert np.all(np.isfinite(res.tau)) and res.tau[0, 1] == 0.0
+    with pytest.raises(ValueError, match="^model: the articulated inertia of joint\\(s\\) k vanished"):
+        gd.forward_dynamics(m, np.eye(4), np.zeros(6), np.zeros((2, n)), np.zeros((1, 6)), np.zeros((1, n)))
+    # a singular configuration only: point mass on the joint axis at q = 0 -> refused there, fine elsewhere
+    onaxis = FIXED_PAIR.replace('<origin xyz="0.5 0 0"/><mass value="2"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>',
+                                '<mass value="2"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0"/>')
+    m = gd.load_urdf(onaxis)
+    with pytest.raises(ValueError, match="joint\\(s\\) j vanished"):
+        gd.forward_dynamics(m, np.eye(4), np.zeros(6), np.zeros((2, 1)), np.zeros((1, 6)), np.zeros((1, 1)))
+
+
+def test_zero_total_mass_static_object():
+    with pytest.warns(gd.URDFWarning, match="zero total mass"):
+        m = gd.load_urdf('<robot name="ghost"><link name="a"/></robot>')
+    res = gd.inverse_dynamics(m, np.eye(4), np.ones((2, 6)), np.zeros((3, 0)), order=0)
+    assert np.array_equal(res.base_wrench, np.zeros((1, 6)))
+    with pytest.raises(ValueError, match="^model: the base's articulated inertia is singular .*total mass 0 kg"):
+        gd.forward_dynamics(m, np.eye(4), np.zeros(6), np.zeros((2, 0)), np.zeros((1, 6)), np.zeros((1, 0)))
 
 
 def test_bad_source_and_base_link(tmp_path):
@@ -178,6 +244,10 @@ def test_bad_source_and_base_link(tmp_path):
         gd.load_urdf(tmp_path / "missing.urdf")
     with pytest.raises(ValueError, match="^source"):
         gd.load_urdf(42)
+    with pytest.raises(ValueError, match="^fixed_base: expected"):
+        gd.load_urdf(FIXED_PAIR, fixed_base="yes")
+    with pytest.raises(ValueError, match="^mimic: expected"):
+        gd.load_urdf(FIXED_PAIR, mimic=1.5)
     with pytest.raises(ValueError, match="^base_link.*re-rooting"):
         gd.load_urdf(FIXED_PAIR, base_link="c")
     with pytest.raises(ValueError, match="^base_link: unknown"):
