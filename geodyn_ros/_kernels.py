@@ -640,6 +640,31 @@ def _chol6(A, Lc):
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _base_inertia_singular(A, C):
+    """True if the base's articulated inertia ``A`` (spatial, about the world origin) is singular
+    to rounding. Judged about the base origin ``p`` (so that the test does not depend on the
+    distance from the world origin): ``A_p = T' A T'^T`` with ``T' = [[I, -hat(p)], [0, I]]``;
+    singular when a Cholesky pivot of ``A_p`` is below ``SINGULAR_RTOL`` of its largest diagonal
+    entry (a massless base carrying one revolute joint: rank 5 up to rounding)."""
+    px, py, pz = C[0, 3], C[1, 3], C[2, 3]
+    T = np.eye(6)
+    T[0, 4], T[0, 5] = pz, -py      # -hat(p)
+    T[1, 3], T[1, 5] = -pz, px
+    T[2, 3], T[2, 4] = py, -px
+    Ap = T @ A @ T.T
+    dmax = 0.0
+    for i in range(6):
+        dmax = max(dmax, Ap[i, i])
+    L = np.zeros((6, 6))
+    if not _chol6(Ap, L):
+        return True
+    for i in range(6):
+        if L[i, i] * L[i, i] <= SINGULAR_RTOL * dmax:
+            return True
+    return False
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _chol6_solve(Lc, b, x, y):
     """Solve (Lc Lc^T) x = b; ``y`` (6,) scratch."""
     for i in range(6):
@@ -778,6 +803,8 @@ def _hybrid_core(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
                 return ERR_SINGULAR_JOINT
     if base_given_wrench:
         if not _chol6(MA[0], Lc):
+            return ERR_SINGULAR_BASE
+        if _base_inertia_singular(MA[0], C):
             return ERR_SINGULAR_BASE
 
     for k in range(order + 1):

@@ -66,8 +66,13 @@ def mimic_map(model):
 def expand_mimic(model, q):
     """Joint jet (rows, n) with the mimic columns rebuilt from their masters (row 0 gets the
     offset; higher rows are derivatives)."""
-    G, off, indep = mimic_map(model)
-    out = q[:, indep] @ G.T
+    return _from_reduced(model, q[:, mimic_map(model)[2]])
+
+
+def _from_reduced(model, qr):
+    """Full joint jet from the independent joints' jet (rows, n_r)."""
+    G, off, _ = mimic_map(model)
+    out = qr @ G.T
     out[0] += off
     return out
 
@@ -190,7 +195,7 @@ def hybrid_dynamics(model, base_pose, base_twist, q, tau, order, mask, base_wren
     Gf[:6, :6] = np.eye(6)
     Gf[6:, 6:] = G
     from .eom import mass_matrix
-    q0 = expand_mimic(model, qr[:1])[0]
+    q0 = _from_reduced(model, qr[:1])[0]
     A = Gf.T @ mass_matrix(plain, C, q0) @ Gf
     AUU = A[np.ix_(U, U)]
     if len(U):
@@ -210,7 +215,7 @@ def hybrid_dynamics(model, base_pose, base_twist, q, tau, order, mask, base_wren
     kw = _kw(gravity, ext_wrench, ext_torque)
     fK = np.zeros((order + 1, len(K)))
     for k in range(order + 1):
-        qfull = expand_mimic(model, qr[:k + 3])
+        qfull = _from_reduced(model, qr[:k + 3])
         res = D.inverse_dynamics(plain, C, Vj[:k + 2], qfull, k, **kw)
         b = Gf.T @ np.concatenate([res.base_wrench[k], res.tau[k]])
         if len(U):
@@ -223,7 +228,7 @@ def hybrid_dynamics(model, base_pose, base_twist, q, tau, order, mask, base_wren
             b = b + A[:, U] @ x
         fK[k] = b[K]
         fr[k, K] = b[K]
-    q_out = expand_mimic(model, qr)
+    q_out = _from_reduced(model, qr)
     tau_out = np.zeros((order + 1, n))
     tau_out[:, indep] = fr[:, 6:]
     return D.HybridDynamicsResult(Vj, fr[:, :6].copy(), q_out, tau_out)

@@ -285,6 +285,8 @@ def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False) -> Model:
 
     # depth-first traversal from the base; fixed joints merge into the current body
     home = {base: np.eye(4)}
+    if base != root_link:   # the massless root above a floating base: its home pose too
+        home[root_link] = np.linalg.inv(children[root_link][0].T)
     body_names, parent_body, jtype, jnames, jtypes, Y = [base], [-1], [0], [], [], [np.zeros(6)]
     members = [[base]]           # links merged into each body
     link_to_body = {base: 0}
