@@ -19,8 +19,11 @@ pin = pytest.importorskip("pinocchio")
 
 def _inertial(rng, with_rpy=True):
     m = rng.uniform(0.2, 2.0)
-    A = rng.normal(size=(3, 3))
-    I = A @ A.T * 0.01 + np.eye(3) * 0.005
+    # a physical inertia: principal moments obeying the triangle inequality, randomly rotated
+    a, b = rng.uniform(0.005, 0.03, size=2)
+    c = rng.uniform(abs(a - b), a + b)
+    Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    I = Q @ np.diag([a, b, c]) @ Q.T
     xyz = rng.normal(scale=0.1, size=3)
     rpy = rng.uniform(-np.pi, np.pi, size=3) if with_rpy else np.zeros(3)
     return (f'<inertial><origin xyz="{xyz[0]} {xyz[1]} {xyz[2]}" rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/>'
