@@ -19,6 +19,7 @@ $(STAMP): requirements.txt setup.py
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements.txt
 	$(BIN)/python -m pip install -q --no-deps -e .
+	$(BIN)/python -m geodyn_ros.warmup -q
 	touch $(STAMP)
 
 ## Run the whole test suite (this is what CI runs).

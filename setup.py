@@ -29,5 +29,6 @@ setup(
         "geodyn_reference = geodyn_ros.ros.reference_node:main",
         "geodyn_controller = geodyn_ros.ros.controller_node:main",
         "geodyn_closed_loop = geodyn_ros.ros.closed_loop:main",
+        "geodyn_warmup = geodyn_ros.warmup:main",
     ]},
 )

@@ -1,0 +1,85 @@
+"""Compile and cache every numba kernel once, so that the first real start is fast.
+
+The kernels are compiled on first use and cached on disk by numba (``cache=True``): next to the
+package when it is writable, otherwise in numba's per-user cache directory (or
+``NUMBA_CACHE_DIR``). A cold first start spends about a minute compiling; this module does that
+work at install time instead::
+
+    python -m geodyn_ros.warmup          # or the console script: geodyn_warmup
+
+It calls every public algorithm once on the shipped robot with the argument types the library
+and the nodes use (C-contiguous float64 arrays), prints one progress line per family and the
+total time, and exits 0. Running it again is a no-op that takes about a second.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+
+def kernels_are_cached() -> bool:
+    """True if the inverse-dynamics hot path loads from numba's cache (no compilation)."""
+    from . import _kernels as K
+    return bool(getattr(K.inverse_dynamics_ws, "stats", None) and K.inverse_dynamics_ws.stats.cache_hits)
+
+
+def warm(verbose: bool = True, orders=(0, 1, 2, 3)) -> float:
+    """Compile (or load from the cache) every kernel; returns the seconds spent."""
+    t0 = time.perf_counter()
+
+    def say(msg):
+        if verbose:
+            print(f"[geodyn warmup {time.perf_counter() - t0:5.1f} s] {msg}", flush=True)
+
+    say("importing geodyn_ros (loads or compiles the kernels)")
+    import geodyn_ros as gd
+    from .resources import shipped_urdf
+
+    model = gd.load_urdf(shipped_urdf())
+    n = model.n_joints
+    rng = np.random.default_rng(0)
+    C = np.eye(4)
+    say("inverse / forward / hybrid dynamics and kinematics")
+    for r in orders:
+        V = 0.1 * rng.standard_normal((r + 2, 6))
+        Q = 0.1 * rng.standard_normal((r + 3, n))
+        res = gd.inverse_dynamics(model, C, V, Q, r)
+        gd.inverse_dynamics(model, C, V, Q, r)    # the hot path (work buffer made by the first call)
+        gd.forward_dynamics(model, C, V[:1], Q[:2], res.base_wrench, res.tau, r)
+        gd.forward_dynamics(model, C, V[:1], Q[:2], res.base_wrench, res.tau, r)
+        gd.hybrid_dynamics(model, C, V, Q, res.tau, r, prescribed=model.joint_names[:1])
+        gd.forward_kinematics(model, C, V, Q, r)
+    say("trajectories (leading time axis)")
+    T = 4
+    Cs = np.broadcast_to(C, (T, 4, 4)).copy()
+    gd.inverse_dynamics(model, Cs, np.zeros((T, 3, 6)), np.zeros((T, 4, n)), 1)
+    gd.forward_dynamics(model, Cs, np.zeros((T, 1, 6)), np.zeros((T, 2, n)), np.zeros((T, 2, 6)),
+                        np.zeros((T, 2, n)), 1)
+    say("equations-of-motion terms, derivatives and linearization")
+    q, qd, V0 = Q[0], Q[1], V[0]
+    gd.mass_matrix(model, C, q)
+    gd.coriolis_matrix(model, C, V0, q, qd)
+    gd.gravity_vector(model, C, q)
+    for rep in ("spatial", "body"):
+        gd.linearize(model, C, V[:1], Q[:2], res.base_wrench[:1], res.tau[:1], representation=rep)
+        gd.inverse_dynamics_derivatives(model, C, V[:2], Q[:3], representation=rep)
+        gd.inverse_mass_matrix(model, C, q, representation=rep)
+    say("reduced (inertia-decoupled) dynamics")
+    gd.reduced_terms(model, q)
+    seconds = time.perf_counter() - t0
+    say(f"done: the kernels are cached for the next start ({seconds:.1f} s)")
+    return seconds
+
+
+def main(argv=None) -> int:
+    try:
+        warm(verbose="-q" not in (argv if argv is not None else sys.argv[1:]))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":   # pragma: no cover
+    sys.exit(main())
