@@ -31,12 +31,13 @@ from .reduced import (CoriolisDecomposition, DecoupledForwardResult, DecoupledIn
 from .representations import (REPRESENTATIONS, angular_first, convert_twist, convert_wrench, linear_first,
                               twist_transform)
 from .urdf import load_urdf
+from .workspace import Workspace
 
 __version__ = "0.1.0"
 
 __all__ = [
     "load_urdf", "Model",
-    "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "forward_kinematics",
+    "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "forward_kinematics", "Workspace",
     "mass_matrix", "coriolis_matrix", "gravity_vector",
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "inverse_mass_matrix", "linearize",
     "state_labels", "input_labels", "IDDerivatives", "FDDerivatives", "Linearization",
