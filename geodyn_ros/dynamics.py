@@ -114,10 +114,9 @@ def _check_order(order) -> int:
 
 
 def _fast(x):
-    """True if ``x`` can go to a kernel as it is: a C-contiguous float64 ndarray (the layout the
-    general kernels are compiled for; anything else would make numba compile a new
-    specialisation on the first call, so it is converted by :func:`_f64`)."""
-    return type(x) is np.ndarray and x.dtype is _F64 and x.flags.c_contiguous
+    """True if ``x`` can go to a kernel as it is (:func:`_kernel_ready`); anything else would
+    make numba compile a new specialisation on the first call, so it is converted by :func:`_f64`."""
+    return type(x) is np.ndarray and x.dtype is _F64 and _kernel_ready(x)
 
 
 _F64 = np.dtype(np.float64)
@@ -129,15 +128,26 @@ def _f64(x, name):
     Accepts any array-like of integers or real floats (lists, float32, Fortran order, strided
     views); rejects booleans, complex numbers, strings and objects with ``ValueError`` naming
     the argument."""
-    if type(x) is np.ndarray and x.dtype is _F64 and x.flags.c_contiguous:
-        return x
+    if type(x) is np.ndarray and x.dtype is _F64:
+        if _kernel_ready(x):
+            return x
+        return np.array(x, order="C")   # a C-contiguous, writeable copy
     try:
         a = np.asarray(x)
     except Exception as exc:  # ragged lists etc.
         raise ValueError(f"{name}: cannot convert to a float array ({exc})") from None
     if a.dtype.kind not in "iuf":
         raise ValueError(f"{name}: expected real numbers, got dtype {a.dtype}")
-    return np.ascontiguousarray(a, dtype=np.float64)
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    return a if _kernel_ready(a) else np.array(a, order="C")
+
+
+def _kernel_ready(a):
+    """A float64 ndarray the general kernels are compiled for as it is: C-contiguous, writeable
+    and aligned (a read-only or unaligned array would make numba compile a new specialisation,
+    tens of seconds on the first call)."""
+    f = a.flags
+    return f.c_contiguous and f.writeable and f.aligned
 
 
 def _pose(x):
