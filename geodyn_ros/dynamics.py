@@ -128,10 +128,13 @@ def _f64(x, name):
     Accepts any array-like of integers or real floats (lists, float32, Fortran order, strided
     views); rejects booleans, complex numbers, strings and objects with ``ValueError`` naming
     the argument."""
-    if type(x) is np.ndarray and x.dtype is _F64:
-        if _kernel_ready(x):
-            return x
-        return np.array(x, order="C")   # a C-contiguous, writeable copy
+    if type(x) is np.ndarray:
+        if x.dtype is _F64:
+            if _kernel_ready(x):
+                return x
+            return np.array(x, order="C")   # a C-contiguous, writeable copy
+        if x.dtype.kind in "iuf":
+            return x.astype(_F64, order="C")   # always a new array
     try:
         a = np.asarray(x)
     except Exception as exc:  # ragged lists etc.
@@ -148,6 +151,21 @@ def _kernel_ready(a):
     tens of seconds on the first call)."""
     f = a.flags
     return f.c_contiguous and f.writeable and f.aligned
+
+
+def _hot_args(*named):
+    """The hot path's inputs with every argument that is not a float64 ndarray converted once by
+    :func:`_f64` (float64 arrays of any layout are taken as they are by the compiled entries;
+    None is left for the validating path to report)."""
+    out = []
+    for name, x in named:
+        if type(x) is _ND:
+            if x.dtype is not _F64:
+                x = x.astype(_F64, order="C") if x.dtype.kind in "iuf" else _f64(x, name)
+        elif x is not None:
+            x = _f64(x, name)
+        out.append(x)
+    return out
 
 
 def _pose(x):
@@ -255,9 +273,8 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
         if hot is not None:
             if not (type(base_pose) is _ND and base_pose.dtype is _F64 and type(base_twist) is _ND
                     and base_twist.dtype is _F64 and type(q) is _ND and q.dtype is _F64):
-                base_pose = _f64(base_pose, "base_pose")
-                base_twist = _f64(base_twist, "base_twist")
-                q = _f64(q, "q")
+                base_pose, base_twist, q = _hot_args(("base_pose", base_pose), ("base_twist", base_twist),
+                                                     ("q", q))
             w = _empty(hot[1])
             tau = _empty(hot[2])
             try:
@@ -347,13 +364,9 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
                     and base_twist.dtype is _F64 and type(q) is _ND and q.dtype is _F64
                     and type(base_wrench) is _ND and base_wrench.dtype is _F64
                     and type(tau) is _ND and tau.dtype is _F64):
-                base_pose = _f64(base_pose, "base_pose")
-                base_twist = _f64(base_twist, "base_twist")
-                q = _f64(q, "q")
-                if base_wrench is not None:
-                    base_wrench = _f64(base_wrench, "base_wrench")
-                if tau is not None:
-                    tau = _f64(tau, "tau")
+                base_pose, base_twist, q, base_wrench, tau = _hot_args(
+                    ("base_pose", base_pose), ("base_twist", base_twist), ("q", q),
+                    ("base_wrench", base_wrench), ("tau", tau))
             Vo = _empty(hot[1])
             qo = _empty(hot[2])
             try:

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import _kernels as K
 from .dynamics import (DEFAULT_GRAVITY, ForwardDynamicsResult, InverseDynamicsResult, _check_model,
-                       _check_order, _f64, _gravity, forward_dynamics, inverse_dynamics)
+                       _check_order, _gravity, _hot_args, forward_dynamics, inverse_dynamics)
 
 __all__ = ["Workspace"]
 
@@ -87,7 +87,7 @@ class Workspace:
         arrays are overwritten by the next call (module docstring)."""
         if not (type(base_pose) is _ND and base_pose.dtype is _F64 and type(base_twist) is _ND
                 and base_twist.dtype is _F64 and type(q) is _ND and q.dtype is _F64):
-            base_pose, base_twist, q = _f64(base_pose, "base_pose"), _f64(base_twist, "base_twist"), _f64(q, "q")
+            base_pose, base_twist, q = _hot_args(("base_pose", base_pose), ("base_twist", base_twist), ("q", q))
         try:
             code = _ID_INTO(self._idb, base_pose, base_twist, q, self.order)
         except TypeError:   # a wrong number of dimensions
@@ -104,11 +104,9 @@ class Workspace:
                 and base_twist.dtype is _F64 and type(q) is _ND and q.dtype is _F64
                 and type(base_wrench) is _ND and base_wrench.dtype is _F64
                 and type(tau) is _ND and tau.dtype is _F64):
-            base_pose, base_twist, q = _f64(base_pose, "base_pose"), _f64(base_twist, "base_twist"), _f64(q, "q")
-            if base_wrench is not None:
-                base_wrench = _f64(base_wrench, "base_wrench")
-            if tau is not None:
-                tau = _f64(tau, "tau")
+            base_pose, base_twist, q, base_wrench, tau = _hot_args(
+                ("base_pose", base_pose), ("base_twist", base_twist), ("q", q), ("base_wrench", base_wrench),
+                ("tau", tau))
         try:
             code = _FD_INTO(self._fdb, base_pose, base_twist, q, base_wrench, tau, self.order)
         except TypeError:   # None, or a wrong number of dimensions
