@@ -270,11 +270,15 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
     if (type(order) is int and gravity is DEFAULT_GRAVITY and ext_wrench is None
             and ext_torque is None and type(model) is Model and representation == "spatial"):
         hot = model._id_ws.get(order)
-        if hot is not None:
-            if not (type(base_pose) is _ND and base_pose.dtype is _F64 and type(base_twist) is _ND
-                    and base_twist.dtype is _F64 and type(q) is _ND and q.dtype is _F64):
+        if hot is not None and not (type(base_pose) is _ND and base_pose.dtype is _F64 and base_pose.ndim == 2
+                                    and type(base_twist) is _ND and base_twist.dtype is _F64
+                                    and type(q) is _ND and q.dtype is _F64):
+            if _has_time_axis(base_pose):
+                hot = None   # a trajectory: straight to the batch kernels
+            else:
                 base_pose, base_twist, q = _hot_args(("base_pose", base_pose), ("base_twist", base_twist),
                                                      ("q", q))
+        if hot is not None:
             w = _empty(hot[1])
             tau = _empty(hot[2])
             try:
@@ -359,14 +363,18 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
     if (type(order) is int and gravity is DEFAULT_GRAVITY and ext_wrench is None and ext_torque is None
             and type(model) is Model and representation == "spatial"):   # hot path, as inverse_dynamics
         hot = model._fd_ws.get(order)
-        if hot is not None:
-            if not (type(base_pose) is _ND and base_pose.dtype is _F64 and type(base_twist) is _ND
-                    and base_twist.dtype is _F64 and type(q) is _ND and q.dtype is _F64
-                    and type(base_wrench) is _ND and base_wrench.dtype is _F64
-                    and type(tau) is _ND and tau.dtype is _F64):
+        if hot is not None and not (type(base_pose) is _ND and base_pose.dtype is _F64 and base_pose.ndim == 2
+                                    and type(base_twist) is _ND and base_twist.dtype is _F64
+                                    and type(q) is _ND and q.dtype is _F64
+                                    and type(base_wrench) is _ND and base_wrench.dtype is _F64
+                                    and type(tau) is _ND and tau.dtype is _F64):
+            if _has_time_axis(base_pose):
+                hot = None   # a trajectory: straight to the batch kernels
+            else:
                 base_pose, base_twist, q, base_wrench, tau = _hot_args(
                     ("base_pose", base_pose), ("base_twist", base_twist), ("q", q),
                     ("base_wrench", base_wrench), ("tau", tau))
+        if hot is not None:
             Vo = _empty(hot[1])
             qo = _empty(hot[2])
             try:
