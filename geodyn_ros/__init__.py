@@ -12,6 +12,8 @@ Layers: :mod:`~geodyn_ros.lie` (SE(3) helpers) -> :mod:`~geodyn_ros.urdf` /
 :mod:`~geodyn_ros.linearization` (derivatives and SE(3) linearization, ``_derivative_kernels``),
 :mod:`~geodyn_ros.representations` (body / spatial / hybrid / mixed base twists and wrenches) and
 :mod:`~geodyn_ros.reduced` (inertia-decoupled reduced Euler-Lagrange dynamics, curvature).
+For control loops, :class:`~geodyn_ros.workspace.Workspace` evaluates inverse and forward
+dynamics of one model and order into preallocated outputs it owns.
 Conventions: see the README ("Conventions") and ``CONVENTIONS.md``.
 """
 from .dynamics import (DEFAULT_GRAVITY, ForwardDynamicsResult, HybridDynamicsResult,
