@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: venv test test-fresh-clone demo paper bench bench-table4 bench-node fd-sweep falling-cat bench-linearize clean
+.PHONY: venv test test-fresh-clone demo paper bench bench-layouts bench-table4 bench-node fd-sweep falling-cat bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -42,6 +42,11 @@ paper: $(STAMP)
 ## Benchmarks against Pinocchio in the same run (figures, not assertions).
 bench: $(STAMP)
 	$(BIN)/python bench/bench_core.py
+
+## Input layouts (Fortran, transposed, strided, read-only, float32, lists) vs C float64, and order-0
+## parity with pin.rnea / pin.aba (plain functions and gd.Workspace), in one run.
+bench-layouts: $(STAMP)
+	$(BIN)/python bench/bench_layouts.py --csv $(OUT)/bench_layouts.csv $(ARGS)
 
 ## The paper's Table 4 / Fig. 4 (scaling in N and r, CasADi baseline, batch); ARGS=--full for N up to 996.
 bench-table4: $(STAMP)

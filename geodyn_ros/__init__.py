@@ -12,6 +12,8 @@ Layers: :mod:`~geodyn_ros.lie` (SE(3) helpers) -> :mod:`~geodyn_ros.urdf` /
 :mod:`~geodyn_ros.linearization` (derivatives and SE(3) linearization, ``_derivative_kernels``),
 :mod:`~geodyn_ros.representations` (body / spatial / hybrid / mixed base twists and wrenches) and
 :mod:`~geodyn_ros.reduced` (inertia-decoupled reduced Euler-Lagrange dynamics, curvature).
+For control loops, :class:`~geodyn_ros.workspace.Workspace` evaluates inverse and forward
+dynamics of one model and order into preallocated outputs it owns.
 Conventions: see the README ("Conventions") and ``CONVENTIONS.md``.
 """
 from .dynamics import (DEFAULT_GRAVITY, ForwardDynamicsResult, HybridDynamicsResult,
@@ -31,12 +33,13 @@ from .reduced import (CoriolisDecomposition, DecoupledForwardResult, DecoupledIn
 from .representations import (REPRESENTATIONS, angular_first, convert_twist, convert_wrench, linear_first,
                               twist_transform)
 from .urdf import INERTIA_RTOL, URDFWarning, load_urdf
+from .workspace import Workspace
 
 __version__ = "0.1.0"
 
 __all__ = [
     "load_urdf", "Model", "URDFWarning", "INERTIA_RTOL",
-    "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "forward_kinematics",
+    "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "forward_kinematics", "Workspace",
     "mass_matrix", "coriolis_matrix", "gravity_vector",
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "inverse_mass_matrix", "linearize",
     "state_labels", "input_labels", "IDDerivatives", "FDDerivatives", "Linearization",

@@ -581,11 +581,23 @@ _F1 = types.float64[::1]
 _F2 = types.float64[:, ::1]
 
 
-@njit(types.int64(_F1, _F2, _F2, _F2, types.int64, _F2, _F2), cache=True, error_model="numpy", fastmath=_FAST)
+#: read-only float64 array of any layout (C, Fortran, strided; writeable arrays convert to it):
+#: the second signature of each hot-path entry, so that every float64 array of the right number
+#: of dimensions is dispatched by numba's type match, never by a failed dispatch (TypeError).
+_A2 = types.Array(types.float64, 2, "A", readonly=True)
+
+
+def _hot_sigs(n_in, tail):
+    """[C-contiguous inputs, any-layout inputs] signatures of a hot-path entry: the work buffer,
+    ``n_in`` 2-D float64 inputs, then ``tail`` (order, outputs)."""
+    return [types.int64(_F1, *([x] * n_in), *tail) for x in (_F2, _A2)]
+
+
+@njit(_hot_sigs(3, (types.int64, _F2, _F2)), cache=True, error_model="numpy", fastmath=_FAST)
 def inverse_dynamics_ws(ws, C, Vd, qd, order, out_w, out_tau):
     """Hot-path entry over a buffer from :func:`id_workspace` (model, gravity and work arrays):
-    no applied wrenches or external torques, C-contiguous float64 inputs (anything else does not
-    match the signature: the caller falls back to the validating path). Returns ERR_SHAPE on a
+    no applied wrenches or external torques, float64 inputs of any layout (other dtypes do not
+    match the signatures: the caller converts them first). Returns ERR_SHAPE on a
     shape mismatch. Not re-entrant on one buffer (calls hold the GIL)."""
     N, bodyi, bodyf, o = _model_views(ws)
     if not _id_shapes_ok(N, C, Vd, qd, order, out_w, out_tau):
@@ -1053,11 +1065,10 @@ def hybrid_dynamics(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, text,
                         base_given_wrench, out_V, out_q, out_w, out_tau, ws, work_offset(bodyi.shape[0]))
 
 
-@njit(types.int64(_F1, _F2, _F2, _F2, _F2, _F2, types.int64, _F2, _F2), cache=True,
-      error_model="numpy", fastmath=_FAST)
+@njit(_hot_sigs(5, (types.int64, _F2, _F2)), cache=True, error_model="numpy", fastmath=_FAST)
 def forward_dynamics_ws(ws, C, Vd, qd, wd, taud, order, out_V, out_q):
     """Hot-path forward dynamics over a buffer from :func:`fd_workspace` (default gravity, no
-    applied wrenches or external torques, C-contiguous float64). ERR_SHAPE on shape mismatch."""
+    applied wrenches or external torques, float64 of any layout). ERR_SHAPE on shape mismatch."""
     N, bodyi, bodyf, o = _model_views(ws)
     n = N - 1
     if not (C.shape[0] == 4 and C.shape[1] == 4 and Vd.shape[0] >= 1 and Vd.shape[1] == 6
@@ -1065,6 +1076,62 @@ def forward_dynamics_ws(ws, C, Vd, qd, wd, taud, order, out_V, out_q):
             and wd.shape[1] == 6 and taud.shape[0] >= order + 1 and taud.shape[1] == n
             and out_V.shape[0] == order + 2 and out_V.shape[1] == 6
             and out_q.shape[0] == order + 3 and out_q.shape[1] == n):
+        return ERR_SHAPE
+    g, presc, out_w, out_tau = _fd_hot_views(ws, o, N, n, order)
+    return _hybrid_core(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, _NO_WEXT_K, _NO_TEXT_K, presc,
+                        True, out_V, out_q, out_w, out_tau, ws, o)
+
+
+# --------------------------------------------------------------------------- lean entries
+# For :class:`geodyn_ros.Workspace`: the outputs live at the end of the work buffer (the Python
+# side holds views of them), so a call passes only the buffer, the inputs and the order.
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
+def id_into_size(N, order):
+    """Length of a lean inverse-dynamics buffer: :func:`id_workspace`, then out_w, out_tau."""
+    n = N - 1
+    return work_offset(N) + _id_work_size(N, n, order) + (order + 1) * (6 + n)
+
+
+@njit(_hot_sigs(3, (types.int64,)), cache=True, error_model="numpy", fastmath=_FAST)
+def inverse_dynamics_into(ws, C, Vd, qd, order):
+    """:func:`inverse_dynamics_ws` writing into ``out_w`` (order+1, 6) and ``out_tau``
+    (order+1, n) at the end of ``ws`` (length :func:`id_into_size`). ERR_SHAPE on a mismatch."""
+    N, bodyi, bodyf, o = _model_views(ws)
+    n = N - 1
+    if ws.shape[0] != id_into_size(N, order):
+        return ERR_SHAPE
+    e = o + _id_work_size(N, n, order)
+    out_w = _carve(ws, e, (order + 1, 6))
+    out_tau = _carve(ws, e + (order + 1) * 6, (order + 1, n))
+    if not _id_shapes_ok(N, C, Vd, qd, order, out_w, out_tau):
+        return ERR_SHAPE
+    return _id_core(bodyi, bodyf, C, Vd, qd, order, _carve(ws, o, 3), _NO_WEXT_K, _NO_TEXT_K,
+                    out_w, out_tau, ws, o)
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
+def fd_into_size(N, order):
+    """Length of a lean forward-dynamics buffer: :func:`fd_workspace`, then out_V, out_q."""
+    n = N - 1
+    r1 = order + 1
+    return (work_offset(N) + _fd_work_size(N, n, order) + 3 + n + r1 * (6 + n)
+            + (order + 2) * 6 + (order + 3) * n)
+
+
+@njit(_hot_sigs(5, (types.int64,)), cache=True, error_model="numpy", fastmath=_FAST)
+def forward_dynamics_into(ws, C, Vd, qd, wd, taud, order):
+    """:func:`forward_dynamics_ws` writing into ``out_V`` (order+2, 6) and ``out_q``
+    (order+3, n) at the end of ``ws`` (length :func:`fd_into_size`). ERR_SHAPE on a mismatch."""
+    N, bodyi, bodyf, o = _model_views(ws)
+    n = N - 1
+    if ws.shape[0] != fd_into_size(N, order):
+        return ERR_SHAPE
+    e = o + _fd_work_size(N, n, order) + 3 + n + (order + 1) * (6 + n)
+    out_V = _carve(ws, e, (order + 2, 6))
+    out_q = _carve(ws, e + (order + 2) * 6, (order + 3, n))
+    if not (C.shape[0] == 4 and C.shape[1] == 4 and Vd.shape[0] >= 1 and Vd.shape[1] == 6
+            and qd.shape[0] >= 2 and qd.shape[1] == n and wd.shape[0] >= order + 1
+            and wd.shape[1] == 6 and taud.shape[0] >= order + 1 and taud.shape[1] == n):
         return ERR_SHAPE
     g, presc, out_w, out_tau = _fd_hot_views(ws, o, N, n, order)
     return _hybrid_core(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, _NO_WEXT_K, _NO_TEXT_K, presc,

@@ -61,6 +61,8 @@ class KinematicsResult(NamedTuple):
 _ID_HOT = K.inverse_dynamics_ws
 _FD_HOT = K.forward_dynamics_ws
 _new_tuple = tuple.__new__
+_empty = np.empty
+_ND = np.ndarray
 _NO_WEXT = np.zeros((0, 0, 6))
 _ZERO_W = np.zeros((1, 6))
 _ERRORS = {
@@ -131,25 +133,58 @@ def _check_order(order) -> int:
 
 
 def _fast(x):
-    """True if ``x`` can go to a kernel as it is: a float64 ndarray (numba handles any layout;
-    contiguous arrays take the fastest compiled specialisation)."""
-    return type(x) is np.ndarray and x.dtype is _F64
+    """True if ``x`` can go to a kernel as it is (:func:`_kernel_ready`); anything else would
+    make numba compile a new specialisation on the first call, so it is converted by :func:`_f64`."""
+    return type(x) is np.ndarray and x.dtype is _F64 and _kernel_ready(x)
 
 
 _F64 = np.dtype(np.float64)
 
 
 def _f64(x, name):
-    """float64 C-contiguous array view/copy of ``x`` (never modifies the caller's array)."""
-    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
-        return x
+    """float64 C-contiguous array view/copy of ``x`` (never modifies the caller's array).
+
+    Accepts any array-like of integers or real floats (lists, float32, Fortran order, strided
+    views); rejects booleans, complex numbers, strings and objects with ``ValueError`` naming
+    the argument."""
+    if type(x) is np.ndarray:
+        if x.dtype is _F64:
+            if _kernel_ready(x):
+                return x
+            return np.array(x, order="C")   # a C-contiguous, writeable copy
+        if x.dtype.kind in "iuf":
+            return x.astype(_F64, order="C")   # always a new array
     try:
         a = np.asarray(x)
     except Exception as exc:  # ragged lists etc.
         raise ValueError(f"{name}: cannot convert to a float array ({exc})") from None
-    if a.dtype.kind not in "biuf":
+    if a.dtype.kind not in "iuf":
         raise ValueError(f"{name}: expected real numbers, got dtype {a.dtype}")
-    return np.ascontiguousarray(a, dtype=np.float64)
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    return a if _kernel_ready(a) else np.array(a, order="C")
+
+
+def _kernel_ready(a):
+    """A float64 ndarray the general kernels are compiled for as it is: C-contiguous, writeable
+    and aligned (a read-only or unaligned array would make numba compile a new specialisation,
+    tens of seconds on the first call)."""
+    f = a.flags
+    return f.c_contiguous and f.writeable and f.aligned
+
+
+def _hot_args(*named):
+    """The hot path's inputs with every argument that is not a float64 ndarray converted once by
+    :func:`_f64` (float64 arrays of any layout are taken as they are by the compiled entries;
+    None is left for the validating path to report)."""
+    out = []
+    for name, x in named:
+        if type(x) is _ND:
+            if x.dtype is not _F64:
+                x = x.astype(_F64, order="C") if x.dtype.kind in "iuf" else _f64(x, name)
+        elif x is not None:
+            x = _f64(x, name)
+        out.append(x)
+    return out
 
 
 def _pose(x):
@@ -246,19 +281,28 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
     >>> res = inverse_dynamics(model, np.eye(4), np.zeros((2, 6)), np.zeros((3, model.n_joints)))
     >>> res.base_wrench[0]   # hovering: the base must carry the weight
     """
-    # Hot path (runs every control cycle): default gravity, no applied wrenches, float64
-    # C-contiguous inputs and a work buffer made by an earlier call. The compiled entry checks
-    # types by its signature and shapes itself; anything unusual takes the validating path,
-    # which raises the precise ValueError.
+    # Hot path (runs every control cycle): default gravity, no applied wrenches and a work buffer
+    # made by an earlier call. Arrays that are not float64 ndarrays (float32, int, lists, ...) are
+    # converted once here; float64 arrays of any layout (Fortran order, transposed, strided,
+    # read-only) match one of the compiled entry's two signatures as they are. The entry checks
+    # shapes itself; anything unusual takes the validating path, which raises the precise error.
     if (type(order) is int and gravity is DEFAULT_GRAVITY and ext_wrench is None
             and ext_torque is None and type(model) is Model and representation == "spatial"):
-        ws = model._id_ws.get(order)
-        if ws is not None:
-            w = np.empty((order + 1, 6))
-            tau = np.empty((order + 1, model._n))
+        hot = model._id_ws.get(order)
+        if hot is not None and not (type(base_pose) is _ND and base_pose.dtype is _F64 and base_pose.ndim == 2
+                                    and type(base_twist) is _ND and base_twist.dtype is _F64
+                                    and type(q) is _ND and q.dtype is _F64):
+            if _has_time_axis(base_pose):
+                hot = None   # a trajectory: straight to the batch kernels
+            else:
+                base_pose, base_twist, q = _hot_args(("base_pose", base_pose), ("base_twist", base_twist),
+                                                     ("q", q))
+        if hot is not None:
+            w = _empty(hot[1])
+            tau = _empty(hot[2])
             try:
-                code = _ID_HOT(ws, base_pose, base_twist, q, order, w, tau)
-            except TypeError:   # no matching signature: not a C-contiguous float64 array
+                code = _ID_HOT(hot[0], base_pose, base_twist, q, order, w, tau)
+            except TypeError:   # a wrong number of dimensions (the validating path names it)
                 code = -1
             if code == 0:
                 return _new_tuple(InverseDynamicsResult, (w, tau))
@@ -309,7 +353,8 @@ def _inverse_dynamics_checked(model, base_pose, base_twist, q, order, gravity, e
         _raise(code)
     if (gravity is DEFAULT_GRAVITY and ext_wrench is None and ext_torque is None
             and order not in model._id_ws):   # later calls of this order take the hot path
-        model._id_ws[order] = K.id_workspace(model.bodyi, model.bodyf, order, _G0)
+        model._id_ws[order] = (K.id_workspace(model.bodyi, model.bodyf, order, _G0), (order + 1, 6),
+                               (order + 1, n))
     return InverseDynamicsResult(w, tau)
 
 
@@ -340,13 +385,24 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
     """
     if (type(order) is int and gravity is DEFAULT_GRAVITY and ext_wrench is None and ext_torque is None
             and type(model) is Model and representation == "spatial"):   # hot path, as inverse_dynamics
-        ws = model._fd_ws.get(order)
-        if ws is not None:
-            Vo = np.empty((order + 2, 6))
-            qo = np.empty((order + 3, model._n))
+        hot = model._fd_ws.get(order)
+        if hot is not None and not (type(base_pose) is _ND and base_pose.dtype is _F64 and base_pose.ndim == 2
+                                    and type(base_twist) is _ND and base_twist.dtype is _F64
+                                    and type(q) is _ND and q.dtype is _F64
+                                    and type(base_wrench) is _ND and base_wrench.dtype is _F64
+                                    and type(tau) is _ND and tau.dtype is _F64):
+            if _has_time_axis(base_pose):
+                hot = None   # a trajectory: straight to the batch kernels
+            else:
+                base_pose, base_twist, q, base_wrench, tau = _hot_args(
+                    ("base_pose", base_pose), ("base_twist", base_twist), ("q", q),
+                    ("base_wrench", base_wrench), ("tau", tau))
+        if hot is not None:
+            Vo = _empty(hot[1])
+            qo = _empty(hot[2])
             try:
-                code = _FD_HOT(ws, base_pose, base_twist, q, base_wrench, tau, order, Vo, qo)
-            except TypeError:
+                code = _FD_HOT(hot[0], base_pose, base_twist, q, base_wrench, tau, order, Vo, qo)
+            except TypeError:   # None, or a wrong number of dimensions
                 code = -1
             if code == 0:
                 return _new_tuple(ForwardDynamicsResult, (Vo, qo))
@@ -375,7 +431,8 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
                   base_wrench, gravity, ext_wrench, ext_torque, forward=True)
     if (gravity is DEFAULT_GRAVITY and ext_wrench is None and ext_torque is None
             and order not in model._fd_ws):
-        model._fd_ws[order] = K.fd_workspace(model.bodyi, model.bodyf, order, _G0)
+        model._fd_ws[order] = (K.fd_workspace(model.bodyi, model.bodyf, order, _G0), (order + 2, 6),
+                               (order + 3, model.n_joints))
     return res
 
 

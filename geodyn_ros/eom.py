@@ -35,6 +35,8 @@ def _eom(model, base_pose, base_twist, q, qd, gravity, want):
     V = _vec(base_twist, "base_twist", 6) if base_twist is not None else np.zeros(6)
     Q = _vec(q, "q", n)
     QD = _vec(qd, "qd", n) if qd is not None else np.zeros(n)
+    if qd is not None and not np.isfinite(QD).all():   # the kernel's code covers q and qd together
+        raise ValueError("qd: contains NaN or Inf")
     g = _gravity(gravity) if gravity is not None else _ZERO3
     nv = 6 + n
     M = np.empty((nv, nv)) if want & 1 else np.empty((0, 0))

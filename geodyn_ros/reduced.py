@@ -443,16 +443,20 @@ def integrate_decoupled(model, base_pose, q, qd, mu, duration, dt, *, tau=None, 
     if every < 1:
         raise ValueError(f"samples: expected a positive integer, got {samples}")
 
-    def inp(u, t, state, m):
+    def inp(u, t, state, m, name):
         if u is None:
             return np.zeros(m)
-        return np.asarray(u(t, state) if callable(u) else u, dtype=float)
+        return _vec(u(t, state) if callable(u) else u, name, m)
+
+    for u, name, m in ((tau, "tau", n), (base_wrench, "base_wrench", 6)):
+        if u is not None and not callable(u):
+            _vec(u, name, m)          # a constant input is checked once, before the first step
 
     def f(t, C, x):
         th, qq, qqd, mm = x
         state = (C, qq, qqd, mm)
-        r = decoupled_forward_dynamics(model, C, qq, qqd, mm, inp(base_wrench, t, state, 6),
-                                       inp(tau, t, state, n), gravity=gravity)
+        r = decoupled_forward_dynamics(model, C, qq, qqd, mm, inp(base_wrench, t, state, 6, "base_wrench"),
+                                       inp(tau, t, state, n, "tau"), gravity=gravity)
         return (dexp_inv_body(th, r.base_twist), qqd, r.qdd, r.mu_dot)
 
     def shift(x, k, c):

@@ -37,7 +37,7 @@ import numpy as np
 from . import _kernels as K
 from .dynamics import _jet as _jet_shape
 from .dynamics import _pose as _check_pose_shape
-from .dynamics import _raise
+from .dynamics import _f64, _raise
 from .lie import Ad, ad, hat
 
 __all__ = ["REPRESENTATIONS", "twist_transform", "convert_twist", "convert_wrench",
@@ -209,8 +209,8 @@ def linear_first(x) -> np.ndarray:
     """Swap the 3-blocks of twists/wrenches (..., 6): ``(w, v) -> (v, w)``, ``(n, f) -> (f, n)``
     (Pinocchio's ``Motion``/``Force`` vectors, ROS ``Twist``/``Wrench`` field order, MuJoCo
     ``qvel[:6]`` of a free joint with ``mixed``)."""
-    a = np.asarray(x, dtype=float)
-    if a.shape[-1] != 6:
+    a = _f64(x, "x")
+    if a.ndim == 0 or a.shape[-1] != 6:
         raise ValueError(f"x: expected a last axis of length 6, got shape {a.shape}")
     return np.concatenate([a[..., 3:], a[..., :3]], axis=-1)
 

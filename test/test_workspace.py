@@ -1,0 +1,92 @@
+"""gd.Workspace: the lean entry gives the plain functions' answers, bit for bit, in arrays it owns.
+
+Bitwise: the lean kernels call the same compiled recursion as the plain hot path with the same
+argument types; only where the outputs live differs.
+"""
+import numpy as np
+import pytest
+
+import geodyn_ros as gd
+from geodyn_ros.lie import exp_se3
+
+
+@pytest.fixture(scope="module")
+def model(aerial_manipulator):
+    return aerial_manipulator
+
+
+def _state(model, r, seed):
+    rng = np.random.default_rng(seed)
+    n = model.n_joints
+    return (exp_se3(rng.normal(size=6) * 0.5), rng.normal(size=(r + 2, 6)) * 0.5,
+            rng.normal(size=(r + 3, n)) * 0.5, rng.normal(size=(r + 1, 6)), rng.normal(size=(r + 1, n)) * 0.1)
+
+
+@pytest.mark.parametrize("r", [0, 1, 3])
+@pytest.mark.parametrize("gravity", [gd.DEFAULT_GRAVITY, (0.3, -1.0, -9.0)])
+def test_same_bits_as_the_plain_functions(model, r, gravity):
+    ws = gd.Workspace(model, r, gravity=gravity)
+    for seed in range(3):
+        C, V, q, W, tau = _state(model, r, seed)
+        a = ws.inverse_dynamics(C, V, q)
+        b = gd.inverse_dynamics(model, C, V, q, r, gravity=gravity)
+        np.testing.assert_array_equal(a.base_wrench, b.base_wrench)
+        np.testing.assert_array_equal(a.tau, b.tau)
+        f = ws.forward_dynamics(C, V, q, W, tau)
+        g = gd.forward_dynamics(model, C, V, q, W, tau, r, gravity=gravity)
+        np.testing.assert_array_equal(f.base_twist, g.base_twist)
+        np.testing.assert_array_equal(f.q, g.q)
+        assert a.tau.shape == (r + 1, model.n_joints) and f.q.shape == (r + 3, model.n_joints)
+
+
+def test_gravity_matters(model):
+    """The workspace's gravity is used (a non-default gravity changes the answer)."""
+    C, V, q, _, _ = _state(model, 0, 7)
+    a = gd.Workspace(model, 0).inverse_dynamics(C, V, q).tau.copy()
+    b = gd.Workspace(model, 0, gravity=(0.0, 0.0, -3.0)).inverse_dynamics(C, V, q).tau
+    assert not np.array_equal(a, b)
+
+
+def test_outputs_are_owned_and_overwritten(model):
+    ws = gd.Workspace(model, 1)
+    s1, s2 = _state(model, 1, 1), _state(model, 1, 2)
+    a = ws.inverse_dynamics(*s1[:3])
+    first = a.tau.copy()
+    b = ws.inverse_dynamics(*s2[:3])
+    assert b is a                                       # the same result object, same arrays
+    assert not np.array_equal(a.tau, first)            # ... overwritten by the next call
+    np.testing.assert_array_equal(b.tau, gd.inverse_dynamics(model, *s2[:3], 1).tau)
+    with pytest.raises(ValueError):                    # read-only views: the workspace owns them
+        a.tau[0, 0] = 1.0
+    f = ws.forward_dynamics(*s1)
+    assert not np.shares_memory(f.q, a.tau)            # ID and FD have separate outputs
+    other = gd.Workspace(model, 1).inverse_dynamics(*s1[:3])
+    assert not np.shares_memory(other.tau, a.tau)      # and so do two workspaces
+
+
+def test_declined_inputs_raise_the_plain_errors_and_recover(model):
+    ws = gd.Workspace(model, 2)
+    C, V, q, W, tau = _state(model, 2, 3)
+    ok = ws.inverse_dynamics(C, V, q).tau.copy()
+    bad = q.copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match=r"^q: contains NaN"):
+        ws.inverse_dynamics(C, V, bad)
+    with pytest.raises(ValueError, match=r"^base_twist: expected shape"):
+        ws.inverse_dynamics(C, V[:3], q)
+    with pytest.raises(ValueError, match=r"^base_pose: is not a rigid transform"):
+        ws.inverse_dynamics(C * 1.1, V, q)
+    with pytest.raises(ValueError, match=r"^base_pose: expected shape \(4, 4\)"):
+        ws.inverse_dynamics(np.stack([C, C]), np.stack([V, V]), np.stack([q, q]))
+    with pytest.raises(ValueError, match=r"^base_wrench: required"):
+        ws.forward_dynamics(C, V, q, None, tau)
+    np.testing.assert_array_equal(ws.inverse_dynamics(C, V, q).tau, ok)   # usable after errors
+
+
+def test_constructor_checks(model):
+    with pytest.raises(ValueError, match=r"^model"):
+        gd.Workspace("robot.urdf")
+    with pytest.raises(ValueError, match=r"^order"):
+        gd.Workspace(model, -1)
+    with pytest.raises(ValueError, match=r"^gravity"):
+        gd.Workspace(model, 0, gravity=(0.0, np.inf, -9.81))
