@@ -1,7 +1,10 @@
-"""gd.Workspace: the lean entry gives the plain functions' answers, bit for bit, in arrays it owns.
+"""gd.Workspace: the lean entry gives the plain functions' answers in arrays it owns.
 
-Bitwise: the lean kernels call the same compiled recursion as the plain hot path with the same
-argument types; only where the outputs live differs.
+The lean kernels call the same recursion as the plain hot path with the same argument types;
+only where the outputs live differs. LLVM may inline that recursion differently into the two
+entry points, and with the kernels' contraction/reassociation fast-math flags the last bits can
+then differ: inverse dynamics is compared bit for bit (measured identical), forward dynamics to
+1e-14 relative per row (measured 1.7e-15, one rounding step of a 6x6 Cholesky solve).
 """
 import numpy as np
 import pytest
@@ -34,8 +37,8 @@ def test_same_bits_as_the_plain_functions(model, r, gravity):
         np.testing.assert_array_equal(a.tau, b.tau)
         f = ws.forward_dynamics(C, V, q, W, tau)
         g = gd.forward_dynamics(model, C, V, q, W, tau, r, gravity=gravity)
-        np.testing.assert_array_equal(f.base_twist, g.base_twist)
-        np.testing.assert_array_equal(f.q, g.q)
+        for x, y in ((f.base_twist, g.base_twist), (f.q, g.q)):
+            np.testing.assert_allclose(x, y, rtol=0, atol=1e-14 * max(1.0, np.abs(y).max()))
         assert a.tau.shape == (r + 1, model.n_joints) and f.q.shape == (r + 3, model.n_joints)
 
 
