@@ -9,6 +9,7 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*", "bench", "bench.*"]),
+    py_modules=["geodyn_ros_entry"],   # console-script shims: clean stop during the heavy imports
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
@@ -24,11 +25,11 @@ setup(
     description="Exact higher-order Lie-group dynamics (inverse, forward, hybrid) for floating-base robots, with ROS 2 adapters.",
     license="BSD-3-Clause",
     entry_points={"console_scripts": [
-        "geodyn_node = geodyn_ros.ros.geodyn_node:main",
-        "geodyn_sim = geodyn_ros.ros.sim_node:main",
-        "geodyn_reference = geodyn_ros.ros.reference_node:main",
-        "geodyn_controller = geodyn_ros.ros.controller_node:main",
-        "geodyn_closed_loop = geodyn_ros.ros.closed_loop:main",
+        "geodyn_node = geodyn_ros_entry:geodyn_node",
+        "geodyn_sim = geodyn_ros_entry:geodyn_sim",
+        "geodyn_reference = geodyn_ros_entry:geodyn_reference",
+        "geodyn_controller = geodyn_ros_entry:geodyn_controller",
+        "geodyn_closed_loop = geodyn_ros_entry:geodyn_closed_loop",
         "geodyn_warmup = geodyn_ros.warmup:main",
     ]},
 )

@@ -91,14 +91,14 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
     from .geodyn_node import GeodynNode
     from .params import parameter_overrides
     from .reference_node import ReferenceNode
-    from .runtime import control_qos, make_executor
+    from .runtime import control_qos, flag_on_signals, init_rclpy, interrupt_on_signals, make_executor, stop_requested
     from .sim_node import SimNode
 
     urdf = str(urdf_path or shipped_urdf())
     gains = TrackingGains() if gains is None else gains
     wall_timeout = 60.0 + 20.0 * duration if wall_timeout is None else wall_timeout
     ctx = Context()
-    rclpy.init(context=ctx)
+    init_rclpy(context=ctx)
     nodes = []
     try:
         sim_t = {"use_sim_time": True}
@@ -137,7 +137,10 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
         end_steps = int(round(duration / timestep))
         t0 = time.monotonic()
         next_report = 1.0
+        flag_on_signals()   # a stop while callbacks run only sets a flag, checked here
         while sim.steps < end_steps:
+            if stop_requested():
+                raise KeyboardInterrupt
             ex.spin_once(timeout_sec=0.05)
             if progress is not None and sim.steps * timestep >= next_report:
                 progress(sim.steps * timestep)
@@ -154,6 +157,7 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
         return TrackingLog.from_samples(t, [poses[s] for s in stamps], [joints[s] for s in stamps],
                                         model.joint_names)
     finally:
+        interrupt_on_signals()
         for nd in nodes:
             nd.destroy_node()
         ctx.try_shutdown()

@@ -42,8 +42,31 @@ class InputError(ValueError):
     """An input message that must not be used (the message says which field and why)."""
 
 
+#: builtin_interfaces/Time: sec is int32; a stamp must lie in [0, 2^31) s
+MAX_STAMP_SEC = 2**31 - 1
+
+
+def checked_stamp_ns(sec, nanosec, topic: str) -> int:
+    """Integer nanoseconds of a stamp ``(sec, nanosec)`` given as numbers of any type; raises
+    :class:`InputError` (never an arithmetic exception) unless ``sec`` is an integer in
+    ``0..2^31-1`` and ``nanosec`` an integer in ``0..999999999`` (NaN, Inf, 1e300, negative,
+    fractional and beyond-int64 values are all refused)."""
+    try:
+        fs, fn = float(sec), float(nanosec)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{topic}: stamp ({sec!r}, {nanosec!r}) is not a pair of numbers") from None
+    if not (math.isfinite(fs) and math.isfinite(fn) and fs == int(fs) and fn == int(fn)
+            and 0 <= fs <= MAX_STAMP_SEC and 0 <= fn < 1e9):
+        raise InputError(f"{topic}: stamp (sec {fs:.6g}, nanosec {fn:.6g}) is not a valid time: sec must be "
+                         f"an integer in 0..{MAX_STAMP_SEC}, nanosec an integer in 0..999999999")
+    return int(fs) * 1_000_000_000 + int(fn)
+
+
 def stamp_to_ns(stamp) -> int:
-    """``builtin_interfaces/Time`` -> integer nanoseconds (exact)."""
+    """``builtin_interfaces/Time`` -> integer nanoseconds (exact); :class:`InputError` for a
+    negative time."""
+    if stamp.sec < 0:
+        raise InputError(f"stamp sec {stamp.sec} is negative")
     return stamp.sec * 1_000_000_000 + stamp.nanosec
 
 

@@ -1,23 +1,36 @@
-"""A small ``/diagnostics`` reporter shared by the geodyn nodes.
+"""A small ``/diagnostics`` reporter shared by the geodyn nodes, and the callback guard.
 
-A node reports each skipped cycle with :meth:`DiagnosticsReporter.problem`: the problem is
-logged as a throttled warning (at most once per ``log_period`` per distinct problem key) and
-published on ``/diagnostics`` as a WARN ``DiagnosticStatus`` right away when the problem
-changes, else at most every ``publish_period``. A periodic summary (OK or the last problem,
-with counters) is published by :meth:`publish_summary`, which the node calls from a wall-clock
-timer so diagnostics keep flowing while simulated time is paused.
+A node reports each skipped cycle with :meth:`DiagnosticsReporter.problem`:
+
+* the problem is logged as a throttled warning (at most once per ``log_period`` per distinct
+  problem key);
+* it is published on ``/diagnostics`` as a WARN ``DiagnosticStatus``, at most ``rate`` messages
+  a second (parameter ``diagnostics_rate``, default 10): a hostile stream of hundreds of bad
+  messages a second gives at most ``rate`` statuses, each carrying the message of the latest
+  problem and, as ``KeyValue`` pairs ``skipped[<reason>]``, how many cycles each reason skipped
+  since the previous status (plus the running totals ``cycles_published`` / ``cycles_skipped``).
+
+A periodic summary (OK or the last problem, with counters) is published by
+:meth:`publish_summary`, which the node calls from a wall-clock timer so diagnostics keep flowing
+while simulated time is paused; it also flushes counts held back by the rate limit.
+
+:func:`guard` wraps every subscription and timer callback: an unexpected exception becomes a
+skipped cycle reported with its text (logged once per distinct cause, so an exception that
+repeats every cycle cannot spin the log), and the node keeps running.
 """
 from __future__ import annotations
 
+import functools
 import time
+import traceback
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-__all__ = ["DiagnosticsReporter"]
+__all__ = ["DiagnosticsReporter", "guard"]
 
 
 class DiagnosticsReporter:
-    """Throttled warnings plus ``diagnostic_msgs/DiagnosticArray`` on ``/diagnostics``.
+    """Throttled warnings plus rate-limited ``diagnostic_msgs/DiagnosticArray`` on ``/diagnostics``.
 
     Parameters
     ----------
@@ -26,36 +39,54 @@ class DiagnosticsReporter:
         ``DiagnosticStatus.name`` (e.g. ``"geodyn_node: feedforward"``).
     hardware_id : str
         ``DiagnosticStatus.hardware_id`` (the robot name).
+    rate : float
+        At most this many ``/diagnostics`` messages a second from :meth:`problem` (> 0).
     """
 
     def __init__(self, node, name: str, hardware_id: str = "", *, log_period: float = 1.0,
-                 publish_period: float = 0.1):
+                 rate: float = 10.0):
         self.node = node
         self.name = name
         self.hardware_id = hardware_id
         self.log_period = log_period
-        self.publish_period = publish_period
+        self.min_interval = 1.0 / float(rate)
         self.pub = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.counters = {"cycles_published": 0, "cycles_skipped": 0}
         self.last_problem = ""
+        self.since_last: dict[str, int] = {}   # reason -> skipped cycles since the last status
+        self.published = 0                      # statuses sent (for tests and the soak bench)
         self._last_log: dict[str, float] = {}
-        self._last_pub = 0.0
+        self._last_pub = -1e18
+        self._logged_causes: set[str] = set()
 
     def ok(self) -> None:
         """Count a published cycle."""
         self.counters["cycles_published"] += 1
 
     def problem(self, key: str, message: str) -> None:
-        """Count a skipped cycle; warn (throttled per ``key``) and publish a WARN status."""
+        """Count a skipped cycle; warn (throttled per ``key``) and publish a WARN status (rate-limited)."""
         self.counters["cycles_skipped"] += 1
+        self.since_last[key] = self.since_last.get(key, 0) + 1
         now = time.monotonic()
         if now - self._last_log.get(key, -1e18) >= self.log_period:
             self._last_log[key] = now
             self.node.get_logger().warning(f"skipping cycle: {message}")
-        changed = message != self.last_problem
         self.last_problem = message
-        if changed or now - self._last_pub >= self.publish_period:
+        if now - self._last_pub >= self.min_interval:
             self.publish_status(DiagnosticStatus.WARN, message)
+
+    def exception(self, where: str, exc: BaseException) -> None:
+        """An unexpected exception in a callback: one skipped cycle, reported with its text;
+        logged with its traceback once per distinct cause."""
+        text = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        cause = f"{where}: {text}"
+        if cause not in self._logged_causes and len(self._logged_causes) < 100:
+            self._logged_causes.add(cause)
+            tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=4))
+            self.node.get_logger().error(f"unexpected exception in {where} (cycle skipped, node keeps "
+                                         f"running; reported once per cause):\n{tb}")
+        self._last_log[f"exception {cause}"] = time.monotonic()   # the problem() log is the one above
+        self.problem(f"exception {cause}", f"unexpected exception in {where}: {text}")
 
     def publish_summary(self) -> None:
         """Publish the current state: OK if the last cycle was published, else WARN."""
@@ -68,15 +99,41 @@ class DiagnosticsReporter:
         """Mark the problem state resolved (a cycle was published after a problem)."""
         if self.last_problem:
             self.last_problem = ""
-            self.publish_status(DiagnosticStatus.OK, "publishing")
+            if time.monotonic() - self._last_pub >= self.min_interval:
+                self.publish_status(DiagnosticStatus.OK, "publishing")
 
     def publish_status(self, level, message: str) -> None:
-        """Publish one ``DiagnosticStatus`` with ``level`` and ``message`` and the counters."""
+        """Publish one ``DiagnosticStatus`` with ``level``, ``message``, the counters and the
+        skipped cycles per reason since the previous status."""
         self._last_pub = time.monotonic()
         st = DiagnosticStatus(level=level, name=self.name, message=message,
                               hardware_id=self.hardware_id)
         st.values = [KeyValue(key=k, value=str(v)) for k, v in self.counters.items()]
+        st.values += [KeyValue(key=f"skipped[{k}]", value=str(v)) for k, v in self.since_last.items()]
+        self.since_last = {}
         arr = DiagnosticArray()
         arr.header.stamp = self.node.get_clock().now().to_msg()
         arr.status = [st]
         self.pub.publish(arr)
+        self.published += 1
+
+
+def guard(node, fn, where: str):
+    """Wrap callback ``fn`` of ``node``: an exception skips this call and is reported through
+    ``node.diag`` (a :class:`DiagnosticsReporter`, made later in the constructor) or, before it
+    exists, logged once. ``KeyboardInterrupt``/``SystemExit`` pass through."""
+    logged = set()
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        try:
+            return fn(*args)
+        except Exception as exc:  # noqa: BLE001  no input may kill a node
+            diag = getattr(node, "diag", None)
+            if diag is not None:
+                diag.exception(where, exc)
+            elif repr(exc) not in logged:
+                logged.add(repr(exc))
+                node.get_logger().error(f"unexpected exception in {where}: {type(exc).__name__}: {exc}")
+            return None
+    return wrapper

@@ -103,7 +103,7 @@ from geodyn_ros.representations import REPRESENTATIONS
 
 from .conversions import (InputError, JointNameMatcher, parse_odometry, set_stamp, spatial_to_body_wrench,
                           stamp_to_ns, write_body_wrench)
-from .diagnostics import DiagnosticsReporter
+from .diagnostics import DiagnosticsReporter, guard
 from .jets import FeedforwardJetPacker, LinearizationPacker, ReferenceDecoder, linearization_labels_json
 from .params import ConfigurationError, declare_parameters, load_model_from_parameters
 from .runtime import control_qos, run_nodes
@@ -125,6 +125,17 @@ PARAMETERS = {
     "qos_depth": (2, "Keep-last depth of the control topics."),
     "publish_jet": (True, "Publish feedforward/jet with all orders 0..r."),
     "diagnostics_period": (1.0, "Period [s, wall clock] of the /diagnostics summary."),
+    "diagnostics_rate": (10.0, "At most this many /diagnostics messages per second; each carries the "
+                         "skipped cycles per reason since the previous one."),
+    "max_position": (1e6, "Plausibility limit: |base position| [m] (UTM-scale coordinates pass)."),
+    "max_speed": (1e3, "Plausibility limit: base angular speed [rad/s] and speed of the base origin [m/s]."),
+    "max_joint_rate": (1e3, "Plausibility limit: |qdot| of every joint [rad/s or m/s]."),
+    "max_input_magnitude": (1e9, "Plausibility limit: every other entry of the input jets (joint "
+                            "positions and higher derivatives; spatial twist rows are allowed "
+                            "(1 + |p|) times this)."),
+    "max_input_skew": (0.0, "measured mode: > 0 combines only inputs (odom, joint_states, reference) "
+                       "whose stamps lie within this many seconds of each other, and stamps the "
+                       "output with the oldest; 0 = off (newest inputs, newest stamp)."),
     "publish_linearization": (False, "Publish ~/linearization (A, B of gd.linearize about the "
                               "cycle's state and feedforward input, for an MPC) and the latched "
                               "~/linearization/labels JSON."),
@@ -160,10 +171,15 @@ class _Slot:
         self.fresh = False
         self.received = False
 
-    def accept(self, stamp_ns: int) -> None:
+    def accept(self, stamp_ns: int, now_ns: int, stale_ns: int) -> None:
+        """Accept a parsed message's stamp; it becomes the topic's last stamp only if the message
+        is accepted (a refused message never locks the topic out)."""
         if stamp_ns < self.stamp:
             raise InputError(f"{self.topic}: time went backwards (stamp {stamp_ns * 1e-9:.9f} s "
                              f"< previous {self.stamp * 1e-9:.9f} s)")
+        if stamp_ns - now_ns > stale_ns:
+            raise InputError(f"{self.topic}: stamp {(stamp_ns - now_ns) * 1e-9:.4f} s in the future of the "
+                             f"node clock (more than stale_timeout {stale_ns * 1e-9:g} s; use_sim_time mismatch?)")
         self.stamp = stamp_ns
         self.valid = True
         self.fresh = True
@@ -199,6 +215,9 @@ class GeodynNode(Node):
         self.publish_linearization = p["publish_linearization"]
         self.lin_representation = p["linearization_representation"]
         self.reference_representation = p["reference_representation"]
+        self.limits = {k: float(p[k]) for k in ("max_position", "max_speed", "max_joint_rate",
+                                                 "max_input_magnitude")}
+        self.skew_ns = int(round(p["max_input_skew"] * 1e9))
         n = self.model.n_joints
 
         # Input buffers, filled in place by the parsers.
@@ -222,12 +241,13 @@ class GeodynNode(Node):
         self._last_now = -1
 
         qos = control_qos(p["qos_depth"])
-        self.create_subscription(Float64MultiArray, "reference", self._on_reference, qos)
+        self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"), qos)
         if self.mode == "measured":
             self._slots["odom"] = _Slot("odom")
             self._slots["joint_states"] = _Slot("joint_states")
-            self.create_subscription(Odometry, "odom", self._on_odom, qos)
-            self.create_subscription(JointState, "joint_states", self._on_joint_states, qos)
+            self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos)
+            self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"),
+                                     qos)
         self._trigger_slots = [self._slots["reference"]] if self.mode == "reference" else \
             [self._slots["odom"], self._slots["joint_states"]]
 
@@ -242,12 +262,13 @@ class GeodynNode(Node):
         if self.publish_linearization:
             self._setup_linearization(qos)
 
-        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: feedforward", self.model.name)
+        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: feedforward", self.model.name,
+                                        rate=p["diagnostics_rate"])
         self._wall = Clock(clock_type=ClockType.STEADY_TIME)
-        self.create_timer(p["diagnostics_period"], self._summary, clock=self._wall)
+        self.create_timer(p["diagnostics_period"], guard(self, self._summary, "diagnostics timer"), clock=self._wall)
         self._rate_zero = p["rate_hz"] == 0
         if p["rate_hz"] > 0:
-            self.create_timer(1.0 / p["rate_hz"], self._on_timer)
+            self.create_timer(1.0 / p["rate_hz"], guard(self, self._on_timer, "cycle timer"))
         self.get_logger().info(
             f"model '{self.model.name}' ({n} joints, base '{self.base_link}'), order {r}, "
             f"input_mode {self.mode}, rate_hz {p['rate_hz']:g}, "
@@ -275,6 +296,15 @@ class GeodynNode(Node):
         if p["linearization_representation"] not in _REPRESENTATIONS:
             raise ConfigurationError(f"parameter 'linearization_representation': must be one of "
                                      f"{_REPRESENTATIONS}, got '{p['linearization_representation']}'")
+        if not (np.isfinite(p["diagnostics_rate"]) and p["diagnostics_rate"] > 0):
+            raise ConfigurationError(f"parameter 'diagnostics_rate': must be > 0 messages/s, got "
+                                     f"{p['diagnostics_rate']}")
+        for k in ("max_position", "max_speed", "max_joint_rate", "max_input_magnitude"):
+            if not (p[k] > 0):   # inf allowed: no limit
+                raise ConfigurationError(f"parameter '{k}': must be > 0 (inf = no limit), got {p[k]}")
+        if not (np.isfinite(p["max_input_skew"]) and p["max_input_skew"] >= 0):
+            raise ConfigurationError(f"parameter 'max_input_skew': must be >= 0 s (0 = off), got "
+                                     f"{p['max_input_skew']}")
         if p["reference_representation"] not in REPRESENTATIONS:
             raise ConfigurationError(f"parameter 'reference_representation': must be one of "
                                      f"{REPRESENTATIONS}, got '{p['reference_representation']}'")
@@ -312,9 +342,9 @@ class GeodynNode(Node):
 
     def _receive(self, slot: _Slot, parse):
         slot.received = True
-        self._now_ns()  # detects a simulated-time reset before the stamp-order check
+        now = self._now_ns()  # detects a simulated-time reset before the stamp-order check
         try:
-            slot.accept(parse())
+            slot.accept(parse(), now, self.stale_ns)
         except InputError as exc:
             slot.valid = False
             slot.fresh = False
@@ -323,10 +353,42 @@ class GeodynNode(Node):
         if self._rate_zero and all(s.fresh for s in self._trigger_slots):
             self._cycle()
 
+    def _plausible(self, topic: str, C=None, V=None, Q=None, qd=None, q=None) -> None:
+        """Refuse finite but absurd inputs (parameters ``max_*``) like NaN: raises
+        :class:`InputError` naming the field, its value and the limit."""
+        lim = self.limits
+
+        def over(field, value, name, unit="", scale=1.0):
+            limit = lim[name] * scale
+            if not value <= limit:
+                raise InputError(f"{topic}: {field} = {value:.6g}{unit} exceeds the plausibility limit "
+                                 f"{limit:.6g}{unit} (parameter '{name}' = {lim[name]:g})")
+        p = np.zeros(3) if C is None else C[:3, 3]
+        if C is not None:
+            over("|base position|", float(np.linalg.norm(p)), "max_position", " m")
+        if V is not None:
+            w, v = V[0, :3], V[0, 3:]
+            over("|base angular velocity|", float(np.linalg.norm(w)), "max_speed", " rad/s")
+            over("|base origin velocity|", float(np.linalg.norm(v - np.cross(p, w))), "max_speed", " m/s")
+            if len(V) > 1:   # spatial rows carry p x (...) terms: allowed (1 + |p|) times the limit
+                over("max |base twist derivative|", float(np.abs(V[1:]).max()), "max_input_magnitude",
+                     scale=1.0 + float(np.linalg.norm(p)))
+        if Q is not None:
+            qd, q = Q[1], np.concatenate([Q[:1].ravel(), Q[2:].ravel()])
+        if qd is not None:
+            over("max |qdot|", float(np.abs(qd).max(initial=0.0)), "max_joint_rate")
+        if q is not None:
+            over("max |joint position or derivative|", float(np.abs(q).max(initial=0.0)), "max_input_magnitude")
+
     def _on_reference(self, msg) -> None:
         self._ref_converted = False  # the buffers change (even if the message turns out bad)
-        self._receive(self._slots["reference"],
-                      lambda: self._ref_decoder.decode(msg, self._C_ref, self._V_ref, self._Q_ref))
+
+        def parse():
+            stamp = self._ref_decoder.decode(msg, self._C_ref, self._V_ref, self._Q_ref)
+            V = self._V_ref if self.reference_representation == "spatial" else None
+            self._plausible("reference", self._C_ref, V, self._Q_ref)
+            return stamp
+        self._receive(self._slots["reference"], parse)
 
     def _on_odom(self, msg) -> None:
         def parse():
@@ -334,6 +396,7 @@ class GeodynNode(Node):
                 raise InputError(f"odom: header.frame_id '{msg.header.frame_id}' is not the "
                                  f"world frame '{self.world_frame}'")
             parse_odometry(msg, self._C_meas, self._V0_meas, self.base_link)
+            self._plausible("odom", self._C_meas, self._V0_meas[None, :])
             return stamp_to_ns(msg.header.stamp)
         self._receive(self._slots["odom"], parse)
 
@@ -343,6 +406,7 @@ class GeodynNode(Node):
                 raise InputError("joint_states: no velocity field (measured mode needs qdot)")
             self._matcher.gather(msg.name, msg.position, self._q_meas, "joint_states.position")
             self._matcher.gather(msg.name, msg.velocity, self._qd_meas, "joint_states.velocity")
+            self._plausible("joint_states", qd=self._qd_meas, q=self._q_meas)
             return stamp_to_ns(msg.header.stamp)
         self._receive(self._slots["joint_states"], parse)
 
@@ -388,7 +452,16 @@ class GeodynNode(Node):
             V[0] = self._V0_meas
             Q[0] = self._q_meas
             Q[1] = self._qd_meas
-            stamp = max(self._slots["odom"].stamp, self._slots["joint_states"].stamp)
+            stamps = [self._slots[k].stamp for k in ("odom", "joint_states", "reference")]
+            if self.skew_ns:
+                if max(stamps) - min(stamps) > self.skew_ns:
+                    self.diag.problem("skew", f"inputs not within max_input_skew {self.skew_ns * 1e-9:g} s "
+                                      f"(odom, joint_states, reference stamps span "
+                                      f"{(max(stamps) - min(stamps)) * 1e-9:.6f} s); set skipped")
+                    return
+                stamp = min(stamps)
+            else:
+                stamp = max(stamps[:2])
         try:
             res = gd.inverse_dynamics(self.model, C, V, Q, self.order, gravity=self.gravity)
         except ValueError as exc:  # e.g. a pose that is not rigid
@@ -412,6 +485,10 @@ class GeodynNode(Node):
         try:
             self._V_ref_sp[:] = gd.convert_twist(self._C_ref, self._V_ref,
                                                  self.reference_representation, "spatial")
+            self._plausible("reference", self._C_ref, self._V_ref_sp)
+        except InputError as exc:
+            self.diag.problem("reference", str(exc))
+            return False
         except ValueError as exc:  # not expected: the decoder checks the pose and NaN/Inf
             self.diag.problem("reference_representation", f"reference: cannot convert the "
                               f"{self.reference_representation} twist jet to spatial: {exc}")

@@ -48,7 +48,7 @@ import re
 import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-from .conversions import InputError, JointNameMatcher, as_float64, pose_matrix
+from .conversions import InputError, JointNameMatcher, as_float64, checked_stamp_ns, pose_matrix
 
 __all__ = [
     "BASE_TWIST_COLUMNS",
@@ -188,16 +188,14 @@ class ReferenceDecoder:
         cols = self._columns(label, ncol)
         data = as_float64(msg.data)
         head = data[:REFERENCE_OFFSET]
-        if not (math.isfinite(head[0]) and math.isfinite(head[1]) and head[0] >= 0
-                and 0 <= head[1] < 1e9 and head[0] == int(head[0]) and head[1] == int(head[1])):
-            raise InputError("reference: stamp (data[0:2]) is not a valid (sec, nanosec)")
+        stamp_ns = checked_stamp_ns(head[0], head[1], "reference (data[0:2])")
         pose_matrix(*head[2:9], C_out, "reference base pose")
         body = data[REFERENCE_OFFSET:].reshape(rows, ncol)
         V_out[: r + 2] = body[: r + 2, :6]
         np.take(body[: r + 3], cols, axis=1, out=Q_out[: r + 3])
         if not (np.isfinite(V_out[: r + 2]).all() and np.isfinite(Q_out[: r + 3]).all()):
             raise InputError("reference: NaN or Inf in the derivative rows used")
-        return int(head[0]) * 1_000_000_000 + int(head[1])
+        return stamp_ns
 
 
 class FeedforwardJetPacker:

@@ -1,14 +1,100 @@
-"""Executors, QoS and the ``main()`` of the geodyn console scripts."""
+"""Executors, QoS, signal handling and the ``main()`` of the geodyn console scripts.
+
+Stopping (SIGINT from Ctrl-C or ``ros2 launch``, SIGTERM) is clean at any moment: the
+console scripts exit 0 without a traceback.
+
+* Before and after spinning (imports, kernel compilation, model loading, teardown) both
+  signals raise ``KeyboardInterrupt`` in the main thread, which the entry points catch.
+* While spinning they only set a flag (:func:`stop_requested`): no exception can be raised
+  inside a subscription or timer callback (rclpy's executors would log it as ``[FATAL]
+  Exception in 'subscriptions' callback``), and the spin loop, which waits at most 0.1 s at
+  a time, returns and the nodes are torn down.
+* rclpy's own signal handler is not installed (``SignalHandlerOptions.NO``): it shuts the
+  context down from inside the wait, which the EventsExecutor of the rclpy 9.1 wheels answers
+  with ``RuntimeError: Unable to convert call argument '0' to Python object``.
+"""
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 
 import rclpy
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from .params import ConfigurationError
 
-__all__ = ["control_qos", "make_executor", "run_nodes", "spin_forever"]
+__all__ = ["control_qos", "make_executor", "run_nodes", "spin_forever", "stop_requested",
+           "interrupt_on_signals", "flag_on_signals", "init_rclpy"]
+
+_STOP = threading.Event()
+
+
+def stop_requested() -> bool:
+    """True once SIGINT or SIGTERM arrived while the nodes were spinning."""
+    return _STOP.is_set()
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _set_flag(signum, frame):
+    _STOP.set()
+
+
+def _install(handler) -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return   # signal handlers can only be installed from the main thread (tests)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, handler)
+
+
+def interrupt_on_signals() -> None:
+    """SIGINT and SIGTERM raise ``KeyboardInterrupt`` (start-up and teardown)."""
+    _install(_raise_interrupt)
+
+
+def flag_on_signals() -> None:
+    """SIGINT and SIGTERM only set the stop flag (while callbacks may run)."""
+    _STOP.clear()
+    _install(_set_flag)
+
+
+def init_rclpy(args=None, context=None):
+    """``rclpy.init`` without rclpy's signal handler; a bad ``--ros-args`` becomes a
+    :class:`ConfigurationError` of one line."""
+    import os
+    import tempfile
+
+    from rclpy.signals import SignalHandlerOptions
+    # rcl logs its own "[ERROR] ... Failed to parse global arguments" on the C stderr before
+    # rclpy raises: hold fd 2 during init, replay it on success, drop it on failure
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            rclpy.init(args=args, context=context, signal_handler_options=SignalHandlerOptions.NO)
+            failure = None
+        except Exception as exc:  # noqa: BLE001  rclpy raises RCLError for unparsable arguments
+            failure = exc
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        if failure is None:
+            held.seek(0)
+            data = held.read()
+            if data:
+                sys.stderr.write(data.decode(errors="replace"))
+                sys.stderr.flush()
+            return
+    if failure is not None:
+        exc = failure
+        text = " ".join(str(exc).split())
+        text = text.split(", at /")[0]   # drop the C source location
+        raise ConfigurationError(f"bad ROS arguments ({text}); see 'ros2 run --help' / --ros-args "
+                                 "syntax: -p name:=value") from None
 
 
 def control_qos(depth: int) -> QoSProfile:
@@ -34,20 +120,20 @@ def make_executor(context=None):
 
 
 def spin_forever(executor) -> None:
-    """Spin ``executor`` until shutdown or Ctrl-C.
+    """Spin ``executor`` until the context shuts down or a stop is requested.
 
     ``executor.spin()`` is not used: with the rclpy 9.1 (Kilted) wheels the
     ``EventsExecutor``'s untimed wait busy-loops at 100 % CPU and never runs callbacks (found
-    by ``bench/bench_node.py``). Waiting with a finite timeout behaves: idle CPU ~0 %, timers
-    fire, Ctrl-C interrupts.
+    by ``bench/bench_node.py``). Waiting with a finite timeout (0.1 s, the worst-case delay of
+    a stop) behaves: idle CPU ~0 %, timers fire.
     """
     from rclpy.executors import ExternalShutdownException
     from rclpy.task import Future
 
     never = Future()
     try:
-        while rclpy.ok(context=executor.context):
-            executor.spin_until_future_complete(never, timeout_sec=1.0)
+        while rclpy.ok(context=executor.context) and not _STOP.is_set():
+            executor.spin_until_future_complete(never, timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
 
@@ -55,13 +141,15 @@ def spin_forever(executor) -> None:
 def run_nodes(factories, args=None) -> int:
     """Create nodes with ``factories`` (callables returning nodes) and spin them until shutdown.
 
-    A :class:`ConfigurationError` at start-up is printed as one clear line on stderr and the
-    process exits with status 2.
+    A :class:`ConfigurationError` at start-up (a bad parameter, URDF or ``--ros-args``) is
+    printed as one clear line on stderr and the process exits with status 2. SIGINT/SIGTERM at
+    any moment exit 0 without a traceback (module docstring).
     """
-    rclpy.init(args=args)
+    interrupt_on_signals()
     nodes = []
     try:
         try:
+            init_rclpy(args)
             nodes = [f() for f in factories]
         except ConfigurationError as exc:
             print(f"[FATAL] geodyn_ros: {exc}", file=sys.stderr)
@@ -69,10 +157,19 @@ def run_nodes(factories, args=None) -> int:
         ex = make_executor()
         for nd in nodes:
             ex.add_node(nd)
+        flag_on_signals()
         spin_forever(ex)
         return 0
+    except KeyboardInterrupt:
+        return 0
     finally:
+        _install(_set_flag)   # a second signal during teardown changes nothing
         for nd in nodes:
-            nd.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+            try:
+                nd.destroy_node()
+            except Exception:  # noqa: BLE001  teardown must not print a traceback
+                pass
+        try:
+            rclpy.try_shutdown()
+        except Exception:  # noqa: BLE001
+            pass
