@@ -30,7 +30,7 @@ from geodyn_ros.lie import Ad_inv
 
 from .conversions import (InputError, JointNameMatcher, parse_body_wrench, parse_odometry, set_stamp,
                           stamp_to_ns, write_body_wrench)
-from .diagnostics import DiagnosticsReporter
+from .diagnostics import DiagnosticsReporter, guard
 from .jets import ReferenceDecoder
 from .params import ConfigurationError, declare_parameters, load_model_from_parameters
 from .runtime import control_qos, run_nodes
@@ -84,12 +84,16 @@ class ControllerNode(Node):
         self._last_cmd_stamp = None
 
         qos = control_qos(p["qos_depth"])
-        self.create_subscription(Odometry, "odom", self._on_odom, qos)
-        self.create_subscription(JointState, "joint_states", self._on_joint_states, qos)
-        self.create_subscription(Float64MultiArray, "reference", self._on_reference, qos)
+        self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos)
+        self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"),
+                                 qos)
+        self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"),
+                                 qos)
         if self.use_ff:
-            self.create_subscription(WrenchStamped, "feedforward/wrench", self._on_ff_wrench, qos)
-            self.create_subscription(JointState, "feedforward/joint_efforts", self._on_ff_efforts, qos)
+            self.create_subscription(WrenchStamped, "feedforward/wrench",
+                                     guard(self, self._on_ff_wrench, "feedforward/wrench"), qos)
+            self.create_subscription(JointState, "feedforward/joint_efforts",
+                                     guard(self, self._on_ff_efforts, "feedforward/joint_efforts"), qos)
         self.pub_wrench = self.create_publisher(WrenchStamped, "cmd/wrench", qos)
         self.pub_efforts = self.create_publisher(JointState, "cmd/joint_efforts", qos)
         self.pub_per_joint = [self.create_publisher(Float64, f"cmd/joint_effort/{j}", qos)
@@ -160,6 +164,9 @@ class ControllerNode(Node):
                                   self._Qd[0], self._Qd[1],
                                   self._Wff if self.use_ff else None,
                                   self._tau_ff if self.use_ff else None)
+        if not (np.isfinite(W).all() and np.isfinite(tau).all()):
+            self.diag.problem("nonfinite", "the tracking command is not finite (absurd inputs?); not published")
+            return
         w = self._wmsg
         write_body_wrench(w, state, W)
         e = self._emsg

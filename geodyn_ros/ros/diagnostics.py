@@ -58,6 +58,9 @@ class DiagnosticsReporter:
         self._last_log: dict[str, float] = {}
         self._last_pub = -1e18
         self._logged_causes: set[str] = set()
+        self._pending = False   # a status held back by the rate limit, sent by the flush timer
+        from rclpy.clock import Clock, ClockType
+        node.create_timer(self.min_interval, self._flush, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def ok(self) -> None:
         """Count a published cycle."""
@@ -74,6 +77,14 @@ class DiagnosticsReporter:
         self.last_problem = message
         if now - self._last_pub >= self.min_interval:
             self.publish_status(DiagnosticStatus.WARN, message)
+        else:
+            self._pending = True
+
+    def _flush(self) -> None:
+        """Wall-clock timer: publish what the rate limit held back (within 1/rate s)."""
+        if self._pending and time.monotonic() - self._last_pub >= self.min_interval:
+            self.publish_status(DiagnosticStatus.WARN if self.last_problem else DiagnosticStatus.OK,
+                                self.last_problem or "publishing")
 
     def exception(self, where: str, exc: BaseException) -> None:
         """An unexpected exception in a callback: one skipped cycle, reported with its text;
@@ -101,11 +112,14 @@ class DiagnosticsReporter:
             self.last_problem = ""
             if time.monotonic() - self._last_pub >= self.min_interval:
                 self.publish_status(DiagnosticStatus.OK, "publishing")
+            else:
+                self._pending = True
 
     def publish_status(self, level, message: str) -> None:
         """Publish one ``DiagnosticStatus`` with ``level``, ``message``, the counters and the
         skipped cycles per reason since the previous status."""
         self._last_pub = time.monotonic()
+        self._pending = False
         st = DiagnosticStatus(level=level, name=self.name, message=message,
                               hardware_id=self.hardware_id)
         st.values = [KeyValue(key=k, value=str(v)) for k, v in self.counters.items()]

@@ -37,7 +37,7 @@ from geodyn_ros.lie import Ad, matrix_to_quat
 
 from .conversions import (InputError, JointNameMatcher, parse_body_wrench, pose_matrix, set_stamp,
                           stamp_to_ns)
-from .diagnostics import DiagnosticsReporter
+from .diagnostics import DiagnosticsReporter, guard
 from .params import ConfigurationError, declare_parameters, model_source
 from .runtime import control_qos, run_nodes
 
@@ -101,8 +101,9 @@ class SimNode(Node):
         self.pub_clock = self.create_publisher(ClockMsg, "/clock", control_qos(10))
         self.pub_odom = self.create_publisher(Odometry, "odom", qos)
         self.pub_joints = self.create_publisher(JointState, "joint_states", qos)
-        self.create_subscription(WrenchStamped, "cmd/wrench", self._on_wrench, qos)
-        self.create_subscription(JointState, "cmd/joint_efforts", self._on_efforts, qos)
+        self.create_subscription(WrenchStamped, "cmd/wrench", guard(self, self._on_wrench, "cmd/wrench"), qos)
+        self.create_subscription(JointState, "cmd/joint_efforts",
+                                 guard(self, self._on_efforts, "cmd/joint_efforts"), qos)
         self._odom = Odometry()
         self._odom.header.frame_id = self.world_frame
         self._odom.child_frame_id = self.model.base_link
@@ -114,11 +115,11 @@ class SimNode(Node):
         wall = Clock(clock_type=ClockType.STEADY_TIME)
         self._last_step_wall = time.monotonic()
         if self.lockstep:
-            self.create_timer(p["command_timeout"], self._on_watchdog, clock=wall)
+            self.create_timer(p["command_timeout"], guard(self, self._on_watchdog, "watchdog timer"), clock=wall)
         else:
             rtf = p["real_time_factor"]
             period = p["timestep"] / rtf if rtf > 0 else 1e-4
-            self.create_timer(period, self._on_free_run, clock=wall)
+            self.create_timer(period, guard(self, self._on_free_run, "free-run timer"), clock=wall)
         self.publish_state()
 
     def _reset_from_parameters(self, p, n) -> None:
