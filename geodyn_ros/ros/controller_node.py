@@ -30,7 +30,7 @@ from geodyn_ros.lie import Ad_inv
 
 from .conversions import (InputError, JointNameMatcher, parse_body_wrench, parse_odometry, set_stamp,
                           stamp_to_ns, write_body_wrench)
-from .diagnostics import DiagnosticsReporter, guard
+from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import ReferenceDecoder
 from .params import ConfigurationError, declare_parameters, load_model_from_parameters
 from .runtime import control_qos, run_nodes
@@ -103,6 +103,7 @@ class ControllerNode(Node):
         self._emsg = JointState()
         self._emsg.name = list(names)
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: tracking", self.model.name)
+        guard_time_source(self)
 
     # ------------------------------------------------------------------ inputs
     def _take(self, key: str, parse) -> None:

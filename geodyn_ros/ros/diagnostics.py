@@ -8,7 +8,8 @@ A node reports each skipped cycle with :meth:`DiagnosticsReporter.problem`:
   a second (parameter ``diagnostics_rate``, default 10): a hostile stream of hundreds of bad
   messages a second gives at most ``rate`` statuses, each carrying the message of the latest
   problem and, as ``KeyValue`` pairs ``skipped[<reason>]``, how many cycles each reason skipped
-  since the previous status (plus the running totals ``cycles_published`` / ``cycles_skipped``).
+  since the previous status (the reason is the problem message with its numbers replaced by
+  ``#``, e.g. ``skipped[reference: NaN or Inf in the derivative rows used]``) (plus the running totals ``cycles_published`` / ``cycles_skipped``).
 
 A periodic summary (OK or the last problem, with counters) is published by
 :meth:`publish_summary`, which the node calls from a wall-clock timer so diagnostics keep flowing
@@ -21,12 +22,22 @@ repeats every cycle cannot spin the log), and the node keeps running.
 from __future__ import annotations
 
 import functools
+import re
 import time
 import traceback
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
 __all__ = ["DiagnosticsReporter", "guard"]
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf", re.IGNORECASE)
+
+
+def _reason(message: str) -> str:
+    """The reason of a problem message: the message with its numbers replaced by '#' (so one
+    reason groups, e.g., every 'stamp ... in the future' whatever the stamp), at most 120 chars."""
+    return _NUMBER.sub("#", message)[:120]
 
 
 class DiagnosticsReporter:
@@ -69,7 +80,11 @@ class DiagnosticsReporter:
     def problem(self, key: str, message: str) -> None:
         """Count a skipped cycle; warn (throttled per ``key``) and publish a WARN status (rate-limited)."""
         self.counters["cycles_skipped"] += 1
-        self.since_last[key] = self.since_last.get(key, 0) + 1
+        reason = _reason(message)
+        if reason in self.since_last or len(self.since_last) < 50:
+            self.since_last[reason] = self.since_last.get(reason, 0) + 1
+        else:
+            self.since_last["other"] = self.since_last.get("other", 0) + 1
         now = time.monotonic()
         if now - self._last_log.get(key, -1e18) >= self.log_period:
             self._last_log[key] = now
@@ -151,3 +166,14 @@ def guard(node, fn, where: str):
                 node.get_logger().error(f"unexpected exception in {where}: {type(exc).__name__}: {exc}")
             return None
     return wrapper
+
+
+def guard_time_source(node) -> None:
+    """Guard rclpy's own ``/clock`` subscription of a ``use_sim_time`` node: a ``/clock``
+    message rclpy cannot take (a negative time raises ``ValueError`` inside rclpy) is reported
+    like any bad input instead of escaping from the executor."""
+    ts = getattr(node, "_time_source", None)
+    sub = getattr(ts, "_clock_sub", None)
+    if sub is not None and not getattr(sub.callback, "_geodyn_guarded", False):
+        sub.callback = guard(node, sub.callback, "/clock (use_sim_time)")
+        sub.callback._geodyn_guarded = True

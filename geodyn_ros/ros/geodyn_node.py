@@ -103,7 +103,7 @@ from geodyn_ros.representations import REPRESENTATIONS
 
 from .conversions import (InputError, JointNameMatcher, parse_odometry, set_stamp, spatial_to_body_wrench,
                           stamp_to_ns, write_body_wrench)
-from .diagnostics import DiagnosticsReporter, guard
+from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import FeedforwardJetPacker, LinearizationPacker, ReferenceDecoder, linearization_labels_json
 from .params import ConfigurationError, declare_parameters, load_model_from_parameters
 from .runtime import control_qos, run_nodes
@@ -273,6 +273,7 @@ class GeodynNode(Node):
             f"model '{self.model.name}' ({n} joints, base '{self.base_link}'), order {r}, "
             f"input_mode {self.mode}, rate_hz {p['rate_hz']:g}, "
             f"reference_representation {self.reference_representation}")
+        guard_time_source(self)
 
     # ------------------------------------------------------------------ parameters
     @staticmethod

@@ -18,7 +18,7 @@ from std_msgs.msg import Float64MultiArray
 from geodyn_ros.trajectories import TABLE3_JOINT_NAMES, table3_reference
 
 from .conversions import stamp_to_ns
-from .diagnostics import guard
+from .diagnostics import guard, guard_time_source
 from .jets import make_reference_msg
 from .params import ConfigurationError, declare_parameters
 from .runtime import control_qos, run_nodes
@@ -56,6 +56,7 @@ class ReferenceNode(Node):
             self.create_subscription(ClockMsg, "/clock", guard(self, self._on_clock, "/clock"), control_qos(10))
         else:
             self.create_timer(1.0 / p["rate_hz"], guard(self, self._on_timer, "publish timer"))
+        guard_time_source(self)
 
     def sample_msg(self, stamp_ns: int) -> Float64MultiArray:
         """The reference message for node-clock time ``stamp_ns``."""

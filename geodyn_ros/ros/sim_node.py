@@ -37,7 +37,7 @@ from geodyn_ros.lie import Ad, matrix_to_quat
 
 from .conversions import (InputError, JointNameMatcher, parse_body_wrench, pose_matrix, set_stamp,
                           stamp_to_ns)
-from .diagnostics import DiagnosticsReporter, guard
+from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .params import ConfigurationError, declare_parameters, model_source
 from .runtime import control_qos, run_nodes
 
@@ -60,6 +60,8 @@ PARAMETERS = {
     "initial_joint_velocities": ([], "Initial qdot in model.joint_names order (empty = zeros)."),
     "joint_limits": (True, "Enforce URDF joint limits."),
     "qos_depth": (2, "Keep-last depth of the control topics."),
+    "max_command": (1e6, "Plausibility limit: every component of cmd/wrench [N, N m] and cmd/joint_efforts; "
+                    "larger commands are refused like NaN."),
 }
 
 
@@ -120,6 +122,7 @@ class SimNode(Node):
             rtf = p["real_time_factor"]
             period = p["timestep"] / rtf if rtf > 0 else 1e-4
             self.create_timer(period, guard(self, self._on_free_run, "free-run timer"), clock=wall)
+        guard_time_source(self)
         self.publish_state()
 
     def _reset_from_parameters(self, p, n) -> None:
@@ -189,24 +192,37 @@ class SimNode(Node):
 
     # ------------------------------------------------------------------ commands
     def _on_wrench(self, msg) -> None:
+        W = np.empty(6)   # parsed aside: a bad message never alters the command in use
         try:
-            parse_body_wrench(msg, self.model.base_link, self._cmd_wrench, "cmd/wrench")
+            parse_body_wrench(msg, self.model.base_link, W, "cmd/wrench")
+            self._plausible(W, "cmd/wrench")
+            stamp = stamp_to_ns(msg.header.stamp)
         except InputError as exc:
             self.diag.problem("cmd/wrench", str(exc))
             return
-        self._wrench_stamp = stamp_to_ns(msg.header.stamp)
+        self._cmd_wrench[:] = W
+        self._wrench_stamp = stamp
         self._maybe_step()
 
     def _on_efforts(self, msg) -> None:
         tau = np.empty_like(self._cmd_tau)
         try:
             self._matcher.gather(msg.name, msg.effort, tau, "cmd/joint_efforts")
+            self._plausible(tau, "cmd/joint_efforts")
+            stamp = stamp_to_ns(msg.header.stamp)
         except InputError as exc:
             self.diag.problem("cmd/joint_efforts", str(exc))
             return
         self._cmd_tau[:] = tau
-        self._tau_stamp = stamp_to_ns(msg.header.stamp)
+        self._tau_stamp = stamp
         self._maybe_step()
+
+    def _plausible(self, x, what) -> None:
+        limit = self.get_parameter("max_command").value
+        big = float(np.abs(x).max(initial=0.0))
+        if not big <= limit:
+            raise InputError(f"{what}: |component| = {big:.6g} exceeds the plausibility limit {limit:g} "
+                             "(parameter 'max_command')")
 
     def _maybe_step(self) -> None:
         if self.lockstep and self._wrench_stamp == self.stamp_ns and self._tau_stamp == self.stamp_ns:
