@@ -18,24 +18,30 @@ def _raise_interrupt(signum, frame):
 def _run(module: str) -> int:
     signal.signal(signal.SIGINT, _raise_interrupt)
     signal.signal(signal.SIGTERM, _raise_interrupt)
-    import threading
-
     name = module.rsplit(".", 1)[-1]
-    # a warm start imports in about a second and says nothing; a cold one says why it waits
-    notice = threading.Timer(2.0, lambda: print(
-        f"[INFO] {name}: compiling the dynamics kernels, first start only (about a minute; "
-        "'geodyn_warmup' after installing does it ahead of time) ...", file=sys.stderr, flush=True))
-    notice.daemon = True
     try:
-        notice.start()
+        # a warm start (kernels in numba's cache) imports in about a second and says nothing; a
+        # cold one says why it waits
+        if not _kernels_cached():
+            print(f"[INFO] {name}: compiling the dynamics kernels, first start only (about a minute; "
+                  "'geodyn_warmup' after installing does it ahead of time) ...", file=sys.stderr, flush=True)
         import importlib
-        mod = importlib.import_module(module)
-        notice.cancel()
-        return mod.main()
+        return importlib.import_module(module).main()
     except KeyboardInterrupt:
         return 0
-    finally:
-        notice.cancel()
+
+
+def _kernels_cached() -> bool:
+    """True if numba's on-disk cache holds compiled kernels of geodyn_ros (next to the package,
+    in ``NUMBA_CACHE_DIR`` or in numba's per-user cache), found without importing the package."""
+    import glob
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("geodyn_ros")
+    roots = [os.path.dirname(spec.origin)] if spec and spec.origin else []
+    roots += [os.environ.get("NUMBA_CACHE_DIR", ""), os.path.join(os.path.expanduser("~"), ".cache", "numba")]
+    return any(glob.glob(os.path.join(r, "**", "*.nbi"), recursive=True) for r in roots if r and os.path.isdir(r))
 
 
 def geodyn_node() -> int:

@@ -205,7 +205,8 @@ def _of_type(objects, name):
 
 def _console_scripts():
     text = (REPO / "setup.py").read_text()
-    return set(re.findall(r"""["']\s*([A-Za-z_]\w*)\s*=\s*geodyn_ros(?:\.\w+)*\s*:\s*main\s*["']""",
+    # "name = geodyn_ros.module:main" or the clean-stop shims "name = geodyn_ros_entry:name"
+    return set(re.findall(r"""["']\s*([A-Za-z_]\w*)\s*=\s*geodyn_ros(?:_entry|(?:\.\w+)*)\s*:\s*\w+\s*["']""",
                           text))
 
 

@@ -98,6 +98,7 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
     gains = TrackingGains() if gains is None else gains
     wall_timeout = 60.0 + 20.0 * duration if wall_timeout is None else wall_timeout
     ctx = Context()
+    interrupt_on_signals(reset=True)
     init_rclpy(context=ctx)
     nodes = []
     try:

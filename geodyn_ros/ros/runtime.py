@@ -28,6 +28,7 @@ __all__ = ["control_qos", "make_executor", "run_nodes", "spin_forever", "stop_re
            "interrupt_on_signals", "flag_on_signals", "init_rclpy"]
 
 _STOP = threading.Event()
+_WAKE: list = []   # the future the spin loop waits on: completed by a stop, so a busy executor returns
 
 
 def stop_requested() -> bool:
@@ -36,11 +37,15 @@ def stop_requested() -> bool:
 
 
 def _raise_interrupt(signum, frame):
+    _STOP.set()   # also a flag: a KeyboardInterrupt swallowed by C++ code still stops the spin loop
     raise KeyboardInterrupt
 
 
 def _set_flag(signum, frame):
     _STOP.set()
+    for fut in list(_WAKE):
+        if not fut.done():
+            fut.set_result(True)
 
 
 def _install(handler) -> None:
@@ -50,14 +55,17 @@ def _install(handler) -> None:
         signal.signal(sig, handler)
 
 
-def interrupt_on_signals() -> None:
-    """SIGINT and SIGTERM raise ``KeyboardInterrupt`` (start-up and teardown)."""
+def interrupt_on_signals(reset: bool = False) -> None:
+    """SIGINT and SIGTERM raise ``KeyboardInterrupt`` (start-up and teardown); ``reset`` clears
+    a stop requested earlier in this process (a new run starts)."""
+    if reset:
+        _STOP.clear()
     _install(_raise_interrupt)
 
 
 def flag_on_signals() -> None:
-    """SIGINT and SIGTERM only set the stop flag (while callbacks may run)."""
-    _STOP.clear()
+    """SIGINT and SIGTERM only set the stop flag (while callbacks may run). A stop requested
+    during start-up stays requested."""
     _install(_set_flag)
 
 
@@ -131,11 +139,14 @@ def spin_forever(executor) -> None:
     from rclpy.task import Future
 
     never = Future()
+    _WAKE.append(never)
     try:
         while rclpy.ok(context=executor.context) and not _STOP.is_set():
             executor.spin_until_future_complete(never, timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    finally:
+        _WAKE.remove(never)
 
 
 def run_nodes(factories, args=None) -> int:
@@ -145,7 +156,7 @@ def run_nodes(factories, args=None) -> int:
     printed as one clear line on stderr and the process exits with status 2. SIGINT/SIGTERM at
     any moment exit 0 without a traceback (module docstring).
     """
-    interrupt_on_signals()
+    interrupt_on_signals(reset=True)
     nodes = []
     try:
         try:
