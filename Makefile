@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= out
 
-.PHONY: venv test test-fresh-clone demo paper bench bench-layouts bench-table4 bench-node fd-sweep falling-cat bench-linearize clean
+.PHONY: venv test test-fresh-clone demo paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -67,6 +67,11 @@ bench-linearize: $(STAMP)
 ## geodyn_node at 1 kHz input (separate process): rate, drops, latency median/p99.
 bench-node: $(STAMP)
 	$(BIN)/python bench/bench_node.py --out $(OUT)
+
+## geodyn_node soak: measured mode at 1 kHz for MINUTES (default 10): drops, latency, RSS slope.
+MINUTES ?= 10
+bench-soak: $(STAMP)
+	$(BIN)/python bench/bench_soak.py --minutes $(MINUTES) --csv $(OUT)/soak_rss.csv
 
 clean:
 	rm -rf $(VENV) $(OUT) build *.egg-info
