@@ -4,15 +4,13 @@ The console scripts run as users run them (separate processes, through ``geodyn_
 the module the installed scripts call) and are stopped with SIGINT (Ctrl-C, ``ros2 launch``)
 or SIGTERM at several points:
 
-* before the model loads (while Python imports rclpy and the compiled kernels);
+* before the model loads (while Python imports rclpy and the compiled kernels: the stop is
+  sent as soon as the entry's handlers are in place);
 * right after the first output (the old code printed ``[FATAL] ... Exception in
   'subscriptions' callback`` and a traceback here, 9 of 9 tries);
 * under load (inputs streaming at about 1 kHz, or the simulator free-running).
 
-Each must exit with status 0 and print no traceback. Before the model loads the stop may land
-while the interpreter itself is still starting (site imports run before any code of ours), so
-that case waits until the process has imported ``geodyn_ros_entry`` (it then sleeps in the
-import of the heavy modules).
+Each must exit with status 0 and print no traceback.
 """
 from __future__ import annotations
 
@@ -61,10 +59,19 @@ def _clean(code, err):
     assert "Traceback" not in err and "FATAL" not in err and "Exception in" not in err, err[-3000:]
 
 
-def _wait_started_python(proc, seconds=0.6):
-    """Give the interpreter time to start and enter our entry (site imports are not ours)."""
-    time.sleep(seconds)
-    assert proc.poll() is None, proc.communicate()[1][-2000:]
+def _wait_started_python(proc, timeout=30.0):
+    """Wait until the process runs our entry: it has installed its SIGTERM handler (bit 15 of
+    ``SigCgt`` in /proc/<pid>/status; Python itself catches only SIGINT). Before that the
+    interpreter is still starting (site imports are not ours)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
+        with open(f"/proc/{proc.pid}/status") as f:
+            caught = next(int(ln.split()[1], 16) for ln in f if ln.startswith("SigCgt:"))
+        if caught & (1 << (signal.SIGTERM - 1)):
+            return
+        time.sleep(0.01)
+    pytest.fail("the entry did not install its signal handlers")
 
 
 ENTRIES = {
