@@ -6,7 +6,9 @@ The node runs as a separate process (as ``bench_node.py`` starts it) with
 ``perf_counter`` schedule, an ``odom`` (REP 105) and a ``joint_states`` message stamped with
 ``time.time_ns()``, and a Table 3 ``reference`` every ``--ref-every`` sends, and records
 ``feedforward/jet``. Each odom + joint_states pair triggers one cycle; the latency of an output
-is its receipt time minus its stamp (same machine clock). The node's resident memory
+is its receipt time minus its stamp (same machine clock). A "drop" is a state stamp with no
+output of that stamp: a lost message, or a pair the node combined with a newer odom or
+joint_states (the output then carries the newer stamp). The node's resident memory
 (``VmRSS`` of ``/proc/<pid>/status``) is sampled every ``--rss-every`` seconds; the slope is a
 least-squares fit over the run after the warm-up.
 
@@ -168,7 +170,10 @@ def main(argv=None) -> int:
     slope = float(np.polyfit(t[after] / 60.0, m[after], 1)[0]) if after.sum() >= 2 else float("nan")
     print(f"geodyn_node soak: measured mode, order {args.order}, {args.rate:g} Hz odom + joint_states, "
           f"reference every {args.ref_every}, {args.minutes:g} min ({args.warmup:g} s warm-up excluded)")
-    print(f"  sent {len(keep)}, received {len(lat)}, dropped {dropped} ({100.0 * dropped / max(1, len(keep)):.3f} %)")
+    window = (int(sent[-1]) - int(keep[0])) * 1e-9 if len(keep) else float("nan")
+    outputs = sum(1 for s_, _ in drv.recv if s_ >= int(keep[0])) if len(keep) else 0
+    print(f"  sent {len(keep)} state pairs, {outputs} outputs ({outputs / window:.0f} Hz); "
+          f"state stamps without an output of that stamp {dropped} ({100.0 * dropped / max(1, len(keep)):.3f} %)")
     if len(lat):
         print(f"  latency ms: median {np.median(lat):.3f}, p99 {np.percentile(lat, 99):.3f}, "
               f"p99.9 {np.percentile(lat, 99.9):.3f}, max {lat.max():.3f}")
