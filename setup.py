@@ -17,7 +17,7 @@ setup(
         ("share/" + package_name + "/config", glob("config/*.yaml")),
     ],
     package_data={package_name: ["py.typed"]},
-    install_requires=["setuptools", "numpy", "numba", "xacro"],
+    install_requires=["setuptools", "numpy", "numba", "xacro", "pyyaml"],
     zip_safe=True,
     maintainer="geodyn_ros developers",
     maintainer_email="geodyn-ros@example.org",
