@@ -28,6 +28,7 @@ setup(
         "geodyn_sim = geodyn_ros.ros.sim_node:main",
         "geodyn_reference = geodyn_ros.ros.reference_node:main",
         "geodyn_controller = geodyn_ros.ros.controller_node:main",
+        "geodyn_actuated_controller = geodyn_ros.ros.actuated_controller_node:main",
         "geodyn_closed_loop = geodyn_ros.ros.closed_loop:main",
     ]},
 )

@@ -41,9 +41,10 @@ NODE_MODULES = {
     "geodyn_sim": "geodyn_ros.ros.sim_node",
     "geodyn_reference": "geodyn_ros.ros.reference_node",
     "geodyn_controller": "geodyn_ros.ros.controller_node",
+    "geodyn_actuated_controller": "geodyn_ros.ros.actuated_controller_node",
 }
 EXPECTED_SCRIPTS = {"geodyn_node", "geodyn_sim", "geodyn_reference", "geodyn_controller",
-                    "geodyn_closed_loop"}
+                    "geodyn_closed_loop", "geodyn_actuated_controller"}
 # packages outside geodyn_ros a launch file may start, with their executables
 EXTERNAL_EXECUTABLES = {
     "robot_state_publisher": {"robot_state_publisher"},
