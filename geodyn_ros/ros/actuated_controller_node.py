@@ -21,6 +21,11 @@ Publishes
     ``cmd/joint_effort/<joint>`` (gz ApplyJointForce);
     ``/diagnostics``: counters ``rotor_saturations`` and ``motor_saturations`` (commands clipped
     to ``[0, max_rot_velocity]`` and ``+-max_motor_torque``), and WARN while clipping.
+``odom_startup_discard`` [s] ignores the first odometry after start-up (gz-sim's
+OdometryPublisher differentiates poses with a moving window that starts from a zero pose: its
+first ~10 messages carry linear velocities of 100-1000 m/s; its angular velocity is a 10-sample
+mean, about 5 ms late at 1 kHz, which this node does not correct).
+
 Start-up errors (one line naming the parameter): a singular rotor geometry, non-positive time
 constants, stiffnesses or motor inertias (keys of ``actuation_config``), ``feedforward_order``
 outside 0..2, ``order < feedforward_order``. Nothing NaN is published: a cycle whose inputs or
@@ -68,6 +73,8 @@ PARAMETERS = {
     "order": (2, "Order r of the feedforward/jet geodyn_node publishes; must be >= feedforward_order."),
     "elastic_joints": (True, "Read motor angles on motor_states (series-elastic joints); false = rigid joints "
                        "(motor angle = link angle)."),
+    "odom_startup_discard": (0.0, "Ignore odometry stamped less than this [s] after the first odometry "
+                             "message (gz-sim OdometryPublisher start-up); 0 = keep all."),
     "kp_position": (400.0, "Base position stiffness [N/m]."),
     "kd_position": (40.0, "Base velocity damping [N s/m]."),
     "kp_rotation": (60.0, "Base attitude stiffness [N m/rad]."),
@@ -123,6 +130,10 @@ class ActuatedControllerNode(Node):
         self.elastic = p["elastic_joints"]
         self.sync = p["sync_stamps"]
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
+        if not (np.isfinite(p["odom_startup_discard"]) and p["odom_startup_discard"] >= 0):
+            raise ConfigurationError(f"parameter 'odom_startup_discard': must be >= 0 s, got {p['odom_startup_discard']}")
+        self.odom_discard_ns = int(round(p["odom_startup_discard"] * 1e9))
+        self._odom_first = None
         self.need_rows = self.ctrl.required_order + 1
         n, names = self.model.n_joints, self.model.joint_names
         self._matcher = JointNameMatcher(names)
@@ -175,6 +186,13 @@ class ActuatedControllerNode(Node):
         self._try_command()
 
     def _on_odom(self, msg):
+        if self.odom_discard_ns:
+            st = stamp_to_ns(msg.header.stamp)
+            if self._odom_first is None:
+                self._odom_first = st
+            if st - self._odom_first < self.odom_discard_ns:
+                self.diag.counters["odom_discarded"] = self.diag.counters.get("odom_discarded", 0) + 1
+                return
         self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.model.base_link, self._Vb),
                                     stamp_to_ns(msg.header.stamp))[1])
 

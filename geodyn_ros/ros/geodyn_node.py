@@ -121,6 +121,8 @@ PARAMETERS = {
     "robot_description": ("", "URDF XML string (ROS convention; launch files fill it via xacro)."),
     "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
     "base_link": ("", "Base link; empty = the URDF root."),
+    "locked_joints": ("", "Comma-separated joints made rigid at 0 (gd.load_urdf(locked_joints=...)), e.g. "
+                      "the rotor joints of a Gazebo multirotor URDF; empty = none."),
     "order": (2, "Derivative order r: outputs W^(0..r), tau^(0..r)."),
     "gravity": ([0.0, 0.0, -9.81], "Gravity acceleration in the world frame [m/s^2]."),
     "input_mode": ("reference", "'reference': all inputs from the reference topic; 'measured': "
