@@ -56,6 +56,8 @@ _SPEC = {"pd": (None, False, False), "ff0": (0, False, False), "ff1": (1, False,
          "ff0_rigid_arm": (0, True, False), "ff1_rigid_arm": (1, True, False),
          "ff2_discrete_lag": (2, False, True)}
 ROWS = tuple(_SPEC)
+#: start-up window [s] excluded from the ``*_after_<SETTLE_S>s`` columns
+SETTLE_S = 5.0
 
 
 def tilthex_source() -> Path:
@@ -86,10 +88,17 @@ class RowResult:
     motor_saturations: int
     wall_time_s: float
 
-    def metrics(self, max_rot_velocity: float, max_motor_torque: float) -> dict:
+    def metrics(self, max_rot_velocity: float, max_motor_torque: float, settle: float = SETTLE_S) -> dict:
+        """The README columns. ``*_after_<settle>s``: the same RMS over ``t >= settle`` only (without
+        the start-up transient of the rows whose controller starts off its own equilibrium)."""
         r = self.log.rms()
+        lg = self.log
+        keep = lg.t >= min(settle, lg.t[-1])
+        tag = f"after_{settle:g}s"
         return {"base_rms_m": r["position_m"], "base_max_m": r["max_position_m"],
                 "attitude_rms_deg": r["attitude_deg"], "joint_rms_deg": r["joint_deg"],
+                f"base_rms_m_{tag}": float(np.sqrt(np.mean(lg.position_error()[keep] ** 2))),
+                f"joint_rms_deg_{tag}": float(np.degrees(np.sqrt(np.mean(lg.joint_error()[keep] ** 2)))),
                 "rotor_speed_peak_rad_s": self.rotor_speed_peak, "max_rot_velocity_rad_s": max_rot_velocity,
                 "motor_torque_peak_nm": self.motor_torque_peak, "max_motor_torque_nm": max_motor_torque,
                 "rotor_saturations": self.rotor_saturations, "motor_saturations": self.motor_saturations,
@@ -183,6 +192,7 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
 
 def _table(results: dict, cfg) -> str:
     hdr = (f"{'row':6s} {'base RMS [m]':>13s} {'base max [m]':>13s} {'att RMS [deg]':>13s} {'joint RMS [deg]':>15s} "
+           f"{'base RMS t>5s':>13s} {'joint RMS t>5s':>14s} "
            f"{'omega peak/max [rad/s]':>22s} {'u peak/max [N m]':>17s} {'sat rot/mot':>11s} {'x real time':>11s}")
     lines = [hdr, "-" * len(hdr)]
     w = max(6, max(len(n) for n in results))
@@ -192,7 +202,8 @@ def _table(results: dict, cfg) -> str:
         m = res.metrics(cfg.rotors.max_rot_velocity, cfg.elastic.max_motor_torque)
         om = "-" if name == "ideal" else f"{m['rotor_speed_peak_rad_s']:.0f}/{m['max_rot_velocity_rad_s']:.0f}"
         lines.append(f"{name:{w}s} {m['base_rms_m']:13.3e} {m['base_max_m']:13.3e} {m['attitude_rms_deg']:13.3e} "
-                     f"{m['joint_rms_deg']:15.3e} {om:>22s} "
+                     f"{m['joint_rms_deg']:15.3e} {m['base_rms_m_after_5s']:13.3e} {m['joint_rms_deg_after_5s']:14.3e} "
+                     f"{om:>22s} "
                      f"{m['motor_torque_peak_nm']:8.3f}/{m['max_motor_torque_nm']:<8.1f} "
                      f"{m['rotor_saturations']:>5d}/{m['motor_saturations']:<5d} {m['real_time_factor']:11.2f}")
     return "\n".join(lines)
@@ -229,6 +240,7 @@ def main(argv=None) -> int:
                     help=f"comma-separated subset of {','.join(ROWS)} (default: all)")
     ap.add_argument("--out", default=None, help="directory for the figure actuated_loop[_speedS].png")
     ap.add_argument("--config", default=None, help="actuation YAML (default config/tilthex.yaml)")
+    ap.add_argument("--json-out", default=None, help="also write the JSON object to this file")
     args = ap.parse_args(argv)
     rows = [r.strip() for r in args.rows.split(",") if r.strip()]
     bad = [r for r in rows if r not in ROWS]
@@ -240,9 +252,12 @@ def main(argv=None) -> int:
         ap.error("--speed: must be > 0")
     cfg = load_actuation_config(args.config)
     results = {r: simulate_actuated(r, args.duration, speed=args.speed, config=cfg) for r in rows}
+    obj = {r: res.metrics(cfg.rotors.max_rot_velocity, cfg.elastic.max_motor_torque) for r, res in results.items()}
+    if args.json_out:
+        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json_out).write_text(json.dumps(obj, indent=1) + "\n")
     if args.json:
-        print(json.dumps({r: res.metrics(cfg.rotors.max_rot_velocity, cfg.elastic.max_motor_torque)
-                          for r, res in results.items()}))
+        print(json.dumps(obj))
         return 0
     print(f"Table 3 x{args.speed:g}, {args.duration:g} s, 1 kHz, gains {TrackingGains()}")
     print(_table(results, cfg))
