@@ -34,6 +34,10 @@ XACRO = str(REPO / "urdf" / "tilthex_manipulator.urdf.xacro")
 NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
 
 
+if HAVE_ACTUATOR_MSGS:
+    from actuator_msgs.msg import Actuators
+
+
 def test_outputs_equal_the_library_law(h):
     cfg = load_actuation_config()
     locked = list(cfg.rotor_joints)
@@ -46,8 +50,6 @@ def test_outputs_equal_the_library_law(h):
                               "output_representation": "body"}, namespace="g")
     node = h.make(ActuatedControllerNode, {"robot_description": text, "feedforward_order": 2, "order": 2},
                   namespace="g")
-    if HAVE_ACTUATOR_MSGS:
-        from actuator_msgs.msg import Actuators
     rot = h.record(Actuators if HAVE_ACTUATOR_MSGS else Float64MultiArray, "g/cmd/rotor_speeds")
     mot = h.record(JointState, "g/cmd/motor_efforts")
     jet = h.record(Float64MultiArray, "g/feedforward/jet")
@@ -151,3 +153,26 @@ def test_stiffness_must_be_positive(tmp_path):
             hh.make(ActuatedControllerNode, {"urdf_path": XACRO, "actuation_config": str(p)})
     finally:
         hh.close()
+
+
+def test_odometry_startup_window_is_discarded(h):
+    """With odom_startup_discard = 0.05 s, odometry stamped < 50 ms after the first one is
+    ignored (gz-sim's OdometryPublisher start-up), later odometry is used."""
+    node = h.make(ActuatedControllerNode, {"urdf_path": XACRO, "use_feedforward": False, "elastic_joints": False,
+                                           "odom_startup_discard": 0.05, "stale_timeout": 2.0})
+    rot = h.record(Actuators if HAVE_ACTUATOR_MSGS else Float64MultiArray, "cmd/rotor_speeds")
+    for t, ty in (("reference", Float64MultiArray), ("odom", Odometry), ("joint_states", JointState)):
+        h.publisher(ty, t)
+        h.wait_matched(t)
+    ref = table3_reference(0.0, 1)
+    s0 = node.get_clock().now().nanoseconds
+    for k, st in enumerate((s0, s0 + 20_000_000, s0 + 60_000_000)):
+        h.publisher(Float64MultiArray, "reference").publish(
+            make_reference_msg(st, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
+        h.publisher(Odometry, "odom").publish(odometry_msg(st, ref.base_pose, np.zeros(3), np.zeros(3)))
+        h.publisher(JointState, "joint_states").publish(joint_states_msg(st, NAMES, ref.q[0], ref.q[1]))
+        if k < 2:
+            h.spin_for(0.3)
+            assert not rot, "odometry inside the start-up window was used"
+    assert h.spin_until(lambda: len(rot) == 1)
+    assert node.diag.counters["odom_discarded"] == 2
