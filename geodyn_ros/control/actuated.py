@@ -32,14 +32,103 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
-from .feedback import TrackingGains, tracking_command
+from .feedback import TrackingGains
 from .rotors import Allocation, ElasticJointParams, RotorParams
 
 __all__ = ["ActuatedController", "ActuatedCommand", "FEEDFORWARD_LEVELS", "level_name"]
 
 #: feedforward levels: None = feedback only, 0, 1, 2 (module docstring)
 FEEDFORWARD_LEVELS = (None, 0, 1, 2)
+
+
+@njit(cache=True, error_model="numpy")
+def _command_kernel(C, Vb, q, qd, th, thd, Cd, Vbd, Qd, W, tau, gains, level, Ainv, lag_up, lag_down,
+                    Kinv, B, idx, wmax, umax, om_out, u_out, om_raw, u_raw):
+    """The law of the module docstring in one compiled pass (the same formulas as
+    :func:`geodyn_ros.control.feedback.tracking_command` for the feedback). Returns
+    ``(status, rotor clips, motor clips)``; status 1 = a non-finite input or command."""
+    # the rows the level reads must be finite
+    r = 0 if level < 0 else level
+    ok = True
+    for a in (C.ravel(), Vb, q, qd, th, thd, Cd.ravel(), Vbd):
+        for x in a:
+            if not np.isfinite(x):
+                ok = False
+    for k in range(min(3, Qd.shape[0])):
+        for x in Qd[k]:
+            if not np.isfinite(x):
+                ok = False
+    for k in range(r + 1):
+        for x in W[k]:
+            if not np.isfinite(x):
+                ok = False
+        for x in tau[k]:
+            if not np.isfinite(x):
+                ok = False
+    if not ok:
+        return 1, 0, 0
+    kp_p, kd_p, kp_R, kd_R, kp_q, kd_q = gains[0], gains[1], gains[2], gains[3], gains[4], gains[5]
+    R = C[:3, :3]
+    Rd = Cd[:3, :3]
+    RtRd = R.T @ Rd
+    e_p = C[:3, 3] - Cd[:3, 3]
+    e_v = R @ Vb[3:] - Rd @ Vbd[3:]
+    M = Rd.T @ R - R.T @ Rd
+    e_R = 0.5 * np.array([M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]])
+    e_w = Vb[:3] - RtRd @ Vbd[:3]
+    Wc = np.empty(6)
+    Wc[3:] = R.T @ (-kp_p * e_p - kd_p * e_v)
+    Wc[:3] = -kp_R * e_R - kd_R * e_w
+    if level >= 0:
+        Wc[:3] += RtRd @ W[0, :3]
+        Wc[3:] += RtRd @ W[0, 3:]
+    u_rot = Ainv @ Wc
+    n_rot = u_rot.shape[0]
+    clips_r = 0
+    for i in range(n_rot):
+        if u_rot[i] < 0.0:
+            clips_r += 1
+            om_raw[i] = 0.0
+        else:
+            om_raw[i] = np.sqrt(u_rot[i])
+    if level >= 1:
+        dW = np.empty(6)
+        dW[:3] = RtRd @ W[1, :3]
+        dW[3:] = RtRd @ W[1, 3:]
+        du = Ainv @ dW
+        for i in range(n_rot):
+            omd = du[i] / (2.0 * max(om_raw[i], 1e-6))
+            om_raw[i] += (lag_up if omd > 0.0 else lag_down) * omd
+    ne = idx.shape[0]
+    for k in range(ne):
+        j = idx[k]
+        if level == 2:
+            th_d = Qd[0, j] + Kinv[k] * tau[0, j]
+            thd_d = Qd[1, j] + Kinv[k] * tau[1, j]
+            thdd_d = Qd[2, j] + Kinv[k] * tau[2, j]
+            u_raw[k] = B[k] * thdd_d + tau[0, j] + kp_q * (th_d - th[k]) + kd_q * (thd_d - thd[k])
+        else:
+            u_raw[k] = kp_q * (Qd[0, j] - th[k]) + kd_q * (Qd[1, j] - thd[k])
+            if level >= 0:
+                u_raw[k] += tau[0, j]
+    for i in range(n_rot):
+        if not np.isfinite(om_raw[i]):
+            return 1, 0, 0
+        v = min(max(om_raw[i], 0.0), wmax)
+        if v != om_raw[i]:
+            clips_r += 1
+        om_out[i] = v
+    clips_m = 0
+    for k in range(ne):
+        if not np.isfinite(u_raw[k]):
+            return 1, 0, 0
+        v = min(max(u_raw[k], -umax), umax)
+        if v != u_raw[k]:
+            clips_m += 1
+        u_out[k] = v
+    return 0, clips_r, clips_m
 
 
 def level_name(level) -> str:
@@ -107,6 +196,10 @@ class ActuatedController:
         self._wmax = allocation.max_rot_velocity
         self.rotor_saturations = 0
         self.motor_saturations = 0
+        g = self.gains
+        self._gains = np.array([g.kp_position, g.kd_position, g.kp_rotation, g.kd_rotation, g.kp_joint,
+                                g.kd_joint], dtype=float)
+        self._Ainv = np.ascontiguousarray(self._Ainv)
         Tu, Td = rotors.time_constant_up, rotors.time_constant_down
         if lag_timestep is None:
             self._lag_gain = (Tu, Td)
@@ -157,39 +250,22 @@ class ActuatedController:
             raise ValueError(f"W_b_jet: feedforward_order {lvl} needs {r + 1} rows (order >= {r}), got {len(W_b_jet)}")
         if len(tau_jet) < r + 1:
             raise ValueError(f"tau_jet: feedforward_order {lvl} needs {r + 1} rows (order >= {r}), got {len(tau_jet)}")
-        for name, x in (("C", C), ("V_body", V_body), ("q", q), ("qd", qd), ("theta", theta), ("thetad", thetad),
-                        ("C_d", C_d), ("V_body_d", V_body_d), ("q_d", q_d[:3]), ("W_b_jet", W_b_jet[:r + 1]),
-                        ("tau_jet", tau_jet[:r + 1])):
-            if not np.all(np.isfinite(x)):
-                raise ValueError(f"{name}: contains NaN or Inf (the command is not finite)")
-        g = self.gains
-        W_ff = None if lvl is None else W_b_jet[0]
-        W, _ = tracking_command(g, C, V_body, q, qd, C_d, V_body_d, q_d[0], q_d[1], W_ff, None)
-        u_rot = self._Ainv @ W
-        om = np.sqrt(np.clip(u_rot, 0.0, None))
-        if lvl is not None and lvl >= 1:
-            RtRd = C[:3, :3].T @ C_d[:3, :3]
-            dW = np.concatenate([RtRd @ W_b_jet[1][:3], RtRd @ W_b_jet[1][3:]])
-            omd = (self._Ainv @ dW) / (2.0 * np.maximum(om, 1e-6))
-            T = np.where(omd > 0.0, self._lag_gain[0], self._lag_gain[1])
-            om = om + T * omd
-        i = self.idx
-        if lvl == 2:
-            th_d = q_d[0, i] + self._Kinv * tau_jet[0, i]
-            thd_d = q_d[1, i] + self._Kinv * tau_jet[1, i]
-            thdd_d = q_d[2, i] + self._Kinv * tau_jet[2, i]
-            u = self._B * thdd_d + tau_jet[0, i] + g.kp_joint * (th_d - theta) + g.kd_joint * (thd_d - thetad)
-        else:
-            u = g.kp_joint * (q_d[0, i] - theta) + g.kd_joint * (q_d[1, i] - thetad)
-            if lvl is not None:
-                u = u + tau_jet[0, i]
-        if not (np.all(np.isfinite(om)) and np.all(np.isfinite(u))):
-            raise ValueError("inputs: the command is not finite (NaN or Inf in the state or the jets)")
-        om_c = np.clip(om, 0.0, self._wmax)
-        umax = self.elastic.max_motor_torque
-        u_c = np.clip(u, -umax, umax)
-        ns_r = int(np.count_nonzero(om_c != om) + np.count_nonzero(u_rot < 0.0))
-        ns_m = int(np.count_nonzero(u_c != u))
+        f64 = np.ascontiguousarray
+        args = [f64(C, dtype=float), f64(V_body, dtype=float), f64(q, dtype=float), f64(qd, dtype=float),
+                f64(theta, dtype=float), f64(thetad, dtype=float), f64(C_d, dtype=float),
+                f64(V_body_d, dtype=float), f64(q_d, dtype=float), f64(W_b_jet, dtype=float),
+                f64(tau_jet, dtype=float)]
+        nr, ne = self._Ainv.shape[0], len(self.idx)
+        om_c, u_c, om, u = np.empty(nr), np.empty(ne), np.empty(nr), np.empty(ne)
+        status, ns_r, ns_m = _command_kernel(*args, self._gains, -1 if lvl is None else lvl, self._Ainv,
+                                             self._lag_gain[0], self._lag_gain[1], self._Kinv, self._B,
+                                             self.idx, self._wmax, self.elastic.max_motor_torque,
+                                             om_c, u_c, om, u)
+        if status:
+            names = ("C", "V_body", "q", "qd", "theta", "thetad", "C_d", "V_body_d", "q_d", "W_b_jet", "tau_jet")
+            rows = {"q_d": 3, "W_b_jet": r + 1, "tau_jet": r + 1}
+            bad = [nm for nm, a in zip(names, args) if not np.all(np.isfinite(a[:rows[nm]] if nm in rows else a))]
+            raise ValueError(f"{bad[0] if bad else 'inputs'}: contains NaN or Inf (the command is not finite)")
         self.rotor_saturations += ns_r
         self.motor_saturations += ns_m
         return ActuatedCommand(om_c, u_c, om, u, ns_r, ns_m)
