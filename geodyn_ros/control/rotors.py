@@ -39,7 +39,7 @@ __all__ = ["RotorParams", "ElasticJointParams", "ActuationConfig", "load_actuati
 
 #: ``A`` counts as rank deficient when its smallest singular value is below this fraction of the
 #: largest: 1e-9 is far above rounding of A's entries (1e-16 relative) and far below any real
-#: vehicle (the TiltHex here: 2.4e-1 after scaling by c_f, see ``Allocation.condition_number``).
+#: vehicle (the TiltHex here: sigma_min / sigma_max = 0.11, ``Allocation.condition_number``).
 FULL_ACTUATION_RTOL = 1e-9
 
 _SPIN = {"ccw": -1.0, "cw": 1.0}
@@ -351,7 +351,8 @@ class Allocation:
 
     def condition_number(self, *, scaled=True) -> float:
         """``sigma_max / sigma_min`` of ``A`` (``scaled``: of ``A`` with its moment rows divided by
-        the largest rotor distance, so that moments and forces have the same unit)."""
+        the length ``max|A_moment| / max|A_force|`` (about the rotor distance), so that moments
+        and forces have the same unit)."""
         if not scaled:
             return float(self.singular_values[0] / self.singular_values[-1])
         L = max(np.abs(self.A[:3]).max() / max(np.abs(self.A[3:]).max(), 1e-300), 1e-300)

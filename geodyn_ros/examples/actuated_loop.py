@@ -42,9 +42,9 @@ import numpy as np
 import geodyn_ros as gd
 from geodyn_ros.control.actuated import ActuatedController
 from geodyn_ros.control.feedback import TrackingGains, tracking_command
-from geodyn_ros.control.rotors import Allocation, load_actuation_config
+from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
 from geodyn_ros.control.tracking import TrackingLog
-from geodyn_ros.lie import Ad_inv
+from geodyn_ros.lie import Ad, Ad_inv
 from geodyn_ros.resources import shipped_urdf
 from geodyn_ros.trajectories import table3_reference
 
@@ -190,6 +190,23 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     return RowResult(row, log, om_peak, u_peak, ctrl.rotor_saturations, ctrl.motor_saturations, wall)
 
 
+def feedforward_speed_range(duration: float = 30.0, speed: float = 1.0, config=None, dt: float = 0.02) -> tuple:
+    """``(min, max)`` of the feedforward rotor speeds ``sqrt(A^+ W_b,d)`` [rad/s] along the
+    time-scaled Table 3 (no feedback; a negative ``u`` gives a negative min: ``-sqrt(-u)``)."""
+    cfg = load_actuation_config() if config is None else config
+    model = gd.load_urdf(tilthex_source(), locked_joints=list(cfg.rotor_joints))
+    al = Allocation.from_frames(rotor_frames_from_model(model)[1], cfg.rotors)
+    reference = scaled_reference(speed)
+    us = []
+    for t in np.arange(0.0, duration + 1e-12, dt):
+        ref = reference(t, 0)
+        W = gd.inverse_dynamics(model, ref.base_pose, ref.base_twist, ref.q, 0).base_wrench[0]
+        us.append(al.allocate(Ad(ref.base_pose).T @ W))
+    us = np.array(us)
+    lo, hi = float(us.min()), float(us.max())
+    return (math.copysign(math.sqrt(abs(lo)), lo), math.sqrt(hi))
+
+
 def _table(results: dict, cfg) -> str:
     hdr = (f"{'row':6s} {'base RMS [m]':>13s} {'base max [m]':>13s} {'att RMS [deg]':>13s} {'joint RMS [deg]':>15s} "
            f"{'base RMS t>5s':>13s} {'joint RMS t>5s':>14s} "
@@ -260,6 +277,10 @@ def main(argv=None) -> int:
         print(json.dumps(obj))
         return 0
     print(f"Table 3 x{args.speed:g}, {args.duration:g} s, 1 kHz, gains {TrackingGains()}")
+    lo, hi = feedforward_speed_range(args.duration, args.speed, cfg)
+    wmax = cfg.rotors.max_rot_velocity
+    print(f"feedforward rotor speeds along the run: {lo:.0f} .. {hi:.0f} rad/s "
+          f"({'within' if 0 < lo and hi < wmax else 'OUTSIDE'} (0, {wmax:g}))")
     print(_table(results, cfg))
     if args.out:
         suffix = "" if args.speed == 1.0 else f"_speed{args.speed:g}"
