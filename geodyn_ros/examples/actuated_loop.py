@@ -156,16 +156,19 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     t_log = np.empty(steps + 1)
     poses = np.empty((steps + 1, 4, 4))
     q_log = np.empty((steps + 1, model.n_joints))
+    Cd_log = np.empty((steps + 1, 4, 4))
+    qd_log = np.empty((steps + 1, model.n_joints))
     om_peak = u_peak = 0.0
     wall = time.perf_counter()
     for k in range(steps + 1):
         t = k * timestep
         C, Vb, q, qd = sim.base_pose(), sim.base_twist_body(), sim.q(), sim.qd()
         t_log[k], poses[k], q_log[k] = t, C, q
-        if k == steps:
-            break
         if k:
             ref, Wb, tau = jets(t)
+        Cd_log[k], qd_log[k] = ref.base_pose, ref.q[0]
+        if k == steps:
+            break
         Cd = ref.base_pose
         Vbd = Ad_inv(Cd) @ ref.base_twist[0]
         if ideal:
@@ -186,7 +189,9 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
             u_peak = max(u_peak, float(np.abs(cmd.u_raw).max()))
         sim.step()
     wall = time.perf_counter() - wall
-    log = TrackingLog.from_samples(t_log, poses, q_log, model.joint_names, reference=reference)
+    # the desired samples are the ones the loop used (no second evaluation of the reference)
+    log = TrackingLog(t_log, poses[:, :3, 3].copy(), Cd_log[:, :3, 3].copy(), poses[:, :3, :3].copy(),
+                      Cd_log[:, :3, :3].copy(), q_log, qd_log, tuple(model.joint_names))
     return RowResult(row, log, om_peak, u_peak, ctrl.rotor_saturations, ctrl.motor_saturations, wall)
 
 
