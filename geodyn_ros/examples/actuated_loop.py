@@ -196,8 +196,9 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
 
 
 def feedforward_speed_range(duration: float = 30.0, speed: float = 1.0, config=None, dt: float = 0.02) -> tuple:
-    """``(min, max)`` of the feedforward rotor speeds ``sqrt(A^+ W_b,d)`` [rad/s] along the
-    time-scaled Table 3 (no feedback; a negative ``u`` gives a negative min: ``-sqrt(-u)``)."""
+    """``(min, max, cond)``: the extremes of the feedforward rotor speeds ``sqrt(A^+ W_b,d)``
+    [rad/s] along the time-scaled Table 3 (no feedback; a negative ``u`` gives a negative min,
+    ``-sqrt(-u)``) and the (unit-scaled) condition number of the allocation matrix A."""
     cfg = load_actuation_config() if config is None else config
     model = gd.load_urdf(tilthex_source(), locked_joints=list(cfg.rotor_joints))
     al = Allocation.from_frames(rotor_frames_from_model(model)[1], cfg.rotors)
@@ -209,7 +210,7 @@ def feedforward_speed_range(duration: float = 30.0, speed: float = 1.0, config=N
         us.append(al.allocate(Ad(ref.base_pose).T @ W))
     us = np.array(us)
     lo, hi = float(us.min()), float(us.max())
-    return (math.copysign(math.sqrt(abs(lo)), lo), math.sqrt(hi))
+    return (math.copysign(math.sqrt(abs(lo)), lo), math.sqrt(hi), al.condition_number())
 
 
 def _table(results: dict, cfg) -> str:
@@ -282,10 +283,10 @@ def main(argv=None) -> int:
         print(json.dumps(obj))
         return 0
     print(f"Table 3 x{args.speed:g}, {args.duration:g} s, 1 kHz, gains {TrackingGains()}")
-    lo, hi = feedforward_speed_range(args.duration, args.speed, cfg)
+    lo, hi, cond = feedforward_speed_range(args.duration, args.speed, cfg)
     wmax = cfg.rotors.max_rot_velocity
-    print(f"feedforward rotor speeds along the run: {lo:.0f} .. {hi:.0f} rad/s "
-          f"({'within' if 0 < lo and hi < wmax else 'OUTSIDE'} (0, {wmax:g}))")
+    print(f"allocation: cond(A) = {cond:.3g}; feedforward rotor speeds along the run: {lo:.0f} .. {hi:.0f} "
+          f"rad/s ({'within' if 0 < lo and hi < wmax else 'OUTSIDE'} (0, {wmax:g}))")
     print(_table(results, cfg))
     if args.out:
         suffix = "" if args.speed == 1.0 else f"_speed{args.speed:g}"
