@@ -140,7 +140,7 @@ def test_ff2_loop_error_bound():
 
 
 def test_cli_json_keys(capsys):
-    assert main(["--json", "--duration", "0.05", "--rows", "pd,ff0,ff1,ff2"]) == 0
+    assert main(["--json", "--duration", "0.05"]) == 0          # default rows with --json: the four
     import json
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"pd", "ff0", "ff1", "ff2"}

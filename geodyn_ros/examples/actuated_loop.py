@@ -23,7 +23,7 @@ peak [rad/s] and motor torque peak [N m] against their limits, saturation counts
 
 Usage::
 
-    python -m geodyn_ros.examples.actuated_loop --json              # the JSON object (rows pd..ff2, ideal)
+    python -m geodyn_ros.examples.actuated_loop --json              # one JSON object, keys pd, ff0, ff1, ff2
     python -m geodyn_ros.examples.actuated_loop --speed 3 --out out  # table + figure, 3x faster Table 3
     python -m geodyn_ros.examples.actuated_loop --duration 5 --rows ff1,ff2
 """
@@ -259,12 +259,14 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object (rows as keys) and nothing else")
     ap.add_argument("--duration", type=float, default=30.0, help="simulated time [s] (default 30)")
     ap.add_argument("--speed", type=float, default=1.0, help="time scaling of Table 3 (default 1; 3 = 3x faster)")
-    ap.add_argument("--rows", default=",".join(ROWS),
-                    help=f"comma-separated subset of {','.join(ROWS)} (default: all)")
+    ap.add_argument("--rows", default=None,
+                    help=f"comma-separated subset of {','.join(ROWS)} (default: all; with --json: pd,ff0,ff1,ff2)")
     ap.add_argument("--out", default=None, help="directory for the figure actuated_loop[_speedS].png")
     ap.add_argument("--config", default=None, help="actuation YAML (default config/tilthex.yaml)")
     ap.add_argument("--json-out", default=None, help="also write the JSON object to this file")
     args = ap.parse_args(argv)
+    if args.rows is None:
+        args.rows = "pd,ff0,ff1,ff2" if args.json else ",".join(ROWS)
     rows = [r.strip() for r in args.rows.split(",") if r.strip()]
     bad = [r for r in rows if r not in ROWS]
     if bad:
