@@ -60,5 +60,9 @@ def geodyn_controller() -> int:
     return _run("geodyn_ros.ros.controller_node")
 
 
+def geodyn_actuated_controller() -> int:
+    return _run("geodyn_ros.ros.actuated_controller_node")
+
+
 def geodyn_closed_loop() -> int:
     return _run("geodyn_ros.ros.closed_loop")

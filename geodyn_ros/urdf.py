@@ -35,7 +35,7 @@ import numpy as np
 from .lie import rpy_to_matrix
 from .model import PRISMATIC, REVOLUTE, Model
 
-__all__ = ["load_urdf", "URDFWarning", "INERTIA_RTOL"]
+__all__ = ["load_urdf", "URDFWarning", "INERTIA_RTOL", "lock_joints_xml"]
 
 #: A merged body's rotational inertia may violate positive semi-definiteness or the triangle
 #: inequality by at most this fraction of its largest principal moment (rounding of the numbers
@@ -181,7 +181,101 @@ class _Joint:
             self.axis = self.axis / nrm
 
 
-def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False) -> Model:
+def _matrix_to_rpy(R) -> np.ndarray:
+    """URDF roll-pitch-yaw of a rotation matrix (inverse of :func:`geodyn_ros.lie.rpy_to_matrix`)."""
+    sp = -R[2, 0]
+    if abs(sp) > 1.0 - 1e-12:                 # gimbal lock: roll and yaw share one axis, take roll = 0
+        return np.array([0.0, np.copysign(np.pi / 2, sp), np.arctan2(-R[0, 1], R[1, 1])])
+    return np.array([np.arctan2(R[2, 1], R[2, 2]), np.arcsin(np.clip(sp, -1.0, 1.0)),
+                     np.arctan2(R[1, 0], R[0, 0])])
+
+
+def _locked_map(locked_joints) -> dict:
+    if locked_joints is None:
+        return {}
+    if isinstance(locked_joints, (str, bytes)):
+        raise ValueError("locked_joints: expected an iterable of joint names or a mapping {name: position}, "
+                         f"got the string {locked_joints!r}")
+    if isinstance(locked_joints, dict):
+        items = list(locked_joints.items())
+    else:
+        try:
+            items = [(name, 0.0) for name in locked_joints]
+        except TypeError:
+            raise ValueError("locked_joints: expected an iterable of joint names or a mapping {name: position}, "
+                             f"got {type(locked_joints).__name__}") from None
+    out = {}
+    for name, pos in items:
+        if not isinstance(name, str):
+            raise ValueError(f"locked_joints: joint names must be strings, got {name!r}")
+        try:
+            v = float(pos)
+        except (TypeError, ValueError):
+            raise ValueError(f"locked_joints: position of {name!r} must be a real number, got {pos!r}") from None
+        if not np.isfinite(v):
+            raise ValueError(f"locked_joints: position of {name!r} is not finite ({pos!r})")
+        out[name] = v
+    return out
+
+
+def _lock_joints(root, locked: dict) -> None:
+    """Turn the named moving joints of a parsed ``<robot>`` into ``fixed`` joints, in place.
+
+    A joint locked at position ``x`` gets the origin ``T_origin @ T_joint(x)`` (rotation ``x``
+    about the unit axis for revolute/continuous, translation ``x`` along it for prismatic), so the
+    child link keeps the pose it has at ``q = x`` (Pinocchio's ``buildReducedModel``).
+    """
+    elems = {je.get("name"): je for je in root.findall("joint")}
+    for name, x in locked.items():
+        je = elems.get(name)
+        if je is None:
+            raise ValueError(f"locked_joints: unknown joint {name!r}")
+        jt = je.get("type")
+        if jt not in _MOVING:
+            raise ValueError(f"locked_joints: joint {name!r} has type {jt!r}; only revolute, continuous and "
+                             "prismatic joints can be locked")
+        for other in root.findall("joint"):
+            m = other.find("mimic")
+            if m is not None and m.get("joint") == name and other.get("name") not in locked:
+                raise ValueError(f"locked_joints: joint {other.get('name')!r} mimics the locked joint {name!r}; "
+                                 "lock it too")
+        T = _origin(je, f"joint {name!r}")
+        a = je.find("axis")
+        e = _floats(a.get("xyz"), 3, f"joint {name!r} axis") if a is not None and a.get("xyz") else np.array([1.0, 0, 0])
+        nrm = np.linalg.norm(e)
+        if nrm < 1e-12:
+            raise ValueError(f"joint {name!r}: zero joint axis")
+        e = e / nrm
+        M = np.eye(4)
+        if _MOVING[jt] == REVOLUTE:
+            K = np.array([[0, -e[2], e[1]], [e[2], 0, -e[0]], [-e[1], e[0], 0]])
+            M[:3, :3] = np.eye(3) + np.sin(x) * K + (1.0 - np.cos(x)) * (K @ K)    # Rodrigues
+        else:
+            M[:3, 3] = x * e
+        T = T @ M
+        for tag in ("origin", "mimic"):
+            for el in je.findall(tag):
+                je.remove(el)
+        o = ET.SubElement(je, "origin")
+        o.set("xyz", " ".join(repr(float(v)) for v in T[:3, 3]))
+        o.set("rpy", " ".join(repr(float(v)) for v in _matrix_to_rpy(T[:3, :3])))
+        je.set("type", "fixed")
+
+
+def lock_joints_xml(text: str, locked_joints) -> str:
+    """URDF text with the named joints locked (made ``fixed``), as ``load_urdf(..., locked_joints=...)`` does.
+
+    Used by :class:`geodyn_ros.sim.MujocoSim` so that the simulator and the dynamics model see the
+    same reduced tree. ``locked_joints``: iterable of names (locked at 0) or mapping
+    ``{name: position [rad or m]}``.
+    """
+    locked = _locked_map(locked_joints)
+    root = ET.fromstring(text.lstrip("\ufeff \t\r\n"))
+    _lock_joints(root, locked)
+    return ET.tostring(root, encoding="unicode")
+
+
+def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False, locked_joints=None) -> Model:
     """Build a :class:`Model` from a URDF.
 
     Parameters
@@ -205,6 +299,13 @@ def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False) -> Model:
         joint; one warning is issued and the relation is recorded in ``model.mimic``.
         ``True``: ``q_mimic = multiplier * q_master + offset`` is enforced at every derivative
         order by inverse, forward and hybrid dynamics (:mod:`geodyn_ros.constrained`).
+    locked_joints : iterable of str, or mapping {str: float}, optional
+        Joints to lock, as Pinocchio's ``buildReducedModel``: each named revolute, continuous or
+        prismatic joint becomes a ``fixed`` joint at the given position (0 for a plain list of
+        names; rad or m), so its child merges into the parent body and the joint disappears from
+        ``model.joint_names``. Typical use: the continuous rotor joints of a Gazebo multirotor
+        URDF, which the rigid-body model treats as rigid. Unknown names, non-moving joints and a
+        joint mimicking a locked one (unless it is locked too) raise ``ValueError``.
 
     Returns
     -------
@@ -234,6 +335,9 @@ def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False) -> Model:
         raise ValueError(f"source: {desc} is not valid XML: {exc}") from None
     if root.tag != "robot":
         raise ValueError(f"source: {desc} has root element <{root.tag}>, expected <robot>")
+    locked = _locked_map(locked_joints)
+    if locked:
+        _lock_joints(root, locked)
 
     links = {}
     for le in root.findall("link"):

@@ -32,6 +32,8 @@ CONFIG = REPO / "config" / "geodyn.yaml"
 GZ_BRIDGE = REPO / "config" / "gz_bridge.yaml"
 URDF = REPO / "urdf" / "aerial_manipulator.urdf"
 GZ_XACRO = REPO / "urdf" / "aerial_manipulator_gazebo_plugins.xacro"
+GZ_ACTUATED_XACRO = REPO / "urdf" / "tilthex_manipulator_gazebo.xacro"
+ACTUATION = REPO / "config" / "tilthex.yaml"
 
 LAUNCH_FILES = ["geodyn.launch.py", "sim.launch.py", "gazebo.launch.py"]
 
@@ -41,9 +43,10 @@ NODE_MODULES = {
     "geodyn_sim": "geodyn_ros.ros.sim_node",
     "geodyn_reference": "geodyn_ros.ros.reference_node",
     "geodyn_controller": "geodyn_ros.ros.controller_node",
+    "geodyn_actuated_controller": "geodyn_ros.ros.actuated_controller_node",
 }
 EXPECTED_SCRIPTS = {"geodyn_node", "geodyn_sim", "geodyn_reference", "geodyn_controller",
-                    "geodyn_closed_loop"}
+                    "geodyn_closed_loop", "geodyn_actuated_controller"}
 # packages outside geodyn_ros a launch file may start, with their executables
 EXTERNAL_EXECUTABLES = {
     "robot_state_publisher": {"robot_state_publisher"},
@@ -70,12 +73,13 @@ EXPECTED = {
         "share_defaults": {"urdf": "urdf/aerial_manipulator.urdf", "config": "config/geodyn.yaml"},
     },
     "gazebo.launch.py": {
-        "geodyn_nodes": {"geodyn_reference", "geodyn_node", "geodyn_controller"},
+        "geodyn_nodes": {"geodyn_reference", "geodyn_node", "geodyn_actuated_controller"},
         "external": {("robot_state_publisher", "robot_state_publisher"),
                      ("ros_gz_sim", "create"), ("ros_gz_bridge", "parameter_bridge")},
         "sim_time": True,
-        "arg_defaults": {"order": "2", "use_feedforward": "true", "world": "empty.sdf"},
-        "share_defaults": {"urdf": "urdf/aerial_manipulator_gazebo_plugins.xacro",
+        "arg_defaults": {"order": "2", "use_feedforward": "true", "world": "empty.sdf",
+                         "feedforward_order": "1"},
+        "share_defaults": {"urdf": "urdf/tilthex_manipulator_gazebo.xacro",
                            "config": "config/geodyn.yaml",
                            "bridge_config": "config/gz_bridge.yaml"},
     },
@@ -374,9 +378,17 @@ def test_gazebo_launch_wiring(stub_launch):
     assert _is_launch_config(bridge["config_file"], "bridge_config")
     rsp = _Launch.inline_params(nodes["robot_state_publisher"])
     assert type(rsp["robot_description"]).__name__ == "ParameterValue"
-    controller = _Launch.inline_params(nodes["geodyn_controller"])
-    # the bridge takes one std_msgs/Float64 per joint; Gazebo is not lock-stepped
+    controller = _Launch.inline_params(nodes["geodyn_actuated_controller"])
+    # the bridge takes one std_msgs/Float64 per joint; Gazebo is not lock-stepped; gz joints are
+    # rigid; the odometry's first samples are discarded
     assert controller["per_joint_effort_topics"] is True and controller["sync_stamps"] is False
+    assert controller["elastic_joints"] is False and controller["odom_startup_discard"] > 0.0
+    dyn = _Launch.inline_params(nodes["geodyn_node"])
+    # the allocation needs the body-frame jet; the dynamics model has the rotors locked
+    assert dyn["output_representation"] == "body"
+    rotor_joints = {j.get("name") for j in ET.fromstring(_expand(GZ_ACTUATED_XACRO)).iter("joint")
+                    if j.get("type") == "continuous"}
+    assert set(dyn["locked_joints"].split(",")) == rotor_joints and len(rotor_joints) == 6
     create_args = list(nodes["create"].kwargs["arguments"])
     assert create_args[create_args.index("-topic") + 1] == "robot_description"
     assert create_args[create_args.index("-name") + 1] == "aerial_manipulator"
@@ -542,3 +554,93 @@ def test_gazebo_plugins_xacro_expands():
                 if p.get("filename") == "gz-sim-odometry-publisher-system")
     assert [odom.findtext(k) for k in ("odom_frame", "robot_base_frame", "dimensions")] == [
         "world", "base_link", "3"]
+
+
+# ---------------------------------------------------------------------------------------
+# The actuated Gazebo model (urdf/tilthex_manipulator_gazebo.xacro)
+# ---------------------------------------------------------------------------------------
+# Facts read from the upstream sources (read, not copied), with where:
+# gz-sim commit 93bbf3ed1, src/systems/multicopter_motor_model/MulticopterMotorModel.cc,
+# MulticopterMotorModel::Configure: the SDF elements it reads.
+MOTOR_MODEL_ELEMENTS = {
+    "robotNamespace", "jointName", "linkName", "actuator_number", "motorNumber", "turningDirection",
+    "motorType", "commandSubTopic", "rotorDragCoefficient", "rollingMomentCoefficient", "maxRotVelocity",
+    "motorConstant", "momentConstant", "timeConstantUp", "timeConstantDown", "rotorVelocitySlowdownSim",
+}
+# odometry_publisher/OdometryPublisher.cc, apply_joint_force/ApplyJointForce.cc,
+# joint_state_publisher/JointStatePublisher.cc (same commit).
+PLUGIN_ELEMENTS = {
+    "gz-sim-multicopter-motor-model-system": ("gz::sim::systems::MulticopterMotorModel", MOTOR_MODEL_ELEMENTS),
+    "gz-sim-odometry-publisher-system": ("gz::sim::systems::OdometryPublisher", {
+        "odom_frame", "xyz_offset", "rpy_offset", "gaussian_noise", "robot_base_frame", "dimensions",
+        "odom_publish_frequency", "odom_topic", "odom_covariance_topic", "tf_topic"}),
+    "gz-sim-apply-joint-force-system": ("gz::sim::systems::ApplyJointForce", {"joint_name"}),
+    "gz-sim-joint-state-publisher-system": ("gz::sim::systems::JointStatePublisher",
+                                            {"joint_name", "topic", "update_rate"}),
+}
+# ros_gz commit a4d00a9, ros_gz_bridge/ros_gz_bridge/mappings.py: the (ROS, gz) pairs we use.
+ROS_GZ_PAIRS = {
+    ("rosgraph_msgs/msg/Clock", "gz.msgs.Clock"), ("nav_msgs/msg/Odometry", "gz.msgs.Odometry"),
+    ("sensor_msgs/msg/JointState", "gz.msgs.Model"), ("std_msgs/msg/Float64", "gz.msgs.Double"),
+    ("actuator_msgs/msg/Actuators", "gz.msgs.Actuators"),
+    ("ros_gz_interfaces/msg/EntityWrench", "gz.msgs.EntityWrench"),
+}
+
+
+def _expand(path, **mappings):
+    xacro = pytest.importorskip("xacro")
+    return xacro.process_file(str(path), mappings=mappings or None).toxml()
+
+
+def test_actuated_gazebo_xacro_plugins_match_gz_sources_and_config():
+    root = ET.fromstring(_expand(GZ_ACTUATED_XACRO))
+    cfg = yaml.safe_load(ACTUATION.read_text())["tilthex"]
+    plugins = list(root.iter("plugin"))
+    for p in plugins:
+        name, elements = PLUGIN_ELEMENTS[p.get("filename")]
+        assert p.get("name") == name
+        unknown = {c.tag for c in p} - elements
+        assert not unknown, f"{p.get('filename')}: elements gz-sim does not read: {sorted(unknown)}"
+    motors = [p for p in plugins if p.get("filename") == "gz-sim-multicopter-motor-model-system"]
+    assert sorted(int(p.findtext("actuator_number")) for p in motors) == list(range(6))
+    joints = {j.get("name"): j for j in root.iter("joint")}
+    links = {lk.get("name") for lk in root.iter("link")}
+    for p in motors:
+        k = int(p.findtext("actuator_number"))
+        assert joints[p.findtext("jointName")].get("type") == "continuous"
+        assert joints[p.findtext("jointName")].find("child").get("link") == p.findtext("linkName") in links
+        assert p.findtext("turningDirection") == cfg["turning_direction"][k]
+        assert p.findtext("motorType") == "velocity"
+        for tag, key in (("motorConstant", "motor_constant"), ("momentConstant", "moment_constant"),
+                         ("timeConstantUp", "time_constant_up"), ("timeConstantDown", "time_constant_down"),
+                         ("maxRotVelocity", "max_rot_velocity"), ("rotorDragCoefficient", "rotor_drag_coefficient"),
+                         ("rollingMomentCoefficient", "rolling_moment_coefficient")):
+            assert float(p.findtext(tag)) == float(cfg[key]), tag
+        # the topic the bridge publishes on: <robotNamespace>/<commandSubTopic>
+        topic = "/" + p.findtext("robotNamespace") + "/" + p.findtext("commandSubTopic")
+        with open(GZ_BRIDGE) as f:
+            bridge = {e["ros_topic_name"]: e for e in yaml.safe_load(f)}
+        assert bridge["cmd/rotor_speeds"]["gz_topic_name"] == topic
+    forced = sorted(p.findtext("joint_name") for p in plugins if p.get("filename") == "gz-sim-apply-joint-force-system")
+    assert forced == sorted(_urdf_joints())
+    # the rigid-body model of the gz URDF, rotors locked, is the MuJoCo/controller model
+    import geodyn_ros as gd
+    a = gd.load_urdf(_expand(GZ_ACTUATED_XACRO), locked_joints=[f"rotor_{i}_joint" for i in range(1, 7)])
+    b = gd.load_urdf(REPO / "urdf" / "tilthex_manipulator.urdf.xacro",
+                     locked_joints=[f"rotor_{i}_joint" for i in range(1, 7)])
+    assert a.joint_names == b.joint_names and abs(a.total_mass - b.total_mass) < 1e-12
+    # the URDF effort limit (a torque clamp in gz) is above the arm's Table 3 peak (1.1 N m)
+    for j in _urdf_joints():
+        assert float(joints[j].find("limit").get("effort")) >= 5.0
+
+
+def test_gz_bridge_pairs_are_ros_gz_pairs():
+    with open(GZ_BRIDGE) as f:
+        entries = yaml.safe_load(f)
+    for e in entries:
+        assert (e["ros_type_name"], e["gz_type_name"]) in ROS_GZ_PAIRS, e
+    by_ros = {e["ros_topic_name"]: e for e in entries}
+    e = by_ros["cmd/rotor_speeds"]
+    assert (e["ros_type_name"], e["gz_type_name"], e["direction"]) == (
+        "actuator_msgs/msg/Actuators", "gz.msgs.Actuators", "ROS_TO_GZ")
+    assert "cmd/entity_wrench" not in by_ros, "the rotors replace the EntityWrench relay"

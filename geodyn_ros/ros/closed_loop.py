@@ -36,7 +36,7 @@ def table3_start_parameters() -> dict:
     """geodyn_sim parameters (initial_base_pose, initial_base_twist [REP 105], initial_joint_*)
     that start the simulator on the Table 3 reference at t = 0."""
     from geodyn_ros.lie import Ad_inv, matrix_to_quat
-    from geodyn_ros.tracking import table3_initial_state
+    from geodyn_ros.control.tracking import table3_initial_state
 
     C, V, q, qd = table3_initial_state()
     Vb = Ad_inv(C) @ V
@@ -72,7 +72,7 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
 
     Returns
     -------
-    geodyn_ros.tracking.TrackingLog
+    geodyn_ros.control.tracking.TrackingLog
         The simulator's published states (``odom``, ``joint_states``) at every step, against
         the exact Table 3 reference at the same stamps.
     """
@@ -82,9 +82,9 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
 
-    from geodyn_ros.control import TrackingGains
+    from geodyn_ros.control.feedback import TrackingGains
     from geodyn_ros.resources import shipped_urdf
-    from geodyn_ros.tracking import TrackingLog
+    from geodyn_ros.control.tracking import TrackingLog
 
     from .controller_node import ControllerNode
     from .conversions import pose_matrix, stamp_to_ns

@@ -25,7 +25,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 
-from geodyn_ros.control import TrackingGains, tracking_command
+from geodyn_ros.control.feedback import TrackingGains, tracking_command
 from geodyn_ros.lie import Ad_inv
 
 from .conversions import (InputError, JointNameMatcher, parse_body_wrench, parse_odometry, set_stamp,

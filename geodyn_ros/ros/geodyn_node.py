@@ -9,7 +9,13 @@ on the latest inputs and publishes
 * ``feedforward/joint_efforts`` (``sensor_msgs/JointState``): ``name`` = model joints,
   ``effort`` = ``tau^(0)``;
 * ``feedforward/jet`` (``std_msgs/Float64MultiArray``, layout in :mod:`geodyn_ros.ros.jets`):
-  ``W^(0..r)`` (spatial, world) and ``tau^(0..r)``.
+  ``W^(0..r)`` and ``tau^(0..r)``. The wrench rows are in the representation named by the
+  parameter ``output_representation``: ``spatial`` (default: moment about the world origin,
+  world axes), ``body`` (``W_b = Ad_C^T W``: base-link axes, about the base-link origin; what a
+  rotor allocation ``W_b = A omega^2`` needs), ``hybrid`` or ``mixed``
+  (:mod:`geodyn_ros.representations`); row ``k`` is the exact k-th derivative of the vector in
+  that representation (``gd.convert_wrench``, Leibniz terms of the moving base frame included),
+  at the pose ``C`` of the computation (the reference pose in reference mode).
 
 These outputs do not depend on ``reference_representation`` (see Inputs): only the input twist
 jet changes representation. All three carry the stamp of the input they were computed from.
@@ -115,6 +121,8 @@ PARAMETERS = {
     "robot_description": ("", "URDF XML string (ROS convention; launch files fill it via xacro)."),
     "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
     "base_link": ("", "Base link; empty = the URDF root."),
+    "locked_joints": ("", "Comma-separated joints made rigid at 0 (gd.load_urdf(locked_joints=...)), e.g. "
+                      "the rotor joints of a Gazebo multirotor URDF; empty = none."),
     "order": (2, "Derivative order r: outputs W^(0..r), tau^(0..r)."),
     "gravity": ([0.0, 0.0, -9.81], "Gravity acceleration in the world frame [m/s^2]."),
     "input_mode": ("reference", "'reference': all inputs from the reference topic; 'measured': "
@@ -153,6 +161,12 @@ PARAMETERS = {
                                  "at the reference's base pose before the dynamics. In measured mode "
                                  "the measured V^(0) then replaces the converted row 0. The outputs "
                                  "are unaffected (feedforward/jet stays spatial)."),
+    "output_representation": ("spatial", "Representation of the base wrench jet W^(0..r) in "
+                              "feedforward/jet, moment first: 'spatial' (default; world axes, about "
+                              "the world origin), 'body' (base-link axes and origin; for a rotor "
+                              "allocation), 'hybrid' or 'mixed' (geodyn_ros.representations). Row k "
+                              "is the exact k-th derivative of the represented vector. "
+                              "feedforward/wrench (body, order 0) is unaffected."),
 }
 
 _MODES = ("reference", "measured")
@@ -218,6 +232,7 @@ class GeodynNode(Node):
         self.limits = {k: float(p[k]) for k in ("max_position", "max_speed", "max_joint_rate",
                                                  "max_input_magnitude")}
         self.skew_ns = int(round(p["max_input_skew"] * 1e9))
+        self.output_representation = p["output_representation"]
         n = self.model.n_joints
 
         # Input buffers, filled in place by the parsers.
@@ -272,7 +287,8 @@ class GeodynNode(Node):
         self.get_logger().info(
             f"model '{self.model.name}' ({n} joints, base '{self.base_link}'), order {r}, "
             f"input_mode {self.mode}, rate_hz {p['rate_hz']:g}, "
-            f"reference_representation {self.reference_representation}")
+            f"reference_representation {self.reference_representation}, "
+            f"output_representation {self.output_representation}")
         guard_time_source(self)
 
     # ------------------------------------------------------------------ parameters
@@ -309,6 +325,9 @@ class GeodynNode(Node):
         if p["reference_representation"] not in REPRESENTATIONS:
             raise ConfigurationError(f"parameter 'reference_representation': must be one of "
                                      f"{REPRESENTATIONS}, got '{p['reference_representation']}'")
+        if p["output_representation"] not in REPRESENTATIONS:
+            raise ConfigurationError(f"parameter 'output_representation': must be one of "
+                                     f"{REPRESENTATIONS}, got '{p['output_representation']}'")
 
     def _setup_linearization(self, qos) -> None:
         nv = 6 + self.model.n_joints
@@ -473,7 +492,15 @@ class GeodynNode(Node):
             self.diag.problem("nonfinite", "inverse dynamics produced NaN/Inf; not published")
             return
         W0_body = spatial_to_body_wrench(C, W[0])
-        self._publish(stamp, W0_body, W, tau)
+        W_out = W
+        if self.output_representation != "spatial" and self.publish_jet:
+            try:
+                W_out = gd.convert_wrench(C, W, V, "spatial", self.output_representation)
+            except ValueError as exc:  # not expected: C and V were checked by the dynamics
+                self.diag.problem("output_representation", f"cannot convert the wrench jet to "
+                                  f"{self.output_representation}: {exc}")
+                return
+        self._publish(stamp, W0_body, W_out, tau)
         if self.publish_linearization and not self._publish_linearization(stamp, C, V, Q, W, W0_body, tau):
             return  # the feedforward went out; the failed linearization counts as a skipped cycle
         self.diag.ok()

@@ -104,7 +104,8 @@ def load_model_from_parameters(params: dict):
     import geodyn_ros as gd
 
     source, what = model_source(params)
+    locked = [j.strip() for j in params.get("locked_joints", "").split(",") if j.strip()]
     try:
-        return gd.load_urdf(source, base_link=params.get("base_link", "") or None)
+        return gd.load_urdf(source, base_link=params.get("base_link", "") or None, locked_joints=locked or None)
     except Exception as exc:  # the loader raises ValueError with a precise message
         raise ConfigurationError(f"cannot load the robot model from {what}: {exc}") from exc

@@ -11,8 +11,12 @@ geodyn_ros conventions (spatial twists ``(w, v)``, moment-first wrenches, joint 
     sim.step(100)
     state = sim.state()
 
+:class:`ActuatedSim` adds lagging rotors (gz-sim's MulticopterMotorModel) and series-elastic
+joints (Spong) to it (:mod:`geodyn_ros.sim.actuated`).
+
 Importing this subpackage imports ``mujoco``; ``import geodyn_ros`` does not.
 """
+from .actuated import ActuatedSim, rotor_filter_step
 from .mujoco_sim import INTEGRATORS, MujocoSim, SimState
 
-__all__ = ["MujocoSim", "SimState", "INTEGRATORS"]
+__all__ = ["MujocoSim", "SimState", "INTEGRATORS", "ActuatedSim", "rotor_filter_step"]

@@ -56,7 +56,7 @@ import mujoco
 import numpy as np
 
 from ..lie import matrix_to_quat, quat_to_matrix
-from ..urdf import _read_source, load_urdf
+from ..urdf import _read_source, load_urdf, lock_joints_xml
 
 __all__ = ["MujocoSim", "SimState", "INTEGRATORS"]
 
@@ -214,16 +214,18 @@ class MujocoSim:
     """
 
     def __init__(self, source, *, base_link=None, timestep=1e-3, gravity=(0.0, 0.0, -9.81),
-                 integrator="RK4", joint_limits=True, joint_dynamics=False):
+                 integrator="RK4", joint_limits=True, joint_dynamics=False, locked_joints=None):
         timestep = _scalar(timestep, "timestep", positive=True)
         gravity = _array(gravity, "gravity", (3,))
         integ = _integrator(integrator)
-        self.model = load_urdf(source, base_link=base_link)
+        self.model = load_urdf(source, base_link=base_link, locked_joints=locked_joints)
         self.joint_names = self.model.joint_names
         base = self.model.base_link
         if base == "world":
             raise ValueError("base_link: MuJoCo reserves the body name 'world'; rename the URDF base link")
         text, _ = _read_source(source)
+        if locked_joints:
+            text = lock_joints_xml(text, locked_joints)
         try:
             spec = mujoco.MjSpec.from_string(_urdf_for_mujoco(text, base))
         except Exception as exc:
@@ -261,6 +263,8 @@ class MujocoSim:
                 j.frictionloss = 0.0
                 j.armature = 0.0
 
+        extra_nv, extra_nu = self._extend_spec(spec, body)
+
         opt = spec.option
         opt.timestep = timestep
         opt.gravity = gravity
@@ -278,8 +282,9 @@ class MujocoSim:
 
         # ---- name maps, computed once
         n = self.model.n_joints
-        if m.nv != 6 + n or m.nu != 6:
-            raise ValueError(f"source: MuJoCo model has nv={m.nv}, nu={m.nu}; expected nv={6 + n}, nu=6")
+        if m.nv != 6 + n + extra_nv or m.nu != 6 + extra_nu:
+            raise ValueError(f"source: MuJoCo model has nv={m.nv}, nu={m.nu}; expected nv={6 + n + extra_nv}, "
+                             f"nu={6 + extra_nu}")
         fj = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, _PREFIX + "base")
         self._base_body = int(m.jnt_bodyid[fj])
         self._bq = int(m.jnt_qposadr[fj])      # qpos[bq:bq+3] = p, qpos[bq+3:bq+7] = quat wxyz
@@ -293,7 +298,17 @@ class MujocoSim:
         self._qadr, self._dadr = qadr, dadr
         self._wrench = np.zeros(6)
         self._tau = np.zeros(n)
+        self._setup_extension()
         self.reset(np.eye(4), np.zeros(6), np.zeros(n), np.zeros(n))
+
+    # ------------------------------------------------------------------ extension hooks
+    def _extend_spec(self, spec, base_body) -> tuple:
+        """Subclass hook: add elements to the ``MjSpec`` before compilation (the six base-wrench
+        actuators are already actuators 0..5). Returns ``(extra_nv, extra_nu)`` added."""
+        return 0, 0
+
+    def _setup_extension(self) -> None:
+        """Subclass hook: called once after compilation, before the first :meth:`reset`."""
 
     # ------------------------------------------------------------------ properties
     @property
@@ -344,7 +359,7 @@ class MujocoSim:
         d.qpos[self._qadr] = qv
         d.qvel[self._dadr] = qdv
         d.time = t
-        d.ctrl[:] = self._wrench
+        d.ctrl[:6] = self._wrench
         d.qfrc_applied[self._dadr] = self._tau
         mujoco.mj_forward(m, d)
 
@@ -364,7 +379,7 @@ class MujocoSim:
         t = _array(tau, "tau", (self.model.n_joints,))
         self._wrench[:] = W
         self._tau[:] = t
-        self.mj_data.ctrl[:] = W
+        self.mj_data.ctrl[:6] = W
         self.mj_data.qfrc_applied[self._dadr] = t
 
     def step(self, n=1) -> None:

@@ -5,7 +5,7 @@
 ``geodyn_sim``), as plain function calls: at every step ``t_k = k dt`` the state is read, the
 reference of :func:`geodyn_ros.trajectories.table3_reference` is evaluated at ``t_k``, the
 feedforward is ``gd.inverse_dynamics`` on the reference (reference input mode), the command is
-:func:`geodyn_ros.control.tracking_command`, and MuJoCo advances one step with the command
+:func:`geodyn_ros.control.feedback.tracking_command`, and MuJoCo advances one step with the command
 held. It is the fast, ROS-free twin of ``geodyn_closed_loop`` (tests compare the two).
 
 :class:`TrackingLog` holds the sampled actual and desired trajectories and computes the RMS
@@ -19,10 +19,10 @@ import numpy as np
 
 import geodyn_ros as gd
 
-from .control import TrackingGains, tracking_command
-from .lie import Ad, Ad_inv, log_so3
-from .resources import shipped_urdf
-from .trajectories import TABLE3_JOINT_NAMES, table3_reference
+from .feedback import TrackingGains, tracking_command
+from ..lie import Ad, Ad_inv, log_so3
+from ..resources import shipped_urdf
+from ..trajectories import TABLE3_JOINT_NAMES, table3_reference
 
 __all__ = ["TrackingLog", "table3_initial_state", "simulate_tracking"]
 
@@ -118,7 +118,7 @@ def simulate_tracking(duration: float = 30.0, *, use_feedforward: bool = True, o
         Samples at ``t_k = k * timestep`` for ``k = 0..steps`` (the state before each step and
         the final state).
     """
-    from .sim import MujocoSim
+    from ..sim import MujocoSim
 
     gains = TrackingGains() if gains is None else gains
     sim = MujocoSim(shipped_urdf() if source is None else source, timestep=timestep,

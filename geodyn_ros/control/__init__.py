@@ -1,0 +1,22 @@
+"""ROS-free control layer (above the algorithms, beside :mod:`geodyn_ros.sim`, below :mod:`geodyn_ros.ros`).
+
+* :mod:`~geodyn_ros.control.feedback`: the feedforward + PD tracking law on SE(3) and joints
+  (:class:`TrackingGains`, :func:`tracking_command`);
+* :mod:`~geodyn_ros.control.tracking`: the ROS-free closed loop on the Table 3 trajectory and its
+  error metrics (:class:`TrackingLog`, :func:`simulate_tracking`, :func:`table3_initial_state`);
+* :mod:`~geodyn_ros.control.rotors`: rotor geometry, allocation matrix and its pseudo-inverse,
+  the actuation config (``config/tilthex.yaml``);
+* :mod:`~geodyn_ros.control.actuated`: the controller that consumes the feedforward jets
+  (rotor-lag and elastic-joint compensation, orders 0..2).
+
+Importing this package imports neither rclpy nor mujoco.
+"""
+from .feedback import TrackingGains, tracking_command
+from .tracking import TrackingLog, simulate_tracking, table3_initial_state
+from .rotors import (ActuationConfig, Allocation, ElasticJointParams, RotorParams, load_actuation_config,
+                     rotor_frames_from_model, tilthex_rotor_frames)
+from .actuated import ActuatedCommand, ActuatedController
+
+__all__ = ["TrackingGains", "tracking_command", "TrackingLog", "simulate_tracking", "table3_initial_state",
+           "ActuationConfig", "Allocation", "ElasticJointParams", "RotorParams", "load_actuation_config",
+           "rotor_frames_from_model", "tilthex_rotor_frames", "ActuatedCommand", "ActuatedController"]

@@ -1,0 +1,271 @@
+"""A controller that consumes the feedforward jets: rotor-lag and elastic-joint compensation.
+
+ROS-free. Inputs are the jets that ``geodyn_node`` publishes (``gd.inverse_dynamics`` of the
+reference at order ``r``): the desired body wrench jet ``W_b,d^(0..r)`` (base-link axes of the
+*desired* pose, about its origin, moment first, exact derivatives of the moving frame:
+``gd.convert_wrench(..., "spatial", "body")``) and the joint torque jet ``tau_d^(0..r)``.
+
+Levels (``feedforward_order``; the rows of the README table)
+-----------------------------------------------------------
+``None`` ("pd")
+    Feedback only: ``W = W_fb``, motor torque ``u = Kp (q_d - theta) + Kd (q_d' - theta')``.
+``0`` ("ff0")
+    ``u_rot = A^+ (W_b,d + W_fb)``, ``omega = sqrt(u_rot)``; ``u = tau_d + Kp (q_d - theta) +
+    Kd (q_d' - theta')``: the rigid, lag-free actuator assumption.
+``1`` ("ff1")
+    Plus rotor-lag compensation from the first derivative (ACTUATION.md):
+    ``omega_cmd = omega_d + T omega_d'`` with ``omega_d' = (A^+ W_b,d') / (2 omega_d)``, ``T`` the
+    up or down time constant by the sign of ``omega_d'``.
+``2`` ("ff2")
+    Plus Spong's elastic-joint inverse: ``theta_d = q_d + K^-1 tau_d``,
+    ``theta_d' = q_d' + K^-1 tau_d'``, ``theta_d'' = q_d'' + K^-1 tau_d''`` and
+    ``u = B theta_d'' + tau_d + Kp (theta_d - theta) + Kd (theta_d' - theta')``.
+
+``W_fb`` is the SE(3) feedback of :func:`geodyn_ros.control.feedback.tracking_command` (same
+gains for every level), added as a wrench before allocation. ``W_b,d`` is rotated from the
+desired into the actual base frame as there. Commanded speeds are clipped to
+``[0, max_rot_velocity]`` and motor torques to ``+-max_motor_torque``; the clips are counted.
+Level ``k`` needs jets of order ``>= k`` (``ValueError`` naming ``order``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .feedback import TrackingGains
+from .rotors import Allocation, ElasticJointParams, RotorParams
+
+__all__ = ["ActuatedController", "ActuatedCommand", "FEEDFORWARD_LEVELS", "level_name"]
+
+#: feedforward levels: None = feedback only, 0, 1, 2 (module docstring)
+FEEDFORWARD_LEVELS = (None, 0, 1, 2)
+
+
+@njit(cache=True, error_model="numpy")
+def _command_kernel(C, Vb, q, qd, th, thd, Cd, Vbd, Qd, W, tau, gains, level, Ainv, lag_up, lag_down,
+                    Kinv, B, idx, wmax, umax, om_out, u_out, om_raw, u_raw):
+    """The law of the module docstring in one compiled pass (the same formulas as
+    :func:`geodyn_ros.control.feedback.tracking_command` for the feedback). Returns
+    ``(status, rotor clips, motor clips)``; status 1 = a non-finite input or command."""
+    # the rows the level reads must be finite
+    r = 0 if level < 0 else level
+    ok = True
+    for a in (C.ravel(), Vb, q, qd, th, thd, Cd.ravel(), Vbd):
+        for x in a:
+            if not np.isfinite(x):
+                ok = False
+    for k in range(min(3, Qd.shape[0])):
+        for x in Qd[k]:
+            if not np.isfinite(x):
+                ok = False
+    for k in range(r + 1):
+        for x in W[k]:
+            if not np.isfinite(x):
+                ok = False
+        for x in tau[k]:
+            if not np.isfinite(x):
+                ok = False
+    if not ok:
+        return 1, 0, 0
+    kp_p, kd_p, kp_R, kd_R, kp_q, kd_q = gains[0], gains[1], gains[2], gains[3], gains[4], gains[5]
+    R = C[:3, :3]
+    Rd = Cd[:3, :3]
+    RtRd = R.T @ Rd
+    e_p = C[:3, 3] - Cd[:3, 3]
+    e_v = R @ Vb[3:] - Rd @ Vbd[3:]
+    M = Rd.T @ R - R.T @ Rd
+    e_R = 0.5 * np.array([M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]])
+    e_w = Vb[:3] - RtRd @ Vbd[:3]
+    Wc = np.empty(6)
+    Wc[3:] = R.T @ (-kp_p * e_p - kd_p * e_v)
+    Wc[:3] = -kp_R * e_R - kd_R * e_w
+    if level >= 0:
+        Wc[:3] += RtRd @ W[0, :3]
+        Wc[3:] += RtRd @ W[0, 3:]
+    u_rot = Ainv @ Wc
+    n_rot = u_rot.shape[0]
+    clips_r = 0
+    for i in range(n_rot):
+        if u_rot[i] < 0.0:
+            clips_r += 1
+            om_raw[i] = 0.0
+        else:
+            om_raw[i] = np.sqrt(u_rot[i])
+    if level >= 1:
+        dW = np.empty(6)
+        dW[:3] = RtRd @ W[1, :3]
+        dW[3:] = RtRd @ W[1, 3:]
+        du = Ainv @ dW
+        for i in range(n_rot):
+            omd = du[i] / (2.0 * max(om_raw[i], 1e-6))
+            om_raw[i] += (lag_up if omd > 0.0 else lag_down) * omd
+    ne = idx.shape[0]
+    for k in range(ne):
+        j = idx[k]
+        if level == 2:
+            th_d = Qd[0, j] + Kinv[k] * tau[0, j]
+            thd_d = Qd[1, j] + Kinv[k] * tau[1, j]
+            thdd_d = Qd[2, j] + Kinv[k] * tau[2, j]
+            u_raw[k] = B[k] * thdd_d + tau[0, j] + kp_q * (th_d - th[k]) + kd_q * (thd_d - thd[k])
+        else:
+            u_raw[k] = kp_q * (Qd[0, j] - th[k]) + kd_q * (Qd[1, j] - thd[k])
+            if level >= 0:
+                u_raw[k] += tau[0, j]
+    for i in range(n_rot):
+        if not np.isfinite(om_raw[i]):
+            return 1, 0, 0
+        v = min(max(om_raw[i], 0.0), wmax)
+        if v != om_raw[i]:
+            clips_r += 1
+        om_out[i] = v
+    clips_m = 0
+    for k in range(ne):
+        if not np.isfinite(u_raw[k]):
+            return 1, 0, 0
+        v = min(max(u_raw[k], -umax), umax)
+        if v != u_raw[k]:
+            clips_m += 1
+        u_out[k] = v
+    return 0, clips_r, clips_m
+
+
+def level_name(level) -> str:
+    """``"pd"``, ``"ff0"``, ``"ff1"`` or ``"ff2"``."""
+    return "pd" if level is None else f"ff{level}"
+
+
+@dataclass
+class ActuatedCommand:
+    """One cycle's output: ``omega`` (n_rot,) rotor speed commands [rad/s] (clipped), ``u`` (n_el,)
+    motor torques [N m] (clipped), the unclipped values, and the clip counts of this cycle."""
+
+    omega: np.ndarray
+    u: np.ndarray
+    omega_raw: np.ndarray
+    u_raw: np.ndarray
+    rotor_saturations: int
+    motor_saturations: int
+
+
+class ActuatedController:
+    """Feedforward (orders 0..2) + feedback for a fully actuated multirotor with elastic joints.
+
+    Parameters
+    ----------
+    allocation : Allocation
+        ``W_b = A omega^2`` of the base (fully actuated, checked by :class:`Allocation`).
+    rotors : RotorParams
+        Time constants [s] (``> 0``) for the lag compensation.
+    elastic : ElasticJointParams
+        ``K`` [N m/rad], ``B`` [kg m^2] (``> 0``) and the motor torque limit.
+    joint_names : sequence of str
+        The model's joint order (the columns of ``q``, ``tau``); every elastic joint must be in it.
+    gains : TrackingGains
+        Feedback gains, the same for every level. The joint gains act on the motor angles.
+    feedforward_order : None, 0, 1 or 2
+        The level (module docstring).
+    lag_timestep : float, optional
+        ``None`` (default): the continuous-time compensation ``omega_d + T omega_d'``. A step
+        ``dt`` [s]: the exact inverse of the discrete filter (ACTUATION.md) to first order in the
+        jet, ``u(k) = (omega_d(t_k + dt) - a omega_d(t_k)) / (1 - a)`` with
+        ``omega_d(t_k + dt) ~ omega_d + dt omega_d'``, i.e. the gain ``dt / (1 - a)`` ~
+        ``T + dt/2`` in place of ``T`` (``a = exp(-dt/T)``).
+    """
+
+    def __init__(self, allocation: Allocation, rotors: RotorParams, elastic: ElasticJointParams, joint_names,
+                 gains: TrackingGains | None = None, feedforward_order=2, lag_timestep=None):
+        if not isinstance(allocation, Allocation):
+            raise ValueError(f"allocation: expected an Allocation, got {type(allocation).__name__}")
+        if feedforward_order not in FEEDFORWARD_LEVELS or isinstance(feedforward_order, bool):
+            raise ValueError(f"feedforward_order: expected None, 0, 1 or 2, got {feedforward_order!r}")
+        if allocation.n_rotors != rotors.n_rotors:
+            raise ValueError(f"rotors: {rotors.n_rotors} rotors but the allocation has {allocation.n_rotors}")
+        self.allocation, self.rotors, self.elastic = allocation, rotors, elastic
+        self.gains = TrackingGains() if gains is None else gains
+        self.level = feedforward_order
+        self.joint_names = tuple(joint_names)
+        missing = [j for j in elastic.joints if j not in self.joint_names]
+        if missing:
+            raise ValueError(f"elastic: joints {missing} are not in joint_names {self.joint_names}")
+        self.idx = np.array([self.joint_names.index(j) for j in elastic.joints], dtype=np.int64)
+        self._Kinv = 1.0 / elastic.stiffness
+        self._B = elastic.motor_inertia
+        self._Ainv = allocation.A_pinv
+        self._wmax = allocation.max_rot_velocity
+        self.rotor_saturations = 0
+        self.motor_saturations = 0
+        g = self.gains
+        self._gains = np.array([g.kp_position, g.kd_position, g.kp_rotation, g.kd_rotation, g.kp_joint,
+                                g.kd_joint], dtype=float)
+        self._Ainv = np.ascontiguousarray(self._Ainv)
+        Tu, Td = rotors.time_constant_up, rotors.time_constant_down
+        if lag_timestep is None:
+            self._lag_gain = (Tu, Td)
+        else:
+            dt = float(lag_timestep)
+            if not (np.isfinite(dt) and dt > 0):
+                raise ValueError(f"lag_timestep: expected a finite positive step [s], got {lag_timestep!r}")
+            self._lag_gain = (dt / -np.expm1(-dt / Tu), dt / -np.expm1(-dt / Td))
+
+    @property
+    def required_order(self) -> int:
+        """Jet order the level needs (0 for pd and ff0)."""
+        return 0 if self.level is None else self.level
+
+    # ------------------------------------------------------------------ references
+    def motor_reference(self, q_d, tau_d) -> tuple:
+        """``(theta_d, theta_d')`` of the elastic joints (Spong's inverse; needs ``tau_d`` rows 0, 1).
+
+        q_d : (>= 2, n) rows q_d, q_d'; tau_d : (>= 2, n) rows tau_d, tau_d'.
+        """
+        i = self.idx
+        return q_d[0, i] + self._Kinv * tau_d[0, i], q_d[1, i] + self._Kinv * tau_d[1, i]
+
+    def rotor_reference(self, W_b_jet) -> tuple:
+        """``(omega_d, omega_d')`` of the feedforward wrench alone (rows W_b,d, W_b,d')."""
+        u = self._Ainv @ W_b_jet[0]
+        om = np.sqrt(np.clip(u, 0.0, None))
+        omd = (self._Ainv @ W_b_jet[1]) / (2.0 * np.maximum(om, 1e-9)) if len(W_b_jet) > 1 else np.zeros_like(om)
+        return om, omd
+
+    # ------------------------------------------------------------------ the law
+    def command(self, C, V_body, q, qd, theta, thetad, C_d, V_body_d, q_d, W_b_jet, tau_jet) -> ActuatedCommand:
+        """Rotor speed commands and motor torques for one cycle.
+
+        Parameters
+        ----------
+        C, C_d : (4, 4) actual and desired base pose.
+        V_body, V_body_d : (6,) actual and desired body twists ``(w_b, v_b)``.
+        q, qd : (n,) link angles and rates; theta, thetad : (n_el,) motor angles and rates.
+        q_d : (>= 3, n) rows ``q_d^(0..2)`` (row 2 used by ff2).
+        W_b_jet : (>= r+1, 6) desired body wrench jet (desired base frame).
+        tau_jet : (>= r+1, n) desired joint torque jet.
+        ``r`` is :attr:`required_order`; fewer rows raise ``ValueError`` naming the argument.
+        """
+        lvl = self.level
+        r = self.required_order
+        if len(W_b_jet) < r + 1:
+            raise ValueError(f"W_b_jet: feedforward_order {lvl} needs {r + 1} rows (order >= {r}), got {len(W_b_jet)}")
+        if len(tau_jet) < r + 1:
+            raise ValueError(f"tau_jet: feedforward_order {lvl} needs {r + 1} rows (order >= {r}), got {len(tau_jet)}")
+        f64 = np.ascontiguousarray
+        args = [f64(C, dtype=float), f64(V_body, dtype=float), f64(q, dtype=float), f64(qd, dtype=float),
+                f64(theta, dtype=float), f64(thetad, dtype=float), f64(C_d, dtype=float),
+                f64(V_body_d, dtype=float), f64(q_d, dtype=float), f64(W_b_jet, dtype=float),
+                f64(tau_jet, dtype=float)]
+        nr, ne = self._Ainv.shape[0], len(self.idx)
+        om_c, u_c, om, u = np.empty(nr), np.empty(ne), np.empty(nr), np.empty(ne)
+        status, ns_r, ns_m = _command_kernel(*args, self._gains, -1 if lvl is None else lvl, self._Ainv,
+                                             self._lag_gain[0], self._lag_gain[1], self._Kinv, self._B,
+                                             self.idx, self._wmax, self.elastic.max_motor_torque,
+                                             om_c, u_c, om, u)
+        if status:
+            names = ("C", "V_body", "q", "qd", "theta", "thetad", "C_d", "V_body_d", "q_d", "W_b_jet", "tau_jet")
+            rows = {"q_d": 3, "W_b_jet": r + 1, "tau_jet": r + 1}
+            bad = [nm for nm, a in zip(names, args) if not np.all(np.isfinite(a[:rows[nm]] if nm in rows else a))]
+            raise ValueError(f"{bad[0] if bad else 'inputs'}: contains NaN or Inf (the command is not finite)")
+        self.rotor_saturations += ns_r
+        self.motor_saturations += ns_m
+        return ActuatedCommand(om_c, u_c, om, u, ns_r, ns_m)

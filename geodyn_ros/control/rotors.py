@@ -1,0 +1,382 @@
+"""Rotor geometry, the allocation matrix and its (weighted) pseudo-inverse; the actuation config.
+
+ROS-free and MuJoCo-free. Conventions of ``CONVENTIONS.md``: wrenches moment first
+``W = (n, f)``; the *body* wrench ``W_b`` is in base-link axes about the base-link origin.
+
+Rotor model (paper Sec. 7.1, eq. (28); gz-sim ``MulticopterMotorModel``)
+-----------------------------------------------------------------------
+Rotor ``i`` has the frame ``C_i = (R_i, p_i)`` in the base link and spins about its z axis at
+``omega_i`` [rad/s]. Its wrench in its own frame, moment first, is
+``W_i^{p_i} = (0, 0, s_i c_d, 0, 0, c_f) omega_i^2`` with ``c_f`` = ``motor_constant``
+[N s^2/rad^2], ``c_d = moment_constant * c_f`` [N m s^2/rad^2] and ``s_i = -1`` for a ``ccw``
+rotor, ``+1`` for ``cw`` (gz-sim applies ``-turningDirection * thrust * momentConstant`` to the
+parent, ``ccw`` -> +1). In the base frame, ``W_i^{B} = Ad*_{C_i^-1} W_i^{p_i}``, i.e.
+``f = R_i f_p``, ``n = R_i n_p + p_i x (R_i f_p)``. Stacking the columns gives the allocation
+(effectiveness) matrix ``A`` (6, n):  ``W_b = A u``, ``u = omega^2`` (paper eq. (28)).
+
+The TiltHex frames are ``C_{B,p_i} = Rz((2-i) pi/3) Tx(a) Rx(alpha_i) Ry(beta_i)``, i = 1..6
+(:func:`tilthex_rotor_frames`). In practice ``A`` is built from a URDF's rotor links
+(:func:`rotor_frames_from_model`) so that a user's own multirotor gives its own ``A``.
+
+Inverse: :class:`Allocation` solves ``A u = W_b`` with the weighted pseudo-inverse
+``A^+_Q = Q^-1 A^T (A Q^-1 A^T)^-1``, the ``u`` of least ``u^T Q u`` (``Q`` diagonal positive,
+default identity; for n = 6 it is ``A^-1``). A vehicle whose ``A`` has rank < 6 (a flat
+quadrotor or hexarotor: all thrusts parallel) is refused with the wrench directions it cannot
+produce.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["RotorParams", "ElasticJointParams", "ActuationConfig", "load_actuation_config",
+           "default_actuation_config_path", "tilthex_rotor_frames", "rotor_frames_from_model",
+           "rotor_wrench_columns", "Allocation", "FULL_ACTUATION_RTOL"]
+
+#: ``A`` counts as rank deficient when its smallest singular value is below this fraction of the
+#: largest: 1e-9 is far above rounding of A's entries (1e-16 relative) and far below any real
+#: vehicle (the TiltHex here: sigma_min / sigma_max = 0.11, ``Allocation.condition_number``).
+FULL_ACTUATION_RTOL = 1e-9
+
+_SPIN = {"ccw": -1.0, "cw": 1.0}
+
+
+def _pos(name, v, *, allow_zero=False):
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a real number, got {v!r}") from None
+    if not np.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
+        raise ValueError(f"{name}: expected a finite {'non-negative' if allow_zero else 'positive'} number, got {v!r}")
+    return x
+
+
+@dataclass(frozen=True)
+class RotorParams:
+    """Rotor constants, named and defined as in gz-sim's ``MulticopterMotorModel`` (SI units).
+
+    motor_constant c_f [N s^2/rad^2]: thrust ``c_f omega |omega|``; moment_constant [m]: drag torque
+    ``moment_constant * thrust``; time_constant_up / time_constant_down [s]: the speed filter's
+    time constants when accelerating / decelerating; max_rot_velocity [rad/s]: the reference is
+    limited to it; rotor_drag_coefficient [N s/m per rad/s], rolling_moment_coefficient [N m s/m
+    per rad/s]: airspeed terms ``-|omega| coef v_perp``; turning_direction: ``"ccw"``/``"cw"`` per
+    rotor.
+    """
+
+    turning_direction: tuple
+    motor_constant: float = 1.269e-05
+    moment_constant: float = 0.016754
+    time_constant_up: float = 0.0182
+    time_constant_down: float = 0.0182
+    max_rot_velocity: float = 1000.0
+    rotor_drag_coefficient: float = 0.0
+    rolling_moment_coefficient: float = 0.0
+
+    def __post_init__(self):
+        for k in ("motor_constant", "moment_constant", "time_constant_up", "time_constant_down",
+                  "max_rot_velocity"):
+            _pos(k, getattr(self, k), allow_zero=(k == "moment_constant"))
+        for k in ("rotor_drag_coefficient", "rolling_moment_coefficient"):
+            _pos(k, getattr(self, k), allow_zero=True)
+        td = tuple(self.turning_direction)
+        if not td or any(s not in _SPIN for s in td):
+            raise ValueError(f"turning_direction: expected a non-empty list of 'ccw'/'cw', got {self.turning_direction!r}")
+        object.__setattr__(self, "turning_direction", td)
+
+    @property
+    def n_rotors(self) -> int:
+        return len(self.turning_direction)
+
+    @property
+    def spin(self) -> np.ndarray:
+        """(n,) ``s_i`` of the drag torque ``s_i c_d omega^2`` about the rotor z axis (ccw -> -1)."""
+        return np.array([_SPIN[s] for s in self.turning_direction])
+
+    @property
+    def drag_constant(self) -> float:
+        """``c_d = moment_constant * motor_constant`` [N m s^2/rad^2]."""
+        return self.moment_constant * self.motor_constant
+
+
+@dataclass(frozen=True)
+class ElasticJointParams:
+    """Series-elastic joints (Spong's reduced model): ``B theta'' + K (theta - q) = u``.
+
+    joints: joint names; stiffness K [N m/rad] (> 0); motor_inertia B [kg m^2] (> 0);
+    max_motor_torque [N m] (> 0, the saturation of ``u``).
+    """
+
+    joints: tuple
+    stiffness: np.ndarray
+    motor_inertia: np.ndarray
+    max_motor_torque: float = 10.0
+
+    def __post_init__(self):
+        j = tuple(self.joints)
+        if len(set(j)) != len(j) or not all(isinstance(x, str) for x in j):
+            raise ValueError(f"elastic joints: expected distinct joint names, got {self.joints!r}")
+        object.__setattr__(self, "joints", j)
+        for name in ("stiffness", "motor_inertia"):
+            v = np.array(getattr(self, name), dtype=float).reshape(-1)
+            if v.size == 1 and len(j) > 1:
+                v = np.full(len(j), v[0])
+            if v.shape != (len(j),) or not np.all(np.isfinite(v)) or np.any(v <= 0):
+                raise ValueError(f"{name}: expected {len(j)} finite positive values, got {getattr(self, name)!r}")
+            object.__setattr__(self, name, v)
+        _pos("max_motor_torque", self.max_motor_torque)
+
+    def natural_frequencies(self) -> np.ndarray:
+        """(n,) ``sqrt(K/B)`` [rad/s]: the motor's frequency against a locked link."""
+        return np.sqrt(self.stiffness / self.motor_inertia)
+
+
+@dataclass(frozen=True)
+class ActuationConfig:
+    """Everything of ``config/tilthex.yaml``: rotor constants, geometry and elastic joints."""
+
+    rotors: RotorParams
+    elastic: ElasticJointParams
+    rotor_prefix: str = "rotor_"
+    arm_length: float = 0.25
+    alpha: np.ndarray = field(default_factory=lambda: np.radians([20.0, -20.0] * 3))
+    beta: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    rotor_velocity_slowdown_sim: float = 10.0
+    rotor_mass: float = 0.005
+
+    @property
+    def rotor_links(self) -> tuple:
+        return tuple(f"{self.rotor_prefix}{i}" for i in range(1, self.rotors.n_rotors + 1))
+
+    @property
+    def rotor_joints(self) -> tuple:
+        return tuple(f"{self.rotor_prefix}{i}_joint" for i in range(1, self.rotors.n_rotors + 1))
+
+
+def default_actuation_config_path() -> Path:
+    """``config/tilthex.yaml`` of the source tree, else of the installed share directory."""
+    here = Path(__file__).resolve().parents[2] / "config" / "tilthex.yaml"
+    if here.is_file():
+        return here
+    from ..resources import urdf_search_dirs
+    for d in urdf_search_dirs():
+        p = Path(d).parent / "config" / "tilthex.yaml"
+        if p.is_file():
+            return p
+    raise ValueError("config: config/tilthex.yaml not found in the source tree or share/geodyn_ros")
+
+
+def load_actuation_config(path=None) -> ActuationConfig:
+    """Read ``config/tilthex.yaml`` (or ``path``) into an :class:`ActuationConfig` (ValueError naming the key)."""
+    import yaml
+    p = default_actuation_config_path() if path is None else Path(os.fspath(path))
+    try:
+        with open(p, encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+    except OSError as exc:
+        raise ValueError(f"config: cannot read {p}: {exc}") from None
+    try:
+        t, e = doc["tilthex"], doc["elastic_joints"]
+        n = len(t["turning_direction"])
+        rot = RotorParams(turning_direction=tuple(t["turning_direction"]),
+                          motor_constant=t["motor_constant"], moment_constant=t["moment_constant"],
+                          time_constant_up=t["time_constant_up"], time_constant_down=t["time_constant_down"],
+                          max_rot_velocity=t["max_rot_velocity"],
+                          rotor_drag_coefficient=t.get("rotor_drag_coefficient", 0.0),
+                          rolling_moment_coefficient=t.get("rolling_moment_coefficient", 0.0))
+        el = ElasticJointParams(joints=tuple(e["joints"]), stiffness=e["stiffness"],
+                                motor_inertia=e["motor_inertia"],
+                                max_motor_torque=e.get("max_motor_torque", 10.0))
+        alpha, beta = np.radians(np.array(t["alpha_deg"], float)), np.radians(np.array(t["beta_deg"], float))
+        if alpha.shape != (n,) or beta.shape != (n,):
+            raise ValueError(f"alpha_deg, beta_deg: expected {n} values each (one per rotor)")
+        return ActuationConfig(rotors=rot, elastic=el, rotor_prefix=str(t.get("rotor_prefix", "rotor_")),
+                               arm_length=_pos("arm_length", t["arm_length"]), alpha=alpha, beta=beta,
+                               rotor_velocity_slowdown_sim=_pos("rotor_velocity_slowdown_sim",
+                                                                t.get("rotor_velocity_slowdown_sim", 10.0)),
+                               rotor_mass=_pos("rotor_mass", t.get("rotor_mass", 0.005)))
+    except KeyError as exc:
+        raise ValueError(f"config: {p} misses the key {exc.args[0]!r}") from None
+    except TypeError as exc:
+        raise ValueError(f"config: {p} is malformed ({exc})") from None
+
+
+# ----------------------------------------------------------------------------- geometry
+def _rx(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def _ry(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+
+
+def _rz(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+
+
+def tilthex_rotor_frames(arm_length, alpha, beta) -> np.ndarray:
+    """(6, 4, 4) rotor frames in the base link, paper eq. (28):
+    ``C_{B,p_i} = Rz((2-i) pi/3) Tx(a) Rx(alpha_i) Ry(beta_i)``, i = 1..6 (a in m, angles in rad)."""
+    a = _pos("arm_length", arm_length)
+    alpha, beta = np.asarray(alpha, float), np.asarray(beta, float)
+    if alpha.shape != (6,) or beta.shape != (6,):
+        raise ValueError(f"alpha, beta: expected shape (6,), got {alpha.shape} and {beta.shape}")
+    out = np.empty((6, 4, 4))
+    for i in range(1, 7):
+        T = np.eye(4)
+        Rz = _rz((2 - i) * np.pi / 3)
+        T[:3, :3] = Rz @ _rx(alpha[i - 1]) @ _ry(beta[i - 1])
+        T[:3, 3] = Rz @ np.array([a, 0.0, 0.0])
+        out[i - 1] = T
+    return out
+
+
+def rotor_frames_from_model(model, rotor_links=None, *, pattern=r"^rotor_\d+$") -> tuple:
+    """Rotor frames in the base link from a loaded model whose rotor joints are locked.
+
+    Parameters
+    ----------
+    model : geodyn_ros.Model
+        Loaded with the rotor joints locked (``load_urdf(..., locked_joints=...)``), so every
+        rotor link is merged into the base body.
+    rotor_links : sequence of str, optional
+        The rotor link names in actuator order; ``None``: every link matching ``pattern``,
+        sorted by the number in the name (``rotor_1, rotor_2, ..., rotor_10``).
+    pattern : str
+        Regular expression for the rotor links when ``rotor_links`` is None.
+
+    Returns
+    -------
+    (names, frames) : tuple of str, (n, 4, 4) poses of the rotor links in the base-link frame.
+    """
+    if rotor_links is None:
+        rx = re.compile(pattern)
+        names = [ln for ln in model.link_home if rx.search(ln)]
+        if not names:
+            raise ValueError(f"rotor_links: no link of the model matches the pattern {pattern!r}")
+        names.sort(key=lambda s: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)])
+    else:
+        names = list(rotor_links)
+        if not names:
+            raise ValueError("rotor_links: empty")
+    frames = []
+    for ln in names:
+        if ln not in model.link_home:
+            raise ValueError(f"rotor_links: unknown link {ln!r}")
+        if model.link_to_body[ln] != 0:
+            raise ValueError(f"rotor_links: link {ln!r} is not rigidly attached to the base "
+                             f"{model.base_link!r} (lock its joint with load_urdf(..., locked_joints=[...]))")
+        frames.append(np.array(model.link_home[ln], dtype=float))   # base at identity: base-link frame
+    return tuple(names), np.array(frames)
+
+
+def rotor_wrench_columns(frames, motor_constant, drag_constants) -> np.ndarray:
+    """(6, n) allocation matrix ``A``: column i is ``Ad*_{C_i^-1} (0, 0, c_d,i, 0, 0, c_f)``.
+
+    frames : (n, 4, 4) rotor frames in the base link; motor_constant c_f [N s^2/rad^2];
+    drag_constants (n,) signed ``s_i c_d`` [N m s^2/rad^2].
+    """
+    F = np.asarray(frames, float)
+    cd = np.asarray(drag_constants, float).reshape(-1)
+    if F.ndim != 3 or F.shape[1:] != (4, 4) or cd.shape != (F.shape[0],):
+        raise ValueError(f"frames, drag_constants: expected (n, 4, 4) and (n,), got {F.shape}, {cd.shape}")
+    A = np.empty((6, F.shape[0]))
+    for i, (C, c) in enumerate(zip(F, cd)):
+        R, p = C[:3, :3], C[:3, 3]
+        f = R @ np.array([0.0, 0.0, motor_constant])
+        A[:3, i] = R @ np.array([0.0, 0.0, c]) + np.cross(p, f)
+        A[3:, i] = f
+    return A
+
+
+class Allocation:
+    """Allocation ``W_b = A u`` (``u = omega^2``) and its weighted pseudo-inverse.
+
+    Parameters
+    ----------
+    A : (6, n) allocation matrix (n >= 6), body wrench moment first per unit ``omega^2``.
+    max_rot_velocity : float
+        Rotor speed limit [rad/s] for :meth:`speeds` and :meth:`check_speeds`.
+    weights : (n,) positive, optional
+        ``Q = diag(weights)`` of the weighted pseudo-inverse (module docstring); default ones.
+
+    Raises ``ValueError`` for fewer than 6 rotors or a rank-deficient ``A`` (the message names the
+    wrench directions that cannot be produced).
+    """
+
+    def __init__(self, A, max_rot_velocity=1000.0, weights=None):
+        A = np.array(A, dtype=float)
+        if A.ndim != 2 or A.shape[0] != 6 or not np.all(np.isfinite(A)):
+            raise ValueError(f"A: expected a finite (6, n) matrix, got shape {A.shape}")
+        n = A.shape[1]
+        if n < 6:
+            raise ValueError(f"A: {n} rotors cannot produce an arbitrary 6-D wrench; this controller needs a "
+                             "fully actuated base (>= 6 rotors with non-parallel axes)")
+        self.max_rot_velocity = _pos("max_rot_velocity", max_rot_velocity)
+        w = np.ones(n) if weights is None else np.array(weights, float).reshape(-1)
+        if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+            raise ValueError(f"weights: expected {n} finite positive values, got {weights!r}")
+        U, s, Vt = np.linalg.svd(A)
+        if s[-1] < FULL_ACTUATION_RTOL * s[0]:
+            missing = U[:, s < FULL_ACTUATION_RTOL * s[0]]
+            labels = ("n_x", "n_y", "n_z", "f_x", "f_y", "f_z")
+            dirs = "; ".join(" + ".join(f"{c:.2f} {labels[k]}" for k, c in enumerate(col) if abs(c) > 1e-6)
+                             for col in missing.T)
+            raise ValueError(f"A: rank {int(np.sum(s >= FULL_ACTUATION_RTOL * s[0]))} < 6, the rotors cannot "
+                             f"produce the body wrench direction(s) [{dirs}] (e.g. a flat multirotor: all "
+                             "thrusts parallel); this controller needs a fully actuated base")
+        self.A = A
+        self.weights = w
+        Qi = np.diag(1.0 / w)
+        self.A_pinv = Qi @ A.T @ np.linalg.inv(A @ Qi @ A.T)
+        self.singular_values = s
+
+    @classmethod
+    def from_frames(cls, frames, rotors: RotorParams, weights=None) -> "Allocation":
+        """Build ``A`` from rotor frames (n, 4, 4) in the base link and :class:`RotorParams`."""
+        if len(frames) != rotors.n_rotors:
+            raise ValueError(f"frames: {len(frames)} rotor frames but {rotors.n_rotors} turning directions")
+        A = rotor_wrench_columns(frames, rotors.motor_constant, rotors.spin * rotors.drag_constant)
+        return cls(A, rotors.max_rot_velocity, weights)
+
+    @property
+    def n_rotors(self) -> int:
+        return self.A.shape[1]
+
+    def condition_number(self, *, scaled=True) -> float:
+        """``sigma_max / sigma_min`` of ``A`` (``scaled``: of ``A`` with its moment rows divided by
+        the length ``max|A_moment| / max|A_force|`` (about the rotor distance), so that moments
+        and forces have the same unit)."""
+        if not scaled:
+            return float(self.singular_values[0] / self.singular_values[-1])
+        L = max(np.abs(self.A[:3]).max() / max(np.abs(self.A[3:]).max(), 1e-300), 1e-300)
+        s = np.linalg.svd(np.vstack([self.A[:3] / L, self.A[3:]]), compute_uv=False)
+        return float(s[0] / s[-1])
+
+    def allocate(self, W_b) -> np.ndarray:
+        """(n,) or (T, n) ``u = A^+ W_b`` [rad^2/s^2] for body wrenches (6,) or (T, 6)."""
+        W = np.asarray(W_b, float)
+        return W @ self.A_pinv.T
+
+    def speeds(self, u) -> tuple:
+        """``(omega, n_saturated)``: ``sqrt(u)`` clipped to ``[0, max_rot_velocity]``, and how many
+        entries were clipped (negative ``u`` or above the limit)."""
+        u = np.asarray(u, float)
+        lo, hi = u < 0.0, u > self.max_rot_velocity ** 2
+        return np.sqrt(np.clip(u, 0.0, self.max_rot_velocity ** 2)), int(np.sum(lo) + np.sum(hi))
+
+    def check_speeds(self, u) -> None:
+        """ValueError unless every ``u`` gives ``0 < omega < max_rot_velocity`` (``u``: (n,) or (T, n))."""
+        u = np.asarray(u, float)
+        if not np.all(np.isfinite(u)):
+            raise ValueError("u: contains NaN or Inf")
+        if np.any(u <= 0.0) or np.any(u >= self.max_rot_velocity ** 2):
+            om = np.sqrt(np.clip(u, 0, None))
+            raise ValueError(f"u: rotor speeds leave (0, {self.max_rot_velocity:g}) rad/s: min u = {u.min():.4g}, "
+                             f"max omega = {om.max():.4g} rad/s")

@@ -1,0 +1,282 @@
+"""``geodyn_actuated_controller``: rotor speeds and motor torques from the feedforward jets.
+
+A thin ROS adapter around :class:`geodyn_ros.control.actuated.ActuatedController` (the law, its
+levels and units are documented there and in the README, "The actuated aerial manipulator").
+
+Subscribes
+    ``odom`` (``nav_msgs/Odometry``, REP 105), ``joint_states`` (link angles and rates, by name),
+    ``motor_states`` (``sensor_msgs/JointState``: ``position`` = motor angles ``theta``,
+    ``velocity`` = ``theta'`` of the elastic joints, by name; only with ``elastic_joints``),
+    ``reference`` (reference jet, ``q_d^(0..2)`` used) and ``feedforward/jet`` from
+    ``geodyn_node`` run with ``output_representation: body`` and ``order >= feedforward_order``
+    (the body wrench jet ``W_b^(0..r)`` in the desired base frame and ``tau^(0..r)``).
+Publishes
+    ``cmd/rotor_speeds``: ``actuator_msgs/msg/Actuators`` (``velocity[i]`` = commanded speed of
+    rotor ``i`` [rad/s], the order of ``actuator_number`` 0..n-1; what gz-sim's
+    MulticopterMotorModel reads through ros_gz_bridge) when the ``actuator_msgs`` package is
+    importable, otherwise ``std_msgs/Float64MultiArray`` with the same numbers in ``data`` (one
+    dim labelled ``rotor``);
+    ``cmd/motor_efforts``: ``sensor_msgs/JointState`` (``name`` = elastic joints, ``effort`` = motor
+    torques ``u`` [N m]); with ``per_joint_effort_topics`` also ``std_msgs/Float64`` on
+    ``cmd/joint_effort/<joint>`` (gz ApplyJointForce);
+    ``/diagnostics``: counters ``rotor_saturations`` and ``motor_saturations`` (commands clipped
+    to ``[0, max_rot_velocity]`` and ``+-max_motor_torque``), and WARN while clipping.
+``odom_startup_discard`` [s] ignores the first odometry after start-up (gz-sim's
+OdometryPublisher differentiates poses with a moving window that starts from a zero pose: its
+first ~10 messages carry linear velocities of 100-1000 m/s; its angular velocity is a 10-sample
+mean, about 5 ms late at 1 kHz, which this node does not correct).
+
+Start-up errors (one line naming the parameter): a singular rotor geometry, non-positive time
+constants, stiffnesses or motor inertias (keys of ``actuation_config``), ``feedforward_order``
+outside 0..2, ``order < feedforward_order``. Nothing NaN is published: a cycle whose inputs or
+command are not finite is skipped and reported.
+"""
+from __future__ import annotations
+
+import array
+
+import numpy as np
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
+
+from geodyn_ros.control.actuated import ActuatedController
+from geodyn_ros.control.feedback import TrackingGains
+from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+from geodyn_ros.lie import Ad_inv
+
+from .conversions import InputError, JointNameMatcher, parse_odometry, set_stamp, stamp_to_ns
+from .diagnostics import DiagnosticsReporter, guard, guard_time_source
+from .jets import ReferenceDecoder, decode_feedforward_jet
+from .params import ConfigurationError, declare_parameters, model_source
+from .runtime import control_qos, run_nodes
+
+try:  # the message gz-sim's MulticopterMotorModel reads through ros_gz_bridge
+    from actuator_msgs.msg import Actuators as _Actuators
+except ImportError:  # not on PyPI; every ROS install with ros_gz has it
+    _Actuators = None
+
+__all__ = ["PARAMETERS", "ActuatedControllerNode", "main", "HAVE_ACTUATOR_MSGS"]
+
+HAVE_ACTUATOR_MSGS = _Actuators is not None
+
+PARAMETERS = {
+    "robot_description": ("", "URDF with the rotor links (e.g. tilthex_manipulator.urdf.xacro expanded)."),
+    "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
+    "base_link": ("", "Base link; empty = the URDF root."),
+    "actuation_config": ("", "Actuation YAML (rotor constants and names, elastic joints); empty = the "
+                         "shipped config/tilthex.yaml."),
+    "feedforward_order": (2, "0: u = A^+ W_b, motor torque tau; 1: + rotor-lag compensation (needs W_b'); "
+                          "2: + elastic-joint inverse (needs tau'')."),
+    "use_feedforward": (True, "false = feedback only (the 'pd' row), same gains."),
+    "order": (2, "Order r of the feedforward/jet geodyn_node publishes; must be >= feedforward_order."),
+    "elastic_joints": (True, "Read motor angles on motor_states (series-elastic joints); false = rigid joints "
+                       "(motor angle = link angle)."),
+    "odom_startup_discard": (0.0, "Ignore odometry stamped less than this [s] after the first odometry "
+                             "message (gz-sim OdometryPublisher start-up); 0 = keep all."),
+    "kp_position": (400.0, "Base position stiffness [N/m]."),
+    "kd_position": (40.0, "Base velocity damping [N s/m]."),
+    "kp_rotation": (60.0, "Base attitude stiffness [N m/rad]."),
+    "kd_rotation": (6.0, "Base angular-velocity damping [N m s/rad]."),
+    "kp_joint": (40.0, "Motor-angle stiffness [N m/rad]."),
+    "kd_joint": (0.5, "Motor-angle damping [N m s/rad]."),
+    "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
+    "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
+    "per_joint_effort_topics": (False, "Also publish std_msgs/Float64 on cmd/joint_effort/<joint>."),
+    "qos_depth": (2, "Keep-last depth of the control topics."),
+}
+
+
+class ActuatedControllerNode(Node):
+    """See the module docstring."""
+
+    def __init__(self, node_name: str = "geodyn_actuated_controller", **kwargs):
+        super().__init__(node_name, **kwargs)
+        p = declare_parameters(self, PARAMETERS)
+        ffo = p["feedforward_order"]
+        if ffo not in (0, 1, 2):
+            raise ConfigurationError(f"parameter 'feedforward_order': must be 0, 1 or 2, got {ffo}")
+        level = ffo if p["use_feedforward"] else None
+        if level is not None and p["order"] < ffo:
+            raise ConfigurationError(f"parameter 'order': feedforward_order {ffo} needs geodyn_node's jet of "
+                                     f"order >= {ffo}, got order {p['order']}")
+        try:
+            gains = TrackingGains(*(p[k] for k in ("kp_position", "kd_position", "kp_rotation",
+                                                   "kd_rotation", "kp_joint", "kd_joint")))
+        except ValueError as exc:
+            raise ConfigurationError(f"parameter {exc}") from exc
+        try:
+            cfg = load_actuation_config(p["actuation_config"] or None)
+        except ValueError as exc:
+            raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
+        import geodyn_ros as gd
+        source, what = model_source(p)
+        try:
+            base = p["base_link"] or None
+            # lock the rotor joints that the URDF has as moving joints (a Gazebo URDF: continuous)
+            moving = gd.load_urdf(source, base_link=base).joint_names
+            self.model = gd.load_urdf(source, base_link=base,
+                                      locked_joints=[j for j in cfg.rotor_joints if j in moving])
+            _, frames = rotor_frames_from_model(self.model, cfg.rotor_links)
+        except ValueError as exc:
+            raise ConfigurationError(f"cannot load the rotor model from {what}: {exc}") from exc
+        try:
+            al = Allocation.from_frames(frames, cfg.rotors)
+            self.ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, self.model.joint_names, gains, level)
+        except ValueError as exc:
+            raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
+        self.cfg = cfg
+        self.elastic = p["elastic_joints"]
+        self.sync = p["sync_stamps"]
+        self.stale_ns = int(round(p["stale_timeout"] * 1e9))
+        if not (np.isfinite(p["odom_startup_discard"]) and p["odom_startup_discard"] >= 0):
+            raise ConfigurationError(f"parameter 'odom_startup_discard': must be >= 0 s, got {p['odom_startup_discard']}")
+        self.odom_discard_ns = int(round(p["odom_startup_discard"] * 1e9))
+        self._odom_first = None
+        self.need_rows = self.ctrl.required_order + 1
+        n, names = self.model.n_joints, self.model.joint_names
+        self._matcher = JointNameMatcher(names)
+        self._motor_matcher = JointNameMatcher(cfg.elastic.joints)
+        self._ref_decoder = ReferenceDecoder(names, 0)
+        self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)
+        self._q, self._qd = np.zeros(n), np.zeros(n)
+        ne = len(cfg.elastic.joints)
+        self._th, self._thd = np.zeros(ne), np.zeros(ne)
+        self._Cd, self._Vd, self._Qd = np.eye(4), np.zeros((2, 6)), np.zeros((3, n))
+        self._Wb, self._tau = np.zeros((1, 6)), np.zeros((1, n))
+        self._stamps = {k: None for k in ("odom", "joint_states", "motor_states", "reference", "jet")}
+        self._needed = ["odom", "joint_states", "reference"] + (["motor_states"] if self.elastic else []) + \
+            (["jet"] if level is not None else [])
+        self._last_cmd_stamp = None
+
+        qos = control_qos(p["qos_depth"])
+        self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos)
+        self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"), qos)
+        if self.elastic:
+            self.create_subscription(JointState, "motor_states", guard(self, self._on_motor_states, "motor_states"), qos)
+        self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"), qos)
+        if level is not None:
+            self.create_subscription(Float64MultiArray, "feedforward/jet", guard(self, self._on_jet, "feedforward/jet"), qos)
+        self.pub_rotors = self.create_publisher(_Actuators or Float64MultiArray, "cmd/rotor_speeds", qos)
+        self.pub_motors = self.create_publisher(JointState, "cmd/motor_efforts", qos)
+        self.pub_per_joint = [self.create_publisher(Float64, f"cmd/joint_effort/{j}", qos)
+                              for j in cfg.elastic.joints] if p["per_joint_effort_topics"] else []
+        self._mmsg = JointState()
+        self._mmsg.name = list(cfg.elastic.joints)
+        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: actuated", self.model.name)
+        guard_time_source(self)
+        self.diag.counters.update(rotor_saturations=0, motor_saturations=0)
+        self.get_logger().info(
+            f"model '{self.model.name}', {al.n_rotors} rotors (cond(A) = {al.condition_number():.3g}), "
+            f"elastic joints {cfg.elastic.joints if self.elastic else 'off'}, level "
+            f"{'pd' if level is None else f'ff{level}'}, rotor output "
+            f"{'actuator_msgs/Actuators' if HAVE_ACTUATOR_MSGS else 'std_msgs/Float64MultiArray'}")
+
+    # ------------------------------------------------------------------ inputs
+    def _take(self, key: str, parse) -> None:
+        try:
+            stamp = parse()
+            if key in ("odom", "joint_states", "motor_states") and stamp == self._last_cmd_stamp:
+                self._last_cmd_stamp = None
+            self._stamps[key] = stamp
+        except InputError as exc:
+            self._stamps[key] = None
+            self.diag.problem(key, str(exc))
+            return
+        self._try_command()
+
+    def _on_odom(self, msg):
+        if self.odom_discard_ns:
+            st = stamp_to_ns(msg.header.stamp)
+            if self._odom_first is None:
+                self._odom_first = st
+            if st - self._odom_first < self.odom_discard_ns:
+                self.diag.counters["odom_discarded"] = self.diag.counters.get("odom_discarded", 0) + 1
+                return
+        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.model.base_link, self._Vb),
+                                    stamp_to_ns(msg.header.stamp))[1])
+
+    def _on_joint_states(self, msg):
+        def parse():
+            self._matcher.gather(msg.name, msg.position, self._q, "joint_states.position")
+            self._matcher.gather(msg.name, msg.velocity, self._qd, "joint_states.velocity")
+            return stamp_to_ns(msg.header.stamp)
+        self._take("joint_states", parse)
+
+    def _on_motor_states(self, msg):
+        def parse():
+            self._motor_matcher.gather(msg.name, msg.position, self._th, "motor_states.position")
+            self._motor_matcher.gather(msg.name, msg.velocity, self._thd, "motor_states.velocity")
+            return stamp_to_ns(msg.header.stamp)
+        self._take("motor_states", parse)
+
+    def _on_reference(self, msg):
+        self._take("reference", lambda: self._ref_decoder.decode(msg, self._Cd, self._Vd, self._Qd))
+
+    def _on_jet(self, msg):
+        def parse():
+            stamp, W, tau, names = decode_feedforward_jet(msg)
+            if W.shape[0] < self.need_rows:
+                raise InputError(f"feedforward/jet: {W.shape[0]} rows, feedforward_order needs "
+                                 f"{self.need_rows} (geodyn_node order too low)")
+            if tuple(names) != tuple(self.model.joint_names):
+                raise InputError(f"feedforward/jet: joints {names} are not {self.model.joint_names}")
+            if not (np.isfinite(W).all() and np.isfinite(tau).all()):
+                raise InputError("feedforward/jet: NaN or Inf")
+            self._Wb, self._tau = W, tau
+            return stamp
+        self._take("jet", parse)
+
+    # ------------------------------------------------------------------ command
+    def _try_command(self) -> None:
+        s = self._stamps
+        if any(s[k] is None for k in self._needed):
+            return
+        state = s["joint_states"]
+        if self.sync:
+            if any(s[k] != state for k in self._needed) or state == self._last_cmd_stamp:
+                return
+        elif state == self._last_cmd_stamp or any(state - s[k] > self.stale_ns for k in self._needed):
+            return
+        self._last_cmd_stamp = state
+        th, thd = (self._th, self._thd) if self.elastic else (self._q[self.ctrl.idx], self._qd[self.ctrl.idx])
+        Vbd = Ad_inv(self._Cd) @ self._Vd[0]
+        try:
+            cmd = self.ctrl.command(self._C, self._Vb, self._q, self._qd, th, thd, self._Cd, Vbd, self._Qd,
+                                    self._Wb, self._tau)
+        except ValueError as exc:
+            self.diag.problem("command", f"no command: {exc}")
+            return
+        if self.pub_rotors.msg_type is Float64MultiArray:
+            rm = Float64MultiArray()
+            rm.layout.dim = [MultiArrayDimension(label="rotor", size=len(cmd.omega), stride=len(cmd.omega))]
+            rm.data = array.array("d", cmd.omega.tobytes())
+        else:
+            rm = _Actuators()
+            set_stamp(rm.header.stamp, state)
+            rm.velocity = [float(v) for v in cmd.omega]
+        m = self._mmsg
+        set_stamp(m.header.stamp, state)
+        m.effort = array.array("d", np.ascontiguousarray(cmd.u).tobytes())
+        self.pub_rotors.publish(rm)
+        self.pub_motors.publish(m)
+        for pub, v in zip(self.pub_per_joint, cmd.u):
+            pub.publish(Float64(data=float(v)))
+        c = self.diag.counters
+        c["rotor_saturations"] = self.ctrl.rotor_saturations
+        c["motor_saturations"] = self.ctrl.motor_saturations
+        self.diag.ok()
+        if cmd.rotor_saturations or cmd.motor_saturations:
+            from diagnostic_msgs.msg import DiagnosticStatus
+            self.diag.publish_status(DiagnosticStatus.WARN, f"saturated: {cmd.rotor_saturations} rotor speed(s), "
+                                     f"{cmd.motor_saturations} motor torque(s) clipped this cycle")
+
+
+def main(args=None) -> int:
+    """Console script ``geodyn_actuated_controller``."""
+    return run_nodes([ActuatedControllerNode], args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
