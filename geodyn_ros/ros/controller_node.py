@@ -37,6 +37,8 @@ from .runtime import control_qos, run_nodes
 
 __all__ = ["PARAMETERS", "ControllerNode", "main"]
 
+_GAINS = ("kp_position", "kd_position", "kp_rotation", "kd_rotation", "kp_joint", "kd_joint")
+
 PARAMETERS = {
     "robot_description": ("", "URDF XML string (joint names and base link)."),
     "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
@@ -60,10 +62,9 @@ class ControllerNode(Node):
 
     def __init__(self, node_name: str = "geodyn_controller", **kwargs):
         super().__init__(node_name, **kwargs)
-        p = declare_parameters(self, PARAMETERS)
+        p = declare_parameters(self, PARAMETERS, dynamic=_GAINS + ("use_feedforward",))
         try:
-            self.gains = TrackingGains(*(p[k] for k in ("kp_position", "kd_position", "kp_rotation",
-                                                         "kd_rotation", "kp_joint", "kd_joint")))
+            self.gains = TrackingGains(*(p[k] for k in _GAINS))
         except ValueError as exc:
             raise ConfigurationError(f"parameter {exc}") from exc
         self.model = load_model_from_parameters(p)
@@ -89,11 +90,12 @@ class ControllerNode(Node):
                                  qos)
         self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"),
                                  qos)
-        if self.use_ff:
-            self.create_subscription(WrenchStamped, "feedforward/wrench",
-                                     guard(self, self._on_ff_wrench, "feedforward/wrench"), qos)
-            self.create_subscription(JointState, "feedforward/joint_efforts",
-                                     guard(self, self._on_ff_efforts, "feedforward/joint_efforts"), qos)
+        # subscribed even without use_feedforward, which can be switched on at run time
+        self.create_subscription(WrenchStamped, "feedforward/wrench",
+                                 guard(self, self._on_ff_wrench, "feedforward/wrench"), qos)
+        self.create_subscription(JointState, "feedforward/joint_efforts",
+                                 guard(self, self._on_ff_efforts, "feedforward/joint_efforts"), qos)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
         self.pub_wrench = self.create_publisher(WrenchStamped, "cmd/wrench", qos)
         self.pub_efforts = self.create_publisher(JointState, "cmd/joint_efforts", qos)
         self.pub_per_joint = [self.create_publisher(Float64, f"cmd/joint_effort/{j}", qos)
@@ -104,6 +106,32 @@ class ControllerNode(Node):
         self._emsg.name = list(names)
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: tracking", self.model.name)
         guard_time_source(self)
+
+    # ------------------------------------------------------------------ live tuning
+    def _on_set_parameters(self, params):
+        """``ros2 param set``: the gains (finite, >= 0) and ``use_feedforward`` (bool) change at
+        run time, taking effect at the next command; a bad value is refused with the reason and
+        the old one kept. Other parameters are read-only (rclpy refuses them before this)."""
+        from rcl_interfaces.msg import SetParametersResult
+        gains = {k: getattr(self.gains, k) for k in _GAINS}
+        use_ff = self.use_ff
+        for prm in params:
+            if prm.name in _GAINS:
+                v = prm.value
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    return SetParametersResult(successful=False, reason=f"{prm.name}: expected a number, got {v!r}")
+                gains[prm.name] = float(v)
+            elif prm.name == "use_feedforward":
+                if not isinstance(prm.value, bool):
+                    return SetParametersResult(successful=False,
+                                               reason=f"use_feedforward: expected true or false, got {prm.value!r}")
+                use_ff = prm.value
+        try:
+            new = TrackingGains(**gains)
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        self.gains, self.use_ff = new, use_ff
+        return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ inputs
     def _take(self, key: str, parse) -> None:

@@ -22,20 +22,23 @@ class ConfigurationError(ValueError):
     """A bad parameter or URDF: the node cannot start. The message says which and why."""
 
 
-def declare_parameters(node, table: dict) -> dict:
+def declare_parameters(node, table: dict, dynamic=()) -> dict:
     """Declare every parameter of ``table`` on ``node``; return ``{name: checked value}``.
 
-    Raises :class:`ConfigurationError` naming the parameter if a value has the wrong type.
+    Parameters not named in ``dynamic`` are declared read-only: they are read once at start-up,
+    so ``ros2 param set`` refuses them ("parameter is read-only") instead of silently doing
+    nothing. Raises :class:`ConfigurationError` naming the parameter if a value has the wrong type.
     """
     values = {}
     for name, (default, description) in table.items():
+        ro = name not in dynamic
         if isinstance(default, list) and not default:
             # an empty list has no type: declare the type, statically (rclpy requires that)
             node.declare_parameter(name, Parameter.Type.DOUBLE_ARRAY,
-                                   ParameterDescriptor(description=description))
+                                   ParameterDescriptor(description=description, read_only=ro))
         else:
             node.declare_parameter(name, default, ParameterDescriptor(description=description,
-                                                                      dynamic_typing=True))
+                                                                      dynamic_typing=True, read_only=ro))
         try:
             value = node.get_parameter(name).value
         except ParameterUninitializedException:  # an empty-list default that was not overridden

@@ -1,0 +1,69 @@
+"""Live tuning: the controller's gains and ``use_feedforward`` are dynamic parameters (what
+``ros2 param set`` does: ``Node.set_parameters``), validated in the parameter callback; every
+other parameter of the nodes is read-only, so a run-time change is refused, not ignored.
+
+The command after a change is compared with ``tracking_command`` evaluated here with the new
+gains on the same inputs (1e-12: the same arithmetic)."""
+import numpy as np
+from ros_harness import h, joint_states_msg, odometry_msg  # noqa: F401
+
+from geometry_msgs.msg import WrenchStamped
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from geodyn_ros.control import TrackingGains, tracking_command
+from geodyn_ros.lie import Ad_inv
+from geodyn_ros.resources import shipped_urdf
+from geodyn_ros.ros.controller_node import ControllerNode
+from geodyn_ros.ros.geodyn_node import GeodynNode
+from geodyn_ros.ros.jets import make_reference_msg
+from geodyn_ros.trajectories import table3_reference
+
+URDF = str(shipped_urdf())
+NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
+
+
+def test_gains_change_at_run_time_and_bad_values_are_refused(h):
+    node = h.make(ControllerNode, {"urdf_path": URDF, "use_feedforward": False})
+    ok = node.set_parameters([Parameter("kp_joint", value=12.5), Parameter("kd_position", value=3.0)])
+    assert all(r.successful for r in ok) and node.gains.kp_joint == 12.5 and node.gains.kd_position == 3.0
+    for bad in (Parameter("kp_joint", value=-1.0), Parameter("kp_joint", value=float("nan")),
+                Parameter("kp_joint", value="stiff"), Parameter("use_feedforward", value=1.0)):
+        res = node.set_parameters([bad])[0]
+        assert not res.successful and res.reason, bad
+    assert node.gains.kp_joint == 12.5 and node.use_ff is False and node.get_parameter("kp_joint").value == 12.5
+    res = node.set_parameters([Parameter("qos_depth", value=5)])[0]
+    assert not res.successful and "read-only" in res.reason
+    assert node.set_parameters([Parameter("use_feedforward", value=True)])[0].successful and node.use_ff
+
+    # the next command uses the new gains
+    cmds = h.record(WrenchStamped, "cmd/wrench")
+    efforts = h.record(JointState, "cmd/joint_efforts")
+    node.set_parameters([Parameter("use_feedforward", value=False)])
+    po, pj, pr = (h.publisher(type(odometry_msg(0, np.eye(4), np.zeros(3), np.zeros(3))), "odom"),
+                  h.publisher(JointState, "joint_states"), h.publisher(Float64MultiArray, "reference"))
+    h.wait_matched("odom")
+    h.wait_matched("reference")
+    ref = table3_reference(2.0, 1)
+    stamp = 10**9
+    q = ref.q[0] + 0.05
+    node.set_parameters([Parameter("kp_joint", value=77.0)])
+    pr.publish(make_reference_msg(stamp, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
+    h.spin_for(0.05)
+    po.publish(odometry_msg(stamp, ref.base_pose, np.zeros(3), np.zeros(3)))
+    pj.publish(joint_states_msg(stamp, NAMES, q, np.zeros(6)))
+    assert h.spin_until(lambda: len(efforts) > 0)
+    gains = TrackingGains(kp_position=400.0, kd_position=3.0, kp_rotation=60.0, kd_rotation=6.0,
+                          kp_joint=77.0, kd_joint=0.5)
+    Vbd = Ad_inv(ref.base_pose) @ ref.base_twist[0]
+    _, tau = tracking_command(gains, ref.base_pose, np.zeros(6), q, np.zeros(6), ref.base_pose, Vbd,
+                              ref.q[0], ref.q[1])
+    assert np.abs(np.array(efforts[-1].effort) - tau).max() <= 1e-12 * max(1.0, np.abs(tau).max())
+
+
+def test_geodyn_node_parameters_are_read_only(h):
+    node = h.make(GeodynNode, {"urdf_path": URDF})
+    res = node.set_parameters([Parameter("order", value=3)])[0]
+    assert not res.successful and "read-only" in res.reason
+    assert node.order == 2
