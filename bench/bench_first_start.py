@@ -30,7 +30,7 @@ from bench_node import Driver, NodeProcess  # noqa: E402  (sets the ROS isolatio
 import rclpy  # noqa: E402
 from rclpy.context import Context  # noqa: E402
 
-from geodyn_ros.resources import shipped_urdf  # noqa: E402
+from geodyn_ros.model.resources import shipped_urdf  # noqa: E402
 
 
 def first_output_seconds(ctx, cache_dir=None, order=2, timeout=600.0) -> float:

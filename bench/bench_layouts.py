@@ -109,7 +109,9 @@ def layout_table(model, C, V, q, W, T, orders, reps, repeats):
             ref_out = calls["C float64"]()
             for lay, fn in calls.items():   # the same answer in every layout (float32: close)
                 out = fn()
-                tol = 1e-5 if lay.startswith("float32") else 0.0
+                # float64 layouts run the C- or the any-layout specialisation of the same kernel;
+                # with the fast-math contraction flags their last bits may differ (1e-12 bound)
+                tol = 1e-5 if lay.startswith("float32") else 1e-12
                 for x, y in zip(out, ref_out):
                     assert np.abs(x - y).max() <= tol * max(1.0, np.abs(y).max()), (name, r, lay)
             t = round_robin_us(calls, reps, repeats)

@@ -5,7 +5,7 @@ Sections (each printed as it finishes; all rows written to ``<out>/bench_lineari
 scaling plot to ``<out>/bench_linearize.png``):
 
 1. **12-DoF** aerial manipulator (``urdf/aerial_manipulator.urdf``): every call of
-   :mod:`geodyn_ros.linearization` (spatial and body representation) next to the Pinocchio call it
+   :mod:`geodyn_ros.algorithms.linearization` (spatial and body representation) next to the Pinocchio call it
    corresponds to, on the same state (Pinocchio free-flyer model of the same URDF):
 
    ==================================== =========================================

@@ -58,7 +58,7 @@ import rclpy  # noqa: E402
 from rclpy.context import Context  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from geodyn_ros.resources import shipped_urdf  # noqa: E402
+from geodyn_ros.model.resources import shipped_urdf  # noqa: E402
 from geodyn_ros.ros.jets import decode_feedforward_jet, make_reference_msg  # noqa: E402
 from geodyn_ros.ros.runtime import control_qos, make_executor  # noqa: E402
 from geodyn_ros.trajectories import table3_reference  # noqa: E402

@@ -42,7 +42,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from geodyn_ros.lie import Ad_inv, matrix_to_quat  # noqa: E402
-from geodyn_ros.resources import shipped_urdf  # noqa: E402
+from geodyn_ros.model.resources import shipped_urdf  # noqa: E402
 from geodyn_ros.ros.jets import make_reference_msg  # noqa: E402
 from geodyn_ros.ros.runtime import control_qos, make_executor  # noqa: E402
 from geodyn_ros.trajectories import table3_reference  # noqa: E402

@@ -6,34 +6,34 @@ The core is ROS-free (``import geodyn_ros`` never imports rclpy)::
     model = gd.load_urdf("robot.urdf")
     res = gd.inverse_dynamics(model, base_pose, base_twist, q, order=3)
 
-Layers: :mod:`~geodyn_ros.lie` (SE(3) helpers) -> :mod:`~geodyn_ros.urdf` /
-:mod:`~geodyn_ros.model` (URDF to spatial screws) -> :mod:`~geodyn_ros.dynamics` and
-:mod:`~geodyn_ros.eom` (algorithms, compiled kernels in ``_kernels``) ->
-:mod:`~geodyn_ros.linearization` (derivatives and SE(3) linearization, ``_derivative_kernels``),
-:mod:`~geodyn_ros.representations` (body / spatial / hybrid / mixed base twists and wrenches) and
-:mod:`~geodyn_ros.reduced` (inertia-decoupled reduced Euler-Lagrange dynamics, curvature).
-For control loops, :class:`~geodyn_ros.workspace.Workspace` evaluates inverse and forward
+Layers (folders, each importing only from lower ones; README "Repository layout"):
+:mod:`~geodyn_ros.lie` (SE(3) helpers) and :mod:`~geodyn_ros.trajectories` -> :mod:`~geodyn_ros.model`
+(the Model, the URDF loader, shipped resources) -> :mod:`~geodyn_ros.algorithms` (compiled kernels
+in ``algorithms.kernels``, input checks, the spatial dynamics core, batch, EoM, linearization,
+representations (body / spatial / hybrid / mixed base twists and wrenches), constrained models,
+reduced dynamics; the public entry points in ``algorithms.api``) -> control, ``sim``, ``ros``.
+For control loops, :class:`~geodyn_ros.algorithms.workspace.Workspace` evaluates inverse and forward
 dynamics of one model and order into preallocated outputs it owns.
 Conventions: see the README ("Conventions") and ``CONVENTIONS.md``.
 """
-from .dynamics import (DEFAULT_GRAVITY, ForwardDynamicsResult, HybridDynamicsResult,
-                       InverseDynamicsResult, KinematicsResult, forward_dynamics, forward_kinematics,
-                       hybrid_dynamics, inverse_dynamics)
-from .eom import coriolis_matrix, gravity_vector, mass_matrix
-from .linearization import (FDDerivatives, IDDerivatives, Linearization, forward_dynamics_derivatives,
-                            input_labels, inverse_dynamics_derivatives, inverse_mass_matrix, linearize,
-                            state_labels)
-from .model import Model
-from .reduced import (CoriolisDecomposition, DecoupledForwardResult, DecoupledInverseResult, ReducedTerms,
-                      base_twist_from_locked, centroidal_locked_terms, connection_curvature,
-                      coriolis_decomposition, decoupled_forward_dynamics, decoupled_inertia,
-                      decoupled_inverse_dynamics, integrate_decoupled, interaction_matrix, local_connection,
-                      locked_inertia, locked_inertia_derivative, locked_inertia_velocity, locked_velocity,
-                      reduced_terms, spatial_momentum)
-from .representations import (REPRESENTATIONS, angular_first, convert_twist, convert_wrench, linear_first,
-                              twist_transform)
-from .urdf import INERTIA_RTOL, URDFWarning, load_urdf
-from .workspace import Workspace
+from .algorithms.api import forward_dynamics, forward_kinematics, hybrid_dynamics, inverse_dynamics
+from .algorithms.dynamics import (DEFAULT_GRAVITY, ForwardDynamicsResult, HybridDynamicsResult,
+                                  InverseDynamicsResult, KinematicsResult)
+from .algorithms.eom import coriolis_matrix, gravity_vector, mass_matrix
+from .algorithms.linearization import (FDDerivatives, IDDerivatives, Linearization, forward_dynamics_derivatives,
+                                       input_labels, inverse_dynamics_derivatives, inverse_mass_matrix, linearize,
+                                       state_labels)
+from .algorithms.reduced import (CoriolisDecomposition, DecoupledForwardResult, DecoupledInverseResult,
+                                 ReducedTerms, base_twist_from_locked, centroidal_locked_terms,
+                                 connection_curvature, coriolis_decomposition, decoupled_forward_dynamics,
+                                 decoupled_inertia, decoupled_inverse_dynamics, integrate_decoupled,
+                                 interaction_matrix, local_connection, locked_inertia, locked_inertia_derivative,
+                                 locked_inertia_velocity, locked_velocity, reduced_terms, spatial_momentum)
+from .algorithms.representations import (REPRESENTATIONS, angular_first, convert_twist, convert_wrench,
+                                         linear_first, twist_transform)
+from .algorithms.workspace import Workspace
+from .model.model import Model
+from .model.urdf import INERTIA_RTOL, URDFWarning, load_urdf
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,7 @@
 """SE(3) / se(3) helpers in the conventions of the Ali–Gabellieri–Franchi paper.
 
 Small pure numpy functions (no numba, no ROS), used by the URDF loader, the
-public API, examples and tests. The hot loops live in :mod:`geodyn_ros._kernels`.
+public API, examples and tests. The hot loops live in :mod:`geodyn_ros.algorithms.kernels`.
 
 Conventions (see ``CONVENTIONS.md``):
 

@@ -21,7 +21,7 @@ import numpy as np
 
 def kernels_are_cached() -> bool:
     """True if the inverse-dynamics hot path loads from numba's cache (no compilation)."""
-    from . import _kernels as K
+    from .algorithms.kernels import inverse as K
     return bool(getattr(K.inverse_dynamics_ws, "stats", None) and K.inverse_dynamics_ws.stats.cache_hits)
 
 
@@ -35,7 +35,7 @@ def warm(verbose: bool = True, orders=(0, 1, 2, 3)) -> float:
 
     say("importing geodyn_ros (loads or compiles the kernels)")
     import geodyn_ros as gd
-    from .resources import shipped_urdf
+    from .model.resources import shipped_urdf
 
     model = gd.load_urdf(shipped_urdf())
     n = model.n_joints

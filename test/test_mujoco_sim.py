@@ -26,7 +26,7 @@ import pytest
 
 import geodyn_ros as gd
 from geodyn_ros.lie import Ad, Ad_inv, exp_so3, hat, hat6, inv_se3, quat_to_matrix
-from geodyn_ros.resources import shipped_urdf
+from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.sim import MujocoSim, SimState
 
 # ----------------------------------------------------------------------------- models

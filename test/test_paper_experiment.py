@@ -11,7 +11,7 @@ import pytest
 
 import geodyn_ros as gd
 from geodyn_ros.examples import paper_experiment as pe
-from geodyn_ros.resources import shipped_urdf
+from geodyn_ros.model.resources import shipped_urdf
 
 SHORT = ["--orders", "3", "--dt", "0.05", "--T", "0.5"]
 

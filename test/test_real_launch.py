@@ -38,7 +38,7 @@ from std_msgs.msg import Float64MultiArray
 from geometry_msgs.msg import WrenchStamped
 
 import geodyn_ros as gd
-from geodyn_ros.resources import shipped_urdf
+from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.jets import decode_feedforward_jet, make_reference_msg
 from geodyn_ros.trajectories import table3_reference
 

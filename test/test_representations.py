@@ -1,4 +1,4 @@
-"""Base twist / wrench representations and the conversion of their jets (``geodyn_ros.representations``).
+"""Base twist / wrench representations and the conversion of their jets (``geodyn_ros.algorithms.representations``).
 
 References independent of the module:
 * the definitions applied to values along a smooth SE(3) motion -- spatial twist jet with exactly
@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference_models as rm  # noqa: E402
 
 from geodyn_ros import lie  # noqa: E402
-from geodyn_ros.representations import (REPRESENTATIONS, angular_first, convert_twist,  # noqa: E402
+from geodyn_ros.algorithms.representations import (REPRESENTATIONS, angular_first, convert_twist,  # noqa: E402
                                         convert_wrench, linear_first, twist_transform)
 
 REF_RTOL = {0: 1e-12, 1: 2e-11, 2: 3e-10, 3: 3e-9, 4: 5e-8, 5: 3e-7}   # test_higher_order_vs_fd.py

@@ -1,7 +1,7 @@
 """Dynamics with the base twist / wrench in another representation (``representation=`` keyword of
 ``inverse_dynamics``, ``forward_dynamics``, ``hybrid_dynamics``).
 
-The four representations (``geodyn_ros.representations``, angular first, moment first) are
+The four representations (``geodyn_ros.algorithms.representations``, angular first, moment first) are
 ``spatial`` (the core, CONVENTIONS.md), ``body`` (Pinocchio LOCAL), ``hybrid`` (Pinocchio
 LOCAL_WORLD_ALIGNED) and ``mixed`` (MuJoCo free joint). With ``representation=X`` the base twist
 and base wrench jets (row k = k-th time derivative of the *represented* vector) are in X; joint
@@ -51,9 +51,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference_models as rm  # noqa: E402
 
 import geodyn_ros as gd  # noqa: E402
-from geodyn_ros.representations import (REPRESENTATIONS, angular_first, convert_twist,  # noqa: E402
+from geodyn_ros.algorithms.representations import (REPRESENTATIONS, angular_first, convert_twist,  # noqa: E402
                                         convert_wrench, linear_first)
-from geodyn_ros.resources import shipped_urdf  # noqa: E402
+from geodyn_ros.model.resources import shipped_urdf  # noqa: E402
 
 ROBOTS = ["aerial_manipulator", "synthetic"]
 ORDERS = list(range(6))

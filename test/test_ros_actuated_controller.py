@@ -44,7 +44,7 @@ def test_outputs_equal_the_library_law(h):
     # geodyn_node loads the URDF as given (the rotors would be joints): give both nodes the URDF
     # with the rotor joints locked (lock_joints_xml, what load_urdf(locked_joints=...) does)
     import xacro
-    from geodyn_ros.urdf import lock_joints_xml
+    from geodyn_ros.model.urdf import lock_joints_xml
     text = lock_joints_xml(xacro.process_file(XACRO).toxml(), locked)
     h.make(GeodynNode, {"robot_description": text, "order": 2, "stale_timeout": 2.0,
                               "output_representation": "body"}, namespace="g")

@@ -23,7 +23,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from geodyn_ros.lie import Ad_inv, quat_to_matrix
-from geodyn_ros.resources import shipped_urdf
+from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.closed_loop import table3_start_parameters, run_ros_closed_loop
 from geodyn_ros.ros.jets import REFERENCE_OFFSET
 from geodyn_ros.ros.reference_node import ReferenceNode

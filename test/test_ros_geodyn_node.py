@@ -24,7 +24,7 @@ from std_msgs.msg import Float64MultiArray
 
 import geodyn_ros as gd
 from geodyn_ros.lie import Ad, matrix_to_quat, quat_to_matrix
-from geodyn_ros.resources import shipped_urdf
+from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.geodyn_node import GeodynNode
 from geodyn_ros.ros.jets import REFERENCE_OFFSET, decode_feedforward_jet, make_reference_msg
 from geodyn_ros.ros.params import ConfigurationError

@@ -40,7 +40,7 @@ from std_msgs.msg import Float64MultiArray
 
 import geodyn_ros as gd
 from geodyn_ros.lie import Ad
-from geodyn_ros.resources import shipped_urdf
+from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.controller_node import ControllerNode
 from geodyn_ros.ros.geodyn_node import GeodynNode
 from geodyn_ros.ros.jets import decode_feedforward_jet, make_reference_msg

@@ -22,7 +22,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 import geodyn_ros as gd
 from geodyn_ros.lie import Ad, Ad_inv, matrix_to_quat, quat_to_matrix
-from geodyn_ros.resources import shipped_urdf
+from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.conversions import InputError
 from geodyn_ros.ros.geodyn_node import GeodynNode
 from geodyn_ros.ros.jets import (LinearizationPacker, decode_feedforward_jet,

@@ -14,7 +14,7 @@ from std_msgs.msg import Float64MultiArray
 
 from geodyn_ros.control import TrackingGains, tracking_command
 from geodyn_ros.lie import Ad_inv
-from geodyn_ros.resources import shipped_urdf
+from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.controller_node import ControllerNode
 from geodyn_ros.ros.geodyn_node import GeodynNode
 from geodyn_ros.ros.jets import make_reference_msg

@@ -28,7 +28,7 @@ from ros_harness import Harness
 from nav_msgs.msg import Odometry
 from std_msgs.msg import Float64MultiArray
 
-from geodyn_ros.resources import shipped_urdf
+from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.jets import make_reference_msg
 from geodyn_ros.trajectories import table3_reference
 

@@ -2,9 +2,10 @@
 
 The lean kernels call the same recursion as the plain hot path with the same argument types;
 only where the outputs live differs. LLVM may inline that recursion differently into the two
-entry points, and with the kernels' contraction/reassociation fast-math flags the last bits can
-then differ: inverse dynamics is compared bit for bit (measured identical), forward dynamics to
-1e-14 relative per row (measured 1.7e-15, one rounding step of a 6x6 Cholesky solve).
+entry points (and the plain path with a non-default gravity runs the general kernel), and with
+the kernels' contraction/reassociation fast-math flags the last bits can then differ, depending
+even on whether a specialisation was compiled in the process or loaded from numba's cache: both
+are compared to 1e-14 relative per array (measured <= 1.7e-15, rounding level).
 """
 import numpy as np
 import pytest
@@ -33,8 +34,8 @@ def test_same_bits_as_the_plain_functions(model, r, gravity):
         C, V, q, W, tau = _state(model, r, seed)
         a = ws.inverse_dynamics(C, V, q)
         b = gd.inverse_dynamics(model, C, V, q, r, gravity=gravity)
-        np.testing.assert_array_equal(a.base_wrench, b.base_wrench)
-        np.testing.assert_array_equal(a.tau, b.tau)
+        for x, y in ((a.base_wrench, b.base_wrench), (a.tau, b.tau)):
+            np.testing.assert_allclose(x, y, rtol=0, atol=1e-14 * max(1.0, np.abs(y).max()))
         f = ws.forward_dynamics(C, V, q, W, tau)
         g = gd.forward_dynamics(model, C, V, q, W, tau, r, gravity=gravity)
         for x, y in ((f.base_twist, g.base_twist), (f.q, g.q)):

@@ -161,7 +161,7 @@ def default_actuation_config_path() -> Path:
     here = Path(__file__).resolve().parents[2] / "config" / "tilthex.yaml"
     if here.is_file():
         return here
-    from ..resources import urdf_search_dirs
+    from ..model.resources import urdf_search_dirs
     for d in urdf_search_dirs():
         p = Path(d).parent / "config" / "tilthex.yaml"
         if p.is_file():

@@ -21,7 +21,7 @@ import geodyn_ros as gd
 
 from .feedback import TrackingGains, tracking_command
 from ..lie import Ad, Ad_inv, log_so3
-from ..resources import shipped_urdf
+from ..model.resources import shipped_urdf
 from ..trajectories import TABLE3_JOINT_NAMES, table3_reference
 
 __all__ = ["TrackingLog", "table3_initial_state", "simulate_tracking"]

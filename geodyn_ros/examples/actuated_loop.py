@@ -45,7 +45,7 @@ from geodyn_ros.control.feedback import TrackingGains, tracking_command
 from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
 from geodyn_ros.control.tracking import TrackingLog
 from geodyn_ros.lie import Ad, Ad_inv
-from geodyn_ros.resources import shipped_urdf
+from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.trajectories import table3_reference
 
 __all__ = ["ROWS", "RowResult", "simulate_actuated", "scaled_reference", "main"]

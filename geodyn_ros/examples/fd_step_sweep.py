@@ -114,7 +114,7 @@ def main(argv=None) -> int:
     ap.add_argument("--urdf", default=None, help="URDF (default: the shipped aerial manipulator)")
     ap.add_argument("--no-plot", action="store_true", help="write the CSV only")
     args = ap.parse_args(argv)
-    from geodyn_ros.resources import shipped_urdf
+    from geodyn_ros.model.resources import shipped_urdf
     model = gd.load_urdf(args.urdf or shipped_urdf())
     steps = np.logspace(-1, -11, 41)
     os.makedirs(args.out, exist_ok=True)

@@ -54,7 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-from geodyn_ros.resources import shipped_urdf
+from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.trajectories import TABLE3_JOINT_NAMES, table3_reference, table3_times
 
 __all__ = ["OrderResult", "run_experiment", "main", "TOLERANCE", "FLOOR_SAFETY"]

@@ -83,7 +83,7 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
     from sensor_msgs.msg import JointState
 
     from geodyn_ros.control.feedback import TrackingGains
-    from geodyn_ros.resources import shipped_urdf
+    from geodyn_ros.model.resources import shipped_urdf
     from geodyn_ros.control.tracking import TrackingLog
 
     from .controller_node import ControllerNode

@@ -13,7 +13,7 @@ on the latest inputs and publishes
   parameter ``output_representation``: ``spatial`` (default: moment about the world origin,
   world axes), ``body`` (``W_b = Ad_C^T W``: base-link axes, about the base-link origin; what a
   rotor allocation ``W_b = A omega^2`` needs), ``hybrid`` or ``mixed``
-  (:mod:`geodyn_ros.representations`); row ``k`` is the exact k-th derivative of the vector in
+  (:mod:`geodyn_ros.algorithms.representations`); row ``k`` is the exact k-th derivative of the vector in
   that representation (``gd.convert_wrench``, Leibniz terms of the moving base frame included),
   at the pose ``C`` of the computation (the reference pose in reference mode).
 
@@ -61,7 +61,7 @@ Inputs:
   ``V^(0..r+1)`` and joint jets ``q^(0..r+2)``. The twist jet is in the representation named
   by the parameter ``reference_representation``: ``spatial`` (default, ``CONVENTIONS.md``),
   ``body``, ``hybrid`` or ``mixed`` (all angular first; definitions in
-  :mod:`geodyn_ros.representations`; row ``k`` is the k-th time derivative of the vector *in
+  :mod:`geodyn_ros.algorithms.representations`; row ``k`` is the k-th time derivative of the vector *in
   that representation*). A non-spatial jet is converted to the spatial jet with
   ``gd.convert_twist`` (Leibniz terms of the moving transform included) at the reference's
   own base pose, once per new reference message (on the first cycle that uses it), before
@@ -103,9 +103,9 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from std_msgs.msg import Float64MultiArray, String
 
 import geodyn_ros as gd
-from geodyn_ros.dynamics import MAX_ORDER
+from geodyn_ros.algorithms.checks import MAX_ORDER
 from geodyn_ros.lie import Ad_inv
-from geodyn_ros.representations import REPRESENTATIONS
+from geodyn_ros.algorithms.representations import REPRESENTATIONS
 
 from .conversions import (InputError, JointNameMatcher, parse_odometry, set_stamp, spatial_to_body_wrench,
                           stamp_to_ns, write_body_wrench)
@@ -152,7 +152,7 @@ PARAMETERS = {
                                      "axes, A and B independent of the base position) or "
                                      "'spatial' (world axes, about the world origin)."),
     "reference_representation": ("spatial", "Representation of the base twist jet V^(0..r+1) in "
-                                 "the reference message, angular first (geodyn_ros.representations): "
+                                 "the reference message, angular first (geodyn_ros.algorithms.representations): "
                                  "'spatial' (default; world axes, about the world origin), 'body' "
                                  "(base axes), 'hybrid' (world angular velocity, base-origin "
                                  "velocity rdot) or 'mixed' (body angular velocity, world rdot; "
@@ -164,7 +164,7 @@ PARAMETERS = {
     "output_representation": ("spatial", "Representation of the base wrench jet W^(0..r) in "
                               "feedforward/jet, moment first: 'spatial' (default; world axes, about "
                               "the world origin), 'body' (base-link axes and origin; for a rotor "
-                              "allocation), 'hybrid' or 'mixed' (geodyn_ros.representations). Row k "
+                              "allocation), 'hybrid' or 'mixed' (geodyn_ros.algorithms.representations). Row k "
                               "is the exact k-th derivative of the represented vector. "
                               "feedforward/wrench (body, order 0) is unaffected."),
 }

@@ -56,7 +56,7 @@ import mujoco
 import numpy as np
 
 from ..lie import matrix_to_quat, quat_to_matrix
-from ..urdf import _read_source, load_urdf, lock_joints_xml
+from ..model.urdf import _read_source, load_urdf, lock_joints_xml
 
 __all__ = ["MujocoSim", "SimState", "INTEGRATORS"]
 

@@ -1,4 +1,4 @@
-"""Compiled kernel of :mod:`geodyn_ros.reduced`: joint screws and composite inertias in base axes.
+"""Compiled kernel of :mod:`geodyn_ros.algorithms.reduced`: joint screws and composite inertias in base axes.
 
 With the base pose at the identity the world frame *is* the base frame ``{1}``, so the kernels'
 world-axes quantities are the base-frame quantities of Mishra et al.: ``S[j]`` the screw of joint
@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import _FAST, _body_inertia0, _body_pose, _spatial_inertia
+from .common import _FAST
+from .hybrid import _spatial_inertia
+from .kinematics import _body_inertia0, _body_pose
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)

@@ -33,6 +33,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import dynamics as D
+from .dynamics import _jet, singular_joints
+from .eom import mass_matrix
+
 __all__ = ["mimic_map", "expand_mimic", "project_mimic", "singular_joints"]
 
 
@@ -91,7 +95,6 @@ def project_mimic(model, tau):
 def _zero_base_twist(model, base_twist, rows):
     """The base twist jet of a welded base: ``None`` or an array that is zero in the rows used."""
     if base_twist is not None:
-        from .dynamics import _jet
         V = _jet(base_twist, "base_twist", 1, 6, "zero: the base is welded (fixed_base); pass None")
         if np.any(V[:rows] != 0.0):
             raise ValueError("base_twist: the model's base is welded to the world (fixed_base=True): its twist "
@@ -100,7 +103,6 @@ def _zero_base_twist(model, base_twist, rows):
 
 
 def _joint_jet(model, q, rows, what):
-    from .dynamics import _jet
     Q = _jet(q, "q", rows, model.n_joints, what)[:rows]
     return expand_mimic(model, Q) if model.mimic_enforced else Q.copy()
 
@@ -122,12 +124,11 @@ def _check_plain_options(representation, base_pose):
 
 def inverse_dynamics(model, base_pose, base_twist, q, order, gravity, ext_wrench, ext_torque, representation):
     """Inverse dynamics of a constrained model (see the module docstring)."""
-    from . import dynamics as D
     _check_plain_options(representation, base_pose)
     order = D._check_order(order)
     V = (_zero_base_twist(model, base_twist, order + 2) if model.fixed_base else base_twist)
     Q = _joint_jet(model, q, order + 3, "joint derivatives 0..order+2")
-    res = D.inverse_dynamics(model._plain, base_pose, V, Q, order, **_kw(gravity, ext_wrench, ext_torque))
+    res = D._inverse_dynamics(model._plain, base_pose, V, Q, order, **_kw(gravity, ext_wrench, ext_torque))
     tau = project_mimic(model, res.tau) if model.mimic_enforced else res.tau
     return D.InverseDynamicsResult(res.base_wrench, tau)
 
@@ -140,8 +141,7 @@ def hybrid_dynamics(model, base_pose, base_twist, q, tau, order, mask, base_wren
 
     ``mask`` (n,) bool marks prescribed joints; a mimic joint follows its master. ``base_wrench``
     None means the base motion is given (always so for a welded base). Returns a
-    :class:`~geodyn_ros.dynamics.HybridDynamicsResult` with full joint columns."""
-    from . import dynamics as D
+    :class:`~geodyn_ros.algorithms.dynamics.HybridDynamicsResult` with full joint columns."""
     _check_plain_options(representation, base_pose)
     order = D._check_order(order)
     n = model.n_joints
@@ -154,8 +154,8 @@ def hybrid_dynamics(model, base_pose, base_twist, q, tau, order, mask, base_wren
     else:
         V = base_twist
     if not model.mimic_enforced:   # welded base only: the hybrid kernel with the base motion given
-        return D.hybrid_dynamics(plain, base_pose, V, q, tau, order, prescribed=mask, base_wrench=None,
-                                 **_kw(gravity, ext_wrench, ext_torque))
+        return D._hybrid_dynamics(plain, base_pose, V, q, tau, order, mask, None,
+                                  **_kw(gravity, ext_wrench, ext_torque))
     G, off, indep = mimic_map(model)
     nr = len(indep)
     mask = np.asarray(mask, dtype=bool)
@@ -194,7 +194,6 @@ def hybrid_dynamics(model, base_pose, base_twist, q, tau, order, mask, base_wren
     Gf = np.zeros((6 + n, 6 + nr))
     Gf[:6, :6] = np.eye(6)
     Gf[6:, 6:] = G
-    from .eom import mass_matrix
     q0 = _from_reduced(model, qr[:1])[0]
     A = Gf.T @ mass_matrix(plain, C, q0) @ Gf
     AUU = A[np.ix_(U, U)]
@@ -216,7 +215,7 @@ def hybrid_dynamics(model, base_pose, base_twist, q, tau, order, mask, base_wren
     fK = np.zeros((order + 1, len(K)))
     for k in range(order + 1):
         qfull = _from_reduced(model, qr[:k + 3])
-        res = D.inverse_dynamics(plain, C, Vj[:k + 2], qfull, k, **kw)
+        res = D._inverse_dynamics(plain, C, Vj[:k + 2], qfull, k, **kw)
         b = Gf.T @ np.concatenate([res.base_wrench[k], res.tau[k]])
         if len(U):
             x = np.linalg.solve(L.T, np.linalg.solve(L, fr[k, U] - b[U]))
@@ -232,48 +231,3 @@ def hybrid_dynamics(model, base_pose, base_twist, q, tau, order, mask, base_wren
     tau_out = np.zeros((order + 1, n))
     tau_out[:, indep] = fr[:, 6:]
     return D.HybridDynamicsResult(Vj, fr[:, :6].copy(), q_out, tau_out)
-
-
-# ------------------------------------------------------------------ singular articulated inertia
-
-def singular_joints(model, base_pose, q, prescribed=None, rtol=1e-12):
-    """Names of the joints whose articulated inertia about their axis vanishes at this state
-    (relative to the largest of the same joint type; the kernels' test), from a NumPy
-    articulated-body pass. Used to name the joints in forward/hybrid dynamics errors."""
-    from .dynamics import forward_kinematics
-    n, N = model.n_joints, model.n_bodies
-    Qz = np.zeros((2, n))
-    Qz[0] = np.asarray(q, float)[0] if np.ndim(q) == 2 else np.asarray(q, float)
-    kin = forward_kinematics(model, base_pose, np.zeros((1, 6)), Qz, 0)
-    presc = np.zeros(n, bool) if prescribed is None else np.asarray(prescribed, bool)
-    MA = np.zeros((N, 6, 6))
-    S = np.zeros((N, 6))
-    for i in range(N):
-        F = kin.poses[i] @ np.linalg.inv(model.link_home[model.link_names[i]])   # home -> current
-        R, p = F[:3, :3], F[:3, 3]
-        c = R @ model.com[i] + p
-        Ic = R @ model.inertia[i] @ R.T
-        m = model.mass[i]
-        cx = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
-        MA[i, :3, :3] = Ic - m * cx @ cx
-        MA[i, :3, 3:] = m * cx
-        MA[i, 3:, :3] = -m * cx
-        MA[i, 3:, 3:] = m * np.eye(3)
-        if i:
-            S[i] = kin.screws[i - 1, 0]
-    D = np.zeros(N)
-    for i in range(N - 1, 0, -1):
-        p = model.parent[i]
-        Ui = MA[i] @ S[i]
-        D[i] = S[i] @ Ui
-        if presc[i - 1] or D[i] <= 1e-300:
-            MA[p] += MA[i]
-        else:
-            MA[p] += MA[i] - np.outer(Ui, Ui) / D[i]
-    out = []
-    for typ in (0, 1):
-        idx = [i for i in range(1, N) if not presc[i - 1] and model.jtype[i] == typ]
-        if idx:
-            ref = max(D[i] for i in idx)
-            out += [model.joint_names[i - 1] for i in idx if D[i] <= max(rtol * ref, 1e-300)]
-    return out

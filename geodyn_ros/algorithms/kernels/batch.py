@@ -1,6 +1,6 @@
-"""Compiled trajectory (batch) entries: the single-sample kernels of :mod:`geodyn_ros._kernels`
+"""Compiled trajectory (batch) entries: the single-sample kernels of :mod:`.inverse` and :mod:`.hybrid`
 run over a leading time axis, split into contiguous chunks evaluated in parallel (numba
-``prange``, one work buffer per chunk). Internal module; see :mod:`geodyn_ros.batch`.
+``prange``, one work buffer per chunk). Internal module; see :mod:`geodyn_ros.algorithms.batch`.
 
 Every entry returns ``(code, t)``: the first error code met and the sample it was met at
 (``(0, -1)`` on success). Chunks stop at their first error.
@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from . import _kernels as K
+from . import common as K
+from . import hybrid as KH
+from . import inverse as KI
 
 
 @njit(cache=True, error_model="numpy")
@@ -32,12 +34,12 @@ def inverse_dynamics_batch(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w,
     codes = np.zeros(nchunks, np.int64)
     where = np.full(nchunks, -1, np.int64)
     for ch in prange(nchunks):
-        ws = K.id_workspace(bodyi, bodyf, order, g)
+        ws = KI.id_workspace(bodyi, bodyf, order, g)
         o = K.work_offset(N)
         for t in range(ch * T // nchunks, (ch + 1) * T // nchunks):
             we = wext[t] if wext.shape[0] > 0 else wext[0:0, 0]
             te = text[t] if text.shape[0] > 0 else text[0:0, 0]
-            code = K._id_core(bodyi, bodyf, C[t], Vd[t], qd[t], order, g, we, te, out_w[t], out_tau[t],
+            code = KI._id_core(bodyi, bodyf, C[t], Vd[t], qd[t], order, g, we, te, out_w[t], out_tau[t],
                               ws, o)
             if code != K.OK:
                 codes[ch] = code
@@ -58,14 +60,14 @@ def forward_dynamics_batch(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, wext, te
     codes = np.zeros(nchunks, np.int64)
     where = np.full(nchunks, -1, np.int64)
     for ch in prange(nchunks):
-        ws = K.fd_workspace(bodyi, bodyf, order, g)
+        ws = KH.fd_workspace(bodyi, bodyf, order, g)
         o = K.work_offset(N)
         # all-free joint mask and the (unused) echoed wrench/torque outputs live in the buffer
-        presc, ow, ot = K._fd_hot_views(ws, o, N, n, order)[1:]
+        presc, ow, ot = KH._fd_hot_views(ws, o, N, n, order)[1:]
         for t in range(ch * T // nchunks, (ch + 1) * T // nchunks):
             we = wext[t] if wext.shape[0] > 0 else wext[0:0, 0]
             te = text[t] if text.shape[0] > 0 else text[0:0, 0]
-            code = K._hybrid_core(bodyi, bodyf, C[t], Vd[t], qd[t], wd[t], taud[t], order, g, we, te,
+            code = KH._hybrid_core(bodyi, bodyf, C[t], Vd[t], qd[t], wd[t], taud[t], order, g, we, te,
                                   presc, True, out_V[t], out_q[t], ow, ot, ws, o)
             if code != K.OK:
                 codes[ch] = code

@@ -34,11 +34,11 @@ from math import comb
 
 import numpy as np
 
-from . import _kernels as K
-from .dynamics import _jet as _jet_shape
-from .dynamics import _pose as _check_pose_shape
-from .dynamics import _f64, _raise
-from .lie import Ad, ad, hat
+from ..lie import Ad, ad, hat
+from .checks import _check_model, _check_order, _f64, _has_time_axis, _raise
+from .checks import _jet as _jet_shape
+from .checks import _pose as _check_pose_shape
+from .kernels import common as K
 
 __all__ = ["REPRESENTATIONS", "twist_transform", "convert_twist", "convert_wrench",
            "linear_first", "angular_first"]
@@ -253,7 +253,6 @@ def _dynamics_in(rep, run, model, base_pose, base_twist, q, base_wrench, tau, or
       ``W^(0..k-2)``, so the call is repeated causally at orders 0, 2, 4, ... (each call of order
       ``m`` yields ``V^(0..m+1)``, enough to convert two more wrench rows), then at ``order``.
     """
-    from .dynamics import _check_model, _check_order, _has_time_axis
     _check_model(model)
     order = _check_order(order)
     rep = _rep(rep, "representation")

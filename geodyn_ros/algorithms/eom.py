@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels as K
-from .dynamics import DEFAULT_GRAVITY, _check_model, _f64, _gravity, _pose, _raise
-from .model import Model
+from ..model.model import Model
+from .checks import _check_model, _f64, _pose, _raise
+from .dynamics import DEFAULT_GRAVITY, _gravity
+from .kernels import eom as K
 
 __all__ = ["mass_matrix", "coriolis_matrix", "gravity_vector"]
 

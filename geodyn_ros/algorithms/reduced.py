@@ -51,12 +51,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _reduced_kernels as RK
-from .dynamics import DEFAULT_GRAVITY, _check_model, _gravity
-from .representations import _pose
+from ..lie import Ad, ad, dexp_inv_body, exp_se3, hat
+from .checks import _check_model
+from .dynamics import DEFAULT_GRAVITY, _gravity
 from .eom import _vec as _eom_vec
 from .eom import coriolis_matrix, gravity_vector
-from .lie import Ad, ad, dexp_inv_body, exp_se3, hat
+from .kernels import reduced as RK
+from .representations import _pose
 
 __all__ = [
     "ReducedTerms", "CoriolisDecomposition", "DecoupledForwardResult", "DecoupledInverseResult",
@@ -162,7 +163,7 @@ def _ancestors(model) -> np.ndarray:
 
 
 def _vec(x, name, n):
-    """:func:`geodyn_ros.eom._vec` (float64, shape ``(n,)``) plus finiteness."""
+    """:func:`geodyn_ros.algorithms.eom._vec` (float64, shape ``(n,)``) plus finiteness."""
     a = _eom_vec(x, name, n)
     if not np.isfinite(a).all():
         raise ValueError(f"{name}: contains NaN or Inf")

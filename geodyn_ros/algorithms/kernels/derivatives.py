@@ -53,10 +53,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import (_FAST, ERR_EXTT_NONFINITE, ERR_EXTW_NONFINITE, ERR_Q_NONFINITE,
-                       ERR_RESULT_NONFINITE, ERR_SINGULAR_BASE, ERR_SINGULAR_JOINT, ERR_TAU_NONFINITE,
-                       ERR_TWIST_NONFINITE, ERR_WRENCH_NONFINITE, OK, _body_inertia0, _body_pose,
-                       _check_state0, _chol6, _chol6_solve, _spatial_inertia)
+from .common import (_FAST, ERR_EXTT_NONFINITE, ERR_EXTW_NONFINITE, ERR_Q_NONFINITE, ERR_RESULT_NONFINITE,
+                     ERR_SINGULAR_BASE, ERR_SINGULAR_JOINT, ERR_TAU_NONFINITE, ERR_TWIST_NONFINITE,
+                     ERR_WRENCH_NONFINITE, OK, _check_state0)
+from .hybrid import _chol6, _chol6_solve, _spatial_inertia
+from .kinematics import _body_inertia0, _body_pose
 
 MODE_ID = 0          #: derivatives of the extended inverse dynamics at a given acceleration
 MODE_FD = 1          #: forward dynamics, its derivatives and the inverse mass matrix

@@ -18,7 +18,7 @@ The parser knows nothing about the algorithms. It
    inertia in world axes.
 
 ``<mimic>`` joints load as independent joints (with a warning; Pinocchio's default) or,
-with ``mimic=True``, as enforced couplings (see :mod:`geodyn_ros.constrained`). Visual,
+with ``mimic=True``, as enforced couplings (see :mod:`geodyn_ros.algorithms.constrained`). Visual,
 collision, limit, dynamics (damping/friction), transmission and gazebo tags are ignored.
 What is not supported raises ``ValueError`` with the offending element; what is accepted
 but suspicious warns with a :class:`URDFWarning` naming the link or joint.
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .lie import rpy_to_matrix
+from ..lie import rpy_to_matrix
 from .model import PRISMATIC, REVOLUTE, Model
 
 __all__ = ["load_urdf", "URDFWarning", "INERTIA_RTOL", "lock_joints_xml"]
@@ -298,7 +298,7 @@ def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False, locked_jo
         ``False`` (default, as Pinocchio's default): a ``<mimic>`` joint is an independent
         joint; one warning is issued and the relation is recorded in ``model.mimic``.
         ``True``: ``q_mimic = multiplier * q_master + offset`` is enforced at every derivative
-        order by inverse, forward and hybrid dynamics (:mod:`geodyn_ros.constrained`).
+        order by inverse, forward and hybrid dynamics (:mod:`geodyn_ros.algorithms.constrained`).
     locked_joints : iterable of str, or mapping {str: float}, optional
         Joints to lock, as Pinocchio's ``buildReducedModel``: each named revolute, continuous or
         prismatic joint becomes a ``fixed`` joint at the given position (0 for a plain list of

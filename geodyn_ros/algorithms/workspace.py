@@ -23,16 +23,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels as K
-from .dynamics import (DEFAULT_GRAVITY, ForwardDynamicsResult, InverseDynamicsResult, _check_model,
-                       _check_order, _gravity, _hot_args, forward_dynamics, inverse_dynamics)
+from .api import forward_dynamics, inverse_dynamics
+from .checks import _check_model, _check_order, _hot_args
+from .dynamics import DEFAULT_GRAVITY, ForwardDynamicsResult, InverseDynamicsResult, _gravity
+from .kernels import hybrid as KH
+from .kernels import inverse as KI
 
 __all__ = ["Workspace"]
 
 _ND = np.ndarray
 _F64 = np.dtype(np.float64)
-_ID_INTO = K.inverse_dynamics_into
-_FD_INTO = K.forward_dynamics_into
+_ID_INTO = KI.inverse_dynamics_into
+_FD_INTO = KH.forward_dynamics_into
 
 
 def _owned(buf, start, shape):
@@ -66,14 +68,14 @@ class Workspace:
         self.gravity.flags.writeable = False
         self._grav_arg = gravity if gravity is DEFAULT_GRAVITY else self.gravity
         N, n, r1 = model.n_bodies, model.n_joints, order + 1
-        idb = K.id_workspace(model.bodyi, model.bodyf, order, g)
+        idb = KI.id_workspace(model.bodyi, model.bodyf, order, g)
         self._idb = np.concatenate([idb, np.zeros(r1 * (6 + n))])
-        assert self._idb.shape[0] == K.id_into_size(N, order)
+        assert self._idb.shape[0] == KI.id_into_size(N, order)
         e = idb.shape[0]
         self._id_res = InverseDynamicsResult(_owned(self._idb, e, (r1, 6)), _owned(self._idb, e + 6 * r1, (r1, n)))
-        fdb = K.fd_workspace(model.bodyi, model.bodyf, order, g)
+        fdb = KH.fd_workspace(model.bodyi, model.bodyf, order, g)
         self._fdb = np.concatenate([fdb, np.zeros((order + 2) * 6 + (order + 3) * n)])
-        assert self._fdb.shape[0] == K.fd_into_size(N, order)
+        assert self._fdb.shape[0] == KH.fd_into_size(N, order)
         e = fdb.shape[0]
         self._fd_res = ForwardDynamicsResult(_owned(self._fdb, e, (order + 2, 6)),
                                              _owned(self._fdb, e + 6 * (order + 2), (order + 3, n)))

@@ -23,7 +23,7 @@ PACKAGE = "geodyn_ros"
 
 def urdf_search_dirs() -> list[Path]:
     """Candidate directories of the shipped URDF files, in search order (existing or not)."""
-    dirs = [Path(__file__).resolve().parent.parent / "urdf"]
+    dirs = [Path(__file__).resolve().parents[2] / "urdf"]   # the source tree: geodyn_ros/model/ -> repo
     try:
         from ament_index_python.packages import get_package_share_directory
     except ImportError:

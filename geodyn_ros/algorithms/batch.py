@@ -13,9 +13,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import _batch_kernels as BK
-from . import _kernels as K
-from .dynamics import _f64
+from .checks import _f64
+from .kernels import batch as BK
+from .kernels import common as K
 
 #: samples per chunk below which a trajectory is evaluated on one thread (thread start-up
 #: costs more than it saves on shorter runs)

@@ -33,7 +33,7 @@ Functions
 * :func:`linearize` -- ``A``, ``B`` of ``dz/dt = A z + B w`` (Bos Props. 1–2) along any state and
   input, with ``w = d(W, tau)`` the input perturbation.
 
-All derivatives are computed by one recursive pass (:mod:`geodyn_ros._derivative_kernels`),
+All derivatives are computed by one recursive pass (:mod:`geodyn_ros.algorithms.kernels.derivatives`),
 not by finite differences.
 """
 from __future__ import annotations
@@ -42,9 +42,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _derivative_kernels as DK
-from .dynamics import DEFAULT_GRAVITY, _check_model, _ext, _gravity, _jet, _pose, _raise
-from .model import Model
+from ..model.model import Model
+from .checks import _check_model, _jet, _pose, _raise
+from .dynamics import DEFAULT_GRAVITY, _ext, _gravity
+from .kernels import derivatives as DK
 
 __all__ = [
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "inverse_mass_matrix",

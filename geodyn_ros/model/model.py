@@ -11,7 +11,7 @@ A :class:`Model` holds the kinematic tree of a floating-base robot after merging
   rotational inertia about the centre of mass, world axes).
 
 The kernels never read URDF or Python objects; algorithms are free functions of
-``(model, state)`` (see :mod:`geodyn_ros.dynamics`).
+``(model, state)`` (see :mod:`geodyn_ros.algorithms.dynamics`).
 """
 from __future__ import annotations
 
@@ -96,9 +96,9 @@ class Model:
         # per-order work buffers of the hot-path kernels (Pinocchio's "data"), made on first use
         object.__setattr__(self, "_id_ws", {})
         object.__setattr__(self, "_fd_ws", {})
-        # True when the dynamics functions must go through geodyn_ros.constrained
+        # True when the dynamics functions must go through geodyn_ros.algorithms.constrained
         object.__setattr__(self, "_constrained", bool(self.fixed_base or (self.mimic_enforced and self.mimic)))
-        # the unconstrained floating-base twin (same arrays) that geodyn_ros.constrained runs on
+        # the unconstrained floating-base twin (same arrays) that geodyn_ros.algorithms.constrained runs on
         object.__setattr__(self, "_plain", self if not self._constrained else replace(
             self, fixed_base=False, mimic_enforced=False, _packed={}))
         self._packed["joint_index"] = {n: i for i, n in enumerate(self.joint_names)}

@@ -1,0 +1,1 @@
+"""Private numba kernels, one module per recursion family (see :mod:`.common`)."""

@@ -1,0 +1,192 @@
+"""The package layout is the architecture: every module imports only from its own layer or a
+lower one (module-level and function-level imports alike), and the package has no import circle.
+
+Layers, bottom to top (README "Repository layout"):
+
+0. ``lie``, ``trajectories``: SE(3) algebra and reference trajectories; import nothing of ours
+   (``trajectories`` may use ``lie``).
+1. ``model``: the Model, the URDF loader, shipped resources.
+2. ``algorithms``, itself layered: ``kernels`` (numba, flat arrays) < ``checks`` (input
+   validation shared by every algorithm) < ``dynamics`` (the spatial single-sample core) <
+   ``batch``, ``eom`` < ``linearization``, ``representations``, ``constrained``, ``reduced`` <
+   ``api`` (the public entry points: hot path, then dispatch) < ``workspace``.
+3. ``control``, ``sim``: controllers (``control.py`` and ``tracking.py`` today; they move into
+   ``control/`` with the branch that makes it a folder); the MuJoCo simulator.
+4. ``ros``, ``examples``, ``warmup``: adapters, demonstrations and tools.
+
+Layers 0-2 (the core) import strictly downward and never the package ``geodyn_ros`` itself (its
+``__init__`` imports every algorithm); layers 3-4 may also use the public API through it. The
+package ``__init__`` re-exports the public API and is not a layer.
+"""
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "geodyn_ros"
+ROOT = ""   # the package itself: ``import geodyn_ros`` / ``from geodyn_ros import Model``
+TOP = 5     # the package root sits above every layer
+
+ALG = ["kernels", "checks", "dynamics", ("batch", "eom"),
+       ("linearization", "representations", "constrained", "reduced"), "api", "workspace"]
+
+
+def rank(mod):
+    """(layer, sub-rank) of a module path such as 'algorithms.kernels.inverse'."""
+    if mod == ROOT:
+        return (TOP, 0)
+    parts = mod.split(".")
+    top = parts[0]
+    if top == "lie":
+        return (0, 0)
+    if top == "trajectories":
+        return (0, 1)
+    if top == "model":
+        return (1, 0)
+    if top == "algorithms":
+        if len(parts) == 1:
+            return (2, len(ALG))   # the package __init__ (imports nothing)
+        for i, g in enumerate(ALG):
+            if parts[1] in (g if isinstance(g, tuple) else (g,)):
+                return (2, i)
+        raise AssertionError(f"algorithms.{parts[1]} has no place in the layer table of this test")
+    if top in ("control", "tracking", "sim"):   # control.py, tracking.py: control/ after the merge
+        return (3, 0)
+    if top in ("ros", "examples", "warmup"):
+        return (4, 0)
+    raise AssertionError(f"module {mod} has no layer: add it to the README's layout and to this test")
+
+
+def modules():
+    for p in sorted(PKG.rglob("*.py")):
+        parts = list(p.relative_to(PKG).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if not parts:
+            continue   # the package __init__: the public re-exports
+        yield ".".join(parts), p
+
+
+def _is_ours(parts):
+    """True if ``parts`` (relative to the package) name one of our modules or packages."""
+    return PKG.joinpath(*parts).with_suffix(".py").is_file() or PKG.joinpath(*parts).is_dir()
+
+
+def imports_of(mod, path):
+    """Our modules imported by ``mod``, anywhere in the file (absolute 'geodyn_ros.x', relative
+    '.x' / '..x', ``import geodyn_ros``); ``ROOT`` stands for the package itself."""
+    tree = ast.parse(path.read_text())
+    pkg_parts = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                if node.level - 1 > len(pkg_parts):
+                    raise AssertionError(f"{mod}: relative import beyond the package")
+                base = pkg_parts[:len(pkg_parts) - (node.level - 1)]
+                target = base + (node.module.split(".") if node.module else [])
+            elif node.module and node.module.split(".")[0] == "geodyn_ros":
+                target = node.module.split(".")[1:]
+            else:
+                continue
+            for a in node.names:
+                if _is_ours(target + [a.name]):   # "from .kernels import common": a module
+                    out.add(".".join(target + [a.name]))
+                else:                              # "from .checks import _f64": a name of target
+                    out.add(".".join(target))
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "geodyn_ros":
+                    out.add(".".join(a.name.split(".")[1:]))   # "geodyn_ros" alone -> ROOT
+    return out
+
+
+def upward_imports(mod, deps):
+    """The imports of ``mod`` that break the layer rule, as messages."""
+    r = rank(mod)
+    bad = []
+    for dep in sorted(deps):
+        if dep == mod:
+            continue
+        d = rank(dep)
+        if r[0] <= 2:
+            # the core: strictly downward (or sideways inside one algorithms group); never the package
+            if d > r:
+                bad.append(f"{mod} (layer {r}) imports {dep or 'geodyn_ros'} (layer {d}): an upward import")
+        elif not (d[0] <= r[0] or dep == ROOT):
+            bad.append(f"{mod} (layer {r}) imports {dep} (layer {d}): an upward import")
+    return bad
+
+
+def circles(graph):
+    """Strongly connected components of more than one module (import circles), Tarjan."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+ALL = list(modules())
+GRAPH = {mod: {d for d in imports_of(mod, path) if d != mod} for mod, path in ALL}
+
+
+@pytest.mark.parametrize("mod, path", ALL, ids=[m for m, _ in ALL])
+def test_imports_go_downward_only(mod, path):
+    assert not upward_imports(mod, imports_of(mod, path))
+
+
+def test_no_import_circle():
+    assert circles(GRAPH) == []
+
+
+def test_layer_table_covers_the_package():
+    assert len(ALL) > 30
+    for mod, _ in ALL:
+        rank(mod)
+    for mod in ("algorithms.api", "algorithms.checks", "algorithms.kernels.common", "model.urdf"):
+        assert mod in GRAPH, f"{mod} missing: the layout moved and this test did not follow"
+
+
+def test_the_checks_can_fail(tmp_path):
+    """The rules catch what they are for (on made-up imports)."""
+    assert upward_imports("algorithms.dynamics", {"algorithms.api"})             # core dispatching upward
+    assert upward_imports("algorithms.dynamics", {"algorithms.constrained"})
+    assert upward_imports("algorithms.representations", {"algorithms.api"})
+    assert upward_imports("algorithms.kernels.inverse", {"algorithms.checks"})
+    assert upward_imports("model.urdf", {"algorithms.checks"})
+    assert upward_imports("lie", {"trajectories"})
+    assert upward_imports("trajectories", {ROOT})                              # "import geodyn_ros"
+    assert upward_imports("algorithms.eom", {ROOT})
+    assert upward_imports("sim.mujoco_sim", {"ros.jets"})
+    assert not upward_imports("ros.geodyn_node", {ROOT, "algorithms.checks", "sim"})
+    assert not upward_imports("algorithms.reduced", {"algorithms.representations", "algorithms.eom", "lie"})
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+    # the parser sees function-level imports and "import geodyn_ros"
+    src = tmp_path / "probe.py"   # read as if it were geodyn_ros/algorithms/probe.py
+    src.write_text("def f():\n    import geodyn_ros as gd\n    from . import api\n    from ..lie import Ad\n"
+                   "    from .checks import _f64\n")
+    assert imports_of("algorithms.probe", src) == {ROOT, "algorithms.api", "lie", "algorithms.checks"}
