@@ -85,7 +85,7 @@ def pose_matrix(px, py, pz, qx, qy, qz, qw, out: np.ndarray, what: str) -> np.nd
     vals = (px, py, pz, qx, qy, qz, qw)
     if not all(math.isfinite(v) for v in vals):
         raise InputError(f"{what}: NaN or Inf in position/orientation")
-    nrm = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    nrm = math.hypot(qx, qy, qz, qw)   # no overflow for absurd (finite) components
     if abs(nrm - 1.0) > QUATERNION_TOLERANCE:
         raise InputError(f"{what}: orientation quaternion is not unit (norm {nrm:.9g})")
     x, y, z, w = qx / nrm, qy / nrm, qz / nrm, qw / nrm
