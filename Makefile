@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= out
 SPEED  ?= 1
 
-.PHONY: venv test test-fresh-clone demo actuated demo-ideal bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
+.PHONY: venv test test-fresh-clone test-real-launch demo actuated demo-ideal bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -30,6 +30,10 @@ test: $(STAMP)
 ## The test suite in a fresh clone of the committed tree with nothing beside it (CI runs this too).
 test-fresh-clone:
 	PY=$(PY) bash .ci/fresh_clone
+
+## The launch files under the real launch/launch_ros (opt-in: colcon build + kernel compile, minutes).
+test-real-launch: $(STAMP)
+	GEODYN_REAL_LAUNCH=1 $(BIN)/python -m pytest -q test/test_real_launch.py
 
 ## The main job: the actuated aerial manipulator (TiltHex rotors with gz-sim's motor lag,
 ## series-elastic arm joints, the controller consuming the jets) on Table 3, 30 s, rows
