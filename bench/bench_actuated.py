@@ -57,10 +57,11 @@ def main(argv=None) -> int:
             c.command(*x)
             ts[k] = time.perf_counter_ns() - t0
         print(f"  feedforward_order {lvl}: median {np.median(ts) / 1e3:6.1f} us   p99 {np.percentile(ts, 99) / 1e3:6.1f} us")
-    res = simulate_actuated("ff2", args.seconds)
-    rtf = res.log.t[-1] / res.wall_time_s
-    print(f"in-process actuated loop (ff2, {args.seconds:g} s simulated): {res.wall_time_s:.2f} s wall, "
-          f"{rtf:.2f}x real time; target >= 1x")
+    for row in ("ff0", "ff2"):
+        res = simulate_actuated(row, args.seconds, preroll=0.0)
+        rtf = res.simulated_s / res.wall_time_s
+        print(f"in-process actuated loop ({row}, {args.seconds:g} s simulated): {res.wall_time_s:.2f} s wall, "
+              f"{rtf:.2f}x real time; target >= 1x")
     return 0
 
 

@@ -141,11 +141,16 @@ def spatial_twist_jet(p_jet, w_jet) -> np.ndarray:
         raise ValueError("w_jet contains NaN or Inf")
     out = np.empty((n_rows, 6))
     out[:, :3] = w_jet
+    P, W = p_jet.tolist(), w_jet.tolist()   # small fixed-size crosses: plain floats beat np.cross
     for k in range(n_rows):
-        v = p_jet[k + 1].copy()
+        vx, vy, vz = P[k + 1]
         for j in range(k + 1):
-            v += math.comb(k, j) * np.cross(p_jet[j], w_jet[k - j])
-        out[k, 3:] = v
+            c = math.comb(k, j)
+            (px, py, pz), (wx, wy, wz) = P[j], W[k - j]
+            vx += c * (py * wz - pz * wy)
+            vy += c * (pz * wx - px * wz)
+            vz += c * (px * wy - py * wx)
+        out[k, 3:] = vx, vy, vz
     return out
 
 

@@ -12,6 +12,8 @@ import os
 import sys
 from math import comb
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -90,15 +92,18 @@ def test_wrench_jets_against_differentiated_definitions():
 
 @pytest.mark.parametrize("a, b", PAIRS)
 def test_round_trips_and_chains(a, b):
-    rng = np.random.default_rng(hash((a, b)) % 2**32)
+    # a fixed seed per pair (hash() of strings changes with PYTHONHASHSEED: the draws were not reproducible)
+    rng = np.random.default_rng(zlib.crc32(f"{a}-{b}".encode()))
     for _ in range(5):
         C = rm.random_pose(rng, pscale=3.0)
         V = rm.random_jet(rng, 7, 6, growth=1.5)
         W = rm.random_jet(rng, 7, 6, scale=10.0, growth=1.5)
         # rounding scales with the largest intermediate jet (spatial moments about a far origin,
-        # rows growing with binomial factors): allow 1e-13 times the growth of the norms
+        # rows growing with binomial factors): the 7-row Leibniz recursion sums up to 2^6
+        # binomial-weighted products per row, ~64 K eps ~ 1e-13 per unit of norm growth; the worst
+        # of 1200 draws (every pair) was 2.3e-13 for twists, 2.4e-14 for wrenches: bound 1e-12
         Vb = convert_twist(C, V, a, b)
-        gv = 1e-13 * (1 + np.linalg.norm(Vb) / np.linalg.norm(V))
+        gv = 1e-12 * (1 + np.linalg.norm(Vb) / np.linalg.norm(V))
         assert rm.rel_err(convert_twist(C, Vb, b, a), V) <= gv
         Wb = convert_wrench(C, W, V, a, b, twist_representation=a)
         gw = 1e-13 * (1 + np.linalg.norm(Wb) / np.linalg.norm(W)) * (1 + np.linalg.norm(V))

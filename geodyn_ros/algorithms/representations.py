@@ -34,7 +34,7 @@ from math import comb
 
 import numpy as np
 
-from ..lie import Ad, ad, hat
+from ..lie import Ad, Ad_inv, ad, hat
 from .checks import _check_model, _check_order, _f64, _has_time_axis, _raise
 from .checks import _jet as _jet_shape
 from .checks import _pose as _check_pose_shape
@@ -88,6 +88,20 @@ def _T(C, rep):
     return T
 
 
+def _T_inv(C, rep):
+    """``T_X^-1`` in closed form (``Ad_C^-1``, ``blkdiag(R^T, R^T)``, ``blkdiag(I, R^T)``, ``I``)."""
+    if rep == "spatial":
+        return Ad_inv(C)
+    Rt = C[:3, :3].T
+    T = np.eye(6)
+    if rep == "hybrid":
+        T[:3, :3] = Rt
+        T[3:, 3:] = Rt
+    elif rep == "mixed":
+        T[3:, 3:] = Rt
+    return T
+
+
 def _Omega(Vb, rep):
     O = np.zeros((6, 6))
     if rep == "spatial":
@@ -116,7 +130,7 @@ def _to_body(C, V, rep):
     K = V.shape[0]
     if rep == "body":
         return V.copy()
-    T0inv = np.linalg.inv(_T(C, rep))
+    T0inv = _T_inv(C, rep)
     Vb = np.empty_like(V)
     Ts = [_T(C, rep)]
     Om = []
@@ -195,9 +209,11 @@ def _convert_wrench_body(C, W, Vb, a, b):
     # W_b = T_a^T W^a (the dual map):  W_b^(k) = sum_j binom(k, j) (T_a^(j))^T W^a^(k-j)
     Ta = _T_derivatives(C, Vb, a, K)
     Wb = np.array([sum(comb(k, j) * Ta[j].T @ W[k - j] for j in range(k + 1)) for k in range(K)])
+    if b == "body":   # T_body = I for all t
+        return Wb
     # W^b solves W_b = T_b^T W^b row by row
     Tb = _T_derivatives(C, Vb, b, K)
-    T0T_inv = np.linalg.inv(Tb[0].T)
+    T0T_inv = _T_inv(C, b).T
     out = np.empty_like(W)
     for k in range(K):
         rhs = Wb[k] - sum(comb(k, j) * Tb[j].T @ out[k - j] for j in range(1, k + 1))

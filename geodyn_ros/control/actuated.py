@@ -70,8 +70,8 @@ def _command_kernel(C, Vb, q, qd, th, thd, Cd, Vbd, Qd, W, tau, gains, level, Ai
     if not ok:
         return 1, 0, 0
     kp_p, kd_p, kp_R, kd_R, kp_q, kd_q = gains[0], gains[1], gains[2], gains[3], gains[4], gains[5]
-    R = C[:3, :3]
-    Rd = Cd[:3, :3]
+    R = np.ascontiguousarray(C[:3, :3])
+    Rd = np.ascontiguousarray(Cd[:3, :3])
     RtRd = R.T @ Rd
     e_p = C[:3, 3] - Cd[:3, 3]
     e_v = R @ Vb[3:] - Rd @ Vbd[3:]

@@ -5,8 +5,15 @@ The loop (in-process, the ROS-free twin of the ROS nodes; 1 kHz, zero-order hold
 joints) <- ``ActuatedController`` <- jets of ``gd.inverse_dynamics`` (order 2) on the Table 3
 reference, the body-frame wrench jet by ``gd.convert_wrench(..., "spatial", "body")``.
 
-Rows (same feedback gains, same initial state on the reference: rotors at ``omega_d(0)``,
-motors at ``theta_d(0)``, ``theta_d'(0)``):
+Rows (same feedback gains, same initial state on the reference at ``t = -preroll``: rotors at
+``omega_d``, motors at ``theta_d``, ``theta_d'`` of that instant; the loop then runs ``preroll``
+seconds (default 5 s) along the reference before the scored 30 s start at ``t = 0``). The
+pre-roll is the usual experimental protocol (the vehicle is already tracking when the
+measurement starts). Without it (``--preroll 0``) the first ~2 s of ``pd``/``ff0``/``ff1`` are a
+transient that has nothing to do with what the rows compare: their controllers do not hold the
+motor angles ``theta_d = q_d + K^-1 tau_d`` the arm starts at, so the elastic arm swings to
+their own equilibrium, ``theta = q_d`` (link deflected by ``-K^-1 tau_d``), and its ringing
+disturbs the base 10x more than the rotor lag does. The README gives both.
 
 * ``pd``: feedback only;  ``ff0``: ``u = A^+ W_b``, motor torque ``tau``;
 * ``ff1``: plus rotor-lag compensation;  ``ff2``: plus elastic-joint compensation;
@@ -58,6 +65,8 @@ _SPEC = {"pd": (None, False, False), "ff0": (0, False, False), "ff1": (1, False,
 ROWS = tuple(_SPEC)
 #: start-up window [s] excluded from the ``*_after_<SETTLE_S>s`` columns
 SETTLE_S = 5.0
+#: default pre-roll [s]: the loop runs from t = -PREROLL_S, scored from t = 0 (simulate_actuated)
+PREROLL_S = 5.0
 
 
 def tilthex_source() -> Path:
@@ -87,6 +96,7 @@ class RowResult:
     rotor_saturations: int
     motor_saturations: int
     wall_time_s: float
+    simulated_s: float = float("nan")   # pre-roll included (the real-time factor's numerator)
 
     def metrics(self, max_rot_velocity: float, max_motor_torque: float, settle: float = SETTLE_S) -> dict:
         """The README columns. ``*_after_<settle>s``: the same RMS over ``t >= settle`` only (without
@@ -102,12 +112,16 @@ class RowResult:
                 "rotor_speed_peak_rad_s": self.rotor_speed_peak, "max_rot_velocity_rad_s": max_rot_velocity,
                 "motor_torque_peak_nm": self.motor_torque_peak, "max_motor_torque_nm": max_motor_torque,
                 "rotor_saturations": self.rotor_saturations, "motor_saturations": self.motor_saturations,
-                "real_time_factor": self.log.t[-1] / self.wall_time_s if self.wall_time_s > 0 else float("inf")}
+                "real_time_factor": self._simulated() / self.wall_time_s if self.wall_time_s > 0 else float("inf")}
+
+    def _simulated(self) -> float:
+        return self.log.t[-1] if math.isnan(self.simulated_s) else self.simulated_s
 
 
 def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float = 1.0, timestep: float = 1e-3,
                       gains: TrackingGains | None = None, config=None, source=None,
-                      gravity=(0.0, 0.0, -9.81), rigid_joints: bool = False, lag_discrete: bool = False) -> RowResult:
+                      gravity=(0.0, 0.0, -9.81), rigid_joints: bool = False, lag_discrete: bool = False,
+                      preroll: float = PREROLL_S) -> RowResult:
     """Run one row of the table (module docstring) and return its :class:`RowResult`.
 
     duration [s] of simulated time; speed: time scaling of Table 3; timestep [s]: simulator and
@@ -115,6 +129,10 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     ``config/tilthex.yaml``); source: URDF/xacro with rotor links (default the TiltHex xacro);
     rigid_joints: ideal (rigid, torque-controlled) arm joints with the rotor model, which isolates
     the rotor lag (the motor torque is then the joint torque ``tau_d`` + PD on the link angles).
+    preroll [s]: the loop starts at ``t = -preroll`` on the reference (Table 3's formulas hold for
+    every t) and only ``0 <= t <= duration`` is logged and scored (errors, peaks, saturations), so
+    each row is measured in its own tracking regime, not in the start-up transient of an actuator
+    state its controller does not hold (module docstring). ``preroll=0``: scored from the start.
     """
     from geodyn_ros.sim import ActuatedSim
 
@@ -141,7 +159,11 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
         Wb = gd.convert_wrench(ref.base_pose, res.base_wrench, ref.base_twist, "spatial", "body")
         return ref, Wb, res.tau
 
-    ref, Wb, tau = jets(0.0)
+    if not (math.isfinite(preroll) and preroll >= 0):
+        raise ValueError(f"preroll: expected a finite time >= 0 [s], got {preroll!r}")
+    n_pre = int(round(preroll / timestep))
+    t0 = -n_pre * timestep
+    ref, Wb, tau = jets(t0)
     C0, V0, q0, qd0 = ref.base_pose, ref.base_twist[0], ref.q[0], ref.q[1]
     if ideal:
         sim.reset(C0, V0, q0, qd0)
@@ -160,13 +182,18 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     qd_log = np.empty((steps + 1, model.n_joints))
     om_peak = u_peak = 0.0
     wall = time.perf_counter()
-    for k in range(steps + 1):
+    for i in range(n_pre + steps + 1):
+        k = i - n_pre   # k < 0: pre-roll, not logged
         t = k * timestep
+        if k == 0:      # the scored window starts: peaks and clip counts from here on
+            om_peak = u_peak = 0.0
+            ctrl.rotor_saturations = ctrl.motor_saturations = 0
         C, Vb, q, qd = sim.base_pose(), sim.base_twist_body(), sim.q(), sim.qd()
-        t_log[k], poses[k], q_log[k] = t, C, q
-        if k:
+        if i:
             ref, Wb, tau = jets(t)
-        Cd_log[k], qd_log[k] = ref.base_pose, ref.q[0]
+        if k >= 0:
+            t_log[k], poses[k], q_log[k] = t, C, q
+            Cd_log[k], qd_log[k] = ref.base_pose, ref.q[0]
         if k == steps:
             break
         Cd = ref.base_pose
@@ -192,7 +219,8 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     # the desired samples are the ones the loop used (no second evaluation of the reference)
     log = TrackingLog(t_log, poses[:, :3, 3].copy(), Cd_log[:, :3, 3].copy(), poses[:, :3, :3].copy(),
                       Cd_log[:, :3, :3].copy(), q_log, qd_log, tuple(model.joint_names))
-    return RowResult(row, log, om_peak, u_peak, ctrl.rotor_saturations, ctrl.motor_saturations, wall)
+    return RowResult(row, log, om_peak, u_peak, ctrl.rotor_saturations, ctrl.motor_saturations, wall,
+                     simulated_s=(n_pre + steps) * timestep)
 
 
 def feedforward_speed_range(duration: float = 30.0, speed: float = 1.0, config=None, dt: float = 0.02) -> tuple:
@@ -259,6 +287,9 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object (rows as keys) and nothing else")
     ap.add_argument("--duration", type=float, default=30.0, help="simulated time [s] (default 30)")
     ap.add_argument("--speed", type=float, default=1.0, help="time scaling of Table 3 (default 1; 3 = 3x faster)")
+    ap.add_argument("--preroll", type=float, default=PREROLL_S,
+                    help=f"seconds run along the reference before the scored window (default {PREROLL_S:g}; 0 = "
+                         "score the start-up transient too)")
     ap.add_argument("--rows", default=None,
                     help=f"comma-separated subset of {','.join(ROWS)} (default: all; with --json: pd,ff0,ff1,ff2)")
     ap.add_argument("--out", default=None, help="directory for the figure actuated_loop[_speedS].png")
@@ -276,7 +307,10 @@ def main(argv=None) -> int:
     if not (math.isfinite(args.speed) and args.speed > 0):
         ap.error("--speed: must be > 0")
     cfg = load_actuation_config(args.config)
-    results = {r: simulate_actuated(r, args.duration, speed=args.speed, config=cfg) for r in rows}
+    if not (math.isfinite(args.preroll) and args.preroll >= 0):
+        ap.error("--preroll: must be >= 0")
+    results = {r: simulate_actuated(r, args.duration, speed=args.speed, config=cfg, preroll=args.preroll)
+               for r in rows}
     obj = {r: res.metrics(cfg.rotors.max_rot_velocity, cfg.elastic.max_motor_torque) for r, res in results.items()}
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
@@ -284,7 +318,8 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps(obj))
         return 0
-    print(f"Table 3 x{args.speed:g}, {args.duration:g} s, 1 kHz, gains {TrackingGains()}")
+    print(f"Table 3 x{args.speed:g}, {args.duration:g} s scored after a {args.preroll:g} s pre-roll, 1 kHz, "
+          f"gains {TrackingGains()}")
     lo, hi, cond = feedforward_speed_range(args.duration, args.speed, cfg)
     wmax = cfg.rotors.max_rot_velocity
     print(f"allocation: cond(A) = {cond:.3g}; feedforward rotor speeds along the run: {lo:.0f} .. {hi:.0f} "
