@@ -113,8 +113,11 @@ class DiagnosticsReporter:
         key = f"report {message}"
         if now - self._last_log.get(key, -1e18) >= self.log_period:
             self._last_log[key] = now
-            log = self.node.get_logger()
-            (log.info if level == DiagnosticStatus.OK else log.warning)(message)
+            # two call sites: rclpy refuses one call site with two severities
+            if level == DiagnosticStatus.OK:
+                self.node.get_logger().info(message)
+            else:
+                self.node.get_logger().warning(message)
         if now - self._last_pub >= self.min_interval:
             self.publish_status(level, message)
         else:
