@@ -250,6 +250,29 @@ def test_identical_description_is_not_reloaded(h):
     assert node.model is model and node.model_source.loads == loads
 
 
+def test_burst_of_descriptions_ends_on_the_last_valid_one(h):
+    """300 descriptions as fast as they can be sent (bad ones, other robots, heavier variants):
+    the node survives, keeps publishing, and ends on the last one sent, a same-joints variant
+    (keep-last 1 delivers the last message; the loader always takes the newest)."""
+    node, outs = _start(h)
+    pub = _rsp(h)
+    pub.publish(String(data=TEXT))
+    _wait_model(h, node)
+    rng = np.random.default_rng(18)
+    pool = [t for t, _ in BAD.values() if t is not None] + [_heavier(mass=m) for m in (0.5, 0.75, 2.0)]
+    for k in range(300):
+        pub.publish(String(data=pool[int(rng.integers(0, len(pool)))]))
+        if k % 10 == 0:
+            h.ex.spin_once(timeout_sec=0.0)
+    last = _heavier(mass=1.25)
+    pub.publish(String(data=last))
+    assert h.spin_until(lambda: abs(node.model.total_mass - MODEL.total_mass - 1.0) < 1e-12, 20.0)
+    h.spin_for(0.3)   # nothing older may arrive after the last one
+    assert abs(node.model.total_mass - MODEL.total_mass - 1.0) < 1e-12
+    assert node.model.joint_names == NAMES
+    _cycle_matches(h, node, outs, gd.load_urdf(last))
+
+
 # ------------------------------------------------------------------------------ replacement
 def test_same_joints_replacement_takes_effect_between_cycles(h):
     """A description with the same joints and base link but link7 1.5 kg heavier replaces the
