@@ -68,7 +68,8 @@ def description_qos() -> QoSProfile:
 
 
 def _one_line(exc: BaseException, limit: int = 300) -> str:
-    text = " ".join(str(exc).split())
+    """The exception text on one line, without rclpy's caret lines, at most ``limit`` chars."""
+    text = " ".join(" ".join(ln for ln in str(exc).splitlines() if ln.strip().strip("^")).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
