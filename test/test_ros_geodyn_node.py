@@ -300,9 +300,12 @@ def test_timer_mode_publishes_each_new_input_once(h):
 
 # ---------------------------------------------------------------------- start-up failures
 @pytest.mark.parametrize("params,keyword", [
-    ({"robot_description": "<robot name='x'><link name='a'>"}, "robot_description"),
+    ({"robot_description": "<robot name='x'><link name='a'>", "urdf_path": ""},
+     "cannot load the robot model from robot_description"),
+    ({"robot_description": "<robot name='x'/>"}, "both set"),
     ({"urdf_path": "/nonexistent/robot.urdf"}, "urdf_path"),
-    ({"urdf_path": ""}, "robot_description"),
+    ({"urdf_path": "", "robot_description_topic": "bad topic!"}, "robot_description_topic"),
+    ({"urdf_path": "", "robot_description_topic": " "}, "robot_description_topic"),
     ({"order": -1}, "order"),
     ({"input_mode": "estimated"}, "input_mode"),
     ({"gravity": [0.0, -9.81]}, "gravity"),

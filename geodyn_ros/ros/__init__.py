@@ -11,7 +11,9 @@ Modules
                   feedforward jets and of the optional ``~/linearization`` (A, B) output
                   (see the README, *ROS interface*).
 ``diagnostics``   a small ``/diagnostics`` reporter with throttled warnings.
-``params``        parameter declaration from a node's ``PARAMETERS`` table, model loading.
+``params``        parameter declaration from a node's ``PARAMETERS`` table.
+``description``   the robot model from a parameter or the ``robot_description`` topic
+                  (background load, hand-over between callbacks, same-robot rule).
 ``geodyn_node``   the feedforward dynamics node (console script ``geodyn_node``).
 ``sim_node``      the MuJoCo simulator node (``geodyn_sim``).
 ``reference_node``  the Table 3 reference generator (``geodyn_reference``).

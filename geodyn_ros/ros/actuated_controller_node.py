@@ -30,10 +30,17 @@ Start-up errors (one line naming the parameter): a singular rotor geometry, non-
 constants, stiffnesses or motor inertias (keys of ``actuation_config``), ``feedforward_order``
 outside 0..2, ``order < feedforward_order``. Nothing NaN is published: a cycle whose inputs or
 command are not finite is skipped and reported.
+
+The robot comes from ``robot_description`` / ``urdf_path`` or, with neither set, from the
+``robot_description`` topic (:mod:`geodyn_ros.ros.description`; no command before a valid
+description). A replacement with the same joints and base link rebuilds the allocation from
+its rotor frames; a description whose rotors do not fit ``actuation_config`` is refused like an
+invalid URDF.
 """
 from __future__ import annotations
 
 import array
+from types import SimpleNamespace
 
 import numpy as np
 from nav_msgs.msg import Odometry
@@ -49,7 +56,8 @@ from geodyn_ros.lie import Ad_inv
 from .conversions import InputError, JointNameMatcher, parse_odometry, set_stamp, stamp_to_ns
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import ReferenceDecoder, decode_feedforward_jet
-from .params import ConfigurationError, declare_parameters, model_source
+from .description import TOPIC_PARAMETER, ModelSource
+from .params import ConfigurationError, declare_parameters
 from .runtime import control_qos, run_nodes
 
 try:  # the message gz-sim's MulticopterMotorModel reads through ros_gz_bridge
@@ -64,6 +72,7 @@ HAVE_ACTUATOR_MSGS = _Actuators is not None
 PARAMETERS = {
     "robot_description": ("", "URDF with the rotor links (e.g. tilthex_manipulator.urdf.xacro expanded)."),
     "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
+    "robot_description_topic": TOPIC_PARAMETER,
     "base_link": ("", "Base link; empty = the URDF root."),
     "actuation_config": ("", "Actuation YAML (rotor constants and names, elastic joints); empty = the "
                          "shipped config/tilthex.yaml."),
@@ -110,23 +119,9 @@ class ActuatedControllerNode(Node):
             cfg = load_actuation_config(p["actuation_config"] or None)
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
-        import geodyn_ros as gd
-        source, what = model_source(p)
-        try:
-            base = p["base_link"] or None
-            # lock the rotor joints that the URDF has as moving joints (a Gazebo URDF: continuous)
-            moving = gd.load_urdf(source, base_link=base).joint_names
-            self.model = gd.load_urdf(source, base_link=base,
-                                      locked_joints=[j for j in cfg.rotor_joints if j in moving])
-            _, frames = rotor_frames_from_model(self.model, cfg.rotor_links)
-        except ValueError as exc:
-            raise ConfigurationError(f"cannot load the rotor model from {what}: {exc}") from exc
-        try:
-            al = Allocation.from_frames(frames, cfg.rotors)
-            self.ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, self.model.joint_names, gains, level)
-        except ValueError as exc:
-            raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
         self.cfg = cfg
+        self._p, self._gains, self._level = p, gains, level
+        self.model = self.ctrl = None   # set by _setup_model (at start-up, or from the topic)
         self.elastic = p["elastic_joints"]
         self.sync = p["sync_stamps"]
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
@@ -134,17 +129,9 @@ class ActuatedControllerNode(Node):
             raise ConfigurationError(f"parameter 'odom_startup_discard': must be >= 0 s, got {p['odom_startup_discard']}")
         self.odom_discard_ns = int(round(p["odom_startup_discard"] * 1e9))
         self._odom_first = None
-        self.need_rows = self.ctrl.required_order + 1
-        n, names = self.model.n_joints, self.model.joint_names
-        self._matcher = JointNameMatcher(names)
         self._motor_matcher = JointNameMatcher(cfg.elastic.joints)
-        self._ref_decoder = ReferenceDecoder(names, 0)
-        self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)
-        self._q, self._qd = np.zeros(n), np.zeros(n)
         ne = len(cfg.elastic.joints)
         self._th, self._thd = np.zeros(ne), np.zeros(ne)
-        self._Cd, self._Vd, self._Qd = np.eye(4), np.zeros((2, 6)), np.zeros((3, n))
-        self._Wb, self._tau = np.zeros((1, 6)), np.zeros((1, n))
         self._stamps = {k: None for k in ("odom", "joint_states", "motor_states", "reference", "jet")}
         self._needed = ["odom", "joint_states", "reference"] + (["motor_states"] if self.elastic else []) + \
             (["jet"] if level is not None else [])
@@ -164,17 +151,64 @@ class ActuatedControllerNode(Node):
                               for j in cfg.elastic.joints] if p["per_joint_effort_topics"] else []
         self._mmsg = JointState()
         self._mmsg.name = list(cfg.elastic.joints)
-        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: actuated", self.model.name)
+        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: actuated", "")
         guard_time_source(self)
         self.diag.counters.update(rotor_saturations=0, motor_saturations=0)
+        self.model_source = ModelSource(self, p, self.diag, load=self._load_model, apply=self._setup_model,
+                                        model_of=lambda loaded: loaded.model)
+
+    # ------------------------------------------------------------------ the model
+    def _load_model(self, source):
+        """Model (rotor joints locked), allocation and control law of ``source`` (path or URDF
+        XML), as a namespace ``model, allocation, ctrl``; touches no node state (for the topic it
+        runs on the loader thread). Raises ``ValueError`` (bad URDF or rotor links) or
+        :class:`ConfigurationError` (the actuation config does not fit the robot)."""
+        import geodyn_ros as gd
+        cfg, base = self.cfg, self._p["base_link"] or None
+        # lock the rotor joints that the URDF has as moving joints (a Gazebo URDF: continuous)
+        moving = gd.load_urdf(source, base_link=base).joint_names
+        model = gd.load_urdf(source, base_link=base, locked_joints=[j for j in cfg.rotor_joints if j in moving])
+        _, frames = rotor_frames_from_model(model, cfg.rotor_links)
+        try:
+            al = Allocation.from_frames(frames, cfg.rotors)
+            ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, self._gains, self._level)
+        except ValueError as exc:
+            raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
+        return SimpleNamespace(model=model, allocation=al, ctrl=ctrl)
+
+    def _setup_model(self, loaded, first: bool = True) -> None:
+        """Install a loaded model and its control law (executor thread, between commands).
+        ``first``: build the joint matcher, reference decoder and buffers for its joints and log
+        the set-up. A replacement (same joints and base link) swaps the model and the law (new
+        rotor geometry, masses...) and keeps the buffers and the saturation counts."""
+        if not first:
+            loaded.ctrl.rotor_saturations = self.ctrl.rotor_saturations
+            loaded.ctrl.motor_saturations = self.ctrl.motor_saturations
+        self.model, self.ctrl = loaded.model, loaded.ctrl
+        self.diag.hardware_id = self.model.name
+        if not first:
+            return
+        self.need_rows = self.ctrl.required_order + 1
+        n, names = self.model.n_joints, self.model.joint_names
+        self._matcher = JointNameMatcher(names)
+        self._ref_decoder = ReferenceDecoder(names, 0)
+        self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)
+        self._q, self._qd = np.zeros(n), np.zeros(n)
+        self._Cd, self._Vd, self._Qd = np.eye(4), np.zeros((2, 6)), np.zeros((3, n))
+        self._Wb, self._tau = np.zeros((1, 6)), np.zeros((1, n))
+        al, level = loaded.allocation, self._level
         self.get_logger().info(
             f"model '{self.model.name}', {al.n_rotors} rotors (cond(A) = {al.condition_number():.3g}), "
-            f"elastic joints {cfg.elastic.joints if self.elastic else 'off'}, level "
+            f"elastic joints {self.cfg.elastic.joints if self.elastic else 'off'}, level "
             f"{'pd' if level is None else f'ff{level}'}, rotor output "
             f"{'actuator_msgs/Actuators' if HAVE_ACTUATOR_MSGS else 'std_msgs/Float64MultiArray'}")
 
     # ------------------------------------------------------------------ inputs
     def _take(self, key: str, parse) -> None:
+        self.model_source.poll()   # a loaded robot_description takes effect between commands
+        if self.model is None:
+            self.model_source.refuse_input(key)
+            return
         try:
             stamp = parse()
             if key in ("odom", "joint_states", "motor_states") and stamp == self._last_cmd_stamp:

@@ -13,6 +13,11 @@ with ``per_joint_effort_topics`` also one ``std_msgs/Float64`` per joint on
 With ``sync_stamps`` (default) a command is computed only from a state, reference and
 feedforward that share one stamp (exact lock-step with the simulator); otherwise each new
 state is combined with the latest other inputs if they are within ``stale_timeout``.
+
+The model (joint names and base link) comes from ``robot_description`` / ``urdf_path`` or,
+with neither set, from the ``robot_description`` topic, with the rules of
+:mod:`geodyn_ros.ros.description` (no command before a valid description; a replacement must
+have the same joints and base link).
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 
+import geodyn_ros as gd
 from geodyn_ros.control.feedback import TrackingGains, tracking_command
 from geodyn_ros.lie import Ad_inv
 
@@ -32,7 +38,8 @@ from .conversions import (InputError, JointNameMatcher, parse_body_wrench, parse
                           stamp_to_ns, write_body_wrench)
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import ReferenceDecoder
-from .params import ConfigurationError, declare_parameters, load_model_from_parameters
+from .description import TOPIC_PARAMETER, ModelSource
+from .params import ConfigurationError, declare_parameters
 from .runtime import control_qos, run_nodes
 
 __all__ = ["PARAMETERS", "ControllerNode", "main"]
@@ -42,6 +49,7 @@ _GAINS = ("kp_position", "kd_position", "kp_rotation", "kd_rotation", "kp_joint"
 PARAMETERS = {
     "robot_description": ("", "URDF XML string (joint names and base link)."),
     "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
+    "robot_description_topic": TOPIC_PARAMETER,
     "base_link": ("", "Base link; empty = the URDF root."),
     "use_feedforward": (True, "Add geodyn_node's feedforward; false = PD only (same gains)."),
     "kp_position": (400.0, "Base position stiffness [N/m]."),
@@ -67,19 +75,11 @@ class ControllerNode(Node):
             self.gains = TrackingGains(*(p[k] for k in _GAINS))
         except ValueError as exc:
             raise ConfigurationError(f"parameter {exc}") from exc
-        self.model = load_model_from_parameters(p)
+        self._p = p
+        self.model = None   # set by _setup_model (at start-up, or from the robot_description topic)
         self.use_ff = p["use_feedforward"]
         self.sync = p["sync_stamps"]
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
-        n = self.model.n_joints
-        names = self.model.joint_names
-        self._matcher = JointNameMatcher(names)
-        self._ref_decoder = ReferenceDecoder(names, 0)
-        # latest parsed inputs and their stamps (None = nothing valid yet)
-        self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)  # pose, spatial, body twist
-        self._q, self._qd = np.zeros(n), np.zeros(n)
-        self._Cd, self._Vd, self._Qd = np.eye(4), np.zeros((2, 6)), np.zeros((3, n))
-        self._Wff, self._tau_ff = np.zeros(6), np.zeros(n)
         self._stamps = {"odom": None, "joint_states": None, "reference": None,
                         "ff_wrench": None, "ff_efforts": None}
         self._last_cmd_stamp = None
@@ -98,14 +98,42 @@ class ControllerNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.pub_wrench = self.create_publisher(WrenchStamped, "cmd/wrench", qos)
         self.pub_efforts = self.create_publisher(JointState, "cmd/joint_efforts", qos)
+        self._per_joint = p["per_joint_effort_topics"]
+        self.pub_per_joint = []
+        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: tracking", "")
+        self.model_source = ModelSource(self, p, self.diag, load=self._load_model, apply=self._setup_model)
+        guard_time_source(self)
+
+    # ------------------------------------------------------------------ the model
+    def _load_model(self, source):
+        return gd.load_urdf(source, base_link=self._p["base_link"] or None)
+
+    def _setup_model(self, model, first: bool = True) -> None:
+        """Install ``model`` (executor thread, between commands). ``first``: build the input
+        buffers, joint matcher, reference decoder, output messages and per-joint publishers for
+        its joints. A replacement has the same joint names, order and base link
+        (:func:`geodyn_ros.ros.description.same_robot`), and this law uses nothing else of the
+        model, so all of that stays."""
+        self.model = model
+        self.diag.hardware_id = model.name
+        if not first:
+            return
+        n = model.n_joints
+        names = model.joint_names
+        self._matcher = JointNameMatcher(names)
+        self._ref_decoder = ReferenceDecoder(names, 0)
+        # latest parsed inputs and their stamps (None = nothing valid yet)
+        self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)  # pose, spatial, body twist
+        self._q, self._qd = np.zeros(n), np.zeros(n)
+        self._Cd, self._Vd, self._Qd = np.eye(4), np.zeros((2, 6)), np.zeros((3, n))
+        self._Wff, self._tau_ff = np.zeros(6), np.zeros(n)
+        qos = control_qos(self._p["qos_depth"])
         self.pub_per_joint = [self.create_publisher(Float64, f"cmd/joint_effort/{j}", qos)
-                              for j in names] if p["per_joint_effort_topics"] else []
+                              for j in names] if self._per_joint else []
         self._wmsg = WrenchStamped()
-        self._wmsg.header.frame_id = self.model.base_link
+        self._wmsg.header.frame_id = model.base_link
         self._emsg = JointState()
         self._emsg.name = list(names)
-        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: tracking", self.model.name)
-        guard_time_source(self)
 
     # ------------------------------------------------------------------ live tuning
     def _on_set_parameters(self, params):
@@ -135,6 +163,10 @@ class ControllerNode(Node):
 
     # ------------------------------------------------------------------ inputs
     def _take(self, key: str, parse) -> None:
+        self.model_source.poll()   # a loaded robot_description takes effect between commands
+        if self.model is None:
+            self.model_source.refuse_input(key)
+            return
         try:
             stamp = parse()
             if key in ("odom", "joint_states") and stamp == self._last_cmd_stamp:

@@ -11,6 +11,12 @@ A node reports each skipped cycle with :meth:`DiagnosticsReporter.problem`:
   since the previous status (the reason is the problem message with its numbers replaced by
   ``#``, e.g. ``skipped[reference: NaN or Inf in the derivative rows used]``) (plus the running totals ``cycles_published`` / ``cycles_skipped``).
 
+A node event that is not a cycle (a refused or accepted ``robot_description``, see
+:mod:`geodyn_ros.ros.description`) goes through :meth:`DiagnosticsReporter.report`: logged
+(throttled per message) and published as one status with that message, under the same rate
+limit, and not counted as a skipped cycle. ``notes`` (key -> text) are added as ``KeyValue``
+pairs to every status (e.g. where the robot model came from).
+
 A periodic summary (OK or the last problem, with counters) is published by
 :meth:`publish_summary`, which the node calls from a wall-clock timer so diagnostics keep flowing
 while simulated time is paused; it also flushes counts held back by the rate limit.
@@ -70,6 +76,8 @@ class DiagnosticsReporter:
         self._last_pub = -1e18
         self._logged_causes: set[str] = set()
         self._pending = False   # a status held back by the rate limit, sent by the flush timer
+        self._event = None      # (level, message) of a report() held back by the rate limit
+        self.notes: dict[str, str] = {}   # key -> text, added to every status
         from rclpy.clock import Clock, ClockType
         node.create_timer(self.min_interval, self._flush, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
@@ -95,11 +103,35 @@ class DiagnosticsReporter:
         else:
             self._pending = True
 
+    def report(self, level, message: str) -> None:
+        """A node event that is not a cycle (e.g. a refused ``robot_description``): logged (a
+        warning for WARN/ERROR, info for OK; at most once per ``log_period`` per message) and
+        published as one status with ``level`` and ``message`` (rate-limited like
+        :meth:`problem`: held back, the newest event goes out with the flush timer). The counters
+        do not change."""
+        now = time.monotonic()
+        key = f"report {message}"
+        if now - self._last_log.get(key, -1e18) >= self.log_period:
+            self._last_log[key] = now
+            # two call sites: rclpy refuses one call site with two severities
+            if level == DiagnosticStatus.OK:
+                self.node.get_logger().info(message)
+            else:
+                self.node.get_logger().warning(message)
+        if now - self._last_pub >= self.min_interval:
+            self.publish_status(level, message)
+        else:
+            self._event = (level, message)
+            self._pending = True
+
     def _flush(self) -> None:
         """Wall-clock timer: publish what the rate limit held back (within 1/rate s)."""
         if self._pending and time.monotonic() - self._last_pub >= self.min_interval:
-            self.publish_status(DiagnosticStatus.WARN if self.last_problem else DiagnosticStatus.OK,
-                                self.last_problem or "publishing")
+            if self._event is not None:
+                self.publish_status(*self._event)
+            else:
+                self.publish_status(DiagnosticStatus.WARN if self.last_problem else DiagnosticStatus.OK,
+                                    self.last_problem or "publishing")
 
     def exception(self, where: str, exc: BaseException) -> None:
         """An unexpected exception in a callback: one skipped cycle, reported with its text;
@@ -135,10 +167,12 @@ class DiagnosticsReporter:
         skipped cycles per reason since the previous status."""
         self._last_pub = time.monotonic()
         self._pending = False
+        self._event = None
         st = DiagnosticStatus(level=level, name=self.name, message=message,
                               hardware_id=self.hardware_id)
         st.values = [KeyValue(key=k, value=str(v)) for k, v in self.counters.items()]
         st.values += [KeyValue(key=f"skipped[{k}]", value=str(v)) for k, v in self.since_last.items()]
+        st.values += [KeyValue(key=k, value=str(v)) for k, v in self.notes.items()]
         self.since_last = {}
         arr = DiagnosticArray()
         arr.header.stamp = self.node.get_clock().now().to_msg()

@@ -87,6 +87,17 @@ inputs are missing, malformed (NaN/Inf, wrong lengths, missing joints, non-unit 
 bad layout), out of order (stamp earlier than the previous one on that topic) or stale (older
 than ``stale_timeout`` on the node clock) publishes nothing; the problem is logged (throttled)
 and reported on ``/diagnostics``.
+
+Robot model: the parameter ``robot_description`` (URDF XML) or ``urdf_path``, loaded at
+start-up; with neither set, the ``robot_description`` topic (parameter
+``robot_description_topic``; ``std_msgs/String``, reliable, transient local, depth 1, as
+robot_state_publisher publishes it). Until a valid description arrives the node publishes
+nothing and reports ``waiting for robot_description on <topic>`` on ``/diagnostics``; inputs
+that arrive meanwhile are reported as not used. A later description is loaded on a background
+thread and, only if valid and of the same robot (same joint names in the same order, same base
+link: e.g. recalibrated inertias), replaces the model between cycles; anything else (empty, not
+XML, an invalid URDF, another robot) is reported in one line and the model in use stays. Rules
+and messages: :mod:`geodyn_ros.ros.description`.
 """
 from __future__ import annotations
 
@@ -111,7 +122,8 @@ from .conversions import (InputError, JointNameMatcher, parse_odometry, set_stam
                           stamp_to_ns, write_body_wrench)
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import FeedforwardJetPacker, LinearizationPacker, ReferenceDecoder, linearization_labels_json
-from .params import ConfigurationError, declare_parameters, load_model_from_parameters
+from .description import TOPIC_PARAMETER, ModelSource
+from .params import ConfigurationError, declare_parameters, locked_joints_list
 from .runtime import control_qos, run_nodes
 
 __all__ = ["PARAMETERS", "GeodynNode", "main"]
@@ -120,6 +132,7 @@ __all__ = ["PARAMETERS", "GeodynNode", "main"]
 PARAMETERS = {
     "robot_description": ("", "URDF XML string (ROS convention; launch files fill it via xacro)."),
     "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
+    "robot_description_topic": TOPIC_PARAMETER,
     "base_link": ("", "Base link; empty = the URDF root."),
     "locked_joints": ("", "Comma-separated joints made rigid at 0 (gd.load_urdf(locked_joints=...)), e.g. "
                       "the rotor joints of a Gazebo multirotor URDF; empty = none."),
@@ -218,13 +231,14 @@ class GeodynNode(Node):
         super().__init__(node_name, **kwargs)
         p = declare_parameters(self, PARAMETERS)
         self._check_parameters(p)
-        self.model = load_model_from_parameters(p)
-        self.order = r = p["order"]
+        self._p = p
+        self.model = None          # set by _setup_model (at start-up, or from the topic)
+        self.base_link = None
+        self.order = p["order"]
         self.mode = p["input_mode"]
         self.gravity = np.array(p["gravity"], dtype=float)
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
         self.world_frame = p["world_frame"]
-        self.base_link = self.model.base_link
         self.publish_jet = p["publish_jet"]
         self.publish_linearization = p["publish_linearization"]
         self.lin_representation = p["linearization_representation"]
@@ -233,25 +247,7 @@ class GeodynNode(Node):
                                                  "max_input_magnitude")}
         self.skew_ns = int(round(p["max_input_skew"] * 1e9))
         self.output_representation = p["output_representation"]
-        n = self.model.n_joints
-
-        # Input buffers, filled in place by the parsers.
-        self._C_ref = np.eye(4)
-        self._V_ref = np.zeros((r + 2, 6))
-        self._Q_ref = np.zeros((r + 3, n))
-        # Spatial twist jet of the reference: the decoded buffer itself for a spatial reference
-        # (default, no conversion), else a buffer filled by _convert_reference once per message.
         self._convert_ref = self.reference_representation != "spatial"
-        self._V_ref_sp = np.zeros((r + 2, 6)) if self._convert_ref else self._V_ref
-        self._ref_converted = False
-        self._C_meas = np.eye(4)
-        self._V0_meas = np.zeros(6)
-        self._q_meas = np.zeros(n)
-        self._qd_meas = np.zeros(n)
-        self._V_in = np.zeros((r + 2, 6))
-        self._Q_in = np.zeros((r + 3, n))
-        self._ref_decoder = ReferenceDecoder(self.model.joint_names, r)
-        self._matcher = JointNameMatcher(self.model.joint_names)
         self._slots = {"reference": _Slot("reference")}
         self._last_now = -1
 
@@ -269,27 +265,90 @@ class GeodynNode(Node):
         self._pub_wrench = self.create_publisher(WrenchStamped, "feedforward/wrench", qos)
         self._pub_efforts = self.create_publisher(JointState, "feedforward/joint_efforts", qos)
         self._pub_jet = self.create_publisher(Float64MultiArray, "feedforward/jet", qos)
-        self._wrench_msg = WrenchStamped()
-        self._wrench_msg.header.frame_id = self.base_link
-        self._efforts_msg = JointState()
-        self._efforts_msg.name = list(self.model.joint_names)
-        self._jet = FeedforwardJetPacker(self.model.joint_names, r)
         if self.publish_linearization:
-            self._setup_linearization(qos)
+            self._pub_lin = self.create_publisher(Float64MultiArray, "~/linearization", qos)
+            latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                                 reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self._pub_lin_labels = self.create_publisher(String, "~/linearization/labels", latched)
 
-        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: feedforward", self.model.name,
+        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: feedforward", "",
                                         rate=p["diagnostics_rate"])
         self._wall = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(p["diagnostics_period"], guard(self, self._summary, "diagnostics timer"), clock=self._wall)
         self._rate_zero = p["rate_hz"] == 0
         if p["rate_hz"] > 0:
             self.create_timer(1.0 / p["rate_hz"], guard(self, self._on_timer, "cycle timer"))
+        # the model: now from robot_description / urdf_path, or later from the topic
+        self.model_source = ModelSource(self, p, self.diag, load=self._load_model, apply=self._setup_model,
+                                        period=p["diagnostics_period"])
+        guard_time_source(self)
+
+    # ------------------------------------------------------------------ the model
+    def _load_model(self, source):
+        """The :class:`geodyn_ros.Model` of ``source`` (path or URDF XML) with the parameters
+        ``base_link`` and ``locked_joints``, evaluated once at rest (so a model whose dynamics
+        cannot be computed is refused). Touches no node state: for the topic it runs on the
+        loader thread."""
+        model = gd.load_urdf(source, base_link=self._p["base_link"] or None,
+                             locked_joints=locked_joints_list(self._p) or None)
+        r, n = self.order, model.n_joints
+        res = gd.inverse_dynamics(model, np.eye(4), None if model.fixed_base else np.zeros((r + 2, 6)),
+                                  np.zeros((r + 3, n)), r, gravity=self.gravity)
+        if not (np.isfinite(res.base_wrench).all() and np.isfinite(res.tau).all()):
+            raise ValueError("the inverse dynamics of this model at rest are not finite")
+        return model
+
+    def _setup_model(self, model, first: bool = True) -> None:
+        """Install ``model`` and build everything that depends on it (executor thread, between
+        cycles).
+
+        ``first``: the input buffers, reference decoder, joint-name matcher, output messages and
+        packers, linearization packer and labels are built for the model's joints, and the model
+        is logged. A replacement (``first`` False) has the same joint names, order and base link
+        (:func:`geodyn_ros.ros.description.same_robot`), so all of that stays as it is, and with
+        it the inputs already received: only the model (masses, inertias, geometry) changes,
+        the linearization labels are republished (they name the model) and the change is logged.
+        """
+        self.model = model
+        self.diag.hardware_id = model.name
+        if not first:
+            if self.publish_linearization:
+                self._publish_linearization_labels()
+            return
+        r, n = self.order, model.n_joints
+        self.base_link = model.base_link
+        # Input buffers, filled in place by the parsers.
+        self._C_ref = np.eye(4)
+        self._V_ref = np.zeros((r + 2, 6))
+        self._Q_ref = np.zeros((r + 3, n))
+        # Spatial twist jet of the reference: the decoded buffer itself for a spatial reference
+        # (default, no conversion), else a buffer filled by _convert_reference once per message.
+        self._V_ref_sp = np.zeros((r + 2, 6)) if self._convert_ref else self._V_ref
+        self._ref_converted = False
+        self._C_meas = np.eye(4)
+        self._V0_meas = np.zeros(6)
+        self._q_meas = np.zeros(n)
+        self._qd_meas = np.zeros(n)
+        self._V_in = np.zeros((r + 2, 6))
+        self._Q_in = np.zeros((r + 3, n))
+        self._ref_decoder = ReferenceDecoder(model.joint_names, r)
+        self._matcher = JointNameMatcher(model.joint_names)
+        self._wrench_msg = WrenchStamped()
+        self._wrench_msg.header.frame_id = self.base_link
+        self._efforts_msg = JointState()
+        self._efforts_msg.name = list(model.joint_names)
+        self._jet = FeedforwardJetPacker(model.joint_names, r)
+        if self.publish_linearization:
+            nv = 6 + n
+            self._lin = LinearizationPacker(2 * nv, nv)
+            self._publish_linearization_labels()
+        p = self._p
         self.get_logger().info(
-            f"model '{self.model.name}' ({n} joints, base '{self.base_link}'), order {r}, "
+            f"model '{model.name}' ({n} joints, base '{self.base_link}'), order {r}, "
             f"input_mode {self.mode}, rate_hz {p['rate_hz']:g}, "
             f"reference_representation {self.reference_representation}, "
             f"output_representation {self.output_representation}")
-        guard_time_source(self)
 
     # ------------------------------------------------------------------ parameters
     @staticmethod
@@ -329,14 +388,7 @@ class GeodynNode(Node):
             raise ConfigurationError(f"parameter 'output_representation': must be one of "
                                      f"{REPRESENTATIONS}, got '{p['output_representation']}'")
 
-    def _setup_linearization(self, qos) -> None:
-        nv = 6 + self.model.n_joints
-        self._lin = LinearizationPacker(2 * nv, nv)
-        self._pub_lin = self.create_publisher(Float64MultiArray, "~/linearization", qos)
-        latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                             reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self._pub_lin_labels = self.create_publisher(String, "~/linearization/labels", latched)
+    def _publish_linearization_labels(self) -> None:
         body = self.lin_representation == "body"
         twist = ("body twist Ad_C^-1 V (base axes)" if body else "spatial twist V (world axes)")
         wrench = ("body wrench Ad_C^T W (moment about the base-link origin, base axes)" if body
@@ -400,7 +452,18 @@ class GeodynNode(Node):
         if q is not None:
             over("max |joint position or derivative|", float(np.abs(q).max(initial=0.0)), "max_input_magnitude")
 
+    def _ready(self, topic: str) -> bool:
+        """Start of every input callback: apply a loaded robot_description (between cycles); False
+        (input reported as not used) while there is no model yet."""
+        self.model_source.poll()
+        if self.model is None:
+            self.model_source.refuse_input(topic)
+            return False
+        return True
+
     def _on_reference(self, msg) -> None:
+        if not self._ready("reference"):
+            return
         self._ref_converted = False  # the buffers change (even if the message turns out bad)
 
         def parse():
@@ -411,6 +474,9 @@ class GeodynNode(Node):
         self._receive(self._slots["reference"], parse)
 
     def _on_odom(self, msg) -> None:
+        if not self._ready("odom"):
+            return
+
         def parse():
             if msg.header.frame_id and msg.header.frame_id != self.world_frame:
                 raise InputError(f"odom: header.frame_id '{msg.header.frame_id}' is not the "
@@ -421,6 +487,9 @@ class GeodynNode(Node):
         self._receive(self._slots["odom"], parse)
 
     def _on_joint_states(self, msg) -> None:
+        if not self._ready("joint_states"):
+            return
+
         def parse():
             if len(msg.velocity) == 0:
                 raise InputError("joint_states: no velocity field (measured mode needs qdot)")
@@ -431,10 +500,13 @@ class GeodynNode(Node):
         self._receive(self._slots["joint_states"], parse)
 
     def _on_timer(self) -> None:
-        if any(s.fresh for s in self._slots.values()):
+        self.model_source.poll()
+        if self.model is not None and any(s.fresh for s in self._slots.values()):
             self._cycle()
 
     def _summary(self) -> None:
+        if self.model is None:
+            return   # the model source reports "waiting for robot_description" at the same period
         waiting = [s.topic for s in self._slots.values() if not s.received]
         if waiting and not self.diag.last_problem:
             self.diag.publish_status(DiagnosticStatus.WARN, f"waiting for {', '.join(waiting)}")

@@ -1,4 +1,5 @@
-"""Parameter declaration, validation and model loading shared by the geodyn nodes.
+"""Parameter declaration and validation shared by the geodyn nodes (the robot model itself is
+loaded by :mod:`geodyn_ros.ros.description`, from a parameter or the ``robot_description`` topic).
 
 Each node module defines ``PARAMETERS = {name: (default, description)}``; the default's type
 is the parameter's type (``bool``, ``int``, ``float``, ``str``, list of float). Parameters are
@@ -14,8 +15,8 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 
-__all__ = ["ConfigurationError", "declare_parameters", "load_model_from_parameters",
-           "model_source", "parameter_overrides"]
+__all__ = ["ConfigurationError", "declare_parameters", "locked_joints_list", "model_source",
+           "parameter_overrides"]
 
 
 class ConfigurationError(ValueError):
@@ -79,36 +80,26 @@ def parameter_overrides(values: dict) -> list:
     return [Parameter(k, value=v) for k, v in values.items()]
 
 
-def model_source(params: dict) -> tuple[str, str]:
-    """``(source, what)``: the URDF source for the loaders and a phrase naming it.
+def model_source(params: dict) -> tuple[str, str] | None:
+    """``(source, what)``: the URDF source for the loaders and a phrase naming it, or ``None``
+    when neither ``robot_description`` nor ``urdf_path`` is set: the model then comes from the
+    ``robot_description`` topic (:mod:`geodyn_ros.ros.description`).
 
-    Exactly one of ``robot_description`` (XML string) and ``urdf_path`` must be non-empty and
-    a path must exist; raises :class:`ConfigurationError` otherwise.
+    At most one of ``robot_description`` (XML string) and ``urdf_path`` may be non-empty and a
+    path must exist; raises :class:`ConfigurationError` otherwise.
     """
     desc = params.get("robot_description", "").strip()
     path = params.get("urdf_path", "").strip()
     if desc and path:
         raise ConfigurationError("parameters 'robot_description' and 'urdf_path' are both set; "
-                                 "set exactly one")
+                                 "set at most one (neither = the robot_description topic)")
     if not desc and not path:
-        raise ConfigurationError("no robot model: set parameter 'robot_description' (URDF XML) "
-                                 "or 'urdf_path' (a .urdf or .xacro file)")
+        return None
     if path and not os.path.isfile(path):
         raise ConfigurationError(f"parameter 'urdf_path': no such file: {path}")
     return (desc, "robot_description") if desc else (path, f"urdf_path ({path})")
 
 
-def load_model_from_parameters(params: dict):
-    """Load the model from ``robot_description`` or ``urdf_path`` (see :func:`model_source`)
-    and ``base_link``.
-
-    Raises :class:`ConfigurationError` with the loader's message for an invalid URDF.
-    """
-    import geodyn_ros as gd
-
-    source, what = model_source(params)
-    locked = [j.strip() for j in params.get("locked_joints", "").split(",") if j.strip()]
-    try:
-        return gd.load_urdf(source, base_link=params.get("base_link", "") or None, locked_joints=locked or None)
-    except Exception as exc:  # the loader raises ValueError with a precise message
-        raise ConfigurationError(f"cannot load the robot model from {what}: {exc}") from exc
+def locked_joints_list(params: dict) -> list:
+    """The comma-separated parameter ``locked_joints`` as a list of names (empty = none)."""
+    return [j.strip() for j in params.get("locked_joints", "").split(",") if j.strip()]

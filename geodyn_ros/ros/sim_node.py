@@ -18,6 +18,13 @@ both commands stamped ``t``, then steps — deterministic, and as fast as the lo
 Gazebo with a lock-stepped controller. If no command arrives within ``command_timeout`` wall
 seconds it republishes the state (late joiners, lost messages). ``lockstep: false`` steps on a
 wall-clock timer at ``real_time_factor`` x real time with the latest commands.
+
+The robot comes from ``robot_description`` / ``urdf_path`` or, with neither set, from the
+``robot_description`` topic (:mod:`geodyn_ros.ros.description`): the MuJoCo model is built
+**once**, from the first valid description, and the simulation starts (time 0, the initial
+state of the parameters; nothing, not even ``/clock``, is published before). A later different
+description is refused with a report (the simulation keeps its robot; restart the node to
+change it). ``initial_joint_*`` that do not fit the description's joints refuse it too.
 """
 from __future__ import annotations
 
@@ -38,7 +45,8 @@ from geodyn_ros.lie import Ad, matrix_to_quat
 from .conversions import (InputError, JointNameMatcher, parse_body_wrench, pose_matrix, set_stamp,
                           stamp_to_ns)
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
-from .params import ConfigurationError, declare_parameters, model_source
+from .description import TOPIC_PARAMETER, ModelSource
+from .params import ConfigurationError, declare_parameters
 from .runtime import control_qos, run_nodes
 
 __all__ = ["PARAMETERS", "SimNode", "main"]
@@ -46,6 +54,7 @@ __all__ = ["PARAMETERS", "SimNode", "main"]
 PARAMETERS = {
     "robot_description": ("", "URDF XML string of the simulated robot."),
     "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
+    "robot_description_topic": TOPIC_PARAMETER,
     "base_link": ("", "Floating base link; empty = the URDF root."),
     "timestep": (0.001, "Integration step [s]."),
     "gravity": ([0.0, 0.0, -9.81], "Gravity acceleration in the world frame [m/s^2]."),
@@ -70,34 +79,23 @@ class SimNode(Node):
 
     def __init__(self, node_name: str = "geodyn_sim", **kwargs):
         super().__init__(node_name, **kwargs)
-        from geodyn_ros.sim import MujocoSim  # MuJoCo is only needed by this node
+        from geodyn_ros.sim import MujocoSim  # noqa: F401  MuJoCo missing: fail at start-up
 
         p = declare_parameters(self, PARAMETERS)
         if self.get_parameter("use_sim_time").value:
             raise ConfigurationError("parameter 'use_sim_time': the simulator is the clock source; "
                                      "it must run on the wall clock (use_sim_time false)")
-        source, what = model_source(p)
         if not (p["timestep"] > 0 and math.isfinite(p["timestep"])):
             raise ConfigurationError(f"parameter 'timestep': must be > 0, got {p['timestep']}")
         if not (p["real_time_factor"] >= 0 and p["command_timeout"] > 0):
             raise ConfigurationError("parameters 'real_time_factor' >= 0 and 'command_timeout' > 0 required")
-        try:
-            self.sim = MujocoSim(source, base_link=p["base_link"] or None, timestep=p["timestep"],
-                                 gravity=p["gravity"], integrator=p["integrator"],
-                                 joint_limits=p["joint_limits"])
-        except (ValueError, OSError) as exc:
-            raise ConfigurationError(f"cannot build the simulation from {what}: {exc}") from exc
-        self.model = self.sim.model
-        n = self.model.n_joints
+        self._p = p
+        self._C0, self._V0 = self._initial_base(p)
+        self.sim = self.model = None   # set by _setup_model (at start-up, or from the topic)
         self.dt_ns = int(round(p["timestep"] * 1e9))
         self.steps = 0
-        self._reset_from_parameters(p, n)
-
         self.lockstep = p["lockstep"]
         self.world_frame = p["world_frame"]
-        self._matcher = JointNameMatcher(self.model.joint_names)
-        self._cmd_wrench = np.zeros(6)
-        self._cmd_tau = np.zeros(n)
         self._wrench_stamp = self._tau_stamp = None
         qos = control_qos(p["qos_depth"])
         self.pub_clock = self.create_publisher(ClockMsg, "/clock", control_qos(10))
@@ -106,13 +104,8 @@ class SimNode(Node):
         self.create_subscription(WrenchStamped, "cmd/wrench", guard(self, self._on_wrench, "cmd/wrench"), qos)
         self.create_subscription(JointState, "cmd/joint_efforts",
                                  guard(self, self._on_efforts, "cmd/joint_efforts"), qos)
-        self._odom = Odometry()
-        self._odom.header.frame_id = self.world_frame
-        self._odom.child_frame_id = self.model.base_link
-        self._js = JointState()
-        self._js.name = list(self.model.joint_names)
         self._clock_msg = ClockMsg()
-        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: simulation", self.model.name)
+        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: simulation", "")
 
         wall = Clock(clock_type=ClockType.STEADY_TIME)
         self._last_step_wall = time.monotonic()
@@ -123,9 +116,43 @@ class SimNode(Node):
             period = p["timestep"] / rtf if rtf > 0 else 1e-4
             self.create_timer(period, guard(self, self._on_free_run, "free-run timer"), clock=wall)
         guard_time_source(self)
+        # the simulation: now from robot_description / urdf_path, or once from the topic
+        self.model_source = ModelSource(self, p, self.diag, load=self._build_sim, apply=self._setup_model,
+                                        model_of=lambda sim: sim.model, replace=False)
+
+    # ------------------------------------------------------------------ the model
+    def _build_sim(self, source):
+        """The :class:`geodyn_ros.sim.MujocoSim` of ``source`` (path or URDF XML); touches no
+        node state (for the topic it runs on the loader thread)."""
+        from geodyn_ros.sim import MujocoSim  # MuJoCo is only needed by this node
+        p = self._p
+        return MujocoSim(source, base_link=p["base_link"] or None, timestep=p["timestep"],
+                         gravity=p["gravity"], integrator=p["integrator"], joint_limits=p["joint_limits"])
+
+    def _setup_model(self, sim, first: bool = True) -> None:
+        """Install ``sim`` (the only one: a later description is refused, ``replace=False``), put
+        it in the initial state of the parameters and publish that state. Raises
+        :class:`ConfigurationError` (nothing changed) if ``initial_joint_*`` do not fit its joints."""
+        n = sim.model.n_joints
+        q = self._joint_param(self._p, "initial_joint_positions", n)
+        qd = self._joint_param(self._p, "initial_joint_velocities", n)
+        sim.reset(self._C0, self._V0, q, qd, time=0.0)
+        self.sim, self.model = sim, sim.model
+        self.diag.hardware_id = self.model.name
+        self._matcher = JointNameMatcher(self.model.joint_names)
+        self._cmd_wrench = np.zeros(6)
+        self._cmd_tau = np.zeros(n)
+        self._odom = Odometry()
+        self._odom.header.frame_id = self.world_frame
+        self._odom.child_frame_id = self.model.base_link
+        self._js = JointState()
+        self._js.name = list(self.model.joint_names)
+        self._last_step_wall = time.monotonic()
         self.publish_state()
 
-    def _reset_from_parameters(self, p, n) -> None:
+    @staticmethod
+    def _initial_base(p):
+        """``(C, V)``: the initial base pose and spatial twist of the parameters."""
         pose = p["initial_base_pose"]
         if len(pose) != 7:
             raise ConfigurationError("parameter 'initial_base_pose': need 7 numbers x y z qx qy qz qw")
@@ -137,10 +164,7 @@ class SimNode(Node):
         tw = p["initial_base_twist"]
         if len(tw) != 6 or not np.isfinite(tw).all():
             raise ConfigurationError("parameter 'initial_base_twist': need 6 finite numbers vx vy vz wx wy wz")
-        V = Ad(C) @ np.r_[tw[3:], tw[:3]]
-        q = self._joint_param(p, "initial_joint_positions", n)
-        qd = self._joint_param(p, "initial_joint_velocities", n)
-        self.sim.reset(C, V, q, qd, time=0.0)
+        return C, Ad(C) @ np.r_[tw[3:], tw[:3]]
 
     @staticmethod
     def _joint_param(p, name, n):
@@ -191,7 +215,19 @@ class SimNode(Node):
         self.publish_state()
 
     # ------------------------------------------------------------------ commands
+    def _ready(self, topic: str) -> bool:
+        """Start of every callback: apply a loaded robot_description; False (a command is
+        reported as not used) while there is no simulation yet."""
+        self.model_source.poll()
+        if self.sim is None:
+            if topic:
+                self.model_source.refuse_input(topic)
+            return False
+        return True
+
     def _on_wrench(self, msg) -> None:
+        if not self._ready("cmd/wrench"):
+            return
         W = np.empty(6)   # parsed aside: a bad message never alters the command in use
         try:
             parse_body_wrench(msg, self.model.base_link, W, "cmd/wrench")
@@ -205,6 +241,8 @@ class SimNode(Node):
         self._maybe_step()
 
     def _on_efforts(self, msg) -> None:
+        if not self._ready("cmd/joint_efforts"):
+            return
         tau = np.empty_like(self._cmd_tau)
         try:
             self._matcher.gather(msg.name, msg.effort, tau, "cmd/joint_efforts")
@@ -229,6 +267,8 @@ class SimNode(Node):
             self.step()
 
     def _on_watchdog(self) -> None:
+        if not self._ready(""):
+            return
         if time.monotonic() - self._last_step_wall >= self.get_parameter("command_timeout").value:
             self.get_logger().info(f"waiting for cmd/wrench and cmd/joint_efforts stamped "
                                    f"{self.stamp_ns * 1e-9:.3f} s; republishing the state",
@@ -236,7 +276,8 @@ class SimNode(Node):
             self.publish_state()
 
     def _on_free_run(self) -> None:
-        self.step()
+        if self._ready(""):
+            self.step()
 
 
 def main(args=None) -> int:
