@@ -100,12 +100,17 @@ def main(argv=None):
     print(f"\nr={R} / r=0: inverse {rows[-1]['id_us'] / rows[0]['id_us']:.2f}x, "
           f"forward {rows[-1]['fd_us'] / rows[0]['fd_us']:.2f}x")
     if args.csv:
-        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
-        print(f"wrote {args.csv}")
+        write_csv(args.csv, rows)
+
+
+def write_csv(path, rows) -> None:
+    """Write the rows (dicts with the same keys) to ``path`` as CSV and say so."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

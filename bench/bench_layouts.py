@@ -17,7 +17,6 @@ Figures, not assertions: nothing here fails on a slow machine.
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
 import sys
 import time
@@ -30,6 +29,8 @@ sys.path.insert(0, str(REPO))
 
 import geodyn_ros as gd  # noqa: E402
 from geodyn_ros.lie import exp_se3, matrix_to_quat  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import write_csv  # noqa: E402
 
 
 def _transposed(a):
@@ -177,12 +178,7 @@ def main(argv=None):
         ratio = f"{x['ratio']:.2f}x {x['baseline']}" if x["baseline"] != "-" else ""
         print(f"  {x['function']:<28} {x['us']:7.2f} µs  {ratio}")
     if args.csv:
-        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
-        print(f"wrote {args.csv}")
+        write_csv(args.csv, rows)
     return rows
 
 
