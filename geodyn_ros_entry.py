@@ -29,6 +29,12 @@ def _run(module: str) -> int:
         return importlib.import_module(module).main()
     except KeyboardInterrupt:
         return 0
+    finally:
+        # The run is over and the interpreter exits next. CPython resets Python-level handlers
+        # to SIG_DFL while finalizing (but keeps SIG_IGN), so a late SIGINT/SIGTERM (a second
+        # Ctrl-C, ros2 launch escalating) would kill the exiting process with -2/-15.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _kernels_cached() -> bool:

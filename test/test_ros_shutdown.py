@@ -175,3 +175,29 @@ def test_bad_ros_arguments_give_one_line(entry):
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("[FATAL] geodyn_ros: bad ROS arguments") and "robot_description:=" in lines[0]
+
+
+def test_repeated_signals_while_exiting_never_kill_the_process():
+    """A second (third, ...) SIGINT while the process tears down or the interpreter finalizes
+    must not turn the clean exit into death by signal (-2): CPython restores SIG_DFL for
+    Python-level handlers during finalization, so the entry ignores both signals once the run is
+    over. Signals are sent every 2 ms from the first SIGINT until the process is gone (without
+    the fix this exits -2 in most runs: the finalization window is hit)."""
+    for _ in range(3):
+        proc = _spawn("geodyn_reference", *ENTRIES["geodyn_reference"])
+        try:
+            _wait_started_python(proc, 60.0)
+            time.sleep(0.5)
+            deadline = time.monotonic() + 30
+            while proc.poll() is None and time.monotonic() < deadline:
+                try:
+                    proc.send_signal(signal.SIGINT)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.002)
+            code, _, err = _stop(proc, signal.SIGINT) if proc.poll() is None else (proc.returncode, *proc.communicate())
+            _clean(code, err)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
