@@ -68,11 +68,16 @@ PARAMETERS = {
 class SimNode(Node):
     """The MuJoCo simulator node (see the module docstring)."""
 
+    #: the parameter table this class declares (subclasses extend it)
+    PARAMETERS = PARAMETERS
+    #: the commands lock-step waits for (the watchdog's log line)
+    COMMAND_TOPICS = "cmd/wrench and cmd/joint_efforts"
+
     def __init__(self, node_name: str = "geodyn_sim", **kwargs):
         super().__init__(node_name, **kwargs)
-        from geodyn_ros.sim import MujocoSim  # MuJoCo is only needed by this node
+        from geodyn_ros.sim import MujocoSim  # noqa: F401  MuJoCo is only needed by this node
 
-        p = declare_parameters(self, PARAMETERS)
+        p = declare_parameters(self, self.PARAMETERS)
         if self.get_parameter("use_sim_time").value:
             raise ConfigurationError("parameter 'use_sim_time': the simulator is the clock source; "
                                      "it must run on the wall clock (use_sim_time false)")
@@ -81,10 +86,9 @@ class SimNode(Node):
             raise ConfigurationError(f"parameter 'timestep': must be > 0, got {p['timestep']}")
         if not (p["real_time_factor"] >= 0 and p["command_timeout"] > 0):
             raise ConfigurationError("parameters 'real_time_factor' >= 0 and 'command_timeout' > 0 required")
+        self._p = p
         try:
-            self.sim = MujocoSim(source, base_link=p["base_link"] or None, timestep=p["timestep"],
-                                 gravity=p["gravity"], integrator=p["integrator"],
-                                 joint_limits=p["joint_limits"])
+            self.sim = self._build_sim(source)
         except (ValueError, OSError) as exc:
             raise ConfigurationError(f"cannot build the simulation from {what}: {exc}") from exc
         self.model = self.sim.model
@@ -124,6 +128,14 @@ class SimNode(Node):
             self.create_timer(period, guard(self, self._on_free_run, "free-run timer"), clock=wall)
         guard_time_source(self)
         self.publish_state()
+
+    def _build_sim(self, source):
+        """The :class:`geodyn_ros.sim.MujocoSim` of ``source`` (path or URDF XML) with the
+        node's parameters; subclasses return another simulator (the actuated one)."""
+        from geodyn_ros.sim import MujocoSim
+        p = self._p
+        return MujocoSim(source, base_link=p["base_link"] or None, timestep=p["timestep"],
+                         gravity=p["gravity"], integrator=p["integrator"], joint_limits=p["joint_limits"])
 
     def _reset_from_parameters(self, p, n) -> None:
         pose = p["initial_base_pose"]
@@ -178,8 +190,12 @@ class SimNode(Node):
         set_stamp(js.header.stamp, stamp)
         js.position = array.array("d", self.sim.q().tobytes())
         js.velocity = array.array("d", self.sim.qd().tobytes())
-        js.effort = array.array("d", self._cmd_tau.tobytes())
+        js.effort = array.array("d", self._applied_effort().tobytes())
         self.pub_joints.publish(js)
+
+    def _applied_effort(self) -> np.ndarray:
+        """The joint torques acting on the links (``joint_states.effort``): the held command."""
+        return self._cmd_tau
 
     def step(self) -> None:
         """Apply the held commands, advance one timestep and publish the new state."""
@@ -230,7 +246,7 @@ class SimNode(Node):
 
     def _on_watchdog(self) -> None:
         if time.monotonic() - self._last_step_wall >= self.get_parameter("command_timeout").value:
-            self.get_logger().info(f"waiting for cmd/wrench and cmd/joint_efforts stamped "
+            self.get_logger().info(f"waiting for {self.COMMAND_TOPICS} stamped "
                                    f"{self.stamp_ns * 1e-9:.3f} s; republishing the state",
                                    throttle_duration_sec=5.0)
             self.publish_state()
