@@ -32,7 +32,8 @@ _LEVEL = {"pd": None, "ff0": 0, "ff1": 1, "ff2": 2}
 
 def actuated_start_parameters(config=None, source=None) -> dict:
     """``geodyn_actuated_sim`` parameters that start it on the Table 3 reference at ``t = 0``:
-    :func:`~geodyn_ros.ros.closed_loop.table3_start_parameters` plus ``initial_rotor_speeds`` =
+    the values of :func:`~geodyn_ros.ros.closed_loop.table3_start_parameters` (base pose, REP 105
+    twist, joints) plus ``initial_rotor_speeds`` =
     ``omega_d(0)`` (:meth:`ActuatedController.rotor_reference` of the body wrench jet) and
     ``initial_motor_positions`` / ``velocities`` = ``theta_d(0)``, ``theta_d'(0)``
     (:meth:`ActuatedController.motor_reference`), as the in-process loop starts.
@@ -44,9 +45,8 @@ def actuated_start_parameters(config=None, source=None) -> dict:
     from geodyn_ros.control.actuated import ActuatedController
     from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
     from geodyn_ros.examples.actuated_loop import tilthex_source
+    from geodyn_ros.lie import Ad_inv, matrix_to_quat
     from geodyn_ros.trajectories import table3_reference
-
-    from .closed_loop import table3_start_parameters
 
     cfg = load_actuation_config() if config is None else config
     src = tilthex_source() if source is None else source
@@ -59,7 +59,13 @@ def actuated_start_parameters(config=None, source=None) -> dict:
     Wb = gd.convert_wrench(ref.base_pose, res.base_wrench, ref.base_twist, "spatial", "body")
     om0, _ = ctrl.rotor_reference(Wb)
     th0, thd0 = ctrl.motor_reference(ref.q, res.tau)
-    return {**table3_start_parameters(),
+    C = ref.base_pose
+    Vb = Ad_inv(C) @ ref.base_twist[0]
+    floats = lambda a: [float(v) for v in a]  # noqa: E731
+    return {"initial_base_pose": floats(np.r_[C[:3, 3], matrix_to_quat(C[:3, :3], "xyzw")]),
+            "initial_base_twist": floats(np.r_[Vb[3:], Vb[:3]]),   # REP 105: linear first, base axes
+            "initial_joint_positions": floats(ref.q[0]),
+            "initial_joint_velocities": floats(ref.q[1]),
             "initial_rotor_speeds": [float(v) for v in om0],
             "initial_motor_positions": [float(v) for v in th0],
             "initial_motor_velocities": [float(v) for v in thd0]}
