@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= out
 SPEED  ?= 1
 
-.PHONY: venv test test-fresh-clone test-real-launch demo actuated demo-ideal bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
+.PHONY: venv test test-fresh-clone test-real-launch demo actuated demo-ideal demo-actuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -48,6 +48,13 @@ actuated: $(STAMP)
 ## 30 s of Table 3 headless, with and without feedforward: RMS errors, plot and CSV in $(OUT)/.
 demo-ideal: $(STAMP)
 	$(BIN)/python -m geodyn_ros.ros.closed_loop --out $(OUT)
+
+## The actuated loop over ROS 2 (geodyn_actuated_sim + reference + geodyn_node + actuated controller),
+## DURATION s (default 10) of Table 3 from t = 0 per row pd/ff0/ff1/ff2, compared step for step
+## with the in-process loop: table on stdout, metrics in $(OUT)/actuated_ros.json.
+DURATION ?= 10
+demo-actuated-ros: $(STAMP)
+	$(BIN)/python -m geodyn_ros.ros.closed_loop --actuated --duration $(DURATION) --compare --json-out $(OUT)/actuated_ros.json
 
 ## Actuated controller compute per cycle and the in-process actuated loop's real-time factor.
 bench-actuated: $(STAMP)

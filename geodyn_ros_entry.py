@@ -58,6 +58,10 @@ def geodyn_sim() -> int:
     return _run("geodyn_ros.ros.sim_node")
 
 
+def geodyn_actuated_sim() -> int:
+    return _run("geodyn_ros.ros.actuated_sim_node")
+
+
 def geodyn_reference() -> int:
     return _run("geodyn_ros.ros.reference_node")
 

@@ -35,18 +35,19 @@ GZ_XACRO = REPO / "urdf" / "aerial_manipulator_gazebo_plugins.xacro"
 GZ_ACTUATED_XACRO = REPO / "urdf" / "tilthex_manipulator_gazebo.xacro"
 ACTUATION = REPO / "config" / "tilthex.yaml"
 
-LAUNCH_FILES = ["geodyn.launch.py", "sim.launch.py", "gazebo.launch.py"]
+LAUNCH_FILES = ["geodyn.launch.py", "sim.launch.py", "gazebo.launch.py", "actuated_sim.launch.py"]
 
 # executable (= node name) -> module holding its PARAMETERS table
 NODE_MODULES = {
     "geodyn_node": "geodyn_ros.ros.geodyn_node",
     "geodyn_sim": "geodyn_ros.ros.sim_node",
+    "geodyn_actuated_sim": "geodyn_ros.ros.actuated_sim_node",
     "geodyn_reference": "geodyn_ros.ros.reference_node",
     "geodyn_controller": "geodyn_ros.ros.controller_node",
     "geodyn_actuated_controller": "geodyn_ros.ros.actuated_controller_node",
 }
 EXPECTED_SCRIPTS = {"geodyn_node", "geodyn_sim", "geodyn_reference", "geodyn_controller",
-                    "geodyn_closed_loop", "geodyn_actuated_controller"}
+                    "geodyn_closed_loop", "geodyn_actuated_controller", "geodyn_actuated_sim"}
 # packages outside geodyn_ros a launch file may start, with their executables
 EXTERNAL_EXECUTABLES = {
     "robot_state_publisher": {"robot_state_publisher"},
@@ -82,6 +83,14 @@ EXPECTED = {
         "share_defaults": {"urdf": "urdf/tilthex_manipulator_gazebo.xacro",
                            "config": "config/geodyn.yaml",
                            "bridge_config": "config/gz_bridge.yaml"},
+    },
+    "actuated_sim.launch.py": {
+        "geodyn_nodes": {"geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_actuated_controller"},
+        "external": set(),
+        "sim_time": True,
+        "wall_clock": {"geodyn_actuated_sim"},  # the /clock source refuses use_sim_time
+        "arg_defaults": {"order": "2", "use_feedforward": "true", "feedforward_order": "2"},
+        "share_defaults": {"urdf": "urdf/tilthex_manipulator.urdf.xacro", "config": "config/geodyn.yaml"},
     },
 }
 
@@ -394,6 +403,30 @@ def test_gazebo_launch_wiring(stub_launch):
     assert create_args[create_args.index("-name") + 1] == "aerial_manipulator"
 
 
+def test_actuated_sim_launch_wiring(stub_launch):
+    launch = _Launch("actuated_sim.launch.py")
+    by_exe = {n.kwargs["executable"]: _Launch.inline_params(n) for n in launch.geodyn_nodes()}
+    controller = by_exe["geodyn_actuated_controller"]
+    for key, arg, typ in (("use_feedforward", "use_feedforward", bool), ("feedforward_order", "feedforward_order", int),
+                          ("order", "order", int)):
+        assert controller[key].kwargs.get("value_type") is typ and _is_launch_config(controller[key].arg(0, "value"), arg)
+    for exe in ("geodyn_node", "geodyn_reference"):
+        assert _is_launch_config(by_exe[exe]["order"].arg(0, "value"), "order")
+    # lock-step with the MuJoCo sim (the yaml defaults: sync_stamps true, elastic joints read on
+    # motor_states); nothing Gazebo-specific is switched on
+    assert not {"sync_stamps", "elastic_joints", "per_joint_effort_topics", "odom_startup_discard"} & set(controller)
+    dyn = by_exe["geodyn_node"]
+    # the allocation needs the body-frame jet; the dynamics model has the rotor joints locked
+    assert dyn["output_representation"] == "body"
+    rotor_joints = {j.get("name") for j in ET.fromstring(_expand(REPO / "urdf" / "tilthex_manipulator.urdf.xacro"))
+                    .iter("joint") if j.get("type") == "continuous"}
+    assert set(dyn["locked_joints"].split(",")) == rotor_joints and len(rotor_joints) == 6
+    # the simulator: the yaml section starts it on the Table 3 reference with the actuators on it
+    section = _load_config()["geodyn_actuated_sim"]["ros__parameters"]
+    assert {"initial_rotor_speeds", "initial_motor_positions", "initial_motor_velocities"} <= set(section)
+    assert set(by_exe["geodyn_actuated_sim"]) == {"use_sim_time", "robot_description"}
+
+
 @pytest.mark.parametrize("filename", LAUNCH_FILES)
 def test_launch_parameters_are_declared_by_nodes(stub_launch, filename):
     launch = _Launch(filename)
@@ -453,12 +486,18 @@ def test_config_structure():
         assert "robot_description" not in params, "robot_description comes from the launch file"
 
 
-#: geodyn_sim parameters whose yaml values are the Table 3 initial state instead of the default.
+#: simulator parameters whose yaml values are the Table 3 initial state instead of the default.
 TABLE3_START = {("geodyn_sim", k) for k in ("initial_base_pose", "initial_base_twist",
                                             "initial_joint_positions", "initial_joint_velocities")}
+TABLE3_START |= {("geodyn_actuated_sim", k) for _, k in TABLE3_START} | {
+    ("geodyn_actuated_sim", k) for k in ("initial_rotor_speeds", "initial_motor_positions",
+                                         "initial_motor_velocities")}
 
 
-def _table3_start():
+def _table3_start(node_name="geodyn_sim"):
+    if node_name == "geodyn_actuated_sim":   # plus the actuators on the reference
+        from geodyn_ros.ros.actuated_closed_loop import actuated_start_parameters
+        return actuated_start_parameters()
     from geodyn_ros.ros.closed_loop import table3_start_parameters
     return table3_start_parameters()
 
@@ -472,8 +511,10 @@ def test_config_matches_node_parameters(node_name):
     for name, value in params.items():
         if (node_name, name) in TABLE3_START:
             # deliberately not the node default: the simulator starts on the Table 3 reference
-            want = _table3_start()[name]
-            assert len(value) == len(want) and max(abs(a - b) for a, b in zip(value, want)) < 1e-12, name
+            want = _table3_start(node_name)[name]
+            # 15 significant digits in the yaml: 1e-12 relative (absolute below 1; rotor speeds ~750)
+            assert len(value) == len(want) and max(abs(a - b) / max(1.0, abs(b))
+                                                   for a, b in zip(value, want)) < 1e-12, name
             continue
         default = declared[name][0]
         if isinstance(default, tuple):

@@ -460,6 +460,34 @@ def test_actuated_controller_from_the_topic(h):
     assert node.ctrl is ctrl
 
 
+def test_actuated_sim_from_the_topic_equals_the_parameter_start(h):
+    """geodyn_actuated_sim from the topic: nothing before the model, then the same start state
+    (hover rotor speeds and motor angles of its start rule) and the same motor_states as a twin
+    node given the URDF as a parameter, bit for bit (same code, same inputs)."""
+    import xacro
+    from geodyn_ros.ros.actuated_sim_node import ActuatedSimNode
+    text = xacro.process_file(str(shipped_urdf().parent / "tilthex_manipulator.urdf.xacro")).toxml()
+    ref_node = h.make(ActuatedSimNode, {"robot_description": text}, namespace="param")
+    node = h.make(ActuatedSimNode, {}, namespace="topic")
+    ms = h.record(JointState, "/topic/motor_states")
+    diag = h.record(DiagnosticArray, "/diagnostics")
+    rot = h.publisher(Float64MultiArray, "/topic/cmd/rotor_speeds")
+    h.wait_matched("/topic/cmd/rotor_speeds")
+    rot.publish(Float64MultiArray(data=[500.0] * 6))   # before the model: reported, not applied
+    assert h.spin_until(lambda: any("cmd/rotor_speeds: no robot model yet" in m for m in
+                                    _messages(diag, "geodyn_actuated_sim: simulation")), 5.0), \
+        [_messages(diag, n) for n in ("geodyn_actuated_sim: simulation",)]
+    assert node.sim is None and not ms
+    pub = _rsp(h, "/topic/robot_description")
+    pub.publish(String(data=text))
+    assert h.spin_until(lambda: node.sim is not None and ms, 20.0)
+    assert tuple(ms[-1].name) == tuple(ref_node.elastic_joints) and node.steps == 0
+    assert np.array_equal(node.sim.rotor_speed(), ref_node.sim.rotor_speed())
+    assert np.array_equal(node.sim.motor_angle(), ref_node.sim.motor_angle())
+    assert np.array_equal(np.asarray(ms[-1].position), ref_node.sim.motor_angle())
+    assert np.array_equal(node._rotor_cmd, ref_node._rotor_cmd) and node._rotor_cmd.min() > 0
+
+
 # ------------------------------------------------------------------------------ configuration
 def test_parameters_still_win_and_both_set_is_an_error(h):
     node = h.make(GeodynNode, {"urdf_path": URDF, "robot_description_topic": "unused"})

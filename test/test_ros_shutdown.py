@@ -77,6 +77,8 @@ def _wait_started_python(proc, timeout=30.0):
 ENTRIES = {
     "geodyn_node": ("-p", f"urdf_path:={URDF}", "-p", "order:=1", "-p", "stale_timeout:=5.0"),
     "geodyn_sim": ("-p", f"urdf_path:={URDF}", "-p", "lockstep:=false", "-p", "real_time_factor:=0.0"),
+    "geodyn_actuated_sim": ("-p", f"urdf_path:={ROOT / 'urdf' / 'tilthex_manipulator.urdf.xacro'}",
+                            "-p", "lockstep:=false", "-p", "real_time_factor:=0.0"),
     "geodyn_reference": ("-p", "rate_hz:=1000.0",),
     "geodyn_controller": ("-p", f"urdf_path:={URDF}", "-p", "use_feedforward:=false"),
 }
@@ -91,7 +93,7 @@ def test_stop_before_the_model_loads(entry, sig):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-@pytest.mark.parametrize("entry", ["geodyn_sim", "geodyn_reference", "geodyn_controller"])
+@pytest.mark.parametrize("entry", ["geodyn_sim", "geodyn_actuated_sim", "geodyn_reference", "geodyn_controller"])
 def test_stop_under_load(entry, sig, monkeypatch):
     """The simulator free-runs, the reference publishes at 1 kHz, the controller receives
     odometry at ~1 kHz; stopped after 3 s."""
@@ -159,8 +161,10 @@ def test_geodyn_node_stops_cleanly_while_inputs_flow(when, monkeypatch):
             proc.wait()
 
 
-def test_closed_loop_stops_cleanly(tmp_path):
-    proc = _spawn("geodyn_closed_loop", argv=("--duration", "30", "--no-plot", "--out", str(tmp_path)))
+@pytest.mark.parametrize("actuated", [False, True])
+def test_closed_loop_stops_cleanly(tmp_path, actuated):
+    argv = ("--actuated", "--duration", "30") if actuated else ("--duration", "30", "--no-plot", "--out", str(tmp_path))
+    proc = _spawn("geodyn_closed_loop", argv=argv)
     time.sleep(6.0)   # start-up, then the loop running
     assert proc.poll() is None, proc.communicate()[1][-2000:]
     _clean(*_stop(proc, signal.SIGINT)[::2])

@@ -189,7 +189,13 @@ def _plot(logs: dict, path: Path) -> None:
 
 
 def main(argv=None) -> int:
-    """Console script ``geodyn_closed_loop``; exit status 1 if the acceptance figures fail."""
+    """Console script ``geodyn_closed_loop``; exit status 1 if the acceptance figures fail.
+    ``--actuated`` runs the actuated loop instead (:mod:`geodyn_ros.ros.actuated_closed_loop`,
+    its own options: ``geodyn_closed_loop --actuated --help``)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--actuated" in argv:
+        from .actuated_closed_loop import main as actuated_main
+        return actuated_main([a for a in argv if a != "--actuated"])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=30.0, help="simulated seconds (default 30)")
@@ -199,6 +205,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG")
     ap.add_argument("--no-isolate", action="store_true",
                     help="do not set ROS_AUTOMATIC_DISCOVERY_RANGE=OFF (lets other processes see the topics)")
+    ap.add_argument("--actuated", action="store_true",
+                    help="the actuated loop (rotor lag, elastic joints; own options: --actuated --help)")
     args = ap.parse_args(argv)
     if args.duration <= 0 or args.timestep <= 0:
         ap.error("--duration and --timestep must be > 0")

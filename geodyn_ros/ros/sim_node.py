@@ -77,11 +77,16 @@ PARAMETERS = {
 class SimNode(Node):
     """The MuJoCo simulator node (see the module docstring)."""
 
+    #: the parameter table this class declares (subclasses extend it)
+    PARAMETERS = PARAMETERS
+    #: the commands lock-step waits for (the watchdog's log line)
+    COMMAND_TOPICS = "cmd/wrench and cmd/joint_efforts"
+
     def __init__(self, node_name: str = "geodyn_sim", **kwargs):
         super().__init__(node_name, **kwargs)
         from geodyn_ros.sim import MujocoSim  # noqa: F401  MuJoCo missing: fail at start-up
 
-        p = declare_parameters(self, PARAMETERS)
+        p = declare_parameters(self, self.PARAMETERS)
         if self.get_parameter("use_sim_time").value:
             raise ConfigurationError("parameter 'use_sim_time': the simulator is the clock source; "
                                      "it must run on the wall clock (use_sim_time false)")
@@ -202,8 +207,12 @@ class SimNode(Node):
         set_stamp(js.header.stamp, stamp)
         js.position = array.array("d", self.sim.q().tobytes())
         js.velocity = array.array("d", self.sim.qd().tobytes())
-        js.effort = array.array("d", self._cmd_tau.tobytes())
+        js.effort = array.array("d", self._applied_effort().tobytes())
         self.pub_joints.publish(js)
+
+    def _applied_effort(self) -> np.ndarray:
+        """The joint torques acting on the links (``joint_states.effort``): the held command."""
+        return self._cmd_tau
 
     def step(self) -> None:
         """Apply the held commands, advance one timestep and publish the new state."""
@@ -270,7 +279,7 @@ class SimNode(Node):
         if not self._ready(""):
             return
         if time.monotonic() - self._last_step_wall >= self.get_parameter("command_timeout").value:
-            self.get_logger().info(f"waiting for cmd/wrench and cmd/joint_efforts stamped "
+            self.get_logger().info(f"waiting for {self.COMMAND_TOPICS} stamped "
                                    f"{self.stamp_ns * 1e-9:.3f} s; republishing the state",
                                    throttle_duration_sec=5.0)
             self.publish_state()

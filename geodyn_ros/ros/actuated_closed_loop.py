@@ -1,0 +1,320 @@
+"""The actuated aerial manipulator over ROS 2: ``geodyn_closed_loop --actuated``.
+
+Starts, in one process on an ``EventsExecutor`` (every message through rclpy/DDS), the nodes of
+``launch/actuated_sim.launch.py``: ``geodyn_actuated_sim`` (MuJoCo with the rotors' motor lag
+and the series-elastic joints, lock-step, publishes ``/clock``), ``geodyn_reference`` (Table 3),
+``geodyn_node`` (order 2, ``output_representation: body``, rotor joints locked) and
+``geodyn_actuated_controller`` (one row: ``pd``, ``ff0``, ``ff1`` or ``ff2``), plus a recorder;
+runs Table 3 headless from its start (``t = 0``, actuators on the reference: rotors at
+``omega_d(0)``, motors at ``theta_d(0)``, ``theta_d'(0)``) and prints the rows like the
+in-process table of :mod:`geodyn_ros.examples.actuated_loop` (its ``--preroll 0`` runs).
+``--compare`` also runs the in-process loop and prints how far the two trajectories are apart.
+Example::
+
+    geodyn_closed_loop --actuated --duration 10 --rows pd,ff0,ff1,ff2 --compare
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+__all__ = ["actuated_start_parameters", "run_ros_actuated_loop", "compare_logs", "ROWS", "main"]
+
+#: rows this loop runs (the in-process table's actuated rows)
+ROWS = ("pd", "ff0", "ff1", "ff2")
+_LEVEL = {"pd": None, "ff0": 0, "ff1": 1, "ff2": 2}
+
+
+def actuated_start_parameters(config=None, source=None) -> dict:
+    """``geodyn_actuated_sim`` parameters that start it on the Table 3 reference at ``t = 0``:
+    the values of :func:`~geodyn_ros.ros.closed_loop.table3_start_parameters` (base pose, REP 105
+    twist, joints) plus ``initial_rotor_speeds`` =
+    ``omega_d(0)`` (:meth:`ActuatedController.rotor_reference` of the body wrench jet) and
+    ``initial_motor_positions`` / ``velocities`` = ``theta_d(0)``, ``theta_d'(0)``
+    (:meth:`ActuatedController.motor_reference`), as the in-process loop starts.
+
+    config : ActuationConfig (default ``config/tilthex.yaml``); source : robot with rotor links
+    (default ``urdf/tilthex_manipulator.urdf.xacro``).
+    """
+    import geodyn_ros as gd
+    from geodyn_ros.control.actuated import ActuatedController
+    from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+    from geodyn_ros.examples.actuated_loop import tilthex_source
+    from geodyn_ros.lie import Ad_inv, matrix_to_quat
+    from geodyn_ros.trajectories import table3_reference
+
+    cfg = load_actuation_config() if config is None else config
+    src = tilthex_source() if source is None else source
+    moving = gd.load_urdf(src).joint_names
+    model = gd.load_urdf(src, locked_joints=[j for j in cfg.rotor_joints if j in moving])
+    al = Allocation.from_frames(rotor_frames_from_model(model, cfg.rotor_links)[1], cfg.rotors)
+    ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names)
+    ref = table3_reference(0.0, 2)
+    res = gd.inverse_dynamics(model, ref.base_pose, ref.base_twist, ref.q, 2)
+    Wb = gd.convert_wrench(ref.base_pose, res.base_wrench, ref.base_twist, "spatial", "body")
+    om0, _ = ctrl.rotor_reference(Wb)
+    th0, thd0 = ctrl.motor_reference(ref.q, res.tau)
+    C = ref.base_pose
+    Vb = Ad_inv(C) @ ref.base_twist[0]
+    floats = lambda a: [float(v) for v in a]  # noqa: E731
+    return {"initial_base_pose": floats(np.r_[C[:3, 3], matrix_to_quat(C[:3, :3], "xyzw")]),
+            "initial_base_twist": floats(np.r_[Vb[3:], Vb[:3]]),   # REP 105: linear first, base axes
+            "initial_joint_positions": floats(ref.q[0]),
+            "initial_joint_velocities": floats(ref.q[1]),
+            "initial_rotor_speeds": [float(v) for v in om0],
+            "initial_motor_positions": [float(v) for v in th0],
+            "initial_motor_velocities": [float(v) for v in thd0]}
+
+
+def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep: float = 1e-3,
+                          urdf_path: str | None = None, actuation_config: str | None = None, gains=None,
+                          wall_timeout: float | None = None, progress=None, info: dict | None = None):
+    """Run actuated sim + reference + geodyn_node + actuated controller over ROS.
+
+    Parameters
+    ----------
+    row : ``"pd"``, ``"ff0"``, ``"ff1"`` or ``"ff2"``
+        The controller's level (``use_feedforward`` false, ``feedforward_order`` 0, 1, 2).
+    duration : float
+        Simulated time [s] from ``t = 0`` (no pre-roll).
+    timestep : float
+        Simulator step = control period [s].
+    urdf_path : str, optional
+        Robot with rotor links (default ``urdf/tilthex_manipulator.urdf.xacro``).
+    actuation_config : str, optional
+        Actuation YAML of the simulator and the controller (default ``config/tilthex.yaml``).
+    gains : geodyn_ros.control.TrackingGains, optional
+    wall_timeout : float, optional
+        ``RuntimeError`` after this many wall seconds (default ``60 + 20 x duration``).
+    progress : callable(t_sim), optional
+        Called about once per simulated second.
+    info : dict, optional
+        Filled with ``sim`` (the :class:`~geodyn_ros.ros.actuated_sim_node.ActuatedSimNode`,
+        destroyed on return: read its plain attributes only), ``diagnostics`` (every
+        ``DiagnosticStatus`` received) and ``motor_states`` (stamp -> (theta, theta', effort)).
+
+    Returns
+    -------
+    geodyn_ros.examples.actuated_loop.RowResult
+        The simulator's published states at every step against the exact Table 3 reference at
+        the same stamps; peaks of the *published* (clipped) commands; the controller's clip counts.
+    """
+    import rclpy  # noqa: F401  (the context below)
+    from diagnostic_msgs.msg import DiagnosticArray
+    from nav_msgs.msg import Odometry
+    from rclpy.context import Context
+    from rclpy.node import Node
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from geodyn_ros.control.feedback import TrackingGains
+    from geodyn_ros.control.rotors import load_actuation_config
+    from geodyn_ros.control.tracking import TrackingLog
+    from geodyn_ros.examples.actuated_loop import RowResult, tilthex_source
+
+    from .actuated_controller_node import HAVE_ACTUATOR_MSGS, ActuatedControllerNode
+    from .actuated_sim_node import ActuatedSimNode
+    from .conversions import as_float64, pose_matrix, stamp_to_ns
+    from .geodyn_node import GeodynNode
+    from .params import parameter_overrides
+    from .reference_node import ReferenceNode
+    from .runtime import control_qos, flag_on_signals, init_rclpy, interrupt_on_signals, make_executor, stop_requested
+
+    if row not in ROWS:
+        raise ValueError(f"row: expected one of {ROWS}, got {row!r}")
+    level = _LEVEL[row]
+    urdf = str(urdf_path or tilthex_source())
+    cfg_path = str(actuation_config or "")
+    cfg = load_actuation_config(cfg_path or None)
+    gains = TrackingGains() if gains is None else gains
+    wall_timeout = 60.0 + 20.0 * duration if wall_timeout is None else wall_timeout
+    ctx = Context()
+    interrupt_on_signals(reset=True)
+    init_rclpy(context=ctx)
+    nodes = []
+    try:
+        sim_t = {"use_sim_time": True}
+        start = actuated_start_parameters(cfg, urdf)
+        nodes.append(ActuatedSimNode(context=ctx, parameter_overrides=parameter_overrides(
+            {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep, "lockstep": True,
+             "command_timeout": 0.2, **start})))
+        sim = nodes[0]
+        nodes.append(ReferenceNode(context=ctx, parameter_overrides=parameter_overrides({**sim_t, "order": 2})))
+        nodes.append(GeodynNode(context=ctx, parameter_overrides=parameter_overrides(
+            {**sim_t, "urdf_path": urdf, "order": 2, "input_mode": "reference", "output_representation": "body",
+             "locked_joints": ",".join(j for j in cfg.rotor_joints if j in _moving_joints(urdf))})))
+        nodes.append(ActuatedControllerNode(context=ctx, parameter_overrides=parameter_overrides(
+            {**sim_t, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2,
+             "feedforward_order": 2 if level is None else level, "use_feedforward": level is not None,
+             **{k: float(getattr(gains, k)) for k in ("kp_position", "kd_position", "kp_rotation",
+                                                      "kd_rotation", "kp_joint", "kd_joint")}})))
+        ctrl_node = nodes[3]
+        model = sim.model
+        rec = Node("geodyn_recorder", context=ctx)
+        nodes.append(rec)
+        poses: dict[int, np.ndarray] = {}
+        joints: dict[int, np.ndarray] = {}
+        motors: dict[int, tuple] = {}
+        diags: list = []
+        peaks = {"omega": 0.0, "u": 0.0}
+
+        def on_odom(msg):
+            p, o = msg.pose.pose.position, msg.pose.pose.orientation
+            poses[stamp_to_ns(msg.header.stamp)] = pose_matrix(p.x, p.y, p.z, o.x, o.y, o.z, o.w,
+                                                               np.eye(4), "odom")
+
+        def on_js(msg):
+            pos = dict(zip(msg.name, msg.position))
+            joints[stamp_to_ns(msg.header.stamp)] = np.array([pos[j] for j in model.joint_names])
+
+        def on_ms(msg):
+            motors[stamp_to_ns(msg.header.stamp)] = (np.array(msg.position), np.array(msg.velocity),
+                                                     np.array(msg.effort))
+
+        def on_rotors(msg):
+            v = as_float64(msg.velocity if HAVE_ACTUATOR_MSGS else msg.data)
+            if len(v):
+                peaks["omega"] = max(peaks["omega"], float(v.max()))
+
+        def on_motors(msg):
+            if len(msg.effort):
+                peaks["u"] = max(peaks["u"], float(np.abs(as_float64(msg.effort)).max()))
+
+        qos = control_qos(100)
+        rec.create_subscription(Odometry, "odom", on_odom, qos)
+        rec.create_subscription(JointState, "joint_states", on_js, qos)
+        rec.create_subscription(JointState, "motor_states", on_ms, qos)
+        if HAVE_ACTUATOR_MSGS:
+            from actuator_msgs.msg import Actuators
+            rec.create_subscription(Actuators, "cmd/rotor_speeds", on_rotors, qos)
+        else:
+            rec.create_subscription(Float64MultiArray, "cmd/rotor_speeds", on_rotors, qos)
+        rec.create_subscription(JointState, "cmd/motor_efforts", on_motors, qos)
+        rec.create_subscription(DiagnosticArray, "/diagnostics", lambda m: diags.extend(m.status), 100)
+        ex = make_executor(context=ctx)
+        for nd in nodes:
+            ex.add_node(nd)
+        end_steps = int(round(duration / timestep))
+        t0 = time.monotonic()
+        next_report = 1.0
+        flag_on_signals()   # a stop while callbacks run only sets a flag, checked here
+        while sim.steps < end_steps:
+            if stop_requested():
+                raise KeyboardInterrupt
+            ex.spin_once(timeout_sec=0.05)
+            if progress is not None and sim.steps * timestep >= next_report:
+                progress(sim.steps * timestep)
+                next_report += 1.0
+            if time.monotonic() - t0 > wall_timeout:
+                raise RuntimeError(f"actuated loop stalled at t = {sim.steps * timestep:.3f} s after "
+                                   f"{wall_timeout:.0f} s wall time (last problems: "
+                                   f"{[nd.diag.last_problem for nd in nodes[:4]]})")
+        wall = time.monotonic() - t0
+        for _ in range(20):  # deliver the last state messages to the recorder
+            ex.spin_once(timeout_sec=0.01)
+        if info is not None:
+            info.update(sim=sim, diagnostics=diags, motor_states=motors)
+        last = end_steps * sim.dt_ns
+        stamps = sorted(s for s in set(poses) & set(joints) if s <= last)
+        t = np.array(stamps, dtype=float) * 1e-9
+        log = TrackingLog.from_samples(t, [poses[s] for s in stamps], [joints[s] for s in stamps],
+                                       model.joint_names)
+        c = ctrl_node.ctrl
+        return RowResult(row, log, peaks["omega"], peaks["u"], c.rotor_saturations, c.motor_saturations, wall,
+                         simulated_s=end_steps * timestep)
+    finally:
+        interrupt_on_signals()
+        for nd in nodes:
+            nd.destroy_node()
+        ctx.try_shutdown()
+
+
+def _moving_joints(source) -> tuple:
+    import geodyn_ros as gd
+    return gd.load_urdf(source).joint_names
+
+
+def compare_logs(a, b) -> dict:
+    """How far two runs' trajectories are apart at their common stamps (1e-9 s grid): max base
+    position difference [m], max attitude difference [deg], max joint difference [deg], and the
+    number of common samples."""
+    from geodyn_ros.lie import log_so3
+    ka = {int(round(t * 1e9)): i for i, t in enumerate(a.t)}
+    pairs = [(ka[k], j) for j, k in enumerate(int(round(t * 1e9)) for t in b.t) if k in ka]
+    if not pairs:
+        raise ValueError("the two logs have no common stamp")
+    ia, ib = (np.array(v) for v in zip(*pairs))
+    dR = [np.linalg.norm(log_so3(Ra.T @ Rb)) for Ra, Rb in zip(a.R[ia], b.R[ib])]
+    return {"samples": len(ia),
+            "max_position_diff_m": float(np.linalg.norm(a.p[ia] - b.p[ib], axis=1).max()),
+            "max_attitude_diff_deg": float(np.degrees(max(dR))),
+            "max_joint_diff_deg": float(np.degrees(np.abs(a.q[ia] - b.q[ib]).max()))}
+
+
+def main(argv=None) -> int:
+    """``geodyn_closed_loop --actuated``: run the rows, print the table (and the comparison)."""
+    ap = argparse.ArgumentParser(prog="geodyn_closed_loop --actuated", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--duration", type=float, default=10.0, help="simulated seconds from t = 0 (default 10)")
+    ap.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
+    ap.add_argument("--timestep", type=float, default=1e-3, help="sim/control period [s] (default 1e-3)")
+    ap.add_argument("--config", default=None, help="actuation YAML (default config/tilthex.yaml)")
+    ap.add_argument("--compare", action="store_true",
+                    help="also run the in-process loop (examples.actuated_loop, --preroll 0) and print the "
+                         "difference of the trajectories")
+    ap.add_argument("--json-out", default=None, help="write the rows' metrics (and comparisons) to this JSON file")
+    ap.add_argument("--no-isolate", action="store_true",
+                    help="do not set ROS_AUTOMATIC_DISCOVERY_RANGE=OFF (lets other processes see the topics)")
+    args = ap.parse_args(argv)
+    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
+    bad = [r for r in rows if r not in ROWS]
+    if bad:
+        ap.error(f"--rows: unknown rows {bad}; choose from {ROWS}")
+    if not (args.duration > 0 and args.timestep > 0):
+        ap.error("--duration and --timestep must be > 0")
+    if not args.no_isolate:
+        os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
+    from geodyn_ros.control.feedback import TrackingGains
+    from geodyn_ros.control.rotors import load_actuation_config
+    from geodyn_ros.examples.actuated_loop import _table, simulate_actuated
+
+    cfg = load_actuation_config(args.config)
+    results, inproc, cmp = {}, {}, {}
+    for r in rows:
+        t0 = time.monotonic()
+        print(f"running {r} over ROS: {args.duration:g} s simulated ...", flush=True)
+        results[r] = run_ros_actuated_loop(r, args.duration, timestep=args.timestep, actuation_config=args.config)
+        print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(results[r].log.t)} samples)", flush=True)
+        if args.compare:
+            inproc[r] = simulate_actuated(r, args.duration, timestep=args.timestep, config=cfg, preroll=0.0)
+            cmp[r] = compare_logs(results[r].log, inproc[r].log)
+    print(f"\nTable 3 x1, {args.duration:g} s from t = 0 (no pre-roll), {1 / args.timestep:g} Hz lock-step, "
+          f"MuJoCo RK4 with rotor lag and elastic joints, over ROS 2 (rclpy EventsExecutor), gains {TrackingGains()}")
+    print(_table(results, cfg))
+    if args.compare:
+        print(f"\nthe same rows in-process (geodyn_ros.examples.actuated_loop --preroll 0 --duration {args.duration:g})")
+        print(_table(inproc, cfg))
+        print("\nROS loop vs in-process loop, largest difference of the trajectories at the same stamps")
+        print(f"{'row':6s} {'samples':>8s} {'base pos [m]':>13s} {'attitude [deg]':>15s} {'joints [deg]':>13s}")
+        for r, d in cmp.items():
+            print(f"{r:6s} {d['samples']:8d} {d['max_position_diff_m']:13.3e} {d['max_attitude_diff_deg']:15.3e} "
+                  f"{d['max_joint_diff_deg']:13.3e}")
+    if args.json_out:
+        obj = {r: {"ros": res.metrics(cfg.rotors.max_rot_velocity, cfg.elastic.max_motor_torque),
+                   **({"in_process": inproc[r].metrics(cfg.rotors.max_rot_velocity, cfg.elastic.max_motor_torque),
+                       "difference": cmp[r]} if r in cmp else {})}
+               for r, res in results.items()}
+        from pathlib import Path
+        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json_out).write_text(json.dumps(obj, indent=1) + "\n")
+        print(f"json: {args.json_out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""The actuated closed loop in MuJoCo: rotors with motor lag, series-elastic arm joints.
+
+    ros2 launch geodyn_ros actuated_sim.launch.py                        # ff2
+    ros2 launch geodyn_ros actuated_sim.launch.py feedforward_order:=0   # the ff0 row
+    ros2 launch geodyn_ros actuated_sim.launch.py use_feedforward:=false # the pd row
+
+Nodes (package geodyn_ros; all but geodyn_actuated_sim run on the simulated time that it
+publishes on /clock; it must run on the wall clock):
+
+geodyn_actuated_sim         MuJoCo model of the URDF with the rotors (gz-sim
+                            MulticopterMotorModel lag) and the elastic joints of
+                            config/tilthex.yaml; applies cmd/rotor_speeds and
+                            cmd/motor_efforts, publishes /clock, odom, joint_states and
+                            motor_states (lock-step by default).
+geodyn_reference            the Table 3 reference jet.
+geodyn_node                 the feedforward jet in the body frame (output_representation
+                            body, what the rotor allocation needs), rotor joints locked.
+geodyn_actuated_controller  rotor speeds and motor torques from the jet (feedforward_order).
+
+Arguments
+---------
+urdf               robot with rotor links, run through xacro. Default:
+                   share/geodyn_ros/urdf/tilthex_manipulator.urdf.xacro.
+config             parameter file keyed by node name (the geodyn_actuated_sim section starts
+                   the robot and its actuators on the Table 3 reference). Default:
+                   share/geodyn_ros/config/geodyn.yaml.
+order              derivative order r of geodyn_node and geodyn_reference (default 2).
+feedforward_order  0, 1 or 2 (default 2; must be <= order): the ff0 / ff1 / ff2 rows of the
+                   README table.
+use_feedforward    false = feedback only (the pd row); default true.
+
+The same loop without ROS launch, in one process: ``geodyn_closed_loop --actuated``.
+"""
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+# the continuous rotor joints of tilthex_manipulator.urdf.xacro (config/tilthex.yaml rotor_prefix);
+# geodyn_actuated_sim and geodyn_actuated_controller lock them themselves (actuation_config)
+ROTOR_JOINTS = ",".join(f"rotor_{i}_joint" for i in range(1, 7))
+
+
+def generate_launch_description():
+    share = FindPackageShare("geodyn_ros")
+    urdf = LaunchConfiguration("urdf")
+    config = LaunchConfiguration("config")
+    order = ParameterValue(LaunchConfiguration("order"), value_type=int)
+    use_feedforward = ParameterValue(LaunchConfiguration("use_feedforward"), value_type=bool)
+    feedforward_order = ParameterValue(LaunchConfiguration("feedforward_order"), value_type=int)
+
+    robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
+    # Overrides after the config file. geodyn_actuated_sim is the /clock source: it refuses
+    # use_sim_time true.
+    with_model = {"use_sim_time": True, "robot_description": robot_description}
+
+    def geodyn(executable, overrides):
+        return Node(
+            package="geodyn_ros",
+            executable=executable,
+            name=executable,
+            output="screen",
+            parameters=[config, overrides],
+        )
+
+    return LaunchDescription([
+        DeclareLaunchArgument(
+            "urdf",
+            default_value=PathJoinSubstitution([share, "urdf", "tilthex_manipulator.urdf.xacro"]),
+            description="Robot with rotor links (run through xacro).",
+        ),
+        DeclareLaunchArgument(
+            "config",
+            default_value=PathJoinSubstitution([share, "config", "geodyn.yaml"]),
+            description="Parameter YAML file keyed by node name.",
+        ),
+        DeclareLaunchArgument(
+            "order", default_value="2",
+            description="Derivative order r of the dynamics node and the reference.",
+        ),
+        DeclareLaunchArgument(
+            "feedforward_order", default_value="2",
+            description="0: allocation only; 1: + rotor-lag compensation; 2: + elastic-joint inverse.",
+        ),
+        DeclareLaunchArgument(
+            "use_feedforward", default_value="true",
+            description="Add the feedforward in the controller (false = feedback only, the pd row).",
+        ),
+        geodyn("geodyn_actuated_sim", dict(with_model, use_sim_time=False)),
+        geodyn("geodyn_reference", {"use_sim_time": True, "order": order}),
+        geodyn("geodyn_node", dict(with_model, order=order, output_representation="body",
+                                   locked_joints=ROTOR_JOINTS)),
+        geodyn("geodyn_actuated_controller", dict(
+            with_model, use_feedforward=use_feedforward, feedforward_order=feedforward_order, order=order)),
+    ])
