@@ -67,3 +67,57 @@ def test_geodyn_node_parameters_are_read_only(h):
     res = node.set_parameters([Parameter("order", value=3)])[0]
     assert not res.successful and "read-only" in res.reason
     assert node.order == 2
+
+
+def test_actuated_controller_gains_and_feedforward_are_live(h):
+    """geodyn_actuated_controller: the same live parameters (gains, use_feedforward), the same
+    validation; the command after a change equals ActuatedController's law with the new gains
+    at the new level (feedback only here: no jet needed), to 1e-9 (the same kernel; the node's
+    inputs pass through messages)."""
+    import xacro
+
+    from geodyn_ros.control.actuated import ActuatedController
+    from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+    from geodyn_ros.ros.actuated_controller_node import HAVE_ACTUATOR_MSGS, ActuatedControllerNode
+    text = xacro.process_file(str(shipped_urdf().parent / "tilthex_manipulator.urdf.xacro")).toxml()
+    node = h.make(ActuatedControllerNode, {"robot_description": text, "feedforward_order": 2,
+                                           "elastic_joints": False}, namespace="a")
+    assert node.use_ff and node.ctrl.level == 2
+    for bad in (Parameter("kp_rotation", value=-1.0), Parameter("kd_joint", value=float("inf")),
+                Parameter("use_feedforward", value="no")):
+        res = node.set_parameters([bad])[0]
+        assert not res.successful and res.reason, bad
+    assert node.ctrl.level == 2 and node.gains.kp_rotation == 60.0
+    res = node.set_parameters([Parameter("order", value=0)])[0]
+    assert not res.successful and "read-only" in res.reason
+    ok = node.set_parameters([Parameter("use_feedforward", value=False), Parameter("kp_joint", value=9.0),
+                              Parameter("kp_position", value=250.0)])
+    assert all(r.successful for r in ok) and node.ctrl.level is None
+    assert node.ctrl.gains.kp_joint == 9.0 and node.ctrl.gains.kp_position == 250.0
+
+    rot = None if HAVE_ACTUATOR_MSGS else h.record(Float64MultiArray, "a/cmd/rotor_speeds")
+    mot = h.record(JointState, "a/cmd/motor_efforts")
+    po, pj, pr = (h.publisher(type(odometry_msg(0, np.eye(4), np.zeros(3), np.zeros(3))), "a/odom"),
+                  h.publisher(JointState, "a/joint_states"), h.publisher(Float64MultiArray, "a/reference"))
+    for t in ("a/odom", "a/joint_states", "a/reference"):
+        h.wait_matched(t)
+    ref = table3_reference(3.0, 1)
+    stamp = 10**9
+    q, qd = ref.q[0] + 0.03, ref.q[1] - 0.01
+    pr.publish(make_reference_msg(stamp, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
+    h.spin_for(0.05)
+    po.publish(odometry_msg(stamp, ref.base_pose, np.zeros(3), np.zeros(3)))
+    pj.publish(joint_states_msg(stamp, NAMES, q, qd))
+    assert h.spin_until(lambda: len(mot) > 0, 60.0)   # 60 s: a cold numba cache compiles first
+    cfg = load_actuation_config()
+    al = Allocation.from_frames(rotor_frames_from_model(node.model)[1], cfg.rotors)
+    gains = TrackingGains(kp_position=250.0, kd_position=40.0, kp_rotation=60.0, kd_rotation=6.0,
+                          kp_joint=9.0, kd_joint=0.5)
+    ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, node.model.joint_names, gains, feedforward_order=None)
+    i = ctrl.idx
+    cmd = ctrl.command(ref.base_pose, np.zeros(6), q, qd, q[i], qd[i], ref.base_pose,
+                       Ad_inv(ref.base_pose) @ ref.base_twist[0], ref.q, np.zeros((1, 6)), np.zeros((1, 6)))
+    assert np.abs(np.array(mot[-1].effort) - cmd.u).max() <= 1e-9 * max(1.0, np.abs(cmd.u).max())
+    if rot is not None:
+        assert h.spin_until(lambda: len(rot) > 0)
+        assert np.abs(np.array(rot[-1].data) - cmd.omega).max() <= 1e-9 * np.abs(cmd.omega).max()

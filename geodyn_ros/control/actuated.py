@@ -196,9 +196,7 @@ class ActuatedController:
         self._wmax = allocation.max_rot_velocity
         self.rotor_saturations = 0
         self.motor_saturations = 0
-        g = self.gains
-        self._gains = np.array([g.kp_position, g.kd_position, g.kp_rotation, g.kd_rotation, g.kp_joint,
-                                g.kd_joint], dtype=float)
+        self.set_gains(self.gains)
         self._Ainv = np.ascontiguousarray(self._Ainv)
         Tu, Td = rotors.time_constant_up, rotors.time_constant_down
         if lag_timestep is None:
@@ -208,6 +206,20 @@ class ActuatedController:
             if not (np.isfinite(dt) and dt > 0):
                 raise ValueError(f"lag_timestep: expected a finite positive step [s], got {lag_timestep!r}")
             self._lag_gain = (dt / -np.expm1(-dt / Tu), dt / -np.expm1(-dt / Td))
+
+    def set_gains(self, gains: TrackingGains) -> None:
+        """Replace the feedback gains (live tuning); the next :meth:`command` uses them."""
+        if not isinstance(gains, TrackingGains):
+            raise ValueError(f"gains: expected TrackingGains, got {type(gains).__name__}")
+        self.gains = gains
+        self._gains = np.array([gains.kp_position, gains.kd_position, gains.kp_rotation, gains.kd_rotation,
+                                gains.kp_joint, gains.kd_joint], dtype=float)
+
+    def set_level(self, feedforward_order) -> None:
+        """Switch the level (``None``, 0, 1 or 2; e.g. feedforward on/off at run time)."""
+        if feedforward_order not in FEEDFORWARD_LEVELS or isinstance(feedforward_order, bool):
+            raise ValueError(f"feedforward_order: expected None, 0, 1 or 2, got {feedforward_order!r}")
+        self.level = feedforward_order
 
     @property
     def required_order(self) -> int:

@@ -26,6 +26,10 @@ OdometryPublisher differentiates poses with a moving window that starts from a z
 first ~10 messages carry linear velocities of 100-1000 m/s; its angular velocity is a 10-sample
 mean, about 5 ms late at 1 kHz, which this node does not correct).
 
+Live tuning (as ``geodyn_controller``, :mod:`geodyn_ros.ros.tracking_inputs`): the six gains and
+``use_feedforward`` are dynamic parameters, validated in the parameter callback; switching
+``use_feedforward`` off gives the feedback-only level ("pd"), on again ``feedforward_order``.
+
 Start-up errors (one line naming the parameter): a singular rotor geometry, non-positive time
 constants, stiffnesses or motor inertias (keys of ``actuation_config``), ``feedforward_order``
 outside 0..2, ``order < feedforward_order``. Nothing NaN is published: a cycle whose inputs or
@@ -43,7 +47,6 @@ import array
 from types import SimpleNamespace
 
 import numpy as np
-from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
@@ -53,12 +56,13 @@ from geodyn_ros.control.feedback import TrackingGains
 from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
 from geodyn_ros.lie import Ad_inv
 
-from .conversions import InputError, JointNameMatcher, parse_odometry, set_stamp, stamp_to_ns
+from .conversions import InputError, JointNameMatcher, set_stamp, stamp_to_ns
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
-from .jets import ReferenceDecoder, decode_feedforward_jet
+from .jets import decode_feedforward_jet
 from .description import TOPIC_PARAMETER, ModelSource
 from .params import ConfigurationError, declare_parameters
 from .runtime import control_qos, run_nodes
+from .tracking_inputs import GAINS, TrackingInputs
 
 try:  # the message gz-sim's MulticopterMotorModel reads through ros_gz_bridge
     from actuator_msgs.msg import Actuators as _Actuators
@@ -78,7 +82,7 @@ PARAMETERS = {
                          "shipped config/tilthex.yaml."),
     "feedforward_order": (2, "0: u = A^+ W_b, motor torque tau; 1: + rotor-lag compensation (needs W_b'); "
                           "2: + elastic-joint inverse (needs tau'')."),
-    "use_feedforward": (True, "false = feedback only (the 'pd' row), same gains."),
+    "use_feedforward": (True, "false = feedback only (the 'pd' row), same gains; dynamic (ros2 param set)."),
     "order": (2, "Order r of the feedforward/jet geodyn_node publishes; must be >= feedforward_order."),
     "elastic_joints": (True, "Read motor angles on motor_states (series-elastic joints); false = rigid joints "
                        "(motor angle = link angle)."),
@@ -97,22 +101,21 @@ PARAMETERS = {
 }
 
 
-class ActuatedControllerNode(Node):
+class ActuatedControllerNode(TrackingInputs, Node):
     """See the module docstring."""
 
     def __init__(self, node_name: str = "geodyn_actuated_controller", **kwargs):
         super().__init__(node_name, **kwargs)
-        p = declare_parameters(self, PARAMETERS)
+        p = declare_parameters(self, PARAMETERS, dynamic=GAINS + ("use_feedforward",))
         ffo = p["feedforward_order"]
         if ffo not in (0, 1, 2):
             raise ConfigurationError(f"parameter 'feedforward_order': must be 0, 1 or 2, got {ffo}")
-        level = ffo if p["use_feedforward"] else None
-        if level is not None and p["order"] < ffo:
+        if p["order"] < ffo:   # also without use_feedforward: it can be switched on at run time
             raise ConfigurationError(f"parameter 'order': feedforward_order {ffo} needs geodyn_node's jet of "
                                      f"order >= {ffo}, got order {p['order']}")
+        level = ffo if p["use_feedforward"] else None
         try:
-            gains = TrackingGains(*(p[k] for k in ("kp_position", "kd_position", "kp_rotation",
-                                                   "kd_rotation", "kp_joint", "kd_joint")))
+            gains = TrackingGains(*(p[k] for k in GAINS))
         except ValueError as exc:
             raise ConfigurationError(f"parameter {exc}") from exc
         try:
@@ -120,7 +123,8 @@ class ActuatedControllerNode(Node):
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
         self.cfg = cfg
-        self._p, self._gains, self._level = p, gains, level
+        self._p, self.gains, self._level, self._ffo = p, gains, level, ffo
+        self.use_ff = p["use_feedforward"]
         self.model = self.ctrl = None   # set by _setup_model (at start-up, or from the topic)
         self.elastic = p["elastic_joints"]
         self.sync = p["sync_stamps"]
@@ -133,18 +137,15 @@ class ActuatedControllerNode(Node):
         ne = len(cfg.elastic.joints)
         self._th, self._thd = np.zeros(ne), np.zeros(ne)
         self._stamps = {k: None for k in ("odom", "joint_states", "motor_states", "reference", "jet")}
-        self._needed = ["odom", "joint_states", "reference"] + (["motor_states"] if self.elastic else []) + \
-            (["jet"] if level is not None else [])
         self._last_cmd_stamp = None
 
         qos = control_qos(p["qos_depth"])
-        self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos)
-        self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"), qos)
+        self._subscribe_tracking_inputs(qos)
         if self.elastic:
             self.create_subscription(JointState, "motor_states", guard(self, self._on_motor_states, "motor_states"), qos)
-        self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"), qos)
-        if level is not None:
-            self.create_subscription(Float64MultiArray, "feedforward/jet", guard(self, self._on_jet, "feedforward/jet"), qos)
+        # subscribed even without use_feedforward, which can be switched on at run time
+        self.create_subscription(Float64MultiArray, "feedforward/jet", guard(self, self._on_jet, "feedforward/jet"), qos)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
         self.pub_rotors = self.create_publisher(_Actuators or Float64MultiArray, "cmd/rotor_speeds", qos)
         self.pub_motors = self.create_publisher(JointState, "cmd/motor_efforts", qos)
         self.pub_per_joint = [self.create_publisher(Float64, f"cmd/joint_effort/{j}", qos)
@@ -171,7 +172,7 @@ class ActuatedControllerNode(Node):
         _, frames = rotor_frames_from_model(model, cfg.rotor_links)
         try:
             al = Allocation.from_frames(frames, cfg.rotors)
-            ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, self._gains, self._level)
+            ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, self.gains, self._level)
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
         return SimpleNamespace(model=model, allocation=al, ctrl=ctrl)
@@ -188,13 +189,9 @@ class ActuatedControllerNode(Node):
         self.diag.hardware_id = self.model.name
         if not first:
             return
-        self.need_rows = self.ctrl.required_order + 1
-        n, names = self.model.n_joints, self.model.joint_names
-        self._matcher = JointNameMatcher(names)
-        self._ref_decoder = ReferenceDecoder(names, 0)
-        self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)
-        self._q, self._qd = np.zeros(n), np.zeros(n)
-        self._Cd, self._Vd, self._Qd = np.eye(4), np.zeros((2, 6)), np.zeros((3, n))
+        self.need_rows = self._ffo + 1   # what use_feedforward needs, whether it is on now or later
+        n = self.model.n_joints
+        self._setup_tracking_inputs(self.model)
         self._Wb, self._tau = np.zeros((1, 6)), np.zeros((1, n))
         al, level = loaded.allocation, self._level
         self.get_logger().info(
@@ -204,23 +201,8 @@ class ActuatedControllerNode(Node):
             f"{'actuator_msgs/Actuators' if HAVE_ACTUATOR_MSGS else 'std_msgs/Float64MultiArray'}")
 
     # ------------------------------------------------------------------ inputs
-    def _take(self, key: str, parse) -> None:
-        self.model_source.poll()   # a loaded robot_description takes effect between commands
-        if self.model is None:
-            self.model_source.refuse_input(key)
-            return
-        try:
-            stamp = parse()
-            if key in ("odom", "joint_states", "motor_states") and stamp == self._last_cmd_stamp:
-                self._last_cmd_stamp = None
-            self._stamps[key] = stamp
-        except InputError as exc:
-            self._stamps[key] = None
-            self.diag.problem(key, str(exc))
-            return
-        self._try_command()
-
     def _on_odom(self, msg):
+        """Odometry after the start-up window ``odom_startup_discard`` (module docstring)."""
         if self.odom_discard_ns:
             st = stamp_to_ns(msg.header.stamp)
             if self._odom_first is None:
@@ -228,15 +210,7 @@ class ActuatedControllerNode(Node):
             if st - self._odom_first < self.odom_discard_ns:
                 self.diag.counters["odom_discarded"] = self.diag.counters.get("odom_discarded", 0) + 1
                 return
-        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.model.base_link, self._Vb),
-                                    stamp_to_ns(msg.header.stamp))[1])
-
-    def _on_joint_states(self, msg):
-        def parse():
-            self._matcher.gather(msg.name, msg.position, self._q, "joint_states.position")
-            self._matcher.gather(msg.name, msg.velocity, self._qd, "joint_states.velocity")
-            return stamp_to_ns(msg.header.stamp)
-        self._take("joint_states", parse)
+        super()._on_odom(msg)
 
     def _on_motor_states(self, msg):
         def parse():
@@ -244,9 +218,6 @@ class ActuatedControllerNode(Node):
             self._motor_matcher.gather(msg.name, msg.velocity, self._thd, "motor_states.velocity")
             return stamp_to_ns(msg.header.stamp)
         self._take("motor_states", parse)
-
-    def _on_reference(self, msg):
-        self._take("reference", lambda: self._ref_decoder.decode(msg, self._Cd, self._Vd, self._Qd))
 
     def _on_jet(self, msg):
         def parse():
@@ -262,16 +233,29 @@ class ActuatedControllerNode(Node):
             return stamp
         self._take("jet", parse)
 
+    # ------------------------------------------------------------------ live tuning
+    def _apply_live(self, gains, use_ff):
+        """Live gains and ``use_feedforward`` (feedback only = the 'pd' level); the new law takes
+        effect at the next command (the controller keeps its saturation counts)."""
+        self.gains, self.use_ff = gains, use_ff
+        self._level = self._ffo if use_ff else None
+        if self.ctrl is not None:
+            self.ctrl.set_gains(gains)
+            self.ctrl.set_level(self._level)
+        return None
+
     # ------------------------------------------------------------------ command
     def _try_command(self) -> None:
         s = self._stamps
-        if any(s[k] is None for k in self._needed):
+        needed = ["odom", "joint_states", "reference"] + (["motor_states"] if self.elastic else []) + \
+            (["jet"] if self.use_ff else [])
+        if any(s[k] is None for k in needed):
             return
         state = s["joint_states"]
         if self.sync:
-            if any(s[k] != state for k in self._needed) or state == self._last_cmd_stamp:
+            if any(s[k] != state for k in needed) or state == self._last_cmd_stamp:
                 return
-        elif state == self._last_cmd_stamp or any(state - s[k] > self.stale_ns for k in self._needed):
+        elif state == self._last_cmd_stamp or any(state - s[k] > self.stale_ns for k in needed):
             return
         self._last_cmd_stamp = state
         th, thd = (self._th, self._thd) if self.elastic else (self._q[self.ctrl.idx], self._qd[self.ctrl.idx])

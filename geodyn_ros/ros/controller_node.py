@@ -25,26 +25,24 @@ import array
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
-from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray
+from std_msgs.msg import Float64
 
 import geodyn_ros as gd
 from geodyn_ros.control.feedback import TrackingGains, tracking_command
 from geodyn_ros.lie import Ad_inv
 
-from .conversions import (InputError, JointNameMatcher, parse_body_wrench, parse_odometry, set_stamp,
-                          stamp_to_ns, write_body_wrench)
+from .conversions import parse_body_wrench, set_stamp, stamp_to_ns, write_body_wrench
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
-from .jets import ReferenceDecoder
 from .description import TOPIC_PARAMETER, ModelSource
 from .params import ConfigurationError, declare_parameters
+from .tracking_inputs import GAINS, TrackingInputs
 from .runtime import control_qos, run_nodes
 
 __all__ = ["PARAMETERS", "ControllerNode", "main"]
 
-_GAINS = ("kp_position", "kd_position", "kp_rotation", "kd_rotation", "kp_joint", "kd_joint")
+_GAINS = GAINS
 
 PARAMETERS = {
     "robot_description": ("", "URDF XML string (joint names and base link)."),
@@ -65,7 +63,7 @@ PARAMETERS = {
 }
 
 
-class ControllerNode(Node):
+class ControllerNode(TrackingInputs, Node):
     """Example tracking controller (see the module docstring)."""
 
     def __init__(self, node_name: str = "geodyn_controller", **kwargs):
@@ -85,11 +83,7 @@ class ControllerNode(Node):
         self._last_cmd_stamp = None
 
         qos = control_qos(p["qos_depth"])
-        self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos)
-        self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"),
-                                 qos)
-        self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"),
-                                 qos)
+        self._subscribe_tracking_inputs(qos)
         # subscribed even without use_feedforward, which can be switched on at run time
         self.create_subscription(WrenchStamped, "feedforward/wrench",
                                  guard(self, self._on_ff_wrench, "feedforward/wrench"), qos)
@@ -120,12 +114,7 @@ class ControllerNode(Node):
             return
         n = model.n_joints
         names = model.joint_names
-        self._matcher = JointNameMatcher(names)
-        self._ref_decoder = ReferenceDecoder(names, 0)
-        # latest parsed inputs and their stamps (None = nothing valid yet)
-        self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)  # pose, spatial, body twist
-        self._q, self._qd = np.zeros(n), np.zeros(n)
-        self._Cd, self._Vd, self._Qd = np.eye(4), np.zeros((2, 6)), np.zeros((3, n))
+        self._setup_tracking_inputs(model)
         self._Wff, self._tau_ff = np.zeros(6), np.zeros(n)
         qos = control_qos(self._p["qos_depth"])
         self.pub_per_joint = [self.create_publisher(Float64, f"cmd/joint_effort/{j}", qos)
@@ -135,63 +124,7 @@ class ControllerNode(Node):
         self._emsg = JointState()
         self._emsg.name = list(names)
 
-    # ------------------------------------------------------------------ live tuning
-    def _on_set_parameters(self, params):
-        """``ros2 param set``: the gains (finite, >= 0) and ``use_feedforward`` (bool) change at
-        run time, taking effect at the next command; a bad value is refused with the reason and
-        the old one kept. Other parameters are read-only (rclpy refuses them before this)."""
-        from rcl_interfaces.msg import SetParametersResult
-        gains = {k: getattr(self.gains, k) for k in _GAINS}
-        use_ff = self.use_ff
-        for prm in params:
-            if prm.name in _GAINS:
-                v = prm.value
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    return SetParametersResult(successful=False, reason=f"{prm.name}: expected a number, got {v!r}")
-                gains[prm.name] = float(v)
-            elif prm.name == "use_feedforward":
-                if not isinstance(prm.value, bool):
-                    return SetParametersResult(successful=False,
-                                               reason=f"use_feedforward: expected true or false, got {prm.value!r}")
-                use_ff = prm.value
-        try:
-            new = TrackingGains(**gains)
-        except ValueError as exc:
-            return SetParametersResult(successful=False, reason=str(exc))
-        self.gains, self.use_ff = new, use_ff
-        return SetParametersResult(successful=True)
-
-    # ------------------------------------------------------------------ inputs
-    def _take(self, key: str, parse) -> None:
-        self.model_source.poll()   # a loaded robot_description takes effect between commands
-        if self.model is None:
-            self.model_source.refuse_input(key)
-            return
-        try:
-            stamp = parse()
-            if key in ("odom", "joint_states") and stamp == self._last_cmd_stamp:
-                self._last_cmd_stamp = None  # the simulator republished a state: answer it again
-            self._stamps[key] = stamp
-        except InputError as exc:
-            self._stamps[key] = None
-            self.diag.problem(key, str(exc))
-            return
-        self._try_command()
-
-    def _on_odom(self, msg):
-        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.model.base_link, self._Vb),
-                                    stamp_to_ns(msg.header.stamp))[1])
-
-    def _on_joint_states(self, msg):
-        def parse():
-            self._matcher.gather(msg.name, msg.position, self._q, "joint_states.position")
-            self._matcher.gather(msg.name, msg.velocity, self._qd, "joint_states.velocity")
-            return stamp_to_ns(msg.header.stamp)
-        self._take("joint_states", parse)
-
-    def _on_reference(self, msg):
-        self._take("reference", lambda: self._ref_decoder.decode(msg, self._Cd, self._Vd, self._Qd))
-
+    # ------------------------------------------------------------------ feedforward inputs
     def _on_ff_wrench(self, msg):
         def parse():
             parse_body_wrench(msg, self.model.base_link, self._Wff, "feedforward/wrench")
