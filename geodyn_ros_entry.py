@@ -29,12 +29,30 @@ def _run(module: str) -> int:
         return importlib.import_module(module).main()
     except KeyboardInterrupt:
         return 0
+    except Exception as exc:
+        # a stop that lands inside a C extension's initialisation (e.g. ``import mujoco`` on a
+        # loaded machine) surfaces as ``ImportError: initialization failed`` caused by the
+        # KeyboardInterrupt: a stop all the same
+        if _caused_by_interrupt(exc):
+            return 0
+        raise
     finally:
         # The run is over and the interpreter exits next. CPython resets Python-level handlers
         # to SIG_DFL while finalizing (but keeps SIG_IGN), so a late SIGINT/SIGTERM (a second
         # Ctrl-C, ros2 launch escalating) would kill the exiting process with -2/-15.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """True if ``KeyboardInterrupt`` is in the cause/context chain of ``exc``."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _kernels_cached() -> bool:

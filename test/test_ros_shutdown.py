@@ -205,3 +205,23 @@ def test_repeated_signals_while_exiting_never_kill_the_process():
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_a_stop_inside_a_c_extension_import_counts_as_a_stop():
+    """Seen under load: SIGTERM during ``import mujoco`` (pybind11 module init) surfaced as
+    ``ImportError: initialization failed`` caused by the KeyboardInterrupt, and the process
+    exited 1 with a traceback. Both the entry and run_nodes recognise the chain."""
+    import geodyn_ros_entry
+    from geodyn_ros.ros.runtime import _caused_by_interrupt
+
+    def chained():
+        try:
+            try:
+                raise KeyboardInterrupt
+            except KeyboardInterrupt as k:
+                raise ImportError("initialization failed") from k
+        except ImportError as exc:
+            return exc
+    for f in (geodyn_ros_entry._caused_by_interrupt, _caused_by_interrupt):
+        assert f(chained()) and f(KeyboardInterrupt())
+        assert not f(ImportError("no module named mujoco")) and not f(ValueError("bad"))

@@ -149,6 +149,18 @@ def spin_forever(executor) -> None:
         _WAKE.remove(never)
 
 
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """True if ``KeyboardInterrupt`` is in the cause/context chain of ``exc`` (a stop that landed
+    inside a C extension's initialisation surfaces as ``ImportError: initialization failed``)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def run_nodes(factories, args=None) -> int:
     """Create nodes with ``factories`` (callables returning nodes) and spin them until shutdown.
 
@@ -173,6 +185,10 @@ def run_nodes(factories, args=None) -> int:
         return 0
     except KeyboardInterrupt:
         return 0
+    except Exception as exc:
+        if _caused_by_interrupt(exc):   # a stop inside a C extension's import (ImportError)
+            return 0
+        raise
     finally:
         _install(_set_flag)   # a second signal during teardown changes nothing
         for nd in nodes:
