@@ -10,7 +10,8 @@ the nodes. If the real ``launch_ros`` is importable, the files are also built wi
 
 config/geodyn.yaml is checked against the nodes' ``PARAMETERS`` tables (name ->
 (default, description)) in ``geodyn_ros.ros.{geodyn_node, sim_node, reference_node,
-controller_node}``, and against the ROS parameter-file parser (rcl) through rclpy.
+controller_node}``, and against the ROS parameter-file parser (rcl) through rclpy, with the
+nodes in the root namespace and under namespaces (its ``/**/<node>`` keys must reach both).
 """
 from __future__ import annotations
 
@@ -317,8 +318,7 @@ def test_launch_default_files_exist_and_are_installed(stub_launch, filename):
 @pytest.mark.parametrize("filename", LAUNCH_FILES)
 def test_launch_geodyn_nodes_get_config_and_model(stub_launch, filename):
     launch = _Launch(filename)
-    with open(CONFIG) as f:
-        sections = set(yaml.safe_load(f))
+    sections = set(_config_sections())
     for node in launch.geodyn_nodes():
         params = node.kwargs.get("parameters", [])
         # the config file first, then the launch-file overrides
@@ -442,9 +442,18 @@ def _same_typed_value(a, b):
     return type(a) is type(b) and a == b
 
 
-def test_config_structure():
+def _config_sections():
+    """node name -> section of config/geodyn.yaml; every key must be ``/**/<node name>`` (any
+    namespace: a plain ``geodyn_node`` key means ``/geodyn_node`` only)."""
     config = _load_config()
     assert isinstance(config, dict)
+    bad = [k for k in config if not k.startswith("/**/")]
+    assert not bad, f"keys without the any-namespace wildcard '/**/': {bad}"
+    return {k[len("/**/"):]: v for k, v in config.items()}
+
+
+def test_config_structure():
+    config = _config_sections()
     assert set(config) == set(NODE_MODULES)
     for node_name, section in config.items():
         assert set(section) == {"ros__parameters"}, node_name
@@ -465,7 +474,7 @@ def _table3_start():
 
 @pytest.mark.parametrize("node_name", sorted(NODE_MODULES))
 def test_config_matches_node_parameters(node_name):
-    params = _load_config()[node_name]["ros__parameters"]
+    params = _config_sections()[node_name]["ros__parameters"]
     declared = _node_parameters(node_name)
     unknown = set(params) - set(declared)
     assert not unknown, f"{node_name}: parameters not declared by the node: {sorted(unknown)}"
@@ -482,20 +491,25 @@ def test_config_matches_node_parameters(node_name):
             f"{node_name}.{name}: yaml {value!r} != node default {default!r}")
 
 
-def test_config_parses_with_rcl():
-    """The rcl parser (what a real node reads) accepts every value with a concrete type."""
+@pytest.mark.parametrize("namespace", ["", "robot1", "/fleet/robot_2"])
+def test_config_parses_with_rcl(namespace):
+    """The rcl parser (what a real node reads) accepts every value with a concrete type, and
+    the ``/**/`` keys reach the nodes in any namespace (a plain ``geodyn_node:`` key fails here
+    under a namespace: the node would get no value at all)."""
     rclpy = pytest.importorskip("rclpy")
     from rclpy.node import Node
 
-    config = _load_config()
+    config = _config_sections()
     context = rclpy.Context()
     rclpy.init(args=["--ros-args", "--params-file", str(CONFIG)], context=context)
     try:
         for node_name, section in config.items():
-            node = Node(node_name, context=context, enable_rosout=False,
+            node = Node(node_name, namespace=namespace, context=context, enable_rosout=False,
                         start_parameter_services=False,
                         automatically_declare_parameters_from_overrides=True)
             try:
+                want_fqn = "/" + "/".join(x for x in (namespace.strip("/"), node_name) if x)
+                assert node.get_fully_qualified_name() == want_fqn
                 for name, value in section["ros__parameters"].items():
                     got = node.get_parameter(name).value
                     got = list(got) if not isinstance(got, (str, bool, int, float)) else got
