@@ -49,7 +49,7 @@ from geodyn_ros.lie import Ad_inv
 from .conversions import InputError, JointNameMatcher, parse_odometry, set_stamp, stamp_to_ns
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import ReferenceDecoder, decode_feedforward_jet
-from .params import ConfigurationError, declare_parameters, model_source
+from .params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters, model_source
 from .runtime import control_qos, run_nodes
 
 try:  # the message gz-sim's MulticopterMotorModel reads through ros_gz_bridge
@@ -84,6 +84,7 @@ PARAMETERS = {
     "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
     "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
     "per_joint_effort_topics": (False, "Also publish std_msgs/Float64 on cmd/joint_effort/<joint>."),
+    "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: the odom child_frame_id check."),
     "qos_depth": (2, "Keep-last depth of the control topics."),
 }
 
@@ -127,6 +128,7 @@ class ActuatedControllerNode(Node):
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
         self.cfg = cfg
+        self.base_frame = check_frame_prefix(p["frame_prefix"]) + self.model.base_link
         self.elastic = p["elastic_joints"]
         self.sync = p["sync_stamps"]
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
@@ -194,7 +196,7 @@ class ActuatedControllerNode(Node):
             if st - self._odom_first < self.odom_discard_ns:
                 self.diag.counters["odom_discarded"] = self.diag.counters.get("odom_discarded", 0) + 1
                 return
-        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.model.base_link, self._Vb),
+        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.base_frame, self._Vb),
                                     stamp_to_ns(msg.header.stamp))[1])
 
     def _on_joint_states(self, msg):

@@ -32,7 +32,8 @@ from .conversions import (InputError, JointNameMatcher, parse_body_wrench, parse
                           stamp_to_ns, write_body_wrench)
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import ReferenceDecoder
-from .params import ConfigurationError, declare_parameters, load_model_from_parameters
+from .params import (FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters,
+                     load_model_from_parameters)
 from .runtime import control_qos, run_nodes
 
 __all__ = ["PARAMETERS", "ControllerNode", "main"]
@@ -53,6 +54,8 @@ PARAMETERS = {
     "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
     "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
     "per_joint_effort_topics": (False, "Also publish std_msgs/Float64 on cmd/joint_effort/<joint>."),
+    "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: cmd/wrench header.frame_id and the odom "
+                     "child_frame_id / feedforward/wrench frame_id checks."),
     "qos_depth": (2, "Keep-last depth of the control topics."),
 }
 
@@ -69,6 +72,7 @@ class ControllerNode(Node):
             raise ConfigurationError(f"parameter {exc}") from exc
         self.model = load_model_from_parameters(p)
         self.use_ff = p["use_feedforward"]
+        self.base_frame = check_frame_prefix(p["frame_prefix"]) + self.model.base_link
         self.sync = p["sync_stamps"]
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
         n = self.model.n_joints
@@ -101,7 +105,7 @@ class ControllerNode(Node):
         self.pub_per_joint = [self.create_publisher(Float64, f"cmd/joint_effort/{j}", qos)
                               for j in names] if p["per_joint_effort_topics"] else []
         self._wmsg = WrenchStamped()
-        self._wmsg.header.frame_id = self.model.base_link
+        self._wmsg.header.frame_id = self.base_frame
         self._emsg = JointState()
         self._emsg.name = list(names)
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: tracking", self.model.name)
@@ -147,7 +151,7 @@ class ControllerNode(Node):
         self._try_command()
 
     def _on_odom(self, msg):
-        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.model.base_link, self._Vb),
+        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.base_frame, self._Vb),
                                     stamp_to_ns(msg.header.stamp))[1])
 
     def _on_joint_states(self, msg):
@@ -162,7 +166,7 @@ class ControllerNode(Node):
 
     def _on_ff_wrench(self, msg):
         def parse():
-            parse_body_wrench(msg, self.model.base_link, self._Wff, "feedforward/wrench")
+            parse_body_wrench(msg, self.base_frame, self._Wff, "feedforward/wrench")
             return stamp_to_ns(msg.header.stamp)
         self._take("ff_wrench", parse)
 
