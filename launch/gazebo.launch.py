@@ -2,6 +2,7 @@
 
     ros2 launch geodyn_ros gazebo.launch.py
     ros2 launch geodyn_ros gazebo.launch.py feedforward_order:=0 use_feedforward:=true
+    ros2 launch geodyn_ros gazebo.launch.py namespace:=robot1
 
 Arguments
 ---------
@@ -17,6 +18,15 @@ use_feedforward    add the feedforward in the controller (default true; false = 
 feedforward_order  0: allocation of W_b only; 1: + rotor-lag compensation (default). The
                    elastic-joint level 2 needs series-elastic joints, which Gazebo does not
                    simulate: the arm joints are rigid here (elastic_joints false).
+namespace          ROS namespace of every node this file starts (robot_state_publisher, the
+                   spawner, the bridge and the geodyn nodes; default empty: the root). The ROS
+                   side of the bridge moves with it (/robot1/odom, /robot1/cmd/rotor_speeds, ...;
+                   /clock and /diagnostics stay global). The Gazebo side does not: the model name
+                   and the gz topics of config/gz_bridge.yaml and the xacro are fixed, so this
+                   runs one robot per Gazebo world. No frame_prefix here: gz-sim's odometry
+                   publisher names the frames itself (world, base_link).
+
+A namespace that ROS would refuse stops the launch with one line naming it.
 """
 
 # ---------------------------------------------------------------------------------------
@@ -51,7 +61,7 @@ feedforward_order  0: allocation of W_b only; 1: + rotor-lag compensation (defau
 # ---------------------------------------------------------------------------------------
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
@@ -61,6 +71,28 @@ from launch_ros.substitutions import FindPackageShare
 MODEL_NAME = "aerial_manipulator"
 # the continuous rotor joints of tilthex_manipulator_gazebo.xacro (config/tilthex.yaml rotor_prefix)
 ROTOR_JOINTS = ",".join(f"rotor_{i}_joint" for i in range(1, 7))
+
+
+def check_arguments(context):
+    """Stop the launch, with one line naming the argument, if ROS would refuse ``namespace``
+    (rclpy's validate_namespace, on the absolute form launch_ros gives it) or ``frame_prefix``
+    (a tf2 frame id must not start with '/'). LaunchService prints it as
+    ``[ERROR] [launch]: Caught exception in launch ...: launch argument 'namespace': ...``."""
+    from rclpy.exceptions import InvalidNamespaceException
+    from rclpy.validate_namespace import validate_namespace
+
+    ns = context.launch_configurations.get("namespace", "")
+    full = (ns if ns.startswith("/") else "/" + ns).rstrip("/") or "/"
+    try:
+        validate_namespace(full)
+    except InvalidNamespaceException as exc:
+        reason = str(exc).splitlines()[0].removeprefix("Invalid namespace: ").rstrip(":")
+        raise ValueError(f"launch argument 'namespace': {ns!r} is not a valid ROS namespace ({reason})") from None
+    prefix = context.launch_configurations.get("frame_prefix", "")
+    if prefix.startswith("/") or any(c.isspace() or not c.isprintable() for c in prefix):
+        raise ValueError(f"launch argument 'frame_prefix': {prefix!r} must not start with '/' nor contain "
+                         "whitespace (tf2 frame ids are relative; e.g. robot1/)")
+    return []
 
 
 def generate_launch_description():
@@ -76,12 +108,14 @@ def generate_launch_description():
 
     robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
     with_model = {"use_sim_time": True, "robot_description": robot_description}
+    namespace = LaunchConfiguration("namespace")
 
     def geodyn(executable, overrides):
         return Node(
             package="geodyn_ros",
             executable=executable,
             name=executable,
+            namespace=namespace,
             output="screen",
             parameters=[config, overrides],
         )
@@ -123,6 +157,11 @@ def generate_launch_description():
             "feedforward_order", default_value="1",
             description="0: allocation only; 1: + rotor-lag compensation (2 needs elastic joints).",
         ),
+        DeclareLaunchArgument(
+            "namespace", default_value="",
+            description="ROS namespace of every node (empty = the root); one robot per Gazebo world.",
+        ),
+        OpaqueFunction(function=check_arguments),
         # Gazebo server + GUI; -r starts the simulation immediately.
         IncludeLaunchDescription(
             PythonLaunchDescriptionSource(
@@ -134,6 +173,7 @@ def generate_launch_description():
             package="robot_state_publisher",
             executable="robot_state_publisher",
             name="robot_state_publisher",
+            namespace=namespace,
             output="screen",
             parameters=[with_model],
         ),
@@ -142,6 +182,7 @@ def generate_launch_description():
             package="ros_gz_sim",
             executable="create",
             name="spawn_" + MODEL_NAME,
+            namespace=namespace,
             output="screen",
             arguments=["-topic", "robot_description", "-name", MODEL_NAME, "-z", spawn_z],
             parameters=[{"use_sim_time": True}],
@@ -151,6 +192,7 @@ def generate_launch_description():
             package="ros_gz_bridge",
             executable="parameter_bridge",
             name="gz_bridge",
+            namespace=namespace,
             output="screen",
             parameters=[{"config_file": bridge_config, "use_sim_time": True}],
         ),

@@ -62,7 +62,8 @@ EXPECTED = {
         "geodyn_nodes": {"geodyn_node"},
         "external": set(),
         "sim_time": False,
-        "arg_defaults": {"use_sim_time": "false", "order": "2", "input_mode": "reference"},
+        "arg_defaults": {"use_sim_time": "false", "order": "2", "input_mode": "reference", "namespace": "",
+                         "frame_prefix": ""},
         "share_defaults": {"urdf": "urdf/aerial_manipulator.urdf", "config": "config/geodyn.yaml"},
     },
     "sim.launch.py": {
@@ -70,7 +71,7 @@ EXPECTED = {
         "external": set(),
         "sim_time": True,
         "wall_clock": {"geodyn_sim"},  # the /clock source refuses use_sim_time
-        "arg_defaults": {"order": "2", "use_feedforward": "true"},
+        "arg_defaults": {"order": "2", "use_feedforward": "true", "namespace": "", "frame_prefix": ""},
         "share_defaults": {"urdf": "urdf/aerial_manipulator.urdf", "config": "config/geodyn.yaml"},
     },
     "gazebo.launch.py": {
@@ -79,7 +80,7 @@ EXPECTED = {
                      ("ros_gz_sim", "create"), ("ros_gz_bridge", "parameter_bridge")},
         "sim_time": True,
         "arg_defaults": {"order": "2", "use_feedforward": "true", "world": "empty.sdf",
-                         "feedforward_order": "1"},
+                         "feedforward_order": "1", "namespace": ""},
         "share_defaults": {"urdf": "urdf/tilthex_manipulator_gazebo.xacro",
                            "config": "config/geodyn.yaml",
                            "bridge_config": "config/gz_bridge.yaml"},
@@ -348,6 +349,90 @@ def test_launch_use_sim_time(stub_launch, filename):
         else:
             assert type(value).__name__ == "ParameterValue" and value.kwargs.get("value_type") is bool
             assert _is_launch_config(value.arg(0, "value"), "use_sim_time")
+
+
+@pytest.mark.parametrize("filename", LAUNCH_FILES)
+def test_launch_namespace_reaches_every_node(stub_launch, filename):
+    """Every node runs in the ``namespace`` argument (its relative topics move with it), and the
+    geodyn nodes that declare ``frame_prefix`` get the ``frame_prefix`` argument."""
+    launch = _Launch(filename)
+    for node in launch.nodes:
+        assert _is_launch_config(node.kwargs.get("namespace"), "namespace"), node
+    if "frame_prefix" not in launch.declared:
+        return
+    for node in launch.geodyn_nodes():
+        if "frame_prefix" not in _node_parameters(node.kwargs["executable"]):
+            continue
+        value = _Launch.inline_params(node).get("frame_prefix")
+        assert type(value).__name__ == "ParameterValue" and value.kwargs.get("value_type") is str, node
+        assert _is_launch_config(value.arg(0, "value"), "frame_prefix")
+
+
+def _check_arguments(launch):
+    """The launch file's argument check (an OpaqueFunction), which must run before any node."""
+    entities = launch.description.entities
+    checks = [i for i, e in enumerate(entities) if type(e).__name__ == "OpaqueFunction"]
+    assert len(checks) == 1, "one OpaqueFunction checking the arguments"
+    starts = [i for i, e in enumerate(entities) if type(e).__name__ in ("Node", "IncludeLaunchDescription")]
+    assert checks[0] < min(starts), "the argument check must come before the first node"
+    return entities[checks[0]].kwargs["function"]
+
+
+@pytest.mark.parametrize("filename", LAUNCH_FILES)
+@pytest.mark.parametrize("namespace, frame_prefix, complaint", [
+    ("", "", None), ("robot1", "robot1/", None), ("/fleet/robot_2/", "fleet_robot_2_", None),
+    ("robot 1", "", "launch argument 'namespace': 'robot 1' is not a valid ROS namespace"),
+    ("robot-1", "", "launch argument 'namespace': 'robot-1'"),
+    ("2robot", "", "token that starts with a number"),
+    ("a//b", "", "repeated '/'"),
+    ("robot1", "/robot1/", "launch argument 'frame_prefix': '/robot1/' must not start with '/'"),
+    ("robot1", "robot 1/", "launch argument 'frame_prefix'"),
+])
+def test_launch_refuses_bad_namespace_in_one_line(stub_launch, filename, namespace, frame_prefix, complaint):
+    pytest.importorskip("rclpy")
+    launch = _Launch(filename)
+    check = _check_arguments(launch)
+    configs = {"namespace": namespace}
+    if "frame_prefix" in launch.declared:
+        configs["frame_prefix"] = frame_prefix
+    elif frame_prefix.startswith("/") or " " in frame_prefix:
+        complaint = None   # gazebo.launch.py has no frame_prefix argument
+    context = types.SimpleNamespace(launch_configurations=configs)
+    if complaint is None:
+        assert check(context) == []
+        return
+    with pytest.raises(Exception) as info:
+        check(context)
+    text = str(info.value)
+    assert complaint in text and "\n" not in text, text
+
+
+def test_two_robots_launch_includes_geodyn_launch_twice(stub_launch):
+    """two_robots.launch.py: geodyn.launch.py twice, each in its own scoped group, with distinct
+    namespaces and frame prefixes, measured mode, its own URDF (shipped defaults); every argument
+    it passes is one geodyn.launch.py declares."""
+    launch = _Launch("two_robots.launch.py")
+    geodyn_args = set(_Launch("geodyn.launch.py").declared)
+    groups = _of_type(launch.description.entities, "GroupAction")
+    assert len(groups) == 2
+    seen = []
+    for g in groups:
+        (include,) = g.arg(0, "actions")
+        assert type(include).__name__ == "IncludeLaunchDescription"
+        path = include.arg(0, "launch_description_source").arg(0, "launch_file_path")
+        assert _share_path(path) == "launch/geodyn.launch.py"
+        args = dict(include.kwargs["launch_arguments"])
+        assert set(args) <= geodyn_args, set(args) - geodyn_args
+        assert args["input_mode"] == "measured" and args["frame_prefix"] == args["namespace"] + "/"
+        assert _is_launch_config(args["config"], "config") and _is_launch_config(args["order"], "order")
+        seen.append((args["namespace"], args["urdf"].arg(0, "variable_name")))
+    assert seen == [("robot1", "robot1_urdf"), ("robot2", "robot2_urdf")]
+    assert _share_path(launch.declared["robot1_urdf"].kwargs["default_value"]) == "urdf/aerial_manipulator.urdf"
+    assert _share_path(launch.declared["robot2_urdf"].kwargs["default_value"]) == "urdf/quadruped.urdf"
+    for decl in launch.declared.values():
+        default = decl.kwargs.get("default_value")
+        if type(default).__name__ == "PathJoinSubstitution":
+            assert (REPO / _share_path(default)).is_file()
 
 
 def test_sim_launch_feedforward_and_order(stub_launch):
