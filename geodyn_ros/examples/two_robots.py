@@ -20,7 +20,9 @@ relative names as the node's) publishes
 
 one sample in flight per robot: the next sample goes out when all three outputs of the previous
 one (``feedforward/jet``, ``feedforward/wrench``, ``feedforward/joint_efforts``) have arrived,
-or after ``sample_timeout`` seconds. Stamps are unique per robot (robot ``k`` uses stamps equal
+or after ``sample_timeout`` seconds (then it counts as lost). Before them, warm-up samples go out
+once a second until one is answered (readiness: DDS discovery is not symmetric, so a node may
+miss the first messages of a publisher it has not matched yet); they are checked too. Stamps are unique per robot (robot ``k`` uses stamps equal
 to ``k`` modulo 1000 ns), so an output with another robot's stamp is crosstalk.
 
 Every output is checked: joint names = the robot's model joints, wrench ``frame_id`` =
@@ -68,7 +70,8 @@ class RobotRecord:
     ``reference``: the (C, V, Q) jets of the reference message (rows used: ``V[1:]``, ``Q[2:]``);
     ``states``: stamp -> (C, V0, q, qd) exactly as sent (C rebuilt from the sent quaternion, V0
     the spatial twist whose body form went on ``odom``); ``jets``/``wrenches``/``efforts``: the
-    received messages; ``lost``: samples without all three outputs within the timeout.
+    received messages; ``lost``: samples without all three outputs within the timeout;
+    ``warmup``: readiness samples sent before the counted ones (answered: the last one).
     """
 
     spec: RobotSpec
@@ -80,6 +83,7 @@ class RobotRecord:
     wrenches: list = field(default_factory=list)
     efforts: list = field(default_factory=list)
     lost: int = 0
+    warmup: int = 0
 
     @property
     def base_frame(self) -> str:
@@ -320,11 +324,24 @@ def run_two_robots(samples: int = 50, *, robots=ROBOTS, order: int = 2, start_no
                     and any(stamp_to_ns(m.header.stamp) == stamp for m in rec.wrenches[-3:])
                     and any(stamp_to_ns(m.header.stamp) == stamp for m in rec.efforts[-3:]))
 
-        # prime: a reference before the first state (else the first state may find none yet)
+        # Readiness handshake. DDS matching is not symmetric: our writer may see the node's reader
+        # before the node's reader sees our writer, and the node then misses what we send. So
+        # warm-up samples (a reference, then a state) go out until one is answered; they are
+        # checked like the others (they are in ``states``) but not counted in ``samples``.
         for rec, pubs, _ in feeders:
-            Cr, Vr, Qr = rec.reference
-            pubs[0].publish(make_reference_msg(time.time_ns(), Cr, Vr, Qr, rec.model.joint_names))
-        spin(0.2)
+            while True:
+                Cr, Vr, Qr = rec.reference
+                pubs[0].publish(make_reference_msg(time.time_ns(), Cr, Vr, Qr, rec.model.joint_names))
+                spin(0.05)
+                rec.warmup += 1
+                stamp, when = send(rec, pubs, -rec.warmup)
+                while not done(rec, stamp) and time.monotonic() - when < 1.0:
+                    spin(0.01)
+                if done(rec, stamp):
+                    break
+                if time.monotonic() - t0 > wait_timeout:
+                    raise RuntimeError(f"/{rec.spec.namespace}/geodyn_node did not answer a sample within "
+                                       f"{wait_timeout:g} s")
         sent = {id(rec): 0 for rec, _, _ in feeders}
         flight = {}
         while True:
