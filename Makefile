@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= out
 SPEED  ?= 1
 
-.PHONY: venv test test-fresh-clone test-real-launch demo actuated demo-ideal demo-actuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
+.PHONY: venv test test-fresh-clone test-real-launch two-robots demo actuated demo-ideal demo-actuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -23,17 +23,19 @@ $(STAMP): requirements.txt setup.py
 	$(BIN)/python -m geodyn_ros.warmup -q
 	touch $(STAMP)
 
-## Run the whole test suite (this is what CI runs).
+## Run the whole test suite (CI runs this, then test-real-launch). The real-launch tests are skipped
+## here (GEODYN_REAL_LAUNCH=0): they start process trees and run alone in test-real-launch.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 test
+	GEODYN_REAL_LAUNCH=0 $(BIN)/python -m pytest -q -n 2 test
 
 ## The test suite in a fresh clone of the committed tree with nothing beside it (CI runs this too).
 test-fresh-clone:
 	PY=$(PY) bash .ci/fresh_clone
 
-## The launch files under the real launch/launch_ros (opt-in: colcon build + kernel compile, minutes).
+## The launch files under the real launch/launch_ros, with and without a namespace, alone (no xdist):
+## colcon build per launch; the first launch compiles the kernels (minutes, cached afterwards).
 test-real-launch: $(STAMP)
-	GEODYN_REAL_LAUNCH=1 $(BIN)/python -m pytest -q test/test_real_launch.py
+	GEODYN_REAL_LAUNCH=1 $(BIN)/python -m pytest -q -rs -p no:xdist test/test_real_launch.py --durations=0
 
 ## The main job: the actuated aerial manipulator (TiltHex rotors with gz-sim's motor lag,
 ## series-elastic arm joints, the controller consuming the jets) on Table 3, 30 s, rows
@@ -55,6 +57,11 @@ demo-ideal: $(STAMP)
 DURATION ?= 10
 demo-actuated-ros: $(STAMP)
 	$(BIN)/python -m geodyn_ros.ros.closed_loop --actuated --duration $(DURATION) --compare --json-out $(OUT)/actuated_ros.json
+
+## Two robots on one ROS domain under /robot1 and /robot2 (aerial manipulator + quadruped), one
+## geodyn_node each, fed and checked for crosstalk (names, frames, stamps, values).
+two-robots: $(STAMP)
+	$(BIN)/python -m geodyn_ros.examples.two_robots
 
 ## Actuated controller compute per cycle and the in-process actuated loop's real-time factor.
 bench-actuated: $(STAMP)

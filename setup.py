@@ -9,7 +9,8 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*", "bench", "bench.*"]),
-    py_modules=["geodyn_ros_entry"],   # console-script shims: clean stop during the heavy imports
+    # console-script shims (clean stop during the heavy imports) and the launch files' argument check
+    py_modules=["geodyn_ros_entry", "geodyn_ros_launch"],
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),

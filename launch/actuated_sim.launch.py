@@ -3,6 +3,7 @@
     ros2 launch geodyn_ros actuated_sim.launch.py                        # ff2
     ros2 launch geodyn_ros actuated_sim.launch.py feedforward_order:=0   # the ff0 row
     ros2 launch geodyn_ros actuated_sim.launch.py use_feedforward:=false # the pd row
+    ros2 launch geodyn_ros actuated_sim.launch.py namespace:=robot1 frame_prefix:=robot1/
 
 Nodes (package geodyn_ros; all but geodyn_actuated_sim run on the simulated time that it
 publishes on /clock; it must run on the wall clock):
@@ -28,15 +29,24 @@ order              derivative order r of geodyn_node and geodyn_reference (defau
 feedforward_order  0, 1 or 2 (default 2; must be <= order): the ff0 / ff1 / ff2 rows of the
                    README table.
 use_feedforward    false = feedback only (the pd row); default true.
+namespace          ROS namespace of the four nodes (default empty: the root); their topics are
+                   relative and move with it. /clock and /diagnostics stay global, so run one
+                   simulation per ROS domain.
+frame_prefix       prefixed to the URDF link names in frame ids by the simulator, geodyn_node
+                   and the controller (default empty); world_frame is not prefixed.
+
+A namespace or frame prefix that ROS would refuse stops the launch with one line naming it.
 
 The same loop without ROS launch, in one process: ``geodyn_closed_loop --actuated``.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+from geodyn_ros_launch import check_arguments
 
 # the continuous rotor joints of tilthex_manipulator.urdf.xacro (config/tilthex.yaml rotor_prefix);
 # geodyn_actuated_sim and geodyn_actuated_controller lock them themselves (actuation_config)
@@ -54,13 +64,15 @@ def generate_launch_description():
     robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
     # Overrides after the config file. geodyn_actuated_sim is the /clock source: it refuses
     # use_sim_time true.
-    with_model = {"use_sim_time": True, "robot_description": robot_description}
+    frame_prefix = ParameterValue(LaunchConfiguration("frame_prefix"), value_type=str)
+    with_model = {"use_sim_time": True, "robot_description": robot_description, "frame_prefix": frame_prefix}
 
     def geodyn(executable, overrides):
         return Node(
             package="geodyn_ros",
             executable=executable,
             name=executable,
+            namespace=LaunchConfiguration("namespace"),
             output="screen",
             parameters=[config, overrides],
         )
@@ -88,6 +100,15 @@ def generate_launch_description():
             "use_feedforward", default_value="true",
             description="Add the feedforward in the controller (false = feedback only, the pd row).",
         ),
+        DeclareLaunchArgument(
+            "namespace", default_value="",
+            description="ROS namespace of the nodes (empty = the root); /clock and /diagnostics stay global.",
+        ),
+        DeclareLaunchArgument(
+            "frame_prefix", default_value="",
+            description="Prefix of the URDF link names in frame ids, e.g. robot1/ (world_frame is not prefixed).",
+        ),
+        OpaqueFunction(function=check_arguments),
         geodyn("geodyn_actuated_sim", dict(with_model, use_sim_time=False)),
         geodyn("geodyn_reference", {"use_sim_time": True, "order": order}),
         geodyn("geodyn_node", dict(with_model, order=order, output_representation="body",

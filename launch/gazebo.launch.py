@@ -2,6 +2,7 @@
 
     ros2 launch geodyn_ros gazebo.launch.py
     ros2 launch geodyn_ros gazebo.launch.py feedforward_order:=0 use_feedforward:=true
+    ros2 launch geodyn_ros gazebo.launch.py namespace:=robot1
 
 Arguments
 ---------
@@ -17,6 +18,15 @@ use_feedforward    add the feedforward in the controller (default true; false = 
 feedforward_order  0: allocation of W_b only; 1: + rotor-lag compensation (default). The
                    elastic-joint level 2 needs series-elastic joints, which Gazebo does not
                    simulate: the arm joints are rigid here (elastic_joints false).
+namespace          ROS namespace of every node this file starts (robot_state_publisher, the
+                   spawner, the bridge and the geodyn nodes; default empty: the root). The ROS
+                   side of the bridge moves with it (/robot1/odom, /robot1/cmd/rotor_speeds, ...;
+                   /clock and /diagnostics stay global). The Gazebo side does not: the model name
+                   and the gz topics of config/gz_bridge.yaml and the xacro are fixed, so this
+                   runs one robot per Gazebo world. No frame_prefix here: gz-sim's odometry
+                   publisher names the frames itself (world, base_link).
+
+A namespace that ROS would refuse stops the launch with one line naming it.
 """
 
 # ---------------------------------------------------------------------------------------
@@ -51,12 +61,14 @@ feedforward_order  0: allocation of W_b only; 1: + rotor-lag compensation (defau
 # ---------------------------------------------------------------------------------------
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+from geodyn_ros_launch import check_arguments
 
 MODEL_NAME = "aerial_manipulator"
 # the continuous rotor joints of tilthex_manipulator_gazebo.xacro (config/tilthex.yaml rotor_prefix)
@@ -76,12 +88,14 @@ def generate_launch_description():
 
     robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
     with_model = {"use_sim_time": True, "robot_description": robot_description}
+    namespace = LaunchConfiguration("namespace")
 
     def geodyn(executable, overrides):
         return Node(
             package="geodyn_ros",
             executable=executable,
             name=executable,
+            namespace=namespace,
             output="screen",
             parameters=[config, overrides],
         )
@@ -123,6 +137,11 @@ def generate_launch_description():
             "feedforward_order", default_value="1",
             description="0: allocation only; 1: + rotor-lag compensation (2 needs elastic joints).",
         ),
+        DeclareLaunchArgument(
+            "namespace", default_value="",
+            description="ROS namespace of every node (empty = the root); one robot per Gazebo world.",
+        ),
+        OpaqueFunction(function=check_arguments),
         # Gazebo server + GUI; -r starts the simulation immediately.
         IncludeLaunchDescription(
             PythonLaunchDescriptionSource(
@@ -134,6 +153,7 @@ def generate_launch_description():
             package="robot_state_publisher",
             executable="robot_state_publisher",
             name="robot_state_publisher",
+            namespace=namespace,
             output="screen",
             parameters=[with_model],
         ),
@@ -142,6 +162,7 @@ def generate_launch_description():
             package="ros_gz_sim",
             executable="create",
             name="spawn_" + MODEL_NAME,
+            namespace=namespace,
             output="screen",
             arguments=["-topic", "robot_description", "-name", MODEL_NAME, "-z", spawn_z],
             parameters=[{"use_sim_time": True}],
@@ -151,6 +172,7 @@ def generate_launch_description():
             package="ros_gz_bridge",
             executable="parameter_bridge",
             name="gz_bridge",
+            namespace=namespace,
             output="screen",
             parameters=[{"config_file": bridge_config, "use_sim_time": True}],
         ),

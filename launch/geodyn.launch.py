@@ -3,6 +3,7 @@
     ros2 launch geodyn_ros geodyn.launch.py
     ros2 launch geodyn_ros geodyn.launch.py urdf:=/path/to/robot.urdf.xacro order:=3 \
         input_mode:=measured use_sim_time:=true
+    ros2 launch geodyn_ros geodyn.launch.py namespace:=robot1 frame_prefix:=robot1/
 
 Arguments
 ---------
@@ -14,6 +15,13 @@ config        parameter file, keyed by node name. Default: share/geodyn_ros/conf
 use_sim_time  use /clock (true) or the wall clock (false, default).
 order         derivative order r of the published wrench/torque jets (default 2).
 input_mode    "reference" (default) or "measured"; see config/geodyn.yaml.
+namespace     ROS namespace of the node (default empty: the root). Its topics are relative, so
+              they move with it (/robot1/reference, /robot1/feedforward/jet, ...); /diagnostics
+              stays global. The config file's `/**/geodyn_node` section applies in any namespace.
+frame_prefix  prefixed to the URDF link names in frame ids (default empty), e.g. robot1/ ->
+              feedforward/wrench in robot1/base_link; world_frame is not prefixed.
+
+A namespace or frame prefix that ROS would refuse stops the launch with one line naming it.
 
 The launch arguments override the values of the same name in the config file; every
 other parameter comes from the config file.
@@ -21,11 +29,13 @@ other parameter comes from the config file.
 This file installs to share/geodyn_ros/launch (setup.py data_files).
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+from geodyn_ros_launch import check_arguments
 
 
 def generate_launch_description():
@@ -62,10 +72,20 @@ def generate_launch_description():
             choices=["reference", "measured"],
             description="Motion source: the reference jet or the measured state.",
         ),
+        DeclareLaunchArgument(
+            "namespace", default_value="",
+            description="ROS namespace of the node (empty = the root); topics follow it.",
+        ),
+        DeclareLaunchArgument(
+            "frame_prefix", default_value="",
+            description="Prefix of the URDF link names in frame ids, e.g. robot1/ (world_frame is not prefixed).",
+        ),
+        OpaqueFunction(function=check_arguments),
         Node(
             package="geodyn_ros",
             executable="geodyn_node",
             name="geodyn_node",
+            namespace=LaunchConfiguration("namespace"),
             output="screen",
             parameters=[
                 config,
@@ -74,6 +94,7 @@ def generate_launch_description():
                     "use_sim_time": ParameterValue(use_sim_time, value_type=bool),
                     "order": ParameterValue(order, value_type=int),
                     "input_mode": ParameterValue(input_mode, value_type=str),
+                    "frame_prefix": ParameterValue(LaunchConfiguration("frame_prefix"), value_type=str),
                 },
             ],
         ),

@@ -2,6 +2,7 @@
 
     ros2 launch geodyn_ros sim.launch.py
     ros2 launch geodyn_ros sim.launch.py use_feedforward:=false   # PD only, for comparison
+    ros2 launch geodyn_ros sim.launch.py namespace:=robot1 frame_prefix:=robot1/
 
 Nodes (all package geodyn_ros; all but geodyn_sim run on the simulated time that
 geodyn_sim publishes on /clock; geodyn_sim itself must run on the wall clock):
@@ -19,16 +20,26 @@ urdf             URDF or xacro file (run through xacro -> robot_description).
 config           parameter file keyed by node name. Default: share/geodyn_ros/config/geodyn.yaml.
 order            derivative order r for geodyn_node and geodyn_reference (default 2).
 use_feedforward  add geodyn_node's feedforward in the controller (default true).
+namespace        ROS namespace of the four nodes (default empty: the root); their topics are
+                 relative and move with it. /clock (published by geodyn_sim) and /diagnostics
+                 stay global, so run one simulation per ROS domain.
+frame_prefix     prefixed to the URDF link names in frame ids (odometry child frame, wrench
+                 frames) by geodyn_sim, geodyn_node and geodyn_controller (default empty);
+                 world_frame is not prefixed.
+
+A namespace or frame prefix that ROS would refuse stops the launch with one line naming it.
 
 The same loop without ROS launch (one process, no DDS) is the console script
 ``geodyn_closed_loop``.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+from geodyn_ros_launch import check_arguments
 
 
 def generate_launch_description():
@@ -41,13 +52,15 @@ def generate_launch_description():
     robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
     # Overrides after the config file. geodyn_reference needs no model, so it gets no
     # robot_description. geodyn_sim is the /clock source: it refuses use_sim_time true.
-    with_model = {"use_sim_time": True, "robot_description": robot_description}
+    frame_prefix = ParameterValue(LaunchConfiguration("frame_prefix"), value_type=str)
+    with_model = {"use_sim_time": True, "robot_description": robot_description, "frame_prefix": frame_prefix}
 
     def geodyn(executable, overrides):
         return Node(
             package="geodyn_ros",
             executable=executable,
             name=executable,
+            namespace=LaunchConfiguration("namespace"),
             output="screen",
             parameters=[config, overrides],
         )
@@ -71,6 +84,15 @@ def generate_launch_description():
             "use_feedforward", default_value="true",
             description="Add the geodyn_node feedforward in the controller (false = PD only).",
         ),
+        DeclareLaunchArgument(
+            "namespace", default_value="",
+            description="ROS namespace of the nodes (empty = the root); /clock and /diagnostics stay global.",
+        ),
+        DeclareLaunchArgument(
+            "frame_prefix", default_value="",
+            description="Prefix of the URDF link names in frame ids, e.g. robot1/ (world_frame is not prefixed).",
+        ),
+        OpaqueFunction(function=check_arguments),
         geodyn("geodyn_sim", dict(with_model, use_sim_time=False)),
         geodyn("geodyn_reference", {"use_sim_time": True, "order": order}),
         geodyn("geodyn_node", dict(with_model, order=order)),

@@ -10,7 +10,8 @@ the nodes. If the real ``launch_ros`` is importable, the files are also built wi
 
 config/geodyn.yaml is checked against the nodes' ``PARAMETERS`` tables (name ->
 (default, description)) in ``geodyn_ros.ros.{geodyn_node, sim_node, reference_node,
-controller_node}``, and against the ROS parameter-file parser (rcl) through rclpy.
+controller_node}``, and against the ROS parameter-file parser (rcl) through rclpy, with the
+nodes in the root namespace and under namespaces (its ``/**/<node>`` keys must reach both).
 """
 from __future__ import annotations
 
@@ -62,7 +63,8 @@ EXPECTED = {
         "geodyn_nodes": {"geodyn_node"},
         "external": set(),
         "sim_time": False,
-        "arg_defaults": {"use_sim_time": "false", "order": "2", "input_mode": "reference"},
+        "arg_defaults": {"use_sim_time": "false", "order": "2", "input_mode": "reference", "namespace": "",
+                         "frame_prefix": ""},
         "share_defaults": {"urdf": "urdf/aerial_manipulator.urdf", "config": "config/geodyn.yaml"},
     },
     "sim.launch.py": {
@@ -70,7 +72,7 @@ EXPECTED = {
         "external": set(),
         "sim_time": True,
         "wall_clock": {"geodyn_sim"},  # the /clock source refuses use_sim_time
-        "arg_defaults": {"order": "2", "use_feedforward": "true"},
+        "arg_defaults": {"order": "2", "use_feedforward": "true", "namespace": "", "frame_prefix": ""},
         "share_defaults": {"urdf": "urdf/aerial_manipulator.urdf", "config": "config/geodyn.yaml"},
     },
     "gazebo.launch.py": {
@@ -79,7 +81,7 @@ EXPECTED = {
                      ("ros_gz_sim", "create"), ("ros_gz_bridge", "parameter_bridge")},
         "sim_time": True,
         "arg_defaults": {"order": "2", "use_feedforward": "true", "world": "empty.sdf",
-                         "feedforward_order": "1"},
+                         "feedforward_order": "1", "namespace": ""},
         "share_defaults": {"urdf": "urdf/tilthex_manipulator_gazebo.xacro",
                            "config": "config/geodyn.yaml",
                            "bridge_config": "config/gz_bridge.yaml"},
@@ -326,8 +328,7 @@ def test_launch_default_files_exist_and_are_installed(stub_launch, filename):
 @pytest.mark.parametrize("filename", LAUNCH_FILES)
 def test_launch_geodyn_nodes_get_config_and_model(stub_launch, filename):
     launch = _Launch(filename)
-    with open(CONFIG) as f:
-        sections = set(yaml.safe_load(f))
+    sections = set(_config_sections())
     for node in launch.geodyn_nodes():
         params = node.kwargs.get("parameters", [])
         # the config file first, then the launch-file overrides
@@ -357,6 +358,90 @@ def test_launch_use_sim_time(stub_launch, filename):
         else:
             assert type(value).__name__ == "ParameterValue" and value.kwargs.get("value_type") is bool
             assert _is_launch_config(value.arg(0, "value"), "use_sim_time")
+
+
+@pytest.mark.parametrize("filename", LAUNCH_FILES)
+def test_launch_namespace_reaches_every_node(stub_launch, filename):
+    """Every node runs in the ``namespace`` argument (its relative topics move with it), and the
+    geodyn nodes that declare ``frame_prefix`` get the ``frame_prefix`` argument."""
+    launch = _Launch(filename)
+    for node in launch.nodes:
+        assert _is_launch_config(node.kwargs.get("namespace"), "namespace"), node
+    if "frame_prefix" not in launch.declared:
+        return
+    for node in launch.geodyn_nodes():
+        if "frame_prefix" not in _node_parameters(node.kwargs["executable"]):
+            continue
+        value = _Launch.inline_params(node).get("frame_prefix")
+        assert type(value).__name__ == "ParameterValue" and value.kwargs.get("value_type") is str, node
+        assert _is_launch_config(value.arg(0, "value"), "frame_prefix")
+
+
+def _check_arguments(launch):
+    """The launch file's argument check (an OpaqueFunction), which must run before any node."""
+    entities = launch.description.entities
+    checks = [i for i, e in enumerate(entities) if type(e).__name__ == "OpaqueFunction"]
+    assert len(checks) == 1, "one OpaqueFunction checking the arguments"
+    starts = [i for i, e in enumerate(entities) if type(e).__name__ in ("Node", "IncludeLaunchDescription")]
+    assert checks[0] < min(starts), "the argument check must come before the first node"
+    return entities[checks[0]].kwargs["function"]
+
+
+@pytest.mark.parametrize("filename", LAUNCH_FILES)
+@pytest.mark.parametrize("namespace, frame_prefix, complaint", [
+    ("", "", None), ("robot1", "robot1/", None), ("/fleet/robot_2/", "fleet_robot_2_", None),
+    ("robot 1", "", "launch argument 'namespace': 'robot 1' is not a valid ROS namespace"),
+    ("robot-1", "", "launch argument 'namespace': 'robot-1'"),
+    ("2robot", "", "token that starts with a number"),
+    ("a//b", "", "repeated '/'"),
+    ("robot1", "/robot1/", "launch argument 'frame_prefix': '/robot1/' must not start with '/'"),
+    ("robot1", "robot 1/", "launch argument 'frame_prefix'"),
+])
+def test_launch_refuses_bad_namespace_in_one_line(stub_launch, filename, namespace, frame_prefix, complaint):
+    pytest.importorskip("rclpy")
+    launch = _Launch(filename)
+    check = _check_arguments(launch)
+    configs = {"namespace": namespace}
+    if "frame_prefix" in launch.declared:
+        configs["frame_prefix"] = frame_prefix
+    elif frame_prefix.startswith("/") or " " in frame_prefix:
+        complaint = None   # gazebo.launch.py has no frame_prefix argument
+    context = types.SimpleNamespace(launch_configurations=configs)
+    if complaint is None:
+        assert check(context) == []
+        return
+    with pytest.raises(Exception) as info:
+        check(context)
+    text = str(info.value)
+    assert complaint in text and "\n" not in text, text
+
+
+def test_two_robots_launch_includes_geodyn_launch_twice(stub_launch):
+    """two_robots.launch.py: geodyn.launch.py twice, each in its own scoped group, with distinct
+    namespaces and frame prefixes, measured mode, its own URDF (shipped defaults); every argument
+    it passes is one geodyn.launch.py declares."""
+    launch = _Launch("two_robots.launch.py")
+    geodyn_args = set(_Launch("geodyn.launch.py").declared)
+    groups = _of_type(launch.description.entities, "GroupAction")
+    assert len(groups) == 2
+    seen = []
+    for g in groups:
+        (include,) = g.arg(0, "actions")
+        assert type(include).__name__ == "IncludeLaunchDescription"
+        path = include.arg(0, "launch_description_source").arg(0, "launch_file_path")
+        assert _share_path(path) == "launch/geodyn.launch.py"
+        args = dict(include.kwargs["launch_arguments"])
+        assert set(args) <= geodyn_args, set(args) - geodyn_args
+        assert args["input_mode"] == "measured" and args["frame_prefix"] == args["namespace"] + "/"
+        assert _is_launch_config(args["config"], "config") and _is_launch_config(args["order"], "order")
+        seen.append((args["namespace"], args["urdf"].arg(0, "variable_name")))
+    assert seen == [("robot1", "robot1_urdf"), ("robot2", "robot2_urdf")]
+    assert _share_path(launch.declared["robot1_urdf"].kwargs["default_value"]) == "urdf/aerial_manipulator.urdf"
+    assert _share_path(launch.declared["robot2_urdf"].kwargs["default_value"]) == "urdf/quadruped.urdf"
+    for decl in launch.declared.values():
+        default = decl.kwargs.get("default_value")
+        if type(default).__name__ == "PathJoinSubstitution":
+            assert (REPO / _share_path(default)).is_file()
 
 
 def test_sim_launch_feedforward_and_order(stub_launch):
@@ -422,9 +507,9 @@ def test_actuated_sim_launch_wiring(stub_launch):
                     .iter("joint") if j.get("type") == "continuous"}
     assert set(dyn["locked_joints"].split(",")) == rotor_joints and len(rotor_joints) == 6
     # the simulator: the yaml section starts it on the Table 3 reference with the actuators on it
-    section = _load_config()["geodyn_actuated_sim"]["ros__parameters"]
+    section = _config_sections()["geodyn_actuated_sim"]["ros__parameters"]
     assert {"initial_rotor_speeds", "initial_motor_positions", "initial_motor_velocities"} <= set(section)
-    assert set(by_exe["geodyn_actuated_sim"]) == {"use_sim_time", "robot_description"}
+    assert set(by_exe["geodyn_actuated_sim"]) == {"use_sim_time", "robot_description", "frame_prefix"}
 
 
 @pytest.mark.parametrize("filename", LAUNCH_FILES)
@@ -475,9 +560,18 @@ def _same_typed_value(a, b):
     return type(a) is type(b) and a == b
 
 
-def test_config_structure():
+def _config_sections():
+    """node name -> section of config/geodyn.yaml; every key must be ``/**/<node name>`` (any
+    namespace: a plain ``geodyn_node`` key means ``/geodyn_node`` only)."""
     config = _load_config()
     assert isinstance(config, dict)
+    bad = [k for k in config if not k.startswith("/**/")]
+    assert not bad, f"keys without the any-namespace wildcard '/**/': {bad}"
+    return {k[len("/**/"):]: v for k, v in config.items()}
+
+
+def test_config_structure():
+    config = _config_sections()
     assert set(config) == set(NODE_MODULES)
     for node_name, section in config.items():
         assert set(section) == {"ros__parameters"}, node_name
@@ -504,7 +598,7 @@ def _table3_start(node_name="geodyn_sim"):
 
 @pytest.mark.parametrize("node_name", sorted(NODE_MODULES))
 def test_config_matches_node_parameters(node_name):
-    params = _load_config()[node_name]["ros__parameters"]
+    params = _config_sections()[node_name]["ros__parameters"]
     declared = _node_parameters(node_name)
     unknown = set(params) - set(declared)
     assert not unknown, f"{node_name}: parameters not declared by the node: {sorted(unknown)}"
@@ -523,20 +617,25 @@ def test_config_matches_node_parameters(node_name):
             f"{node_name}.{name}: yaml {value!r} != node default {default!r}")
 
 
-def test_config_parses_with_rcl():
-    """The rcl parser (what a real node reads) accepts every value with a concrete type."""
+@pytest.mark.parametrize("namespace", ["", "robot1", "/fleet/robot_2"])
+def test_config_parses_with_rcl(namespace):
+    """The rcl parser (what a real node reads) accepts every value with a concrete type, and
+    the ``/**/`` keys reach the nodes in any namespace (a plain ``geodyn_node:`` key fails here
+    under a namespace: the node would get no value at all)."""
     rclpy = pytest.importorskip("rclpy")
     from rclpy.node import Node
 
-    config = _load_config()
+    config = _config_sections()
     context = rclpy.Context()
     rclpy.init(args=["--ros-args", "--params-file", str(CONFIG)], context=context)
     try:
         for node_name, section in config.items():
-            node = Node(node_name, context=context, enable_rosout=False,
+            node = Node(node_name, namespace=namespace, context=context, enable_rosout=False,
                         start_parameter_services=False,
                         automatically_declare_parameters_from_overrides=True)
             try:
+                want_fqn = "/" + "/".join(x for x in (namespace.strip("/"), node_name) if x)
+                assert node.get_fully_qualified_name() == want_fqn
                 for name, value in section["ros__parameters"].items():
                     got = node.get_parameter(name).value
                     got = list(got) if not isinstance(got, (str, bool, int, float)) else got

@@ -1,26 +1,49 @@
 """The launch files under the real ``launch`` / ``launch_ros`` (not the stubs of
-test_launch_files.py), as ``ros2 launch geodyn_ros <file>`` runs them.
+test_launch_files.py), as ``ros2 launch geodyn_ros <file>`` runs them, with and without a namespace.
 
 * Where ``launch_ros`` is importable (a real ROS 2 install with this package built and sourced),
   ``ros2 launch`` itself is used.
 * Otherwise, when the steering folder's ``../shared/tools/real_launch.sh`` is beside the
   repository, it colcon-builds the project and runs the file through the vendored upstream
   ``LaunchService`` (launch 3.7.1, launch_ros 0.28.0).
-* Otherwise the tests skip, saying how to run them.
+* Otherwise the tests skip, saying how to run them (``GEODYN_REAL_LAUNCH_SCRIPT=/path/to/real_launch.sh``
+  names the script when the clone is not beside the steering folder): a user's clone has neither,
+  and the vendored sources are an optional extra. ``GEODYN_REAL_LAUNCH=0`` skips them on request:
+  ``make test`` does, because ``make test-real-launch`` runs them alone right after (as ``.ci/run``
+  does), not beside two pytest workers on a two-core machine.
 
-numba's cache for the launched nodes lives in ``NUMBA_CACHE_DIR`` (a fixed temporary folder):
-the first run compiles the kernels (a few minutes on two cores), later runs load them.
+numba's cache for the launched nodes lives in ``NUMBA_CACHE_DIR`` (default a fixed temporary
+folder, shared by every launch of a run, so the kernels compile once): the first node that starts
+compiles them (a few minutes on two cores), later ones load them.
 
-Checks: ``geodyn.launch.py`` answers a reference with the feedforward jet whose columns are the
-model's joints and whose values equal ``gd.inverse_dynamics`` (1e-12 relative, as the node
-tests); ``sim.launch.py`` closes the loop (``/clock`` advances, odometry, joint states and the
-controller's commands flow with the right names); SIGINT to the launch stops every node
-cleanly (launch reports "process has finished cleanly", never "process has died").
+Robust under load: every launch gets a copy of ``config/geodyn.yaml`` (same ``/**/<node>`` keys)
+with ``geodyn_node``'s ``stale_timeout`` at 30 s (the shipped 0.1 s makes wall-clock references
+stale on a loaded machine); the tests wait for outputs (up to 15 minutes, a cold start) instead of
+sleeping, and give the launch 5 minutes to stop after SIGINT. That the copy is applied *under a
+namespace* is itself checked: the reference is stamped 5 s in the past, which the default
+``stale_timeout`` would refuse.
+
+Checks, each with and without ``namespace:=robot1 frame_prefix:=robot1/``:
+
+* ``geodyn.launch.py``: the node answers a reference on ``<ns>/reference`` with the feedforward
+  on ``<ns>/feedforward/*`` (joint names = the model's, values = ``gd.inverse_dynamics``, 1e-12
+  relative as the node tests, wrench in ``<frame_prefix>base_link``); nothing in the root when
+  namespaced; the node is ``<ns>/geodyn_node`` and its ``/diagnostics`` status names the namespace.
+* ``sim.launch.py``: the loop closes (``/clock`` advances 1 s, ``<ns>/odom`` with child frame
+  ``<frame_prefix>base_link``, joint states, commands and the feedforward flow with the right names).
+* ``two_robots.launch.py``: ``geodyn.launch.py`` twice, ``/robot1`` (aerial manipulator) and
+  ``/robot2`` (quadruped), fed and checked by ``geodyn_ros.examples.two_robots`` (no crosstalk).
+* A namespace ROS refuses stops the launch with one line naming the argument, no traceback.
+
+SIGINT to the launch stops every node cleanly (launch reports "process has finished cleanly",
+never "process has died").
 """
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -29,13 +52,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from ros_harness import Harness, decode_reference
 
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from geometry_msgs.msg import WrenchStamped
 
 import geodyn_ros as gd
 from geodyn_ros.model.resources import shipped_urdf
@@ -43,40 +68,57 @@ from geodyn_ros.ros.jets import decode_feedforward_jet, make_reference_msg
 from geodyn_ros.trajectories import table3_reference
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT.parent / "shared" / "tools" / "real_launch.sh"
+SCRIPT = Path(os.environ.get("GEODYN_REAL_LAUNCH_SCRIPT") or ROOT.parent / "shared" / "tools" / "real_launch.sh")
 HAVE_LAUNCH_ROS = importlib.util.find_spec("launch_ros") is not None and shutil.which("ros2") is not None
+FORCE_SKIP = os.environ.get("GEODYN_REAL_LAUNCH") == "0"
+CANNOT_RUN = ("needs launch_ros: a ROS 2 install with this package built and sourced (colcon build; "
+              "source install/setup.bash; make test-real-launch), or the steering folder's "
+              "../shared/tools/real_launch.sh beside the repository (or GEODYN_REAL_LAUNCH_SCRIPT=<path>)")
 NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
+START_TIMEOUT = 900.0   # s: a cold start (script venv, colcon build, kernel compile) on a loaded 2-core machine
+STOP_TIMEOUT = 300.0    # s after SIGINT
+STALE_TIMEOUT = 30.0    # geodyn_node's stale_timeout in the test config
+NAMESPACES = [pytest.param("", id="root"), pytest.param("robot1", id="robot1")]
 
-OPT_IN = os.environ.get("GEODYN_REAL_LAUNCH") == "1"
+pytestmark = [
+    pytest.mark.skipif(FORCE_SKIP, reason="GEODYN_REAL_LAUNCH=0: skipped on request (make test does this; "
+                       "make test-real-launch runs them, as .ci/run does)"),
+    pytest.mark.skipif(not FORCE_SKIP and not HAVE_LAUNCH_ROS and not SCRIPT.exists(), reason=CANNOT_RUN),
+]
 
-pytestmark = pytest.mark.skipif(
-    not OPT_IN or (not HAVE_LAUNCH_ROS and not SCRIPT.exists()),
-    reason="opt-in (GEODYN_REAL_LAUNCH=1, e.g. make test-real-launch): it colcon-builds the package and "
-           "compiles the kernels of the built copy, minutes on two cores, and its timing-sensitive "
-           "stops failed on a heavily loaded machine; needs launch_ros (a ROS 2 install: colcon build, "
-           "source install/setup.bash) or ../shared/tools/real_launch.sh beside the repository")
+
+@pytest.fixture(scope="module")
+def test_config(tmp_path_factory):
+    """config/geodyn.yaml with geodyn_node's stale_timeout at 30 s, same keys."""
+    config = yaml.safe_load((ROOT / "config" / "geodyn.yaml").read_text())
+    assert config["/**/geodyn_node"]["ros__parameters"]["stale_timeout"] == 0.1
+    config["/**/geodyn_node"]["ros__parameters"]["stale_timeout"] = STALE_TIMEOUT
+    path = tmp_path_factory.mktemp("real_launch") / "geodyn_test.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return str(path)
 
 
 def _launch(file, *args):
     env = dict(os.environ)
     env.setdefault("NUMBA_CACHE_DIR", "/tmp/geodyn-real-launch-numba-cache")
-    env.setdefault("REAL_LAUNCH_WS", f"/tmp/geodyn-real-launch-ws-{file.split('.')[0]}")
+    env.setdefault("REAL_LAUNCH_WS", "/tmp/geodyn-real-launch-ws")   # one path: the numba cache stays valid
     if HAVE_LAUNCH_ROS:
         cmd = ["ros2", "launch", "geodyn_ros", file, *args]
     else:
-        cmd = ["bash", str(SCRIPT), str(ROOT), file, "900", *args]
+        cmd = ["bash", str(SCRIPT), str(ROOT), file, str(int(START_TIMEOUT + 600)), *args]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             start_new_session=True)
 
 
-def _stop(proc, timeout=180):
-    proc.send_signal(signal.SIGINT)
+def _stop(proc, timeout=STOP_TIMEOUT):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
-        pytest.fail(f"the launch did not stop within {timeout} s of SIGINT:\n" + out[-4000:])
+        pytest.fail(f"the launch did not stop within {timeout:g} s of SIGINT:\n" + out[-4000:])
     return proc.returncode, out
 
 
@@ -84,7 +126,6 @@ def _stop(proc, timeout=180):
 def harness(monkeypatch):
     """A probe on LOCALHOST discovery; one real launch at a time on this machine (the script's
     shared virtual environment is built on first use, and two launches would share the CPU)."""
-    import fcntl
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     with open("/tmp/geodyn-real-launch.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -96,58 +137,123 @@ def harness(monkeypatch):
 
 
 def _clean_stop(out, processes):
-    import re
     assert "process has died" not in out, out[-4000:]
     for p in processes:
         assert re.search(rf"\[INFO\] \[{p}-\d+\]: process has finished cleanly", out), out[-4000:]
     assert "Traceback" not in out, out[-4000:]
 
 
-def test_geodyn_launch_serves_the_feedforward(harness):
+def _ns_args(ns):
+    return [f"namespace:={ns}", f"frame_prefix:={ns}/"] if ns else []
+
+
+def _topic(ns, name):
+    return f"/{ns}/{name}" if ns else name
+
+
+def _wait(h, proc, cond, what, timeout=START_TIMEOUT, step=None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if step is not None:
+            step()
+        h.spin_for(0.2)
+        if cond():
+            return
+    out = "" if proc.poll() is None else proc.communicate()[0][-4000:]
+    pytest.fail(f"{what} within {timeout:g} s (launch {'running' if proc.poll() is None else 'exited'})\n{out}")
+
+
+@pytest.mark.parametrize("ns", NAMESPACES)
+def test_geodyn_launch_serves_the_feedforward(harness, test_config, ns):
     h = harness
-    proc = _launch("geodyn.launch.py", "order:=1")
+    proc = _launch("geodyn.launch.py", "order:=1", f"config:={test_config}", *_ns_args(ns))
     try:
-        jets = h.record(Float64MultiArray, "feedforward/jet")
-        pub = h.publisher(Float64MultiArray, "reference")
+        jets = h.record(Float64MultiArray, _topic(ns, "feedforward/jet"))
+        wrenches = h.record(WrenchStamped, _topic(ns, "feedforward/wrench"))
+        diag = h.record(DiagnosticArray, "/diagnostics")
+        root_jets = h.record(Float64MultiArray, "/feedforward/jet") if ns else []
+        pub = h.publisher(Float64MultiArray, _topic(ns, "reference"))
         ref = table3_reference(3.0, 2)
         msg = make_reference_msg(0, ref.base_pose, ref.base_twist[:4], ref.q[:4], NAMES)
-        deadline = time.monotonic() + 600   # first run: venv, colcon build, numba compile
-        while not jets and time.monotonic() < deadline and proc.poll() is None:
-            msg.data[0], msg.data[1] = divmod(time.time_ns(), 10**9)
+
+        def send():   # 5 s old: only a stale_timeout above it (the test config's 30 s) accepts it
+            msg.data[0], msg.data[1] = divmod(time.time_ns() - 5 * 10**9, 10**9)
             pub.publish(msg)
-            h.spin_for(0.1)
-        assert jets, "no feedforward/jet from the launched node"
+        _wait(h, proc, lambda: jets and wrenches, "no feedforward from the launched node", step=send)
         last = jets[-1]
         assert last.layout.dim[1].label.split(",")[6:] == list(NAMES)
         _, W, tau, _ = decode_feedforward_jet(last)
         C, V, Q = decode_reference(msg)   # every reference sent differs only by its stamp
         want = gd.inverse_dynamics(gd.load_urdf(shipped_urdf()), C, V[:3], Q[:4], 1)
-        assert np.abs(tau - want.tau).max() <= 1e-12 * max(1.0, np.abs(want.tau).max())
+        scale = max(1.0, np.abs(want.tau).max(), np.abs(want.base_wrench).max())
+        assert np.abs(tau - want.tau).max() <= 1e-12 * scale
+        assert np.abs(W - want.base_wrench).max() <= 1e-12 * scale
+        assert wrenches[-1].header.frame_id == (f"{ns}/" if ns else "") + "base_link"
+        assert ("geodyn_node", f"/{ns}" if ns else "/") in h.probe.get_node_names_and_namespaces()
+        status = f"{ns}/geodyn_node: feedforward" if ns else "geodyn_node: feedforward"
+        _wait(h, proc, lambda: any(s.name == status for a in diag for s in a.status),
+              f"no /diagnostics status named {status!r}", timeout=60)
+        assert not root_jets, "a namespaced launch published in the root namespace"
     finally:
         code, out = _stop(proc)
     _clean_stop(out, ["geodyn_node"])
 
 
-def test_sim_launch_closes_the_loop(harness):
+@pytest.mark.parametrize("ns", NAMESPACES)
+def test_sim_launch_closes_the_loop(harness, test_config, ns):
     h = harness
-    proc = _launch("sim.launch.py")
+    proc = _launch("sim.launch.py", f"config:={test_config}", *_ns_args(ns))
     try:
         clocks = h.record(ClockMsg, "/clock", depth=10)
-        odom = h.record(Odometry, "odom", depth=10)
-        js = h.record(JointState, "joint_states", depth=10)
-        cmds = h.record(WrenchStamped, "cmd/wrench", depth=10)
-        jets = h.record(Float64MultiArray, "feedforward/jet", depth=10)
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline and proc.poll() is None:
-            h.spin_for(0.5)
-            if cmds and jets and clocks and clocks[-1].clock.sec >= 1:
-                break
-        assert clocks and clocks[-1].clock.sec >= 1, "simulated time did not advance 1 s"
-        assert odom[-1].child_frame_id == "base_link" and odom[-1].header.frame_id == "world"
+        odom = h.record(Odometry, _topic(ns, "odom"), depth=10)
+        js = h.record(JointState, _topic(ns, "joint_states"), depth=10)
+        cmds = h.record(WrenchStamped, _topic(ns, "cmd/wrench"), depth=10)
+        jets = h.record(Float64MultiArray, _topic(ns, "feedforward/jet"), depth=10)
+        _wait(h, proc, lambda: cmds and jets and odom and js and clocks and clocks[-1].clock.sec >= 1,
+              "the loop did not run 1 s of simulated time")
+        prefix = f"{ns}/" if ns else ""
+        assert odom[-1].child_frame_id == prefix + "base_link" and odom[-1].header.frame_id == "world"
         assert tuple(js[-1].name) == NAMES
-        assert cmds[-1].header.frame_id == "base_link"
+        assert cmds[-1].header.frame_id == prefix + "base_link"
         assert jets[-1].layout.dim[1].label.split(",")[6:] == list(NAMES)
         assert np.isfinite(odom[-1].pose.pose.position.z)
+        nodes = h.probe.get_node_names_and_namespaces()
+        for name in ("geodyn_sim", "geodyn_reference", "geodyn_node", "geodyn_controller"):
+            assert (name, f"/{ns}" if ns else "/") in nodes, (name, nodes)
     finally:
         code, out = _stop(proc)
     _clean_stop(out, ["geodyn_sim", "geodyn_reference", "geodyn_node", "geodyn_controller"])
+
+
+def test_two_robots_launch_no_crosstalk(harness, test_config):
+    from geodyn_ros.examples.two_robots import ROBOTS, check_record, run_two_robots
+    proc = _launch("two_robots.launch.py", f"config:={test_config}")
+    try:
+        records, stray = run_two_robots(20, robots=ROBOTS, start_nodes=False, wait_timeout=START_TIMEOUT,
+                                        sample_timeout=30.0)
+        assert stray == 0
+        for rec in records:
+            summary = check_record(rec, 2)
+            assert not summary["problems"], (rec.spec.namespace, summary["problems"])
+            # the 20 samples and the answered warm-up one (readiness handshake, see two_robots)
+            assert rec.lost == 0 and 21 <= summary["outputs"] <= len(rec.states), \
+                (rec.spec.namespace, summary, rec.lost, rec.warmup)
+    finally:
+        code, out = _stop(proc)
+    _clean_stop(out, ["geodyn_node", "geodyn_node"])
+    assert len(re.findall(r"\[geodyn_node-\d+\]: process has finished cleanly", out)) == 2, out[-4000:]
+
+
+def test_bad_namespace_stops_the_launch_in_one_line(harness):
+    proc = _launch("geodyn.launch.py", "namespace:=robot 1")
+    try:
+        out, _ = proc.communicate(timeout=START_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        pytest.fail("the launch with a bad namespace did not stop:\n" + out[-4000:])
+    assert proc.returncode != 0
+    errors = [ln for ln in out.splitlines() if "[ERROR]" in ln]
+    assert len(errors) == 1, out[-4000:]
+    assert "launch argument 'namespace': 'robot 1' is not a valid ROS namespace" in errors[0]
+    assert "Traceback" not in out and "process started" not in out, out[-4000:]

@@ -456,7 +456,7 @@ def test_actuated_controller_from_the_topic(h):
     ctrl = node.ctrl
     pub.publish(String(data=TEXT))   # the aerial manipulator has no rotor links: refused
     assert h.spin_until(lambda: any("description refused" in m for m in
-                                    _messages(diag, "geodyn_actuated_controller: actuated")), 10.0)
+                                    _messages(diag, "topic/geodyn_actuated_controller: actuated")), 10.0)
     assert node.ctrl is ctrl
 
 
@@ -475,8 +475,8 @@ def test_actuated_sim_from_the_topic_equals_the_parameter_start(h):
     h.wait_matched("/topic/cmd/rotor_speeds")
     rot.publish(Float64MultiArray(data=[500.0] * 6))   # before the model: reported, not applied
     assert h.spin_until(lambda: any("cmd/rotor_speeds: no robot model yet" in m for m in
-                                    _messages(diag, "geodyn_actuated_sim: simulation")), 5.0), \
-        [_messages(diag, n) for n in ("geodyn_actuated_sim: simulation",)]
+                                    _messages(diag, "topic/geodyn_actuated_sim: simulation")), 5.0), \
+        _messages(diag, "topic/geodyn_actuated_sim: simulation")
     assert node.sim is None and not ms
     pub = _rsp(h, "/topic/robot_description")
     pub.publish(String(data=text))

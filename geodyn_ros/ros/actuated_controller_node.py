@@ -60,7 +60,7 @@ from .conversions import InputError, JointNameMatcher, set_stamp, stamp_to_ns
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import decode_feedforward_jet
 from .description import TOPIC_PARAMETER, ModelSource
-from .params import ConfigurationError, declare_parameters
+from .params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
 from .runtime import control_qos, run_nodes
 from .tracking_inputs import GAINS, TrackingInputs
 
@@ -97,6 +97,7 @@ PARAMETERS = {
     "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
     "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
     "per_joint_effort_topics": (False, "Also publish std_msgs/Float64 on cmd/joint_effort/<joint>."),
+    "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: the odom child_frame_id check."),
     "qos_depth": (2, "Keep-last depth of the control topics."),
 }
 
@@ -126,6 +127,8 @@ class ActuatedControllerNode(TrackingInputs, Node):
         self._p, self.gains, self._level, self._ffo = p, gains, level, ffo
         self.use_ff = p["use_feedforward"]
         self.model = self.ctrl = None   # set by _setup_model (at start-up, or from the topic)
+        self.frame_prefix = check_frame_prefix(p["frame_prefix"])
+        self.base_frame = None   # frame_prefix + base link, set by _setup_model
         self.elastic = p["elastic_joints"]
         self.sync = p["sync_stamps"]
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
@@ -189,6 +192,7 @@ class ActuatedControllerNode(TrackingInputs, Node):
         self.diag.hardware_id = self.model.name
         if not first:
             return
+        self.base_frame = self.frame_prefix + self.model.base_link   # frame id of the base link
         self.need_rows = self._ffo + 1   # what use_feedforward needs, whether it is on now or later
         n = self.model.n_joints
         self._setup_tracking_inputs(self.model)

@@ -8,7 +8,9 @@ feedforward (same gains), prints the tracking RMS errors and saves a plot and a 
 
 Every message really goes through rclpy/DDS (topics, QoS, serialization); ``--isolate``
 (default) sets ``ROS_AUTOMATIC_DISCOVERY_RANGE=OFF`` so the run neither hears nor disturbs other
-ROS graphs on the network. Example::
+ROS graphs on the network. ``--namespace robot1`` (and ``--frame-prefix robot1/``) runs the
+five nodes under a namespace, as ``sim.launch.py namespace:=robot1`` does: every topic but
+``/clock`` and ``/diagnostics`` moves to ``/robot1/...``. Example::
 
     geodyn_closed_loop --duration 30 --out out
 """
@@ -49,7 +51,8 @@ def table3_start_parameters() -> dict:
 
 def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True, order: int = 2,
                         timestep: float = 1e-3, urdf_path: str | None = None, gains=None,
-                        wall_timeout: float | None = None, progress=None):
+                        wall_timeout: float | None = None, progress=None, namespace: str = "",
+                        frame_prefix: str = "", info: dict | None = None):
     """Run sim + reference + geodyn_node + controller over ROS for ``duration`` simulated seconds.
 
     Parameters
@@ -69,6 +72,14 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
         Abort with ``RuntimeError`` after this many wall seconds (default ``60 + 20 x duration``).
     progress : callable(t_sim), optional
         Called about once per simulated second.
+    namespace : str
+        Namespace of all five nodes (``""``: the root); relative names are made absolute. A
+        namespace ROS refuses raises :class:`~geodyn_ros.ros.params.ConfigurationError`.
+    frame_prefix : str
+        ``frame_prefix`` parameter of the simulator, ``geodyn_node`` and the controller.
+    info : dict, optional
+        Filled with ``nodes`` (fully qualified node names) and ``topics`` (every topic of the
+        graph the recorder sees at the end, sorted).
 
     Returns
     -------
@@ -91,31 +102,34 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
     from .geodyn_node import GeodynNode
     from .params import parameter_overrides
     from .reference_node import ReferenceNode
-    from .runtime import control_qos, flag_on_signals, init_rclpy, interrupt_on_signals, make_executor, stop_requested
+    from .runtime import (check_namespace, control_qos, flag_on_signals, init_rclpy, interrupt_on_signals,
+                          make_executor, stop_requested)
     from .sim_node import SimNode
 
     urdf = str(urdf_path or shipped_urdf())
     gains = TrackingGains() if gains is None else gains
     wall_timeout = 60.0 + 20.0 * duration if wall_timeout is None else wall_timeout
+    ns = check_namespace(namespace)
     ctx = Context()
     interrupt_on_signals(reset=True)
     init_rclpy(context=ctx)
     nodes = []
     try:
         sim_t = {"use_sim_time": True}
-        nodes.append(SimNode(context=ctx, parameter_overrides=parameter_overrides(
+        fp = {"frame_prefix": frame_prefix}
+        nodes.append(SimNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
             {"urdf_path": urdf, "timestep": timestep, "lockstep": True, "command_timeout": 0.2,
-             **table3_start_parameters()})))
-        nodes.append(ReferenceNode(context=ctx, parameter_overrides=parameter_overrides(
+             **fp, **table3_start_parameters()})))
+        nodes.append(ReferenceNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
             {**sim_t, "order": order})))
-        nodes.append(GeodynNode(context=ctx, parameter_overrides=parameter_overrides(
-            {**sim_t, "urdf_path": urdf, "order": order, "input_mode": "reference"})))
-        nodes.append(ControllerNode(context=ctx, parameter_overrides=parameter_overrides(
-            {**sim_t, "urdf_path": urdf, "use_feedforward": use_feedforward,
+        nodes.append(GeodynNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
+            {**sim_t, **fp, "urdf_path": urdf, "order": order, "input_mode": "reference"})))
+        nodes.append(ControllerNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
+            {**sim_t, **fp, "urdf_path": urdf, "use_feedforward": use_feedforward,
              **{k: float(getattr(gains, k)) for k in ("kp_position", "kd_position", "kp_rotation",
                                                       "kd_rotation", "kp_joint", "kd_joint")}})))
         model = nodes[0].model
-        rec = Node("geodyn_recorder", context=ctx)
+        rec = Node("geodyn_recorder", namespace=ns, context=ctx)
         nodes.append(rec)
         poses: dict[int, np.ndarray] = {}
         joints: dict[int, np.ndarray] = {}
@@ -152,6 +166,9 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
                                    f"{[nd.diag.last_problem for nd in nodes[:4]]})")
         for _ in range(20):  # deliver the last state messages to the recorder
             ex.spin_once(timeout_sec=0.01)
+        if info is not None:
+            info["nodes"] = [nd.get_fully_qualified_name() for nd in nodes]
+            info["topics"] = sorted(name for name, _ in rec.get_topic_names_and_types())
         last = end_steps * sim.dt_ns
         stamps = sorted(s for s in set(poses) & set(joints) if s <= last)
         t = np.array(stamps, dtype=float) * 1e-9
@@ -207,9 +224,19 @@ def main(argv=None) -> int:
                     help="do not set ROS_AUTOMATIC_DISCOVERY_RANGE=OFF (lets other processes see the topics)")
     ap.add_argument("--actuated", action="store_true",
                     help="the actuated loop (rotor lag, elastic joints; own options: --actuated --help)")
+    ap.add_argument("--namespace", default="", help="namespace of the nodes, e.g. robot1 (default: the root)")
+    ap.add_argument("--frame-prefix", default="",
+                    help="frame_prefix of the link frame ids, e.g. robot1/ (default: none)")
     args = ap.parse_args(argv)
     if args.duration <= 0 or args.timestep <= 0:
         ap.error("--duration and --timestep must be > 0")
+    from .params import ConfigurationError, check_frame_prefix
+    from .runtime import check_namespace
+    try:
+        check_namespace(args.namespace, "option --namespace")
+        check_frame_prefix(args.frame_prefix)
+    except ConfigurationError as exc:
+        ap.error(str(exc).replace("parameter 'frame_prefix'", "option --frame-prefix"))
     if not args.no_isolate:
         os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
     out = Path(args.out)
@@ -219,7 +246,8 @@ def main(argv=None) -> int:
         t0 = time.monotonic()
         print(f"running {label}: {args.duration:g} s simulated ...", flush=True)
         log = run_ros_closed_loop(args.duration, use_feedforward=ff, order=args.order,
-                                  timestep=args.timestep)
+                                  timestep=args.timestep, namespace=args.namespace,
+                                  frame_prefix=args.frame_prefix)
         logs[label], rms[label] = log, log.rms()
         print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(log.t)} samples)", flush=True)
     w, wo = rms["with feedforward"], rms["without feedforward"]

@@ -36,7 +36,7 @@ from geodyn_ros.lie import Ad_inv
 from .conversions import parse_body_wrench, set_stamp, stamp_to_ns, write_body_wrench
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .description import TOPIC_PARAMETER, ModelSource
-from .params import ConfigurationError, declare_parameters
+from .params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
 from .tracking_inputs import GAINS, TrackingInputs
 from .runtime import control_qos, run_nodes
 
@@ -59,6 +59,8 @@ PARAMETERS = {
     "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
     "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
     "per_joint_effort_topics": (False, "Also publish std_msgs/Float64 on cmd/joint_effort/<joint>."),
+    "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: cmd/wrench header.frame_id and the odom "
+                     "child_frame_id / feedforward/wrench frame_id checks."),
     "qos_depth": (2, "Keep-last depth of the control topics."),
 }
 
@@ -76,6 +78,8 @@ class ControllerNode(TrackingInputs, Node):
         self._p = p
         self.model = None   # set by _setup_model (at start-up, or from the robot_description topic)
         self.use_ff = p["use_feedforward"]
+        self.frame_prefix = check_frame_prefix(p["frame_prefix"])
+        self.base_frame = None   # frame_prefix + base link, set by _setup_model
         self.sync = p["sync_stamps"]
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
         self._stamps = {"odom": None, "joint_states": None, "reference": None,
@@ -112,6 +116,7 @@ class ControllerNode(TrackingInputs, Node):
         self.diag.hardware_id = model.name
         if not first:
             return
+        self.base_frame = self.frame_prefix + model.base_link   # frame id of the base link
         n = model.n_joints
         names = model.joint_names
         self._setup_tracking_inputs(model)
@@ -120,14 +125,14 @@ class ControllerNode(TrackingInputs, Node):
         self.pub_per_joint = [self.create_publisher(Float64, f"cmd/joint_effort/{j}", qos)
                               for j in names] if self._per_joint else []
         self._wmsg = WrenchStamped()
-        self._wmsg.header.frame_id = model.base_link
+        self._wmsg.header.frame_id = self.base_frame
         self._emsg = JointState()
         self._emsg.name = list(names)
 
     # ------------------------------------------------------------------ feedforward inputs
     def _on_ff_wrench(self, msg):
         def parse():
-            parse_body_wrench(msg, self.model.base_link, self._Wff, "feedforward/wrench")
+            parse_body_wrench(msg, self.base_frame, self._Wff, "feedforward/wrench")
             return stamp_to_ns(msg.header.stamp)
         self._take("ff_wrench", parse)
 

@@ -53,7 +53,9 @@ class DiagnosticsReporter:
     ----------
     node : rclpy.node.Node
     name : str
-        ``DiagnosticStatus.name`` (e.g. ``"geodyn_node: feedforward"``).
+        ``DiagnosticStatus.name`` (e.g. ``"geodyn_node: feedforward"``). Under a namespace it is
+        prefixed with it (``"robot1/geodyn_node: feedforward"``): ``/diagnostics`` is one global
+        topic (ROS convention, what ``diagnostic_aggregator`` reads), so the name tells robots apart.
     hardware_id : str
         ``DiagnosticStatus.hardware_id`` (the robot name).
     rate : float
@@ -63,7 +65,8 @@ class DiagnosticsReporter:
     def __init__(self, node, name: str, hardware_id: str = "", *, log_period: float = 1.0,
                  rate: float = 10.0):
         self.node = node
-        self.name = name
+        ns = node.get_namespace().strip("/")
+        self.name = f"{ns}/{name}" if ns else name
         self.hardware_id = hardware_id
         self.log_period = log_period
         self.min_interval = 1.0 / float(rate)

@@ -4,7 +4,7 @@ Every cycle the node runs ``gd.inverse_dynamics`` (H-GRNE-FBS, paper Alg. 1-2) a
 on the latest inputs and publishes
 
 * ``feedforward/wrench`` (``geometry_msgs/WrenchStamped``): the order-0 base wrench in the
-  base-link frame (``frame_id`` = base link), moment about the base-link origin:
+  base-link frame (``frame_id`` = ``frame_prefix`` + base link), moment about the base-link origin:
   ``W_b = Ad_C^T W^(0)`` at the pose ``C`` used for the computation;
 * ``feedforward/joint_efforts`` (``sensor_msgs/JointState``): ``name`` = model joints,
   ``effort`` = ``tau^(0)``;
@@ -123,7 +123,8 @@ from .conversions import (InputError, JointNameMatcher, parse_odometry, set_stam
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import FeedforwardJetPacker, LinearizationPacker, ReferenceDecoder, linearization_labels_json
 from .description import TOPIC_PARAMETER, ModelSource
-from .params import ConfigurationError, declare_parameters, locked_joints_list
+from .params import (FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters,
+                     locked_joints_list)
 from .runtime import control_qos, run_nodes
 
 __all__ = ["PARAMETERS", "GeodynNode", "main"]
@@ -142,7 +143,10 @@ PARAMETERS = {
                    "pose, twist, q, qdot from odom/joint_states, higher derivatives from the reference."),
     "rate_hz": (0.0, "0: compute on every new input; > 0: compute at this rate (node clock)."),
     "stale_timeout": (0.1, "Inputs older than this [s] on the node clock are not used."),
-    "world_frame": ("world", "Frame of the poses; a non-empty odom header.frame_id must equal it."),
+    "world_frame": ("world", "Frame of the poses; a non-empty odom header.frame_id must equal it "
+                    "(not prefixed by frame_prefix)."),
+    "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: feedforward/wrench header.frame_id and the "
+                     "odom child_frame_id check."),
     "qos_depth": (2, "Keep-last depth of the control topics."),
     "publish_jet": (True, "Publish feedforward/jet with all orders 0..r."),
     "diagnostics_period": (1.0, "Period [s, wall clock] of the /diagnostics summary."),
@@ -239,6 +243,8 @@ class GeodynNode(Node):
         self.gravity = np.array(p["gravity"], dtype=float)
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
         self.world_frame = p["world_frame"]
+        self.frame_prefix = p["frame_prefix"]   # checked by _check_parameters
+        self.base_frame = None                   # frame_prefix + base link, set by _setup_model
         self.publish_jet = p["publish_jet"]
         self.publish_linearization = p["publish_linearization"]
         self.lin_representation = p["linearization_representation"]
@@ -335,7 +341,8 @@ class GeodynNode(Node):
         self._ref_decoder = ReferenceDecoder(model.joint_names, r)
         self._matcher = JointNameMatcher(model.joint_names)
         self._wrench_msg = WrenchStamped()
-        self._wrench_msg.header.frame_id = self.base_link
+        self.base_frame = self.frame_prefix + self.base_link   # frame id of the base link
+        self._wrench_msg.header.frame_id = self.base_frame
         self._efforts_msg = JointState()
         self._efforts_msg.name = list(model.joint_names)
         self._jet = FeedforwardJetPacker(model.joint_names, r)
@@ -356,6 +363,7 @@ class GeodynNode(Node):
         if not 0 <= p["order"] <= MAX_ORDER:
             raise ConfigurationError(f"parameter 'order': must be an integer in 0..{MAX_ORDER}, "
                                      f"got {p['order']}")
+        check_frame_prefix(p["frame_prefix"])
         if p["input_mode"] not in _MODES:
             raise ConfigurationError(f"parameter 'input_mode': must be one of {_MODES}, got "
                                      f"'{p['input_mode']}'")
@@ -481,7 +489,7 @@ class GeodynNode(Node):
             if msg.header.frame_id and msg.header.frame_id != self.world_frame:
                 raise InputError(f"odom: header.frame_id '{msg.header.frame_id}' is not the "
                                  f"world frame '{self.world_frame}'")
-            parse_odometry(msg, self._C_meas, self._V0_meas, self.base_link)
+            parse_odometry(msg, self._C_meas, self._V0_meas, self.base_frame)
             self._plausible("odom", self._C_meas, self._V0_meas[None, :])
             return stamp_to_ns(msg.header.stamp)
         self._receive(self._slots["odom"], parse)

@@ -15,8 +15,14 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 
-__all__ = ["ConfigurationError", "declare_parameters", "locked_joints_list", "model_source",
-           "parameter_overrides"]
+__all__ = ["ConfigurationError", "FRAME_PREFIX_DESCRIPTION", "check_frame_prefix", "declare_parameters",
+           "locked_joints_list", "model_source", "parameter_overrides"]
+
+#: The ``frame_prefix`` parameter of the nodes that check or publish link frame ids.
+FRAME_PREFIX_DESCRIPTION = (
+    "Prefix of the URDF link names in the frame ids this node publishes and checks (like "
+    "robot_state_publisher's frame_prefix), e.g. 'robot1/' gives 'robot1/base_link'; world_frame "
+    "is not prefixed. Empty = the plain link names.")
 
 
 class ConfigurationError(ValueError):
@@ -73,6 +79,19 @@ def _coerce(name, value, default):
     raise ConfigurationError(
         f"parameter '{name}': expected {type(default).__name__}"
         f"{' of float' if isinstance(default, list) else ''}, got {value!r}")
+
+
+def check_frame_prefix(value: str) -> str:
+    """The ``frame_prefix`` parameter, checked: prepended to URDF link names in frame ids, so
+    it must not start with '/' (tf2 frame ids are relative) nor contain whitespace or control
+    characters. Raises :class:`ConfigurationError` (one line) otherwise."""
+    if value.startswith("/"):
+        raise ConfigurationError(f"parameter 'frame_prefix': {value!r} starts with '/' (tf2 frame ids "
+                                 "are relative; write e.g. 'robot1/')")
+    if any(c.isspace() or not c.isprintable() for c in value):
+        raise ConfigurationError(f"parameter 'frame_prefix': {value!r} contains whitespace or control "
+                                 "characters")
+    return value
 
 
 def parameter_overrides(values: dict) -> list:

@@ -25,7 +25,8 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from .params import ConfigurationError
 
 __all__ = ["control_qos", "make_executor", "run_nodes", "spin_forever", "stop_requested",
-           "interrupt_on_signals", "flag_on_signals", "init_rclpy"]
+           "interrupt_on_signals", "flag_on_signals", "init_rclpy", "check_namespace",
+           "split_namespace_option"]
 
 _STOP = threading.Event()
 _WAKE: list = []   # the future the spin loop waits on: completed by a stop, so a busy executor returns
@@ -105,6 +106,47 @@ def init_rclpy(args=None, context=None):
                                  "syntax: -p name:=value") from None
 
 
+def check_namespace(namespace: str, what: str = "namespace") -> str:
+    """The absolute form of a node namespace (``""`` -> ``"/"``, ``"robot1"`` -> ``"/robot1"``,
+    trailing ``/`` dropped, as launch_ros does); raises :class:`ConfigurationError` of one line
+    naming ``what`` if ROS would refuse it (rclpy's ``validate_namespace``: characters other than
+    alphanumerics, ``_`` and ``/``, a token starting with a digit, ``//``, ...)."""
+    from rclpy.exceptions import InvalidNamespaceException
+    from rclpy.validate_namespace import validate_namespace
+
+    full = namespace if namespace.startswith("/") else "/" + namespace
+    full = full.rstrip("/") or "/"
+    try:
+        validate_namespace(full)
+    except InvalidNamespaceException as exc:
+        reason = str(exc).splitlines()[0].removeprefix("Invalid namespace: ").rstrip(":")
+        raise ConfigurationError(f"{what}: {namespace!r} is not a valid ROS namespace ({reason})") from None
+    return full
+
+
+def split_namespace_option(argv):
+    """``(namespace or None, argv without the option)``: the ``--namespace NS`` (or
+    ``--namespace=NS``) option of the console scripts, looked for before ``--ros-args`` only
+    (what follows belongs to ROS). A missing value is a :class:`ConfigurationError`."""
+    argv = list(argv)
+    end = argv.index("--ros-args") if "--ros-args" in argv else len(argv)
+    namespace, out, i = None, [], 0
+    while i < len(argv):
+        a = argv[i]
+        if i < end and a == "--namespace":
+            if i + 1 >= end:
+                raise ConfigurationError("option --namespace: needs a value, e.g. --namespace robot1")
+            namespace = argv[i + 1]
+            i += 2
+            continue
+        if i < end and a.startswith("--namespace="):
+            namespace = a.split("=", 1)[1]
+        else:
+            out.append(a)
+        i += 1
+    return namespace, out
+
+
 def control_qos(depth: int) -> QoSProfile:
     """QoS for control data: keep last ``depth`` (small), reliable, volatile.
 
@@ -161,19 +203,28 @@ def _caused_by_interrupt(exc: BaseException) -> bool:
     return False
 
 
-def run_nodes(factories, args=None) -> int:
-    """Create nodes with ``factories`` (callables returning nodes) and spin them until shutdown.
+def run_nodes(factories, args=None, namespace: str | None = None) -> int:
+    """Create nodes with ``factories`` (callables returning nodes, called with ``namespace=`` when
+    one is given) and spin them until shutdown.
 
-    A :class:`ConfigurationError` at start-up (a bad parameter, URDF or ``--ros-args``) is
-    printed as one clear line on stderr and the process exits with status 2. SIGINT/SIGTERM at
-    any moment exit 0 without a traceback (module docstring).
+    The namespace is ``namespace`` or else the ``--namespace NS`` option in ``args`` (default
+    ``sys.argv``) before ``--ros-args``; relative names are made absolute (``robot1`` ->
+    ``/robot1``). It is what ``-r __ns:=/NS`` after ``--ros-args`` does (that remapping, which
+    ``ros2 launch`` uses, wins over both). A :class:`ConfigurationError` at start-up (a bad
+    namespace, parameter, URDF or ``--ros-args``) is printed as one clear line on stderr and the
+    process exits with status 2. SIGINT/SIGTERM at any moment exit 0 without a traceback (module
+    docstring).
     """
     interrupt_on_signals(reset=True)
     nodes = []
     try:
         try:
-            init_rclpy(args)
-            nodes = [f() for f in factories]
+            option, argv = split_namespace_option(sys.argv if args is None else args)
+            ns = namespace if namespace is not None else option
+            extra = {} if ns is None else {"namespace": check_namespace(
+                ns, "namespace" if namespace is not None else "option --namespace")}
+            init_rclpy(argv)
+            nodes = [f(**extra) for f in factories]
         except ConfigurationError as exc:
             print(f"[FATAL] geodyn_ros: {exc}", file=sys.stderr)
             return 2

@@ -10,8 +10,13 @@ Publishes, after every step (stamped with the simulated time):
   ``effort`` of every model joint, by name.
 
 Subscribes ``cmd/wrench`` (``geometry_msgs/WrenchStamped`` in the base-link frame, about its
-origin, ``frame_id`` base link or empty) and ``cmd/joint_efforts`` (``sensor_msgs/JointState``
-``effort`` by name; extra joints ignored). Commands are held between steps (zero-order hold).
+origin, ``frame_id`` = ``frame_prefix`` + base link, or empty) and ``cmd/joint_efforts``
+(``sensor_msgs/JointState`` ``effort`` by name; extra joints ignored). Commands are held between
+steps (zero-order hold). ``odom``'s ``child_frame_id`` is ``frame_prefix`` + base link.
+
+Topics are relative (they follow the node's namespace) except ``/clock``, which is global by ROS
+convention: every ``use_sim_time`` node of the domain reads ``/clock``, so run one simulator per
+ROS domain (or remap ``/clock`` of a second one).
 
 ``lockstep: true`` (default): after publishing the state at time ``t`` the simulator waits for
 both commands stamped ``t``, then steps — deterministic, and as fast as the loop can run, like
@@ -46,7 +51,7 @@ from .conversions import (InputError, JointNameMatcher, parse_body_wrench, pose_
                           stamp_to_ns)
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .description import TOPIC_PARAMETER, ModelSource
-from .params import ConfigurationError, declare_parameters
+from .params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
 from .runtime import control_qos, run_nodes
 
 __all__ = ["PARAMETERS", "SimNode", "main"]
@@ -62,7 +67,9 @@ PARAMETERS = {
     "lockstep": (True, "Step only when the commands for the current time have arrived."),
     "real_time_factor": (1.0, "Without lockstep: simulated seconds per wall second (0 = as fast as possible)."),
     "command_timeout": (0.5, "Lockstep: republish the state after this many wall seconds without commands."),
-    "world_frame": ("world", "Odometry header.frame_id."),
+    "world_frame": ("world", "Odometry header.frame_id (not prefixed by frame_prefix)."),
+    "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: the odom child_frame_id and the cmd/wrench "
+                     "frame_id check."),
     "initial_base_pose": ([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], "x y z qx qy qz qw of the base in the world."),
     "initial_base_twist": ([0.0, 0.0, 0.0, 0.0, 0.0, 0.0], "REP 105 base twist: vx vy vz wx wy wz in base axes."),
     "initial_joint_positions": ([], "Initial q in model.joint_names order (empty = zeros)."),
@@ -90,6 +97,7 @@ class SimNode(Node):
         if self.get_parameter("use_sim_time").value:
             raise ConfigurationError("parameter 'use_sim_time': the simulator is the clock source; "
                                      "it must run on the wall clock (use_sim_time false)")
+        self.frame_prefix = check_frame_prefix(p["frame_prefix"])
         if not (p["timestep"] > 0 and math.isfinite(p["timestep"])):
             raise ConfigurationError(f"parameter 'timestep': must be > 0, got {p['timestep']}")
         if not (p["real_time_factor"] >= 0 and p["command_timeout"] > 0):
@@ -101,6 +109,7 @@ class SimNode(Node):
         self.steps = 0
         self.lockstep = p["lockstep"]
         self.world_frame = p["world_frame"]
+        self.base_frame = None   # frame_prefix + base link, set by _setup_model
         self._wrench_stamp = self._tau_stamp = None
         qos = control_qos(p["qos_depth"])
         self.pub_clock = self.create_publisher(ClockMsg, "/clock", control_qos(10))
@@ -149,7 +158,8 @@ class SimNode(Node):
         self._cmd_tau = np.zeros(n)
         self._odom = Odometry()
         self._odom.header.frame_id = self.world_frame
-        self._odom.child_frame_id = self.model.base_link
+        self.base_frame = self.frame_prefix + self.model.base_link   # frame id of the base link
+        self._odom.child_frame_id = self.base_frame
         self._js = JointState()
         self._js.name = list(self.model.joint_names)
         self._last_step_wall = time.monotonic()
@@ -239,7 +249,7 @@ class SimNode(Node):
             return
         W = np.empty(6)   # parsed aside: a bad message never alters the command in use
         try:
-            parse_body_wrench(msg, self.model.base_link, W, "cmd/wrench")
+            parse_body_wrench(msg, self.base_frame, W, "cmd/wrench")
             self._plausible(W, "cmd/wrench")
             stamp = stamp_to_ns(msg.header.stamp)
         except InputError as exc:

@@ -45,7 +45,7 @@ GAINS = ("kp_position", "kd_position", "kp_rotation", "kd_rotation", "kp_joint",
 
 
 class TrackingInputs:
-    """Mixin of the controller nodes (module docstring). The node provides ``model``,
+    """Mixin of the controller nodes (module docstring). The node provides ``model``, ``base_frame`` (frame_prefix + base link),
     ``model_source``, ``diag``, ``gains``, ``use_ff``, ``_stamps`` and ``_try_command()``."""
 
     #: keys whose new stamp re-arms a command already given for that stamp
@@ -85,7 +85,7 @@ class TrackingInputs:
         self._try_command()
 
     def _on_odom(self, msg) -> None:
-        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.model.base_link, self._Vb),
+        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.base_frame, self._Vb),
                                     stamp_to_ns(msg.header.stamp))[1])
 
     def _on_joint_states(self, msg) -> None:
