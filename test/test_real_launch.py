@@ -225,6 +225,38 @@ def test_sim_launch_closes_the_loop(harness, test_config, ns):
     _clean_stop(out, ["geodyn_sim", "geodyn_reference", "geodyn_node", "geodyn_controller"])
 
 
+def test_actuated_sim_launch_closes_the_loop(harness, test_config):
+    """actuated_sim.launch.py under a namespace: the actuated simulator, reference, geodyn_node
+    (body jet) and the actuated controller close the loop: /clock advances 1 s, motor_states
+    names the elastic joints, rotor speeds (Float64MultiArray here: no actuator_msgs) are
+    finite and inside (0, max_rot_velocity], motor efforts carry the elastic joints' names."""
+    h = harness
+    ns = "robot1"
+    proc = _launch("actuated_sim.launch.py", f"config:={test_config}", *_ns_args(ns))
+    try:
+        clocks = h.record(ClockMsg, "/clock", depth=10)
+        odom = h.record(Odometry, _topic(ns, "odom"), depth=10)
+        motors = h.record(JointState, _topic(ns, "motor_states"), depth=10)
+        try:   # the controller publishes gz's message where it exists, else the fallback
+            from actuator_msgs.msg import Actuators as rotor_type
+        except ImportError:
+            rotor_type = Float64MultiArray
+        rotors = h.record(rotor_type, _topic(ns, "cmd/rotor_speeds"), depth=10)
+        efforts = h.record(JointState, _topic(ns, "cmd/motor_efforts"), depth=10)
+        _wait(h, proc, lambda: rotors and efforts and motors and odom and clocks and clocks[-1].clock.sec >= 1,
+              "the actuated loop did not run 1 s of simulated time")
+        assert odom[-1].child_frame_id == f"{ns}/base_link"
+        assert tuple(motors[-1].name) == NAMES and tuple(efforts[-1].name) == NAMES
+        om = np.array(rotors[-1].data if rotor_type is Float64MultiArray else rotors[-1].velocity)
+        assert om.shape == (6,) and np.isfinite(om).all() and (om > 0).all() and (om <= 1000.0).all(), om
+        nodes = h.probe.get_node_names_and_namespaces()
+        for name in ("geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_actuated_controller"):
+            assert (name, f"/{ns}") in nodes, (name, nodes)
+    finally:
+        code, out = _stop(proc)
+    _clean_stop(out, ["geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_actuated_controller"])
+
+
 def test_two_robots_launch_no_crosstalk(harness, test_config):
     from geodyn_ros.examples.two_robots import ROBOTS, check_record, run_two_robots
     proc = _launch("two_robots.launch.py", f"config:={test_config}")
