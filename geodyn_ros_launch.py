@@ -26,3 +26,17 @@ def check_arguments(context):
         raise ValueError(f"launch argument 'frame_prefix': {prefix!r} must not start with '/' nor contain "
                          "whitespace (tf2 frame ids are relative; e.g. robot1/)")
     return []
+
+
+def namespace_arguments(namespace_description: str, frame_prefix: bool = True) -> list:
+    """The ``namespace`` (and, with ``frame_prefix``, the ``frame_prefix``) launch arguments and
+    then :func:`check_arguments` as an ``OpaqueFunction``: splice the list into a launch
+    description before its first node."""
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
+
+    out = [DeclareLaunchArgument("namespace", default_value="", description=namespace_description)]
+    if frame_prefix:
+        out.append(DeclareLaunchArgument(
+            "frame_prefix", default_value="",
+            description="Prefix of the URDF link names in frame ids, e.g. robot1/ (world_frame is not prefixed)."))
+    return out + [OpaqueFunction(function=check_arguments)]

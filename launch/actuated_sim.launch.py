@@ -40,13 +40,13 @@ A namespace or frame prefix that ROS would refuse stops the launch with one line
 The same loop without ROS launch, in one process: ``geodyn_closed_loop --actuated``.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import check_arguments
+from geodyn_ros_launch import namespace_arguments
 
 # the continuous rotor joints of tilthex_manipulator.urdf.xacro (config/tilthex.yaml rotor_prefix);
 # geodyn_actuated_sim and geodyn_actuated_controller lock them themselves (actuation_config)
@@ -100,15 +100,7 @@ def generate_launch_description():
             "use_feedforward", default_value="true",
             description="Add the feedforward in the controller (false = feedback only, the pd row).",
         ),
-        DeclareLaunchArgument(
-            "namespace", default_value="",
-            description="ROS namespace of the nodes (empty = the root); /clock and /diagnostics stay global.",
-        ),
-        DeclareLaunchArgument(
-            "frame_prefix", default_value="",
-            description="Prefix of the URDF link names in frame ids, e.g. robot1/ (world_frame is not prefixed).",
-        ),
-        OpaqueFunction(function=check_arguments),
+        *namespace_arguments("ROS namespace of the nodes (empty = the root); /clock and /diagnostics stay global."),
         geodyn("geodyn_actuated_sim", dict(with_model, use_sim_time=False)),
         geodyn("geodyn_reference", {"use_sim_time": True, "order": order}),
         geodyn("geodyn_node", dict(with_model, order=order, output_representation="body",

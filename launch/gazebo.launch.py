@@ -61,14 +61,14 @@ A namespace that ROS would refuse stops the launch with one line naming it.
 # ---------------------------------------------------------------------------------------
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import check_arguments
+from geodyn_ros_launch import namespace_arguments
 
 MODEL_NAME = "aerial_manipulator"
 # the continuous rotor joints of tilthex_manipulator_gazebo.xacro (config/tilthex.yaml rotor_prefix)
@@ -137,11 +137,8 @@ def generate_launch_description():
             "feedforward_order", default_value="1",
             description="0: allocation only; 1: + rotor-lag compensation (2 needs elastic joints).",
         ),
-        DeclareLaunchArgument(
-            "namespace", default_value="",
-            description="ROS namespace of every node (empty = the root); one robot per Gazebo world.",
-        ),
-        OpaqueFunction(function=check_arguments),
+        *namespace_arguments("ROS namespace of every node (empty = the root); one robot per Gazebo world.",
+                             frame_prefix=False),
         # Gazebo server + GUI; -r starts the simulation immediately.
         IncludeLaunchDescription(
             PythonLaunchDescriptionSource(

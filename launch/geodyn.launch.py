@@ -29,13 +29,13 @@ other parameter comes from the config file.
 This file installs to share/geodyn_ros/launch (setup.py data_files).
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import check_arguments
+from geodyn_ros_launch import namespace_arguments
 
 
 def generate_launch_description():
@@ -72,15 +72,7 @@ def generate_launch_description():
             choices=["reference", "measured"],
             description="Motion source: the reference jet or the measured state.",
         ),
-        DeclareLaunchArgument(
-            "namespace", default_value="",
-            description="ROS namespace of the node (empty = the root); topics follow it.",
-        ),
-        DeclareLaunchArgument(
-            "frame_prefix", default_value="",
-            description="Prefix of the URDF link names in frame ids, e.g. robot1/ (world_frame is not prefixed).",
-        ),
-        OpaqueFunction(function=check_arguments),
+        *namespace_arguments("ROS namespace of the node (empty = the root); topics follow it."),
         Node(
             package="geodyn_ros",
             executable="geodyn_node",

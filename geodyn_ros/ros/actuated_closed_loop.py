@@ -123,7 +123,7 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
     from .geodyn_node import GeodynNode
     from .params import parameter_overrides
     from .reference_node import ReferenceNode
-    from .runtime import control_qos, flag_on_signals, init_rclpy, interrupt_on_signals, make_executor, stop_requested
+    from .runtime import control_qos, init_rclpy, interrupt_on_signals, make_executor, spin_lockstep
 
     if row not in ROWS:
         raise ValueError(f"row: expected one of {ROWS}, got {row!r}")
@@ -200,23 +200,8 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
         for nd in nodes:
             ex.add_node(nd)
         end_steps = int(round(duration / timestep))
-        t0 = time.monotonic()
-        next_report = 1.0
-        flag_on_signals()   # a stop while callbacks run only sets a flag, checked here
-        while sim.steps < end_steps:
-            if stop_requested():
-                raise KeyboardInterrupt
-            ex.spin_once(timeout_sec=0.05)
-            if progress is not None and sim.steps * timestep >= next_report:
-                progress(sim.steps * timestep)
-                next_report += 1.0
-            if time.monotonic() - t0 > wall_timeout:
-                raise RuntimeError(f"actuated loop stalled at t = {sim.steps * timestep:.3f} s after "
-                                   f"{wall_timeout:.0f} s wall time (last problems: "
-                                   f"{[nd.diag.last_problem for nd in nodes[:4]]})")
-        wall = time.monotonic() - t0
-        for _ in range(20):  # deliver the last state messages to the recorder
-            ex.spin_once(timeout_sec=0.01)
+        wall = spin_lockstep(ex, sim, end_steps, wall_timeout=wall_timeout, progress=progress, nodes=nodes[:4],
+                             what="actuated loop")
         if info is not None:
             info.update(sim=sim, diagnostics=diags, motor_states=motors)
         last = end_steps * sim.dt_ns

@@ -102,8 +102,8 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
     from .geodyn_node import GeodynNode
     from .params import parameter_overrides
     from .reference_node import ReferenceNode
-    from .runtime import (check_namespace, control_qos, flag_on_signals, init_rclpy, interrupt_on_signals,
-                          make_executor, stop_requested)
+    from .runtime import (check_namespace, control_qos, init_rclpy, interrupt_on_signals, make_executor,
+                          spin_lockstep)
     from .sim_node import SimNode
 
     urdf = str(urdf_path or shipped_urdf())
@@ -150,22 +150,8 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
             ex.add_node(nd)
         sim = nodes[0]
         end_steps = int(round(duration / timestep))
-        t0 = time.monotonic()
-        next_report = 1.0
-        flag_on_signals()   # a stop while callbacks run only sets a flag, checked here
-        while sim.steps < end_steps:
-            if stop_requested():
-                raise KeyboardInterrupt
-            ex.spin_once(timeout_sec=0.05)
-            if progress is not None and sim.steps * timestep >= next_report:
-                progress(sim.steps * timestep)
-                next_report += 1.0
-            if time.monotonic() - t0 > wall_timeout:
-                raise RuntimeError(f"closed loop stalled at t = {sim.steps * timestep:.3f} s after "
-                                   f"{wall_timeout:.0f} s wall time (last problems: "
-                                   f"{[nd.diag.last_problem for nd in nodes[:4]]})")
-        for _ in range(20):  # deliver the last state messages to the recorder
-            ex.spin_once(timeout_sec=0.01)
+        spin_lockstep(ex, sim, end_steps, wall_timeout=wall_timeout, progress=progress, nodes=nodes[:4],
+                      what="closed loop")
         if info is not None:
             info["nodes"] = [nd.get_fully_qualified_name() for nd in nodes]
             info["topics"] = sorted(name for name, _ in rec.get_topic_names_and_types())

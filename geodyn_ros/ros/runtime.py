@@ -18,6 +18,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 
 import rclpy
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -189,6 +190,36 @@ def spin_forever(executor) -> None:
         pass
     finally:
         _WAKE.remove(never)
+
+
+def spin_lockstep(executor, sim, end_steps: int, *, wall_timeout: float, progress=None, nodes=(),
+                  what: str = "closed loop") -> float:
+    """Spin ``executor`` until the lock-step simulator node ``sim`` (``steps``, ``dt_ns``) has made
+    ``end_steps`` steps, then deliver the last messages; return the wall time [s] of the loop.
+
+    SIGINT/SIGTERM while callbacks run only set the stop flag, which raises ``KeyboardInterrupt``
+    here. ``progress(t)`` is called about once per simulated second. After ``wall_timeout`` wall
+    seconds a ``RuntimeError`` names ``what``, the simulated time reached and the last problem of
+    each of ``nodes`` (their ``diag``).
+    """
+    dt = sim.dt_ns * 1e-9
+    t0 = time.monotonic()
+    next_report = 1.0
+    flag_on_signals()   # a stop while callbacks run only sets a flag, checked here
+    while sim.steps < end_steps:
+        if stop_requested():
+            raise KeyboardInterrupt
+        executor.spin_once(timeout_sec=0.05)
+        if progress is not None and sim.steps * dt >= next_report:
+            progress(sim.steps * dt)
+            next_report += 1.0
+        if time.monotonic() - t0 > wall_timeout:
+            raise RuntimeError(f"{what} stalled at t = {sim.steps * dt:.3f} s after {wall_timeout:.0f} s wall "
+                               f"time (last problems: {[nd.diag.last_problem for nd in nodes]})")
+    wall = time.monotonic() - t0
+    for _ in range(20):  # deliver the last state messages to the recorders
+        executor.spin_once(timeout_sec=0.01)
+    return wall
 
 
 def _caused_by_interrupt(exc: BaseException) -> bool:
