@@ -9,15 +9,39 @@ anything heavy is imported, and the entry catches it.
 """
 import signal
 import sys
+import time
+
+
+_STOP_REQUESTED = False
+_LAST_RAISE = [float("-inf")]
 
 
 def _raise_interrupt(signum, frame):
+    global _STOP_REQUESTED
+    _STOP_REQUESTED = True   # kept even if the KeyboardInterrupt is swallowed (see _unraisable)
+    now = time.monotonic()
+    if now - _LAST_RAISE[0] < 1.0:
+        # the previous KeyboardInterrupt is still unwinding: raised again it would land in its
+        # clean-up (or escape the handlers below); a burst of signals raises once a second
+        return
+    _LAST_RAISE[0] = now
     raise KeyboardInterrupt
+
+
+def _unraisable(info):
+    """A KeyboardInterrupt raised inside a clean-up callback (importlib's module-lock weakref
+    callback, a destructor) cannot propagate; Python would print "Exception ignored in ..." with a
+    traceback. The stop is recorded in ``_STOP_REQUESTED`` and honoured after the import, so
+    say nothing."""
+    if isinstance(info.exc_value, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(info)
 
 
 def _run(module: str) -> int:
     signal.signal(signal.SIGINT, _raise_interrupt)
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    sys.unraisablehook = _unraisable
     name = module.rsplit(".", 1)[-1]
     try:
         # a warm start (kernels in numba's cache) imports in about a second and says nothing; a
@@ -26,14 +50,18 @@ def _run(module: str) -> int:
             print(f"[INFO] {name}: compiling the dynamics kernels, first start only (about a minute; "
                   "'geodyn_warmup' after installing does it ahead of time) ...", file=sys.stderr, flush=True)
         import importlib
-        return importlib.import_module(module).main()
+        mod = importlib.import_module(module)
+        if _STOP_REQUESTED:   # a stop whose KeyboardInterrupt was swallowed during the imports
+            return 0
+        return mod.main()
     except KeyboardInterrupt:
         return 0
     except Exception as exc:
-        # a stop that lands inside a C extension's initialisation (e.g. ``import mujoco`` on a
-        # loaded machine) surfaces as ``ImportError: initialization failed`` caused by the
-        # KeyboardInterrupt: a stop all the same
-        if _caused_by_interrupt(exc):
+        # A stop that lands inside a C extension's initialisation surfaces as an ImportError:
+        # ``initialization failed`` caused by the KeyboardInterrupt (``import mujoco``), or a
+        # message with no chain at all (numpy: 'PyCapsule_Import could not import module
+        # "datetime"'), both seen on a loaded machine. After a stop request it is a stop.
+        if _STOP_REQUESTED or _caused_by_interrupt(exc):
             return 0
         raise
     finally:

@@ -38,12 +38,23 @@ def stop_requested() -> bool:
     return _STOP.is_set()
 
 
+_STOPPING = [False]   # set first, without a lock: the signal handlers must not re-enter Event.set
+
+
 def _raise_interrupt(signum, frame):
-    _STOP.set()   # also a flag: a KeyboardInterrupt swallowed by C++ code still stops the spin loop
+    # the first stop request raises; later ones only set the flag (raised again while the first
+    # unwinds, they would land in clean-up callbacks and print "Exception ignored" tracebacks)
+    _install(_set_flag)
+    if not _STOPPING[0]:
+        _STOPPING[0] = True
+        _STOP.set()   # also a flag: a KeyboardInterrupt swallowed by C++ code still stops the spin loop
     raise KeyboardInterrupt
 
 
 def _set_flag(signum, frame):
+    if _STOPPING[0]:
+        return   # already stopping: a burst of signals must not re-enter Event.set (its lock)
+    _STOPPING[0] = True
     _STOP.set()
     for fut in list(_WAKE):
         if not fut.done():
@@ -62,6 +73,7 @@ def interrupt_on_signals(reset: bool = False) -> None:
     a stop requested earlier in this process (a new run starts)."""
     if reset:
         _STOP.clear()
+        _STOPPING[0] = False
     _install(_raise_interrupt)
 
 
@@ -268,7 +280,9 @@ def run_nodes(factories, args=None, namespace: str | None = None) -> int:
     except KeyboardInterrupt:
         return 0
     except Exception as exc:
-        if _caused_by_interrupt(exc):   # a stop inside a C extension's import (ImportError)
+        # a stop inside a C extension's import surfaces as an ImportError, chained to the
+        # KeyboardInterrupt or not at all (geodyn_ros_entry): after a stop request it is a stop
+        if _STOP.is_set() or _caused_by_interrupt(exc):
             return 0
         raise
     finally:
