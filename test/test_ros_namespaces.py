@@ -272,3 +272,24 @@ def test_closed_loop_bad_namespace_one_line():
     assert proc.returncode == 2
     assert "option --namespace: 'robot-1' is not a valid ROS namespace" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_actuated_loop_under_a_namespace():
+    """geodyn_closed_loop --actuated's runner under /robot1 with frame_prefix robot1/: the same
+    trajectory as the in-process actuated loop, step for step (1e-12, as test_ros_actuated_loop).
+    The controller checks the odometry's child frame against its prefixed base frame, so a
+    prefix missing anywhere stalls the loop (RuntimeError) instead of passing."""
+    from geodyn_ros.examples.actuated_loop import simulate_actuated
+    from geodyn_ros.ros.actuated_closed_loop import run_ros_actuated_loop
+
+    info = {}
+    ros = run_ros_actuated_loop("ff2", 0.3, wall_timeout=240, namespace="robot1", frame_prefix="robot1/",
+                                info=info).log
+    ref = simulate_actuated("ff2", 0.3, preroll=0.0).log
+    assert len(ros.t) == len(ref.t) == 301
+    assert np.abs(ros.p - ref.p).max() < 1e-12 and np.abs(ros.q - ref.q).max() < 1e-12
+    assert info["sim"].base_frame == "robot1/base_link"
+    proc = subprocess.run([sys.executable, "-m", "geodyn_ros.ros.closed_loop", "--actuated", "--namespace",
+                           "robot-1", "--duration", "0.1"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "option --namespace: 'robot-1' is not a valid ROS namespace" in proc.stderr
+    assert "Traceback" not in proc.stderr

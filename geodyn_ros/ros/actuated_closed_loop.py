@@ -73,7 +73,8 @@ def actuated_start_parameters(config=None, source=None) -> dict:
 
 def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep: float = 1e-3,
                           urdf_path: str | None = None, actuation_config: str | None = None, gains=None,
-                          wall_timeout: float | None = None, progress=None, info: dict | None = None):
+                          wall_timeout: float | None = None, progress=None, namespace: str = "",
+                          frame_prefix: str = "", info: dict | None = None):
     """Run actuated sim + reference + geodyn_node + actuated controller over ROS.
 
     Parameters
@@ -93,6 +94,11 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
         ``RuntimeError`` after this many wall seconds (default ``60 + 20 x duration``).
     progress : callable(t_sim), optional
         Called about once per simulated second.
+    namespace : str
+        Namespace of the five nodes (and the recorder), e.g. ``robot1``; ``""`` = the root. A
+        namespace ROS refuses raises :class:`~geodyn_ros.ros.params.ConfigurationError`.
+    frame_prefix : str
+        ``frame_prefix`` parameter of the simulator, ``geodyn_node`` and the controller.
     info : dict, optional
         Filled with ``sim`` (the :class:`~geodyn_ros.ros.actuated_sim_node.ActuatedSimNode`,
         destroyed on return: read its plain attributes only), ``diagnostics`` (every
@@ -123,7 +129,7 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
     from .geodyn_node import GeodynNode
     from .params import parameter_overrides
     from .reference_node import ReferenceNode
-    from .runtime import control_qos, init_rclpy, interrupt_on_signals, make_executor, spin_lockstep
+    from .runtime import check_namespace, control_qos, init_rclpy, interrupt_on_signals, make_executor, spin_lockstep
 
     if row not in ROWS:
         raise ValueError(f"row: expected one of {ROWS}, got {row!r}")
@@ -133,29 +139,32 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
     cfg = load_actuation_config(cfg_path or None)
     gains = TrackingGains() if gains is None else gains
     wall_timeout = 60.0 + 20.0 * duration if wall_timeout is None else wall_timeout
+    ns = check_namespace(namespace)
     ctx = Context()
     interrupt_on_signals(reset=True)
     init_rclpy(context=ctx)
     nodes = []
     try:
         sim_t = {"use_sim_time": True}
+        fp = {"frame_prefix": frame_prefix}
         start = actuated_start_parameters(cfg, urdf)
-        nodes.append(ActuatedSimNode(context=ctx, parameter_overrides=parameter_overrides(
+        nodes.append(ActuatedSimNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
             {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep, "lockstep": True,
-             "command_timeout": 0.2, **start})))
+             "command_timeout": 0.2, **fp, **start})))
         sim = nodes[0]
-        nodes.append(ReferenceNode(context=ctx, parameter_overrides=parameter_overrides({**sim_t, "order": 2})))
-        nodes.append(GeodynNode(context=ctx, parameter_overrides=parameter_overrides(
-            {**sim_t, "urdf_path": urdf, "order": 2, "input_mode": "reference", "output_representation": "body",
+        nodes.append(ReferenceNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
+            {**sim_t, "order": 2})))
+        nodes.append(GeodynNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
+            {**sim_t, **fp, "urdf_path": urdf, "order": 2, "input_mode": "reference", "output_representation": "body",
              "locked_joints": ",".join(j for j in cfg.rotor_joints if j in _moving_joints(urdf))})))
-        nodes.append(ActuatedControllerNode(context=ctx, parameter_overrides=parameter_overrides(
-            {**sim_t, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2,
+        nodes.append(ActuatedControllerNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
+            {**sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2,
              "feedforward_order": 2 if level is None else level, "use_feedforward": level is not None,
              **{k: float(getattr(gains, k)) for k in ("kp_position", "kd_position", "kp_rotation",
                                                       "kd_rotation", "kp_joint", "kd_joint")}})))
         ctrl_node = nodes[3]
         model = sim.model
-        rec = Node("geodyn_recorder", context=ctx)
+        rec = Node("geodyn_recorder", namespace=ns, context=ctx)
         nodes.append(rec)
         poses: dict[int, np.ndarray] = {}
         joints: dict[int, np.ndarray] = {}
@@ -255,7 +264,17 @@ def main(argv=None) -> int:
     ap.add_argument("--json-out", default=None, help="write the rows' metrics (and comparisons) to this JSON file")
     ap.add_argument("--no-isolate", action="store_true",
                     help="do not set ROS_AUTOMATIC_DISCOVERY_RANGE=OFF (lets other processes see the topics)")
+    ap.add_argument("--namespace", default="", help="namespace of the nodes, e.g. robot1 (default: the root)")
+    ap.add_argument("--frame-prefix", default="",
+                    help="frame_prefix of the link frame ids, e.g. robot1/ (default: none)")
     args = ap.parse_args(argv)
+    from .params import ConfigurationError, check_frame_prefix
+    from .runtime import check_namespace
+    try:
+        check_namespace(args.namespace, "option --namespace")
+        check_frame_prefix(args.frame_prefix)
+    except ConfigurationError as exc:
+        ap.error(str(exc).replace("parameter 'frame_prefix'", "option --frame-prefix"))
     rows = [r.strip() for r in args.rows.split(",") if r.strip()]
     bad = [r for r in rows if r not in ROWS]
     if bad:
@@ -273,7 +292,8 @@ def main(argv=None) -> int:
     for r in rows:
         t0 = time.monotonic()
         print(f"running {r} over ROS: {args.duration:g} s simulated ...", flush=True)
-        results[r] = run_ros_actuated_loop(r, args.duration, timestep=args.timestep, actuation_config=args.config)
+        results[r] = run_ros_actuated_loop(r, args.duration, timestep=args.timestep, actuation_config=args.config,
+                                           namespace=args.namespace, frame_prefix=args.frame_prefix)
         print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(results[r].log.t)} samples)", flush=True)
         if args.compare:
             inproc[r] = simulate_actuated(r, args.duration, timestep=args.timestep, config=cfg, preroll=0.0)
