@@ -130,6 +130,7 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
     from .params import parameter_overrides
     from .reference_node import ReferenceNode
     from .runtime import check_namespace, control_qos, init_rclpy, interrupt_on_signals, make_executor, spin_lockstep
+    from .tracking_inputs import GAINS
 
     if row not in ROWS:
         raise ValueError(f"row: expected one of {ROWS}, got {row!r}")
@@ -160,8 +161,7 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
         nodes.append(ActuatedControllerNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
             {**sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2,
              "feedforward_order": 2 if level is None else level, "use_feedforward": level is not None,
-             **{k: float(getattr(gains, k)) for k in ("kp_position", "kd_position", "kp_rotation",
-                                                      "kd_rotation", "kp_joint", "kd_joint")}})))
+             **{k: float(getattr(gains, k)) for k in GAINS}})))
         ctrl_node = nodes[3]
         model = sim.model
         rec = Node("geodyn_recorder", namespace=ns, context=ctx)

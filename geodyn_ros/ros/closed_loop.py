@@ -105,6 +105,7 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
     from .runtime import (check_namespace, control_qos, init_rclpy, interrupt_on_signals, make_executor,
                           spin_lockstep)
     from .sim_node import SimNode
+    from .tracking_inputs import GAINS
 
     urdf = str(urdf_path or shipped_urdf())
     gains = TrackingGains() if gains is None else gains
@@ -126,8 +127,7 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
             {**sim_t, **fp, "urdf_path": urdf, "order": order, "input_mode": "reference"})))
         nodes.append(ControllerNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
             {**sim_t, **fp, "urdf_path": urdf, "use_feedforward": use_feedforward,
-             **{k: float(getattr(gains, k)) for k in ("kp_position", "kd_position", "kp_rotation",
-                                                      "kd_rotation", "kp_joint", "kd_joint")}})))
+             **{k: float(getattr(gains, k)) for k in GAINS}})))
         model = nodes[0].model
         rec = Node("geodyn_recorder", namespace=ns, context=ctx)
         nodes.append(rec)
