@@ -11,15 +11,17 @@ Layers (folders, each importing only from lower ones; README "Repository layout"
 (the Model, the URDF loader, shipped resources) -> :mod:`~geodyn_ros.algorithms` (compiled kernels
 in ``algorithms.kernels``, input checks, the spatial dynamics core, batch, EoM, linearization,
 representations (body / spatial / hybrid / mixed base twists and wrenches), constrained models,
-reduced dynamics; the public entry points in ``algorithms.api``) -> control, ``sim``, ``ros``.
+reduced dynamics, the flat map of under-actuated multirotors; the public entry points in
+``algorithms.api``) -> control, ``sim``, ``ros``.
 For control loops, :class:`~geodyn_ros.algorithms.workspace.Workspace` evaluates inverse and forward
 dynamics of one model and order into preallocated outputs it owns.
 Conventions: see the README ("Conventions") and ``CONVENTIONS.md``.
 """
-from .algorithms.api import forward_dynamics, forward_kinematics, hybrid_dynamics, inverse_dynamics
+from .algorithms.api import center_of_mass, forward_dynamics, forward_kinematics, hybrid_dynamics, inverse_dynamics
 from .algorithms.dynamics import (DEFAULT_GRAVITY, ForwardDynamicsResult, HybridDynamicsResult,
                                   InverseDynamicsResult, KinematicsResult)
 from .algorithms.eom import coriolis_matrix, gravity_vector, mass_matrix
+from .algorithms.flat import FlatResult, flat_inverse_dynamics
 from .algorithms.linearization import (FDDerivatives, IDDerivatives, Linearization, forward_dynamics_derivatives,
                                        input_labels, inverse_dynamics_derivatives, inverse_mass_matrix, linearize,
                                        state_labels)
@@ -40,6 +42,7 @@ __version__ = "0.1.0"
 __all__ = [
     "load_urdf", "Model", "URDFWarning", "INERTIA_RTOL",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "forward_kinematics", "Workspace",
+    "flat_inverse_dynamics", "FlatResult", "center_of_mass",
     "mass_matrix", "coriolis_matrix", "gravity_vector",
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "inverse_mass_matrix", "linearize",
     "state_labels", "input_labels", "IDDerivatives", "FDDerivatives", "Linearization",

@@ -32,6 +32,10 @@ import numpy as np
 
 __all__ = [
     "Reference",
+    "FlatReference",
+    "figure_eight_reference",
+    "FIGURE8_Q_AMPLITUDE",
+    "FIGURE8_Q_PERIOD",
     "TABLE3_JOINT_NAMES",
     "TABLE3_Q0",
     "TABLE3_ETA",
@@ -48,6 +52,15 @@ TABLE3_Q0 = np.deg2rad([10.0, -5.0, 15.0, -10.0, 7.0, -12.0])
 TABLE3_ETA = np.deg2rad([60.0, 50.0, 40.0, 55.0, 45.0, 35.0])
 TABLE3_Q0.flags.writeable = False
 TABLE3_ETA.flags.writeable = False
+
+#: Joint swing amplitudes [rad] of :func:`figure_eight_reference` (J2..J7): 35 deg each, so every
+#: joint swings +-35 deg (70 deg peak to peak).
+FIGURE8_Q_AMPLITUDE = np.deg2rad([35.0, 35.0, 35.0, 35.0, 35.0, 35.0])
+#: Joint swing periods [s] of :func:`figure_eight_reference` (J2..J7), all in 1.5..4 s and
+#: pairwise incommensurate over the run, so the two arms never move as a mirror image.
+FIGURE8_Q_PERIOD = np.array([2.0, 3.0, 1.5, 2.5, 4.0, 1.75])
+FIGURE8_Q_AMPLITUDE.flags.writeable = False
+FIGURE8_Q_PERIOD.flags.writeable = False
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,25 @@ class Reference:
 
     base_pose: np.ndarray
     base_twist: np.ndarray
+    q: np.ndarray
+
+
+@dataclass(frozen=True)
+class FlatReference:
+    """One sample of a flat-output reference, ready for ``gd.flat_inverse_dynamics``.
+
+    Attributes
+    ----------
+    com : ndarray, shape (order+5, 3)
+        Row ``k`` = ``c^(k)``, the k-th time derivative of the system centre of mass (world).
+    yaw : ndarray, shape (order+3,)
+        Row ``k`` = ``psi^(k)``, the Z-Y-X base yaw ``psi = atan2(R[1,0], R[0,0])`` [rad].
+    q : ndarray, shape (order+3, n)
+        Row ``k`` = ``q^(k)``, the joint angles, columns in the order of the joint parameters.
+    """
+
+    com: np.ndarray
+    yaw: np.ndarray
     q: np.ndarray
 
 
@@ -301,3 +333,72 @@ def table3_times(dt: float = 0.01, T: float = 30.0) -> np.ndarray:
     # number of i >= 0 with i dt < T; the tolerance keeps t = T excluded when T/dt is an integer
     n = math.ceil(ratio * (1.0 - 1e-9))
     return np.arange(n) * dt
+
+
+def figure_eight_reference(
+    t: float,
+    order: int,
+    *,
+    center: Sequence[float] = (0.0, 0.0, 1.0),
+    amplitude: Sequence[float] = (0.6, 0.3, 0.1),
+    period: float = 8.0,
+    yaw_amplitude: float = math.radians(45.0),
+    yaw_period: float = 12.0,
+    q0: Sequence[float] | np.ndarray | None = None,
+    q_amplitude: Sequence[float] | np.ndarray = FIGURE8_Q_AMPLITUDE,
+    q_period: Sequence[float] | np.ndarray = FIGURE8_Q_PERIOD,
+    speed: float = 1.0,
+) -> FlatReference:
+    """The flat-output reference of the under-actuated aerial manipulator at time ``t``.
+
+    * **CoM, a figure eight** (a 1:2 Lissajous curve) with a vertical wave, ``w = 2 pi / period``::
+
+          c(t) = center + (A_x sin(w t), A_y sin(2 w t), A_z sin(w t))
+
+      defaults ``A = (0.6, 0.3, 0.1) m``, ``period = 8 s``: 1.2 m wide, 0.6 m across, peak
+      horizontal acceleration 0.74 m/s^2 (4.3 deg of tilt);
+    * **yaw sweep** ``psi(t) = yaw_amplitude sin(2 pi t / yaw_period)``, default +-45 deg over 12 s;
+    * **joints** ``q_j(t) = q0_j + a_j sin(2 pi t / T_j)``: defaults :data:`FIGURE8_Q_AMPLITUDE`
+      (35 deg each) and :data:`FIGURE8_Q_PERIOD` (1.5..4 s), ``q0 = 0`` (arms hanging down).
+
+    ``speed`` scales time (every frequency times ``speed``). Every derivative is closed form; the
+    formulas hold for every ``t`` (negative too: a loop can start before 0 on the reference).
+
+    Returns
+    -------
+    FlatReference
+        ``com`` (order+5, 3), ``yaw`` (order+3,), ``q`` (order+3, n): exactly the rows
+        ``gd.flat_inverse_dynamics(..., order=order)`` reads.
+    """
+    order = _check_order(order)
+    t = _check_scalar("t", t)
+    speed = _check_scalar("speed", speed, positive=True)
+    c0 = _check_vector("center", center)
+    amp = _check_vector("amplitude", amplitude)
+    if c0.shape != (3,) or amp.shape != (3,):
+        raise ValueError(f"center and amplitude must have 3 entries, got {c0.shape} and {amp.shape}")
+    w = 2.0 * math.pi / _check_scalar("period", period, positive=True) * speed
+    wy = 2.0 * math.pi / _check_scalar("yaw_period", yaw_period, positive=True) * speed
+    ya = _check_scalar("yaw_amplitude", yaw_amplitude)
+    qa = _check_vector("q_amplitude", q_amplitude)
+    qp = _check_vector("q_period", q_period)
+    q0v = np.zeros_like(qa) if q0 is None else _check_vector("q0", q0)
+    if not (qa.shape == qp.shape == q0v.shape):
+        raise ValueError(f"q0, q_amplitude and q_period must have the same length, got {q0v.shape}, {qa.shape}, "
+                         f"{qp.shape}")
+    if np.any(qp <= 0):
+        raise ValueError(f"q_period must be > 0, got {qp}")
+    rc = order + 5
+    com = np.zeros((rc, 3))
+    s1 = _sin_jet(t, w, rc)
+    com[:, 0] = amp[0] * s1
+    com[:, 1] = amp[1] * _sin_jet(t, 2.0 * w, rc)
+    com[:, 2] = amp[2] * s1
+    com[0] += c0
+    rq = order + 3
+    yaw = ya * _sin_jet(t, wy, rq)
+    q = np.empty((rq, qa.shape[0]))
+    for j in range(qa.shape[0]):
+        q[:, j] = qa[j] * _sin_jet(t, 2.0 * math.pi / qp[j] * speed, rq)
+    q[0] += q0v
+    return FlatReference(com=com, yaw=yaw, q=q)

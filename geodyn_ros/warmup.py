@@ -41,7 +41,7 @@ def warm(verbose: bool = True, orders=(0, 1, 2, 3)) -> float:
     n = model.n_joints
     rng = np.random.default_rng(0)
     C = np.eye(4)
-    say("inverse / forward / hybrid dynamics and kinematics")
+    say("inverse / forward / hybrid dynamics, kinematics and the flat map")
     for r in orders:
         V = 0.1 * rng.standard_normal((r + 2, 6))
         Q = 0.1 * rng.standard_normal((r + 3, n))
@@ -51,12 +51,17 @@ def warm(verbose: bool = True, orders=(0, 1, 2, 3)) -> float:
         gd.forward_dynamics(model, C, V[:1], Q[:2], res.base_wrench, res.tau, r)
         gd.hybrid_dynamics(model, C, V, Q, res.tau, r, prescribed=model.joint_names[:1])
         gd.forward_kinematics(model, C, V, Q, r)
+        com = np.zeros((r + 5, 3))
+        gd.flat_inverse_dynamics(model, com, np.zeros(r + 3), Q, r)
+        gd.flat_inverse_dynamics(model, com, np.zeros(r + 3), Q, r)   # the hot path
+    gd.center_of_mass(model, C, V, Q, 2)
     say("trajectories (leading time axis)")
     T = 4
     Cs = np.broadcast_to(C, (T, 4, 4)).copy()
     gd.inverse_dynamics(model, Cs, np.zeros((T, 3, 6)), np.zeros((T, 4, n)), 1)
     gd.forward_dynamics(model, Cs, np.zeros((T, 1, 6)), np.zeros((T, 2, n)), np.zeros((T, 2, 6)),
                         np.zeros((T, 2, n)), 1)
+    gd.flat_inverse_dynamics(model, np.zeros((T, 6, 3)), np.zeros((T, 4)), np.zeros((T, 4, n)), 1)
     say("equations-of-motion terms, derivatives and linearization")
     q, qd, V0 = Q[0], Q[1], V[0]
     gd.mass_matrix(model, C, q)

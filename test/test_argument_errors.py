@@ -33,7 +33,9 @@ def _state(model):
              vn=rng.normal(size=n) * 0.3, vn2=rng.normal(size=n) * 0.3, v6b=rng.normal(size=6) * 0.3)
     s["ew"] = {model.link_names[2]: rng.normal(size=(R + 1, 6))}
     s["Ct"] = np.stack([exp_se3(rng.normal(size=6) * 0.5) for _ in range(T)])
-    for k in ("V", "q", "W", "tau"):
+    s["com"] = rng.normal(size=(R + 5, 3)) * 0.5
+    s["yaw"] = rng.normal(size=R + 3) * 0.5
+    for k in ("V", "q", "W", "tau", "com", "yaw"):
         s[k + "t"] = np.stack([s[k]] * T)
     return s
 
@@ -128,6 +130,14 @@ def _cases(model):
               base_wrench=s["v6b"], gravity=(0.0, 0.0, -9.81)),
          ["base_pose", "q", "qd", "mu", "tau", "base_wrench", "gravity"]),
         ("centroidal_locked_terms", gd.centroidal_locked_terms, dict(q=s["vn"], mu=s["v6"]), ["q", "mu"]),
+        ("center_of_mass", gd.center_of_mass, dict(base_pose=s["C"], base_twist=s["V"], q=s["q"], order=R),
+         ["base_pose", "base_twist", "q"]),
+        ("flat_inverse_dynamics", gd.flat_inverse_dynamics,
+         dict(com=s["com"], yaw=s["yaw"], q=s["q"], order=R, gravity=(0.0, 0.0, -9.81)), ["com", "yaw", "q", "gravity"]),
+        ("flat_inverse_dynamics/hot", gd.flat_inverse_dynamics, dict(com=s["com"], yaw=s["yaw"], q=s["q"], order=R),
+         ["com", "yaw", "q"]),
+        ("flat_inverse_dynamics/trajectory", gd.flat_inverse_dynamics,
+         dict(com=s["comt"], yaw=s["yawt"], q=s["qt"], order=R), ["com", "yaw", "q"]),
     ]
     return cases
 

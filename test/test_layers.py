@@ -8,7 +8,8 @@ Layers, bottom to top (README "Repository layout"):
 1. ``model``: the Model, the URDF loader, shipped resources.
 2. ``algorithms``, itself layered: ``kernels`` (numba, flat arrays) < ``checks`` (input
    validation shared by every algorithm) < ``dynamics`` (the spatial single-sample core) <
-   ``batch``, ``eom`` < ``linearization``, ``representations``, ``constrained``, ``reduced`` <
+   ``batch``, ``eom`` < ``linearization``, ``representations``, ``constrained``, ``reduced``,
+   ``flat`` <
    ``api`` (the public entry points: hot path, then dispatch) < ``workspace``.
 3. ``control``, ``sim``: controllers (``control.py`` and ``tracking.py`` today; they move into
    ``control/`` with the branch that makes it a folder); the MuJoCo simulator.
@@ -28,7 +29,7 @@ ROOT = ""   # the package itself: ``import geodyn_ros`` / ``from geodyn_ros impo
 TOP = 5     # the package root sits above every layer
 
 ALG = ["kernels", "checks", "dynamics", ("batch", "eom"),
-       ("linearization", "representations", "constrained", "reduced"), "api", "workspace"]
+       ("linearization", "representations", "constrained", "reduced", "flat"), "api", "workspace"]
 
 
 def rank(mod):

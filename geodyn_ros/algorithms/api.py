@@ -21,15 +21,17 @@ import numpy as np
 from ..model.model import Model
 from . import constrained
 from .batch import forward_dynamics_batch, inverse_dynamics_batch
-from .checks import _ERRORS, _F64, _ND, _check_model, _check_order, _has_time_axis, _hot_args
+from .checks import _ERRORS, _F64, _ND, _check_model, _check_order, _has_time_axis, _hot_args, _jet, _pose, _raise
 from .constrained import expand_mimic
 from .dynamics import (_FD_HOT, _ID_HOT, DEFAULT_GRAVITY, ForwardDynamicsResult, HybridDynamicsResult,
                        InverseDynamicsResult, KinematicsResult, _empty, _forward_dynamics_checked,
                        _forward_kinematics, _gravity, _hybrid, _inverse_dynamics_checked, _new_tuple,
                        _prescribed_mask)
+from .kernels import common as K
+from .kernels.kinematics import center_of_mass as _COM
 from .representations import _dynamics_in
 
-__all__ = ["inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "forward_kinematics"]
+__all__ = ["inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "forward_kinematics", "center_of_mass"]
 
 
 def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
@@ -244,3 +246,32 @@ def forward_kinematics(model: Model, base_pose, base_twist, q, order: int = 0) -
     # a mimic-enforced model: the mimic joints' columns are rebuilt from their masters
     return _forward_kinematics(model, base_pose, base_twist, q, order,
                                expand_mimic if getattr(model, "mimic_enforced", False) else None)
+
+
+def center_of_mass(model: Model, base_pose, base_twist, q, order: int = 0) -> np.ndarray:
+    """The system centre of mass and its time derivatives, ``c^(0..order)`` (order+1, 3), world [m].
+
+    ``base_twist`` (>= order, 6) spatial twist derivatives ``V^(0..order-1)`` (unused, may be None,
+    at order 0), ``q`` (>= order+1, n) joint derivatives ``q^(0..order)``. Exact jets (Alg. 1 and
+    ``c' = v + w x c`` per body); ``order=2`` gives what Pinocchio's ``centerOfMass(q, v, a)`` gives.
+    A mimic-enforced model rebuilds its mimic columns from their masters first.
+    """
+    _check_model(model, constrained_ok=True)
+    order = _check_order(order)
+    n = model.n_joints
+    C = _pose(base_pose)
+    if order == 0 and base_twist is None:
+        V = np.zeros((1, 6))
+    else:
+        V = _jet(base_twist, "base_twist", max(order, 1), 6, "spatial twist derivatives 0..order-1")
+    Q = np.zeros((order + 1, 0)) if (n == 0 and q is None) else _jet(q, "q", order + 1, n,
+                                                                      "joint derivatives 0..order")
+    if getattr(model, "mimic_enforced", False) and model.mimic:
+        Q = np.ascontiguousarray(expand_mimic(model, Q[:order + 1]))
+    out = np.empty((order + 1, 3))
+    code = _COM(model.bodyi, model.bodyf, C, V, Q, order, out)
+    if code == K.ERR_RESULT_NONFINITE:
+        raise ValueError("model: has no mass, so its centre of mass is undefined")
+    if code:
+        _raise(code)
+    return out

@@ -96,6 +96,7 @@ class Model:
         # per-order work buffers of the hot-path kernels (Pinocchio's "data"), made on first use
         object.__setattr__(self, "_id_ws", {})
         object.__setattr__(self, "_fd_ws", {})
+        object.__setattr__(self, "_flat_ws", {})   # the flat map's (geodyn_ros.algorithms.flat)
         # True when the dynamics functions must go through geodyn_ros.algorithms.constrained
         object.__setattr__(self, "_constrained", bool(self.fixed_base or (self.mimic_enforced and self.mimic)))
         # the unconstrained floating-base twin (same arrays) that geodyn_ros.algorithms.constrained runs on

@@ -53,6 +53,10 @@ ERR_SINGULAR_JOINT = 10
 ERR_SINGULAR_BASE = 11
 ERR_RESULT_NONFINITE = 12
 ERR_SHAPE = 13   #: hot-path entries only: shapes do not match (caller re-validates)
+ERR_COM_NONFINITE = 14     #: flat map: the CoM jet has NaN or Inf in the rows used
+ERR_YAW_NONFINITE = 15     #: flat map: the yaw jet has NaN or Inf in the rows used
+ERR_FREE_FALL = 16         #: flat map: c'' equals the gravity vector (thrust direction undefined)
+ERR_YAW_SINGULAR = 17      #: flat map: thrust axis parallel to y_C (Z-Y-X yaw undefined)
 
 RIGID_TOL = 1e-6
 SINGULAR_RTOL = 1e-12   #: articulated joint inertia below this fraction of the largest one: singular

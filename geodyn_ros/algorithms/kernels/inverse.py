@@ -101,10 +101,7 @@ def _id_core(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_tau, ws, 
     code = _check_common(g, wext, text, order)
     if code != OK:
         return code
-    has_wext = wext.shape[0] > 0
-    has_text = text.shape[0] > 0
-    _, fact, Vt, qt, R, P, S, V, W, c, I, L, fm = _id_views(ws, o, N, n, order)
-
+    _, fact, Vt, qt = _id_views(ws, o, N, n, order)[:4]
     # Taylor coefficients of the inputs
     for k in range(K):
         inv = 1.0 / fact[k]
@@ -114,6 +111,22 @@ def _id_core(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_tau, ws, 
         inv = 1.0 / fact[k]
         for j in range(n):
             qt[k, j] = qd[k, j] * inv
+    _id_taylor(bodyi, bodyf, C, order, g, wext, text, out_w, out_tau, ws, o)
+    return OK
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST)
+def _id_taylor(bodyi, bodyf, C, order, g, wext, text, out_w, out_tau, ws, o):
+    """The recursion of :func:`_id_core` once the inputs are checked and the Taylor coefficients
+    ``Vt`` (order+2, 6) and ``qt`` (order+3, n) of the work buffer are filled in (also the entry of
+    the flat map, :mod:`.flat`, which builds them itself). Leaves the base's subtree wrench
+    coefficients in ``W[0]`` of the buffer."""
+    N = bodyi.shape[0]
+    n = N - 1
+    K = order + 2
+    has_wext = wext.shape[0] > 0
+    has_text = text.shape[0] > 0
+    _, fact, Vt, qt, R, P, S, V, W, c, I, L, fm = _id_views(ws, o, N, n, order)
     _kinematics(bodyi, bodyf, C, Vt, qt, K, R, P, S, V)
 
     # per-body Newton-Euler wrench coefficients 0..order (subtree sums accumulate in W)
@@ -155,7 +168,6 @@ def _id_core(bodyi, bodyf, C, Vd, qd, order, g, wext, text, out_w, out_tau, ws, 
     for k in range(order + 1):
         for b in range(6):
             out_w[k, b] = W[0, k, b] * fact[k]
-    return OK
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)

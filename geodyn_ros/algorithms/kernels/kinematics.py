@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .common import (_all_finite, _check_pose, _cross, ERR_Q_NONFINITE, ERR_TWIST_NONFINITE, _factorials,
-                     _FAST, OK)
+from .common import (_all_finite, _check_pose, _cross, ERR_Q_NONFINITE, ERR_RESULT_NONFINITE, ERR_TWIST_NONFINITE,
+                     _factorials, _FAST, OK)
 
 
 # --------------------------------------------------------------------------- per-body kinematics
@@ -258,4 +258,59 @@ def forward_kinematics(bodyi, bodyf, C, Vd, qd, order, R, P, Sd, Vout):
             for a in range(6):
                 Sd[i, k, a] *= fact[k]
                 Vout[i, k, a] *= fact[k]
+    return OK
+
+
+# --------------------------------------------------------------------------- centre of mass
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def center_of_mass(bodyi, bodyf, C, Vd, qd, order, out):
+    """System centre of mass and its derivatives ``c^(0..order)`` (world) into ``out`` (order+1, 3).
+
+    Vd (>= order, 6) spatial base twist derivatives ``V^(0..order-1)``, qd (>= order+1, n) joint
+    derivatives; per body ``c_k = 1/k (v_(k-1) + sum_j w_j x c_(k-1-j))`` (:func:`_com_coeff`), summed
+    with the masses. Returns an error code (ERR_RESULT_NONFINITE for a massless model)."""
+    N = bodyi.shape[0]
+    n = N - 1
+    K = order
+    code = _check_pose(C)
+    if code != OK:
+        return code
+    if K > 0 and not _all_finite(Vd, K):
+        return ERR_TWIST_NONFINITE
+    if n > 0 and not _all_finite(qd, K + 1):
+        return ERR_Q_NONFINITE
+    fact = _factorials(K + 2)
+    Vt = np.zeros((max(K, 1), 6))
+    for k in range(K):
+        for a in range(6):
+            Vt[k, a] = Vd[k, a] / fact[k]
+    qt = np.empty((K + 1, n))
+    for k in range(K + 1):
+        for j in range(n):
+            qt[k, j] = qd[k, j] / fact[k]
+    R = np.empty((N, 3, 3))
+    P = np.empty((N, 3))
+    S = np.empty((N, max(K, 1), 6))
+    V = np.empty((N, max(K, 1), 6))
+    c = np.empty((N, K + 1, 3))
+    _kinematics(bodyi, bodyf, C, Vt, qt, K, R, P, S, V)
+    mtot = 0.0
+    for k in range(K + 1):
+        for a in range(3):
+            out[k, a] = 0.0
+    for i in range(N):
+        mi = bodyf[i, 6]
+        mtot += mi
+        for a in range(3):
+            c[i, 0, a] = P[i, a] + R[i, a, 0] * bodyf[i, 7] + R[i, a, 1] * bodyf[i, 8] + R[i, a, 2] * bodyf[i, 9]
+        for k in range(1, K + 1):
+            _com_coeff(c, V, i, k, True)
+        for k in range(K + 1):
+            for a in range(3):
+                out[k, a] += mi * c[i, k, a]
+    if not mtot > 0.0:
+        return ERR_RESULT_NONFINITE
+    for k in range(K + 1):
+        for a in range(3):
+            out[k, a] *= fact[k] / mtot
     return OK
