@@ -113,12 +113,12 @@ def test_weighted_pseudo_inverse_is_minimum_weighted_norm():
     assert np.allclose(A.T @ lam, w * u, atol=1e-12)
 
 
-def test_refuses_underactuated_vehicles():
-    flat = tilthex_rotor_frames(0.25, np.zeros(6), np.zeros(6))      # a flat hexarotor
-    rp = RotorParams(turning_direction=("ccw", "cw") * 3)
-    with pytest.raises(ValueError, match=r"A: rank 4 < 6.*f_x.*f_y"):
-        Allocation.from_frames(flat, rp)
-    with pytest.raises(ValueError, match="A: 4 rotors cannot"):
+def test_refuses_rotor_sets_that_are_neither_fully_actuated_nor_collinear():
+    tilted = tilthex_rotor_frames(0.25, np.radians([20.0, -20.0] * 3), np.zeros(6))[:4]   # 4 tilted rotors
+    rp = RotorParams(turning_direction=("ccw", "cw") * 2)
+    with pytest.raises(ValueError, match=r"A: rank 4 < 6 and the thrusts are not all along the base z axis"):
+        Allocation.from_frames(tilted, rp)
+    with pytest.raises(ValueError, match=r"A: rank 1 < 6.*f_x"):
         Allocation(np.ones((6, 4)))
     with pytest.raises(ValueError, match="turning_direction"):
         RotorParams(turning_direction=("up",))

@@ -180,6 +180,9 @@ class ActuatedController:
             raise ValueError(f"allocation: expected an Allocation, got {type(allocation).__name__}")
         if feedforward_order not in FEEDFORWARD_LEVELS or isinstance(feedforward_order, bool):
             raise ValueError(f"feedforward_order: expected None, 0, 1 or 2, got {feedforward_order!r}")
+        if allocation.collinear:
+            raise ValueError("allocation: a collinear (under-actuated) rotor set, which cannot produce the lateral "
+                             "forces this controller feeds forward; use geodyn_ros.control.FlatnessController")
         if allocation.n_rotors != rotors.n_rotors:
             raise ValueError(f"rotors: {rotors.n_rotors} rotors but the allocation has {allocation.n_rotors}")
         self.allocation, self.rotors, self.elastic = allocation, rotors, elastic

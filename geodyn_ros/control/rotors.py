@@ -20,9 +20,10 @@ The TiltHex frames are ``C_{B,p_i} = Rz((2-i) pi/3) Tx(a) Rx(alpha_i) Ry(beta_i)
 
 Inverse: :class:`Allocation` solves ``A u = W_b`` with the weighted pseudo-inverse
 ``A^+_Q = Q^-1 A^T (A Q^-1 A^T)^-1``, the ``u`` of least ``u^T Q u`` (``Q`` diagonal positive,
-default identity; for n = 6 it is ``A^-1``). A vehicle whose ``A`` has rank < 6 (a flat
-quadrotor or hexarotor: all thrusts parallel) is refused with the wrench directions it cannot
-produce.
+default identity; for n = 6 it is ``A^-1``). A **collinear** vehicle (a flat quadrotor or
+hexarotor: every thrust along base ``+z``) has ``A`` of rank 4: it is allocated through the 4 x n
+map ``A4`` to ``(T, tau_x, tau_y, tau_z)`` (FLATNESS.md; gz-sim's multicopter control does the
+same). Any other rank-deficient set is refused with the wrench directions it cannot produce.
 """
 from __future__ import annotations
 
@@ -33,10 +34,16 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["RotorParams", "ElasticJointParams", "ActuationConfig", "load_actuation_config",
+__all__ = ["RotorParams", "ElasticJointParams", "ActuationConfig", "load_actuation_config", "ROTOR_SECTIONS",
            "default_actuation_config_path", "tilthex_rotor_frames", "rotor_frames_from_model",
-           "rotor_wrench_columns", "Allocation", "FULL_ACTUATION_RTOL"]
+           "rotor_wrench_columns", "Allocation", "FULL_ACTUATION_RTOL", "COLLINEAR_RTOL", "LATERAL_FORCE_RTOL"]
 
+#: a rotor set is collinear when the lateral-force rows of ``A`` are below this fraction of its largest
+#: thrust entry (rounding of the rotor frames gives ~1e-16; a 0.1 deg tilt already gives 2e-3).
+COLLINEAR_RTOL = 1e-9
+#: :meth:`Allocation.allocate` of a collinear set refuses a wrench whose lateral force exceeds this
+#: fraction of its force (a wrench computed for the vehicle carries rounding of ~1e-15 there).
+LATERAL_FORCE_RTOL = 1e-9
 #: ``A`` counts as rank deficient when its smallest singular value is below this fraction of the
 #: largest: 1e-9 is far above rounding of A's entries (1e-16 relative) and far below any real
 #: vehicle (the TiltHex here: sigma_min / sigma_max = 0.11, ``Allocation.condition_number``).
@@ -136,7 +143,8 @@ class ElasticJointParams:
 
 @dataclass(frozen=True)
 class ActuationConfig:
-    """Everything of ``config/tilthex.yaml``: rotor constants, geometry and elastic joints."""
+    """Everything of an actuation YAML (``config/tilthex.yaml``, ``config/hexarotor.yaml``): rotor
+    constants, geometry and elastic joints."""
 
     rotors: RotorParams
     elastic: ElasticJointParams
@@ -169,17 +177,35 @@ def default_actuation_config_path() -> Path:
     raise ValueError("config: config/tilthex.yaml not found in the source tree or share/geodyn_ros")
 
 
+#: top-level keys of the rotor section of an actuation YAML, in the order they are looked for
+ROTOR_SECTIONS = ("multirotor", "tilthex")
+
+
 def load_actuation_config(path=None) -> ActuationConfig:
-    """Read ``config/tilthex.yaml`` (or ``path``) into an :class:`ActuationConfig` (ValueError naming the key)."""
+    """Read an actuation YAML into an :class:`ActuationConfig` (ValueError naming the key).
+
+    ``path`` defaults to ``config/tilthex.yaml`` (``"hexarotor"`` or ``"tilthex"``: the shipped
+    ``config/<name>.yaml``). The rotor section is ``multirotor:`` (``config/hexarotor.yaml``) or,
+    as in ``config/tilthex.yaml``, ``tilthex:``, with the same keys; ``elastic_joints:`` follows."""
     import yaml
+    if path in ("hexarotor", "tilthex"):
+        path = default_actuation_config_path().parent / f"{path}.yaml"
     p = default_actuation_config_path() if path is None else Path(os.fspath(path))
     try:
         with open(p, encoding="utf-8") as f:
             doc = yaml.safe_load(f)
     except OSError as exc:
         raise ValueError(f"config: cannot read {p}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"config: {p} is not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"config: {p} must be a mapping with a rotor section ({' or '.join(ROTOR_SECTIONS)}) and "
+                         "elastic_joints")
+    section = next((k for k in ROTOR_SECTIONS if k in doc), None)
+    if section is None:
+        raise ValueError(f"config: {p} misses the rotor section (one of {', '.join(ROTOR_SECTIONS)})")
     try:
-        t, e = doc["tilthex"], doc["elastic_joints"]
+        t, e = doc[section], doc["elastic_joints"]
         n = len(t["turning_direction"])
         rot = RotorParams(turning_direction=tuple(t["turning_direction"]),
                           motor_constant=t["motor_constant"], moment_constant=t["moment_constant"],
@@ -298,16 +324,32 @@ def rotor_wrench_columns(frames, motor_constant, drag_constants) -> np.ndarray:
 class Allocation:
     """Allocation ``W_b = A u`` (``u = omega^2``) and its weighted pseudo-inverse.
 
+    Two kinds of rotor sets are accepted:
+
+    * **fully actuated** (``A`` of rank 6, e.g. the TiltHex): any body wrench,
+      ``u = A^+_Q W_b`` (:meth:`allocate`);
+    * **collinear** (every thrust along the base ``+z`` axis: quadrotor, flat hexarotor, gz-sim's
+      X3/X4): the rows ``f_x``, ``f_y`` of ``A`` vanish and the 4 x n map
+      ``A4 = A[(f_z, n_x, n_y, n_z)]`` to ``(T, tau_x, tau_y, tau_z)`` has rank 4;
+      ``u = A4^+_Q (T, tau)`` (:meth:`allocate_thrust_torque`). A 6-D wrench with a lateral force
+      is refused by :meth:`allocate`, naming the force it cannot produce.
+
     Parameters
     ----------
-    A : (6, n) allocation matrix (n >= 6), body wrench moment first per unit ``omega^2``.
+    A : (6, n) allocation matrix, body wrench moment first per unit ``omega^2``.
     max_rot_velocity : float
         Rotor speed limit [rad/s] for :meth:`speeds` and :meth:`check_speeds`.
     weights : (n,) positive, optional
         ``Q = diag(weights)`` of the weighted pseudo-inverse (module docstring); default ones.
 
-    Raises ``ValueError`` for fewer than 6 rotors or a rank-deficient ``A`` (the message names the
-    wrench directions that cannot be produced).
+    Raises ``ValueError`` for a set that is neither (the message names the wrench directions
+    that cannot be produced).
+
+    Attributes
+    ----------
+    A (6, n); collinear (bool); A_pinv (n, 6), fully actuated only (None otherwise); A4 (4, n) and
+    A4_pinv (n, 4), both kinds (for a fully actuated set ``A4_pinv`` allocates ``(T, tau)`` with zero
+    lateral force); singular_values of ``A`` (fully actuated) or ``A4`` (collinear).
     """
 
     def __init__(self, A, max_rot_velocity=1000.0, weights=None):
@@ -315,27 +357,46 @@ class Allocation:
         if A.ndim != 2 or A.shape[0] != 6 or not np.all(np.isfinite(A)):
             raise ValueError(f"A: expected a finite (6, n) matrix, got shape {A.shape}")
         n = A.shape[1]
-        if n < 6:
-            raise ValueError(f"A: {n} rotors cannot produce an arbitrary 6-D wrench; this controller needs a "
-                             "fully actuated base (>= 6 rotors with non-parallel axes)")
         self.max_rot_velocity = _pos("max_rot_velocity", max_rot_velocity)
         w = np.ones(n) if weights is None else np.array(weights, float).reshape(-1)
         if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
             raise ValueError(f"weights: expected {n} finite positive values, got {weights!r}")
-        U, s, Vt = np.linalg.svd(A)
-        if s[-1] < FULL_ACTUATION_RTOL * s[0]:
-            missing = U[:, s < FULL_ACTUATION_RTOL * s[0]]
-            labels = ("n_x", "n_y", "n_z", "f_x", "f_y", "f_z")
-            dirs = "; ".join(" + ".join(f"{c:.2f} {labels[k]}" for k, c in enumerate(col) if abs(c) > 1e-6)
-                             for col in missing.T)
-            raise ValueError(f"A: rank {int(np.sum(s >= FULL_ACTUATION_RTOL * s[0]))} < 6, the rotors cannot "
-                             f"produce the body wrench direction(s) [{dirs}] (e.g. a flat multirotor: all "
-                             "thrusts parallel); this controller needs a fully actuated base")
         self.A = A
         self.weights = w
         Qi = np.diag(1.0 / w)
-        self.A_pinv = Qi @ A.T @ np.linalg.inv(A @ Qi @ A.T)
-        self.singular_values = s
+        fz_scale = np.abs(A[5]).max() if n else 0.0
+        collinear = n > 0 and fz_scale > 0 and np.abs(A[3:5]).max() <= COLLINEAR_RTOL * fz_scale
+        U, s, Vt = np.linalg.svd(A)
+        if n >= 6 and s[-1] >= FULL_ACTUATION_RTOL * s[0]:
+            self.collinear = False
+            self.A_pinv = Qi @ A.T @ np.linalg.inv(A @ Qi @ A.T)
+            self.singular_values = s
+        elif collinear:
+            A4 = A[[5, 0, 1, 2]]
+            s4 = np.linalg.svd(A4, compute_uv=False)
+            if n < 4 or s4[-1] < FULL_ACTUATION_RTOL * s4[0]:
+                raise ValueError(f"A: a collinear rotor set of rank {int(np.sum(s4 >= FULL_ACTUATION_RTOL * s4[0]))} "
+                                 "< 4: the rotors cannot produce an independent thrust and three moments (e.g. "
+                                 "rotors on one line, or too few of them); a collinear vehicle needs >= 4 rotors "
+                                 "whose positions span the base plane and both spin directions")
+            self.collinear = True
+            self.A_pinv = None
+            self.singular_values = s4
+        else:
+            rank = int(np.sum(s >= FULL_ACTUATION_RTOL * s[0])) if n else 0
+            missing = U[:, rank:]          # the wrench directions no u reaches
+            labels = ("n_x", "n_y", "n_z", "f_x", "f_y", "f_z")
+            dirs = "; ".join(" + ".join(f"{c:.2f} {labels[k]}" for k, c in enumerate(col) if abs(c) > 1e-6)
+                             for col in missing.T)
+            raise ValueError(f"A: rank {rank} < 6 and the thrusts are not all along the base z "
+                             f"axis: the rotors cannot produce the body wrench direction(s) [{dirs}]; a fully "
+                             "actuated base (rank 6) or a collinear multirotor (every thrust along base +z, rank 4) "
+                             "is needed")
+        self.A4 = np.ascontiguousarray(A[[5, 0, 1, 2]])
+        if self.collinear:
+            self.A4_pinv = Qi @ self.A4.T @ np.linalg.inv(self.A4 @ Qi @ self.A4.T)
+        else:   # (T, tau) of a fully actuated set: the 6-D allocation with zero lateral force
+            self.A4_pinv = self.A_pinv[:, [5, 0, 1, 2]]
 
     @classmethod
     def from_frames(cls, frames, rotors: RotorParams, weights=None) -> "Allocation":
@@ -350,19 +411,53 @@ class Allocation:
         return self.A.shape[1]
 
     def condition_number(self, *, scaled=True) -> float:
-        """``sigma_max / sigma_min`` of ``A`` (``scaled``: of ``A`` with its moment rows divided by
-        the length ``max|A_moment| / max|A_force|`` (about the rotor distance), so that moments
-        and forces have the same unit)."""
+        """``sigma_max / sigma_min`` of ``A`` (of ``A4`` for a collinear set). ``scaled``: with the
+        moment rows divided by the length ``max|A_moment| / max|A_force|`` (about the rotor
+        distance), so that moments and forces have the same unit."""
+        M = self.A4[[1, 2, 3, 0]] if self.collinear else self.A   # moment rows first, then force rows
+        nm = 3
         if not scaled:
-            return float(self.singular_values[0] / self.singular_values[-1])
-        L = max(np.abs(self.A[:3]).max() / max(np.abs(self.A[3:]).max(), 1e-300), 1e-300)
-        s = np.linalg.svd(np.vstack([self.A[:3] / L, self.A[3:]]), compute_uv=False)
+            s = np.linalg.svd(M, compute_uv=False)
+            return float(s[0] / s[-1])
+        L = max(np.abs(M[:nm]).max() / max(np.abs(M[nm:]).max(), 1e-300), 1e-300)
+        s = np.linalg.svd(np.vstack([M[:nm] / L, M[nm:]]), compute_uv=False)
         return float(s[0] / s[-1])
 
     def allocate(self, W_b) -> np.ndarray:
-        """(n,) or (T, n) ``u = A^+ W_b`` [rad^2/s^2] for body wrenches (6,) or (T, 6)."""
+        """(n,) or (T, n) ``u = A^+ W_b`` [rad^2/s^2] for body wrenches ``(n, f)`` (6,) or (T, 6).
+
+        A collinear set takes the wrench's ``(f_z, n)`` and refuses a lateral force ``(f_x, f_y)``
+        larger than ``LATERAL_FORCE_RTOL`` of the wrench's force (``ValueError`` naming it)."""
         W = np.asarray(W_b, float)
-        return W @ self.A_pinv.T
+        if W.shape[-1:] != (6,):
+            raise ValueError(f"W_b: expected a body wrench (6,) or (T, 6), got shape {W.shape}")
+        if not self.collinear:
+            return W @ self.A_pinv.T
+        lat = W[..., 3:5]
+        bound = LATERAL_FORCE_RTOL * np.maximum(np.linalg.norm(W[..., 3:], axis=-1), 1e-300)
+        bad = np.linalg.norm(lat, axis=-1) > bound
+        if np.any(bad):
+            i = int(np.argmax(bad)) if W.ndim > 1 else None
+            f = lat[i] if i is not None else lat
+            at = "" if i is None else f"[{i}]"
+            raise ValueError(f"W_b{at}: a lateral force (f_x, f_y) = ({f[0]:.6g}, {f[1]:.6g}) N in base axes, which this "
+                             "collinear vehicle cannot produce (every rotor thrusts along base +z); allocate "
+                             "(T, tau) with allocate_thrust_torque, or tilt the vehicle to point its thrust")
+        return W[..., [5, 0, 1, 2]] @ self.A4_pinv.T
+
+    def allocate_thrust_torque(self, thrust, torque) -> np.ndarray:
+        """(n,) or (T, n) ``u = A4^+ (T, tau)`` [rad^2/s^2] for the thrust [N] (scalar or (T,)) along
+        base ``+z`` and the body moment ``tau`` [N m] (3,) or (T, 3) about the base origin."""
+        T = np.asarray(thrust, float)
+        tq = np.asarray(torque, float)
+        if tq.shape[-1:] != (3,) or T.shape != tq.shape[:-1]:
+            raise ValueError(f"thrust, torque: expected shapes () and (3,) (or (T,) and (T, 3)), got {T.shape} and "
+                             f"{tq.shape}")
+        return T[..., None] * self.A4_pinv[:, 0] + tq @ self.A4_pinv[:, 1:].T
+
+    def wrench(self, u) -> np.ndarray:
+        """The body wrench ``A u`` (6,) or (T, 6) of rotor inputs ``u = omega^2`` (n,) or (T, n)."""
+        return np.asarray(u, float) @ self.A.T
 
     def speeds(self, u) -> tuple:
         """``(omega, n_saturated)``: ``sqrt(u)`` clipped to ``[0, max_rot_velocity]``, and how many
