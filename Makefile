@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= out
 SPEED  ?= 1
 
-.PHONY: venv test test-fresh-clone test-real-launch two-robots demo actuated demo-ideal demo-actuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
+.PHONY: venv test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget bench-flat demo-ideal demo-actuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -37,14 +37,33 @@ test-fresh-clone:
 test-real-launch: $(STAMP)
 	GEODYN_REAL_LAUNCH=1 $(BIN)/python -m pytest -q -rs -p no:xdist test/test_real_launch.py --durations=0
 
-## The main job: the actuated aerial manipulator (TiltHex rotors with gz-sim's motor lag,
+## The main job, both vehicles: the actuated (TiltHex) table, then the under-actuated (collinear
+## hexarotor, flatness) table with its error budget; figures in $(OUT)/.
+demo: actuated underactuated
+
+## The actuated aerial manipulator (TiltHex rotors with gz-sim's motor lag,
 ## series-elastic arm joints, the controller consuming the jets) on Table 3, 30 s, rows
 ## pd/ff0/ff1/ff2 (+ ideal actuators and two diagnostic rows): prints the table and writes
 ## $(OUT)/actuated_loop.png (errors against time, one curve per row). SPEED=3: 3x faster Table 3.
-demo: actuated
 
 actuated: $(STAMP)
 	$(BIN)/python -m geodyn_ros.examples.actuated_loop --speed $(SPEED) --out $(OUT)
+
+## The under-actuated aerial manipulator (collinear hexarotor with gz-sim's X4 rotors, elastic arm
+## joints, the flatness-based controller) on the figure-eight reference, 30 s after a 5 s pre-roll,
+## rows rigid/ff0/ff1/ff2/ideal + four diagnostic rows; then the small model that explains the
+## ratios (the error budget). Writes $(OUT)/underactuated_loop.png. SPEED=2: twice as fast.
+underactuated: $(STAMP)
+	$(BIN)/python -m geodyn_ros.examples.underactuated_loop --speed $(SPEED) --out $(OUT) --json-out $(OUT)/underactuated.json
+	$(BIN)/python -m geodyn_ros.examples.underactuated_budget --speed $(SPEED)
+
+## The error budget of the under-actuated table alone (no simulator; seconds).
+budget: $(STAMP)
+	$(BIN)/python -m geodyn_ros.examples.underactuated_budget --speed $(SPEED)
+
+## The flat map against inverse dynamics of the same order (r = 0..3), and pin.rnea, in one run.
+bench-flat: $(STAMP)
+	$(BIN)/python bench/bench_flat.py --csv $(OUT)/bench_flat.csv
 
 ## The ideal-actuator closed loop over ROS 2 (MuJoCo sim + reference + geodyn_node + controller),
 ## 30 s of Table 3 headless, with and without feedforward: RMS errors, plot and CSV in $(OUT)/.

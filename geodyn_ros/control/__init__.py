@@ -7,7 +7,10 @@
 * :mod:`~geodyn_ros.control.rotors`: rotor geometry, allocation matrix and its pseudo-inverse,
   the actuation config (``config/tilthex.yaml``);
 * :mod:`~geodyn_ros.control.actuated`: the controller that consumes the feedforward jets
-  (rotor-lag and elastic-joint compensation, orders 0..2).
+  (rotor-lag and elastic-joint compensation, orders 0..2);
+* :mod:`~geodyn_ros.control.quadrotor`: the closed-form flat map of a rigid multirotor;
+* :mod:`~geodyn_ros.control.flatness`: the flatness-based geometric controller of a collinear
+  (under-actuated) multirotor manipulator, levels rigid/ff0/ff1/ff2.
 
 Importing this package imports neither rclpy nor mujoco.
 """
@@ -16,7 +19,10 @@ from .tracking import TrackingLog, simulate_tracking, table3_initial_state
 from .rotors import (ActuationConfig, Allocation, ElasticJointParams, RotorParams, load_actuation_config,
                      rotor_frames_from_model, tilthex_rotor_frames)
 from .actuated import ActuatedCommand, ActuatedController
+from .quadrotor import RigidFlatState, rigid_flat_map
+from .flatness import FLATNESS_LEVELS, FlatCommand, FlatnessController, FlatnessGains
 
 __all__ = ["TrackingGains", "tracking_command", "TrackingLog", "simulate_tracking", "table3_initial_state",
            "ActuationConfig", "Allocation", "ElasticJointParams", "RotorParams", "load_actuation_config",
-           "rotor_frames_from_model", "tilthex_rotor_frames", "ActuatedCommand", "ActuatedController"]
+           "rotor_frames_from_model", "tilthex_rotor_frames", "ActuatedCommand", "ActuatedController",
+           "RigidFlatState", "rigid_flat_map", "FLATNESS_LEVELS", "FlatCommand", "FlatnessController", "FlatnessGains"]

@@ -22,7 +22,7 @@ Levels (``feedforward_order``; the rows of the README table)
     ``u = B theta_d'' + tau_d + Kp (theta_d - theta) + Kd (theta_d' - theta')``.
 
 ``W_fb`` is the SE(3) feedback of :func:`geodyn_ros.control.feedback.tracking_command` (same
-gains for every level), added as a wrench before allocation. ``W_b,d`` is rotated from the
+gains for every level; its ``e_R = vee(R_d^T R - R^T R_d)`` is twice Lee's), added as a wrench before allocation. ``W_b,d`` is rotated from the
 desired into the actual base frame as there. Commanded speeds are clipped to
 ``[0, max_rot_velocity]`` and motor torques to ``+-max_motor_torque``; the clips are counted.
 Level ``k`` needs jets of order ``>= k`` (``ValueError`` naming ``order``).

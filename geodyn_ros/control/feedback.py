@@ -7,7 +7,7 @@ Law (all quantities at one instant; ``C = (R, p)`` actual base pose, ``C_d = (R_
 desired; body twists ``(w_b, v_b)`` are angular velocity and base-origin velocity in base axes)::
 
     e_p = p - p_d,                       e_v = R v_b - R_d v_bd            (world)
-    e_R = 1/2 vee(R_d^T R - R^T R_d),    e_w = w_b - R^T R_d w_bd          (base axes)
+    e_R = vee(R_d^T R - R^T R_d),        e_w = w_b - R^T R_d w_bd          (base axes)
     f_b = R^T (-Kp_p e_p - Kd_p e_v) + R^T R_d f_ff
     n_b = -Kp_R e_R - Kd_R e_w          + R^T R_d n_ff
     tau = tau_ff + Kp_q (q_d - q) + Kd_q (qd_d - qd)
@@ -16,7 +16,10 @@ desired; body twists ``(w_b, v_b)`` are angular velocity and base-origin velocit
 ``geometry_msgs/WrenchStamped`` with ``frame_id`` = base link carries); ``(n_ff, f_ff)`` is the
 feedforward base wrench expressed in the *desired* base frame (``geodyn_node``'s
 ``feedforward/wrench`` in reference mode), rotated into the actual base frame. The rotation
-error is the standard geometric one on SO(3) (Lee, Leok, McClamroch 2010).
+error is the geometric one on SO(3) of Lee, Leok, McClamroch (2010) without its factor 1/2
+(``e_R ~ 2 theta`` for a small rotation ``theta``), so ``Kp_R`` here is twice Lee's ``k_R``; the
+published tables use this form. :class:`geodyn_ros.control.flatness.FlatnessController` uses
+Lee's ``1/2 vee(...)``.
 """
 from __future__ import annotations
 

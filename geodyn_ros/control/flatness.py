@@ -1,0 +1,357 @@
+"""A flatness-based geometric controller for a collinear multirotor carrying an arm (ROS-free).
+
+The vehicle thrusts along its base ``+z`` only (quadrotor, flat hexarotor, gz-sim's X3/X4), so
+its flat outputs are the system CoM ``c``, the base yaw ``psi`` and the joint angles ``q``
+(:func:`geodyn_ros.flat_inverse_dynamics`). The law is the geometric SE(3) tracking controller of
+Lee, Leok & McClamroch (2010) on the CoM and yaw, with the feedforward of the flat map; the
+feedback gains are the same at every feedforward level.
+
+Law (one instant; ``C = (R, p)`` the measured base pose, ``Omega`` the measured body rates,
+``c, c'`` the measured system CoM and its rate, from :func:`geodyn_ros.center_of_mass`)::
+
+    e_x = c - c_d,   e_v = c' - c_d'                                              (world)
+    F   = T_d R_d e3 - k_x e_x - k_v e_v        (T_d R_d e3 = m (c_d'' - g): exact for the whole body)
+    T   = F . R e3                                                                (thrust command)
+    R_c = [x_c y_c z_c]:  z_c = F / |F|, x_c = (y_C x z_c) / |y_C x z_c|, y_c = z_c x x_c   (Z-Y-X yaw psi_d)
+    e_R = 1/2 vee(R_c^T R - R^T R_c),   e_W = Omega - R^T R_c Omega_d                 (base axes)
+    tau = R^T R_c tau_ff - k_R e_R - k_W e_W                  (moment about the base origin, base axes)
+    u   = A4^+ (T, tau),  omega_rot = sqrt(u)                   (collinear allocation, Allocation)
+
+Feedforward levels (``level``; the rows of the README table)
+------------------------------------------------------------
+``"rigid"`` (today's best practice)
+    The vehicle is one rigid body with the arm frozen in its *current* shape: mass ``m``, CoM
+    offset ``r_c(q)`` and inertia ``J(q)`` about the CoM (:func:`geodyn_ros.centroidal_locked_terms`).
+    ``Omega_d`` from the jerk and ``alpha_d`` from the snap by the closed form of
+    :func:`geodyn_ros.control.quadrotor.rigid_flat_map`;
+    ``tau_ff = J alpha_d + Omega_d x J Omega_d + r_c x (0, 0, T_d)``. Joints: motor-side PD plus
+    gravity compensation, ``u_j = g_j(q) + k_p (q_d - theta) + k_d (q_d' - theta')``.
+``"ff0"``
+    The whole-body flat map at order 0: ``Omega_d``, ``alpha_d``, ``tau_ff`` = its body torque,
+    joint motors ``u = tau_d + k_p (q_d - theta) + k_d (q_d' - theta')``.
+``"ff1"``
+    Plus rotor-lag compensation from the order-1 jets: ``u' = A4^+ (T_d', tau_d')``,
+    ``omega_cmd = omega_rot + T_lag u' / (2 omega_rot)`` (ACTUATION.md; ``T_lag`` the up or down
+    time constant by the sign).
+``"ff2"``
+    Plus elastic-joint compensation from order 2 (Spong): ``theta_d = q_d + K^-1 tau_d`` (and its
+    two derivatives), ``u = B theta_d'' + tau_d + k_p (theta_d - theta) + k_d (theta_d' - theta')``.
+
+With ideal actuators (no rotor model, rigid joints: the ``ideal`` row) the thrust and moment are
+applied directly and the joint torque is ``tau_d + k_p (q_d - q) + k_d (q_d' - q')``.
+
+Commanded rotor speeds are clipped to ``[0, max_rot_velocity]`` and motor torques to
+``+-max_motor_torque``; the clips are counted. Bad input raises ``ValueError`` naming the argument.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..algorithms.api import center_of_mass
+from ..algorithms.eom import gravity_vector
+from ..algorithms.flat import FlatResult
+from ..algorithms.reduced import centroidal_locked_terms
+from ..model.model import Model
+from .quadrotor import rigid_flat_map
+from .rotors import Allocation, ElasticJointParams, RotorParams
+
+__all__ = ["FlatnessGains", "FlatnessController", "FlatCommand", "FLATNESS_LEVELS", "commanded_attitude"]
+
+#: feedforward levels (module docstring), in the order of the README table
+FLATNESS_LEVELS = ("rigid", "ff0", "ff1", "ff2")
+_ORDER = {"rigid": 0, "ff0": 0, "ff1": 1, "ff2": 2}
+_E3 = np.array([0.0, 0.0, 1.0])
+
+
+def _gain(name, v, size=None):
+    a = np.array(v, dtype=float)
+    if size is not None and a.ndim == 0:
+        a = np.full(size, float(a))
+    if (size is not None and a.shape != (size,)) or (size is None and a.ndim != 0):
+        raise ValueError(f"{name}: expected {'a scalar or ' + str(size) + ' values' if size else 'a scalar'}, got {v!r}")
+    if not (np.all(np.isfinite(a)) and np.all(a >= 0)):
+        raise ValueError(f"{name}: gains must be finite and >= 0, got {v!r}")
+    return a
+
+
+@dataclass(frozen=True)
+class FlatnessGains:
+    """Feedback gains of :class:`FlatnessController` (SI units).
+
+    kp_position ``k_x`` [N/m], kd_position ``k_v`` [N s/m] on the CoM; kp_rotation ``k_R``
+    [N m/rad] and kd_rotation ``k_W`` [N m s/rad] per base axis (x, y, z; a scalar applies to all
+    three); kp_joint [N m/rad], kd_joint [N m s/rad] on the motor (or link) angles.
+
+    Defaults for the 4 kg hexarotor manipulator: a CoM loop of ``sqrt(k_x / m) = 4 rad/s`` with
+    damping 0.9; roll/pitch ``sqrt(k_R / J) = 20 rad/s`` (J ~ 0.1 kg m^2 with the arms), damping
+    0.8, five times faster than the CoM loop and slower than the rotors (1 / 0.0182 s = 55 rad/s);
+    a softer yaw (drag torques give the collinear vehicle little yaw authority); the joint gains
+    of the actuated loop (``config/geodyn.yaml``).
+    """
+
+    kp_position: float = 64.0
+    kd_position: float = 29.0
+    kp_rotation: tuple = (40.0, 40.0, 10.0)
+    kd_rotation: tuple = (3.2, 3.2, 1.6)
+    kp_joint: float = 40.0
+    kd_joint: float = 0.5
+
+    def __post_init__(self):
+        for name in ("kp_position", "kd_position", "kp_joint", "kd_joint"):
+            object.__setattr__(self, name, float(_gain(name, getattr(self, name))))
+        for name in ("kp_rotation", "kd_rotation"):
+            object.__setattr__(self, name, tuple(_gain(name, getattr(self, name), 3).tolist()))
+
+
+@dataclass
+class FlatCommand:
+    """One cycle's output: ``omega`` (n_rot,) rotor speed commands [rad/s] (clipped; empty with
+    ideal rotors), ``u`` (n_el,) motor torques [N m] (clipped; with ideal joints the joint
+    torques (n,)), ``thrust`` [N] and ``torque`` (3,) [N m] (the body wrench asked of the rotors),
+    the unclipped values, and the clip counts of this cycle."""
+
+    omega: np.ndarray
+    u: np.ndarray
+    thrust: float
+    torque: np.ndarray
+    omega_raw: np.ndarray
+    u_raw: np.ndarray
+    rotor_saturations: int
+    motor_saturations: int
+
+
+def commanded_attitude(F, yaw) -> np.ndarray:
+    """``R_c`` (3, 3) whose ``z`` axis is along ``F`` (3,) with the Z-Y-X yaw ``yaw`` [rad]
+    (ValueError when ``F`` is zero or parallel to ``y_C``)."""
+    nF = float(np.linalg.norm(F))
+    if not nF > 0.0:
+        raise ValueError("F: the commanded force vanished (the thrust direction is undefined)")
+    z = F / nF
+    yc = np.array([-np.sin(yaw), np.cos(yaw), 0.0])
+    u = np.cross(yc, z)
+    nu = float(np.linalg.norm(u))
+    if not nu > 1e-9:
+        raise ValueError("yaw: the commanded thrust axis is parallel to y_C (yaw singularity)")
+    x = u / nu
+    return np.column_stack([x, np.cross(z, x), z])
+
+
+def _half_vee(S):
+    """``1/2 vee(S)`` of a skew matrix S (3, 3): Lee's attitude error, ``~ theta`` for a small
+    rotation ``theta`` between the two frames."""
+    return 0.5 * np.array([S[2, 1], S[0, 2], S[1, 0]])
+
+
+class FlatnessController:
+    """The law of the module docstring for one model, allocation and level.
+
+    Parameters
+    ----------
+    model : Model
+        The vehicle with its rotor joints locked (``load_urdf(..., locked_joints=rotor_joints)``),
+        the model the flat map and the measured CoM are evaluated on.
+    allocation : Allocation
+        Collinear or fully actuated; :meth:`Allocation.allocate_thrust_torque` maps ``(T, tau)``.
+    rotors : RotorParams
+        Time constants for the lag compensation (``ff1``, ``ff2``).
+    elastic : ElasticJointParams or None
+        ``K``, ``B`` and the motor torque limit; ``None``: rigid, torque-controlled joints.
+    gains : FlatnessGains, optional
+    level : ``"rigid"``, ``"ff0"``, ``"ff1"`` or ``"ff2"``.
+    ideal_rotors : bool
+        The thrust and moment are applied directly (no rotor speeds, no lag compensation).
+    gravity : (3,) world gravity [m/s^2].
+    lag_timestep : float, optional
+        ``None`` (default): the continuous-time lag compensation ``omega + T omega'``. A step ``dt``
+        [s]: the exact inverse of gz-sim's discrete filter to first order in the jet, the gain
+        ``dt / (1 - exp(-dt / T))`` (~ ``T + dt/2``) in place of ``T`` (as
+        :class:`~geodyn_ros.control.actuated.ActuatedController`).
+    """
+
+    def __init__(self, model: Model, allocation: Allocation, rotors: RotorParams, elastic: ElasticJointParams | None,
+                 gains: FlatnessGains | None = None, level: str = "ff2", *, ideal_rotors: bool = False,
+                 gravity=(0.0, 0.0, -9.81), lag_timestep=None):
+        if not isinstance(model, Model):
+            raise ValueError(f"model: expected a geodyn_ros Model, got {type(model).__name__}")
+        if not isinstance(allocation, Allocation):
+            raise ValueError(f"allocation: expected an Allocation, got {type(allocation).__name__}")
+        if allocation.n_rotors != rotors.n_rotors:
+            raise ValueError(f"rotors: {rotors.n_rotors} rotors but the allocation has {allocation.n_rotors}")
+        self.model, self.allocation, self.rotors, self.elastic = model, allocation, rotors, elastic
+        self.set_level(level)
+        self.set_gains(FlatnessGains() if gains is None else gains)
+        self.ideal_rotors = bool(ideal_rotors)
+        self.gravity = np.array(gravity, dtype=float)
+        if self.gravity.shape != (3,) or not np.all(np.isfinite(self.gravity)):
+            raise ValueError(f"gravity: expected a finite 3-vector, got {gravity!r}")
+        names = model.joint_names
+        if elastic is not None:
+            missing = [j for j in elastic.joints if j not in names]
+            if missing:
+                raise ValueError(f"elastic: joints {missing} are not joints of the model {names}")
+            self.idx = np.array([names.index(j) for j in elastic.joints], dtype=np.int64)
+            self._Kinv = 1.0 / elastic.stiffness
+        else:
+            self.idx = np.arange(len(names), dtype=np.int64)
+            self._Kinv = np.zeros(len(names))
+        self.mass = model.total_mass
+        Tu, Td = rotors.time_constant_up, rotors.time_constant_down
+        if lag_timestep is None:
+            self._lag_gain = (Tu, Td)
+        else:
+            dt = float(lag_timestep)
+            if not (np.isfinite(dt) and dt > 0):
+                raise ValueError(f"lag_timestep: expected a finite positive step [s], got {lag_timestep!r}")
+            self._lag_gain = (dt / -np.expm1(-dt / Tu), dt / -np.expm1(-dt / Td))
+        self.rotor_saturations = 0
+        self.motor_saturations = 0
+
+    # ------------------------------------------------------------------ configuration
+    def set_gains(self, gains: FlatnessGains) -> None:
+        """Replace the feedback gains (live tuning); the next :meth:`command` uses them."""
+        if not isinstance(gains, FlatnessGains):
+            raise ValueError(f"gains: expected FlatnessGains, got {type(gains).__name__}")
+        self.gains = gains
+        self._kR = np.array(gains.kp_rotation)
+        self._kW = np.array(gains.kd_rotation)
+
+    def set_level(self, level) -> None:
+        """Switch the feedforward level (``"rigid"``, ``"ff0"``, ``"ff1"`` or ``"ff2"``)."""
+        if level not in FLATNESS_LEVELS:
+            raise ValueError(f"level: expected one of {FLATNESS_LEVELS}, got {level!r}")
+        self.level = level
+
+    @property
+    def required_order(self) -> int:
+        """The order of the flat-map jets the level reads (0, 0, 1, 2)."""
+        return _ORDER[self.level]
+
+    # ------------------------------------------------------------------ references
+    def rotor_reference(self, flat: FlatResult) -> tuple:
+        """``(omega_d, omega_d')`` [rad/s, rad/s^2] of the feedforward thrust and moment alone."""
+        u = self.allocation.allocate_thrust_torque(flat.thrust[0], flat.body_torque[0])
+        om = np.sqrt(np.clip(u, 0.0, None))
+        if len(flat.thrust) > 1:
+            du = self.allocation.allocate_thrust_torque(flat.thrust[1], flat.body_torque[1])
+            return om, du / (2.0 * np.maximum(om, 1e-9))
+        return om, np.zeros_like(om)
+
+    def motor_reference(self, q_d, tau_d) -> tuple:
+        """``(theta_d, theta_d')`` of the elastic joints (Spong's inverse; rows q_d, q_d' and tau_d, tau_d')."""
+        i = self.idx
+        return q_d[0, i] + self._Kinv * tau_d[0, i], q_d[1, i] + self._Kinv * tau_d[1, i]
+
+    # ------------------------------------------------------------------ the law
+    def command(self, C, V_body, q, qd, theta, thetad, com_d, yaw_d, q_d, flat: FlatResult) -> FlatCommand:
+        """Rotor speeds (or thrust and moment) and motor torques for one cycle.
+
+        Parameters
+        ----------
+        C : (4, 4) measured base pose; V_body : (6,) measured body twist ``(w_b, v_b)``.
+        q, qd : (n,) link angles and rates; theta, thetad : (n_el,) motor angles and rates
+            (ignored without elastic joints).
+        com_d : (>= 2, 3) desired CoM jet ``c_d, c_d'`` (``rigid``: >= 5 rows, up to the snap).
+        yaw_d : (>= 1,) desired yaw jet (``rigid``: >= 3 rows).
+        q_d : (>= 3, n) desired joint jet.
+        flat : FlatResult of the reference (``gd.flat_inverse_dynamics`` of ``com_d, yaw_d, q_d``)
+            of order ``>= required_order``.
+        """
+        lvl, g = self.level, self.gains
+        r = self.required_order
+        if len(flat.thrust) < r + 1:
+            raise ValueError(f"flat: level {lvl!r} needs the flat-map jets of order >= {r}, got order "
+                             f"{len(flat.thrust) - 1}")
+        C = np.asarray(C, float)
+        R, p = C[:3, :3], C[:3, 3]
+        Vb = np.asarray(V_body, float)
+        q, qd = np.asarray(q, float), np.asarray(qd, float)
+        com_d, yaw_d, q_d = np.asarray(com_d, float), np.asarray(yaw_d, float), np.asarray(q_d, float)
+        for name, a in (("C", C), ("V_body", Vb), ("q", q), ("qd", qd), ("com_d", com_d), ("yaw_d", yaw_d),
+                        ("q_d", q_d)):
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"{name}: contains NaN or Inf")
+        model = self.model
+        # measured CoM and its rate (exact kinematics)
+        Vs = np.empty((1, 6))
+        Vs[0, :3] = R @ Vb[:3]
+        Vs[0, 3:] = R @ Vb[3:] + np.cross(p, Vs[0, :3])
+        cm = center_of_mass(model, C, Vs, np.stack([q, qd]), order=1)
+        # desired attitude and rates
+        R_d = flat.base_pose[:3, :3]
+        T_d = float(flat.thrust[0])
+        if lvl == "rigid":
+            ct = _centroidal(model, q)
+            rf = rigid_flat_map(self.mass, ct[1], ct[0], com_d[2], com_d[3], com_d[4], yaw_d[0], yaw_d[1], yaw_d[2],
+                                self.gravity)
+            W_d, tau_ff = rf.omega, rf.torque
+        else:
+            W_d = R_d.T @ flat.base_twist[0, :3]
+            tau_ff = flat.body_torque[0]
+        # CoM loop -> thrust and commanded attitude
+        e_x = cm[0] - com_d[0]
+        e_v = cm[1] - com_d[1]
+        F = T_d * R_d[:, 2] - g.kp_position * e_x - g.kd_position * e_v
+        T = float(F @ R[:, 2])
+        R_c = commanded_attitude(F, float(yaw_d[0]))
+        RtRc = R.T @ R_c
+        e_R = _half_vee(R_c.T @ R - R.T @ R_c)
+        e_W = Vb[:3] - RtRc @ W_d
+        tau = RtRc @ tau_ff - self._kR * e_R - self._kW * e_W
+        # joints
+        tau_d = flat.tau
+        i = self.idx
+        if self.elastic is None:            # rigid, torque-controlled joints
+            u_raw = g.kp_joint * (q_d[0] - q) + g.kd_joint * (q_d[1] - qd)
+            u_raw = u_raw + (_gravity_torque(model, C, q, self.gravity) if lvl == "rigid" else tau_d[0])
+            umax = np.inf
+        else:
+            th, thd = np.asarray(theta, float), np.asarray(thetad, float)
+            if not (np.all(np.isfinite(th)) and np.all(np.isfinite(thd))):
+                raise ValueError("theta: contains NaN or Inf" if not np.all(np.isfinite(th)) else
+                                 "thetad: contains NaN or Inf")
+            if lvl == "ff2":
+                K = self._Kinv
+                th_d = q_d[0, i] + K * tau_d[0, i]
+                thd_d = q_d[1, i] + K * tau_d[1, i]
+                thdd_d = q_d[2, i] + K * tau_d[2, i]
+                u_raw = (self.elastic.motor_inertia * thdd_d + tau_d[0, i] + g.kp_joint * (th_d - th)
+                         + g.kd_joint * (thd_d - thd))
+            else:
+                u_raw = g.kp_joint * (q_d[0, i] - th) + g.kd_joint * (q_d[1, i] - thd)
+                u_raw = u_raw + (_gravity_torque(model, C, q, self.gravity)[i] if lvl == "rigid" else tau_d[0, i])
+            umax = self.elastic.max_motor_torque
+        u = np.clip(u_raw, -umax, umax)
+        n_mot = int(np.sum(u != u_raw))
+        # rotors
+        if self.ideal_rotors:
+            om_raw = om = np.zeros(0)
+            n_rot = 0
+        else:
+            al = self.allocation
+            ur = al.allocate_thrust_torque(T, tau)
+            om_raw = np.sqrt(np.clip(ur, 0.0, None))
+            if r >= 1 and lvl != "rigid":
+                du = al.allocate_thrust_torque(float(flat.thrust[1]), RtRc @ flat.body_torque[1])
+                omd = du / (2.0 * np.maximum(om_raw, 1e-6))
+                om_raw = om_raw + np.where(omd > 0.0, self._lag_gain[0], self._lag_gain[1]) * omd
+            om = np.clip(om_raw, 0.0, al.max_rot_velocity)
+            n_rot = int(np.sum((ur < 0.0) | (om != om_raw)))   # a negative u^2 or a speed clipped
+        if not (np.all(np.isfinite(om)) and np.all(np.isfinite(u)) and np.isfinite(T) and np.all(np.isfinite(tau))):
+            raise ValueError("inputs: the command is not finite")
+        self.rotor_saturations += n_rot
+        self.motor_saturations += n_mot
+        return FlatCommand(om, u, T, tau, om_raw, u_raw, n_rot, n_mot)
+
+
+def _centroidal(model, q):
+    """(CoM offset r_c (3,), inertia about the CoM (3, 3)), base axes, of the robot frozen at ``q``."""
+    t = centroidal_locked_terms(model, q)
+    return t.com, t.M_b[:3, :3]
+
+
+def _gravity_torque(model, C, q, gravity):
+    """(n,) joint torques that hold the arm against gravity at ``(C, q)``: the joint rows of the
+    gravity vector of the equations of motion (``gd.gravity_vector``)."""
+    return gravity_vector(model, C, q, gravity=tuple(gravity))[6:]
