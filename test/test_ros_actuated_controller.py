@@ -107,8 +107,10 @@ def test_bad_parameters_fail_at_startup(params, match):
         hh.close()
 
 
-def test_singular_geometry_fails_at_startup(tmp_path):
-    """A flat hexarotor (alpha = 0): the URDF expanded from a config with zero tilt."""
+def test_collinear_geometry_fails_at_startup(tmp_path):
+    """A flat hexarotor (alpha = 0): the URDF expanded from a config with zero tilt is a collinear,
+    under-actuated vehicle, which this fully actuated controller refuses, naming the one that flies
+    it (the rank-deficient geometries that are not collinear: test_actuation_core.py)."""
     import xacro
     import yaml
     cfg = yaml.safe_load((REPO / "config" / "tilthex.yaml").read_text())
@@ -118,7 +120,8 @@ def test_singular_geometry_fails_at_startup(tmp_path):
     text = xacro.process_file(XACRO, mappings={"actuation_config": str(p)}).toxml()
     hh = Harness()
     try:
-        with pytest.raises(ConfigurationError, match=r"parameter 'actuation_config'.*A: rank 4 < 6"):
+        with pytest.raises(ConfigurationError, match=r"parameter 'actuation_config': allocation: a collinear "
+                                                     r"\(under-actuated\) rotor set.*FlatnessController"):
             hh.make(ActuatedControllerNode, {"robot_description": text})
     finally:
         hh.close()
