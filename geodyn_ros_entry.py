@@ -120,5 +120,9 @@ def geodyn_actuated_controller() -> int:
     return _run("geodyn_ros.ros.actuated_controller_node")
 
 
+def geodyn_flat_controller() -> int:
+    return _run("geodyn_ros.ros.flat_controller_node")
+
+
 def geodyn_closed_loop() -> int:
     return _run("geodyn_ros.ros.closed_loop")

@@ -32,6 +32,7 @@ setup(
         "geodyn_reference = geodyn_ros_entry:geodyn_reference",
         "geodyn_controller = geodyn_ros_entry:geodyn_controller",
         "geodyn_actuated_controller = geodyn_ros_entry:geodyn_actuated_controller",
+        "geodyn_flat_controller = geodyn_ros_entry:geodyn_flat_controller",
         "geodyn_closed_loop = geodyn_ros_entry:geodyn_closed_loop",
         "geodyn_warmup = geodyn_ros.warmup:main",
     ]},

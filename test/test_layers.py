@@ -11,8 +11,8 @@ Layers, bottom to top (README "Repository layout"):
    ``batch``, ``eom`` < ``linearization``, ``representations``, ``constrained``, ``reduced``,
    ``flat`` <
    ``api`` (the public entry points: hot path, then dispatch) < ``workspace``.
-3. ``control``, ``sim``: controllers (``control.py`` and ``tracking.py`` today; they move into
-   ``control/`` with the branch that makes it a folder); the MuJoCo simulator.
+3. ``control``, ``sim``: controllers; the MuJoCo simulator. Above both, ``loops``: closed loops
+   run in one process (a controller and the simulator).
 4. ``ros``, ``examples``, ``warmup``: adapters, demonstrations and tools.
 
 Layers 0-2 (the core) import strictly downward and never the package ``geodyn_ros`` itself (its
@@ -53,6 +53,8 @@ def rank(mod):
         raise AssertionError(f"algorithms.{parts[1]} has no place in the layer table of this test")
     if top in ("control", "tracking", "sim"):   # control.py, tracking.py: control/ after the merge
         return (3, 0)
+    if top == "loops":                        # in-process closed loops: control + sim
+        return (3, 1)
     if top in ("ros", "examples", "warmup"):
         return (4, 0)
     raise AssertionError(f"module {mod} has no layer: add it to the README's layout and to this test")

@@ -45,155 +45,20 @@ import argparse
 import json
 import math
 import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-import geodyn_ros as gd
-from geodyn_ros.control.flatness import FlatnessController, FlatnessGains
-from geodyn_ros.control.rotors import Allocation, load_actuation_config
-from geodyn_ros.control.tracking import TrackingLog
-from geodyn_ros.lie import Ad
-from geodyn_ros.model.resources import shipped_urdf
-from geodyn_ros.trajectories import figure_eight_reference
+from geodyn_ros.control.flatness import FlatnessGains
+from geodyn_ros.control.rotors import load_actuation_config
+from geodyn_ros.loops.underactuated import (MAIN_ROWS, PREROLL_S, ROWS, UnderactuatedRow,  # noqa: F401
+                                            format_table, hexarotor_source, simulate_underactuated)
 
 __all__ = ["ROWS", "MAIN_ROWS", "TARGETS", "UnderactuatedRow", "simulate_underactuated", "hexarotor_source", "main"]
 
-#: row -> (controller level, ideal rotors, ideal (rigid, torque-controlled) joints[, discrete lag inverse])
-_SPEC = {"rigid": ("rigid", False, False), "ff0": ("ff0", False, False), "ff1": ("ff1", False, False),
-         "ff2": ("ff2", False, False), "ideal": ("ff0", True, True),
-         # diagnostic rows: one actuator model at a time
-         "rigid_ideal": ("rigid", True, True), "rigid_rigid_arm": ("rigid", False, True),
-         "ff0_rigid_arm": ("ff0", False, True), "ff1_rigid_arm": ("ff1", False, True),
-         "ff2_discrete_lag": ("ff2", False, False, True)}
-#: the rows of the table, in order (``--json`` and the targets use the first five)
-ROWS = tuple(_SPEC)
-MAIN_ROWS = ROWS[:5]
-#: default pre-roll [s] before the scored window (the loop starts at t = -PREROLL_S on the reference)
-PREROLL_S = 5.0
 #: the issue's targets: (numerator row, denominator row, column, factor): num <= den / factor
 TARGETS = (("ff0", "rigid", "com_rms_m", 10.0), ("ff1", "ff0", "com_rms_m", 5.0),
            ("ff2", "ff1", "joint_rms_deg", 10.0))
-
-
-def hexarotor_source() -> Path:
-    """``urdf/hexarotor_manipulator.urdf.xacro`` (source tree or installed share)."""
-    return shipped_urdf("hexarotor_manipulator.urdf.xacro")
-
-
-@dataclass
-class UnderactuatedRow:
-    """One row: the log (CoM as ``p``), peaks, saturation counts and timing."""
-
-    name: str
-    log: TrackingLog
-    rotor_speed_peak: float
-    motor_torque_peak: float
-    rotor_saturations: int
-    motor_saturations: int
-    wall_time_s: float
-    simulated_s: float
-
-    def metrics(self) -> dict:
-        """The JSON columns of the table (module docstring)."""
-        r = self.log.rms()
-        return {"com_rms_m": r["position_m"], "com_max_m": r["max_position_m"],
-                "attitude_rms_deg": r["attitude_deg"], "joint_rms_deg": r["joint_deg"],
-                "rotor_speed_peak_rad_s": self.rotor_speed_peak, "rotor_saturations": self.rotor_saturations,
-                "motor_torque_peak_nm": self.motor_torque_peak, "motor_saturations": self.motor_saturations,
-                "real_time_factor": self.simulated_s / self.wall_time_s if self.wall_time_s > 0 else float("inf")}
-
-
-def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: float = 1.0, timestep: float = 1e-3,
-                           gains: FlatnessGains | None = None, config=None, source=None,
-                           preroll: float = PREROLL_S, reference=None) -> UnderactuatedRow:
-    """Run one row of the table (module docstring) and return its :class:`UnderactuatedRow`.
-
-    duration [s] scored; speed: time scaling of the reference; timestep [s]: simulator and control
-    period; config: :class:`~geodyn_ros.control.rotors.ActuationConfig` (default
-    ``config/hexarotor.yaml``); source: URDF/xacro with the rotor links (default the hexarotor
-    xacro); preroll [s] run along the reference before ``t = 0``; reference: ``f(t, order) ->
-    FlatReference`` (default :func:`figure_eight_reference` at ``speed``).
-    """
-    from geodyn_ros.sim import ActuatedSim
-
-    if row not in ROWS:
-        raise ValueError(f"row: expected one of {ROWS}, got {row!r}")
-    for name, v, lo in (("duration", duration, 0.0), ("speed", speed, 0.0), ("timestep", timestep, 0.0)):
-        if not (math.isfinite(v) and v > lo):
-            raise ValueError(f"{name}: expected a finite value > {lo:g}, got {v!r}")
-    if not (math.isfinite(preroll) and preroll >= 0):
-        raise ValueError(f"preroll: expected a finite time >= 0 [s], got {preroll!r}")
-    cfg = load_actuation_config("hexarotor") if config is None else config
-    level, ideal, rigid_joints = _SPEC[row][:3]
-    discrete = len(_SPEC[row]) > 3
-    sim = ActuatedSim(hexarotor_source() if source is None else source, cfg, timestep=timestep,
-                      ideal_rotors=ideal, ideal_joints=rigid_joints)
-    model = sim.model
-    al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
-    ctrl = FlatnessController(model, al, cfg.rotors, None if rigid_joints else cfg.elastic, gains, level,
-                              ideal_rotors=ideal, lag_timestep=timestep if discrete else None)
-    if reference is None:
-        def reference(t, order):
-            return figure_eight_reference(t, order, speed=speed)
-
-    def jets(t):
-        ref = reference(t, 2)
-        return ref, gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, 2)
-
-    n_pre = int(round(preroll / timestep))
-    ref, flat = jets(-n_pre * timestep)
-    C0, V0, q0, qd0 = flat.base_pose, flat.base_twist[0], ref.q[0], ref.q[1]
-    start = {}
-    if not ideal:
-        start["rotor_speed"] = ctrl.rotor_reference(flat)[0]
-    if not rigid_joints:
-        start["motor_angle"], start["motor_velocity"] = ctrl.motor_reference(ref.q, flat.tau)
-    sim.reset(C0, V0, q0, qd0, **start)
-    steps = int(round(duration / timestep))
-    n = model.n_joints
-    t_log = np.empty(steps + 1)
-    c_log, cd_log = np.empty((steps + 1, 3)), np.empty((steps + 1, 3))
-    R_log, Rd_log = np.empty((steps + 1, 3, 3)), np.empty((steps + 1, 3, 3))
-    q_log, qd_log = np.empty((steps + 1, n)), np.empty((steps + 1, n))
-    om_peak = u_peak = 0.0
-    W = np.zeros(6)
-    wall = time.perf_counter()
-    for i in range(n_pre + steps + 1):
-        k = i - n_pre            # k < 0: pre-roll, not logged
-        t = k * timestep
-        if k == 0:               # the scored window starts: peaks and clip counts from here on
-            om_peak = u_peak = 0.0
-            ctrl.rotor_saturations = ctrl.motor_saturations = 0
-        C, Vb, q, qd = sim.base_pose(), sim.base_twist_body(), sim.q(), sim.qd()
-        if i:
-            ref, flat = jets(t)
-        if k >= 0:
-            Vs = Ad(C) @ Vb
-            c_log[k] = gd.center_of_mass(model, C, Vs[None], q[None])[0]
-            t_log[k], cd_log[k], q_log[k], qd_log[k] = t, ref.com[0], q, ref.q[0]
-            R_log[k], Rd_log[k] = C[:3, :3], flat.base_pose[:3, :3]
-        if k == steps:
-            break
-        th, thd = (None, None) if rigid_joints else (sim.motor_angle(), sim.motor_velocity())
-        cmd = ctrl.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat)
-        if ideal:
-            W[:3], W[5] = cmd.torque, cmd.thrust
-        else:
-            sim.set_rotor_command(cmd.omega)
-            om_peak = max(om_peak, float(cmd.omega_raw.max()))
-        if rigid_joints:
-            sim.set_command(W, cmd.u)       # the ideal body wrench (zero with rotors) and the joint torques
-        else:
-            sim.set_motor_torque(cmd.u)
-        u_peak = max(u_peak, float(np.abs(cmd.u_raw).max()))
-        sim.step()
-    wall = time.perf_counter() - wall
-    log = TrackingLog(t_log, c_log, cd_log, R_log, Rd_log, q_log, qd_log, tuple(model.joint_names))
-    return UnderactuatedRow(row, log, om_peak, u_peak, ctrl.rotor_saturations, ctrl.motor_saturations, wall,
-                            (n_pre + steps) * timestep)
 
 
 def targets_report(obj: dict) -> list:
@@ -208,19 +73,6 @@ def targets_report(obj: dict) -> list:
             out.append((f"{r}: no saturation ({m['rotor_saturations']} rotor, {m['motor_saturations']} motor)",
                         m["rotor_saturations"] == 0 and m["motor_saturations"] == 0))
     return out
-
-
-def _table(obj: dict) -> str:
-    w = max(6, max(len(r) for r in obj))
-    hdr = (f"{'row':{w}s} {'CoM RMS [m]':>12s} {'CoM max [m]':>12s} {'att RMS [deg]':>13s} {'joint RMS [deg]':>15s} "
-           f"{'omega peak [rad/s]':>18s} {'u peak [N m]':>12s} {'sat rot/mot':>11s} {'x real time':>11s}")
-    lines = [hdr, "-" * len(hdr)]
-    for r, m in obj.items():
-        om = "-" if _SPEC[r][1] else f"{m['rotor_speed_peak_rad_s']:.0f}"
-        lines.append(f"{r:{w}s} {m['com_rms_m']:12.3e} {m['com_max_m']:12.3e} {m['attitude_rms_deg']:13.3e} "
-                     f"{m['joint_rms_deg']:15.3e} {om:>18s} {m['motor_torque_peak_nm']:12.3f} "
-                     f"{m['rotor_saturations']:>5d}/{m['motor_saturations']:<5d} {m['real_time_factor']:11.2f}")
-    return "\n".join(lines)
 
 
 def _figure(results: dict, path: Path, speed: float) -> None:
@@ -292,7 +144,7 @@ def main(argv=None) -> int:
         return 0
     print(f"Figure eight x{args.speed:g}, {args.duration:g} s scored after a {args.preroll:g} s pre-roll, 1 kHz, "
           f"gains {FlatnessGains()}")
-    print(_table(obj))
+    print(format_table(obj))
     for text, met in targets_report(obj):
         print(f"  {'met   ' if met else 'MISSED'}  {text}")
     if args.out:

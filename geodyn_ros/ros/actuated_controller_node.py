@@ -43,20 +43,20 @@ invalid URDF.
 """
 from __future__ import annotations
 
-import array
 from types import SimpleNamespace
 
 import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
+from std_msgs.msg import Float64MultiArray
 
 from geodyn_ros.control.actuated import ActuatedController
 from geodyn_ros.control.feedback import TrackingGains
 from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
 from geodyn_ros.lie import Ad_inv
 
-from .conversions import InputError, JointNameMatcher, set_stamp, stamp_to_ns
+from .actuator_commands import HAVE_ACTUATOR_MSGS, ActuatorCommandPublisher
+from .conversions import InputError, JointNameMatcher, stamp_to_ns
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import decode_feedforward_jet
 from .description import TOPIC_PARAMETER, ModelSource
@@ -64,14 +64,7 @@ from .params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_pr
 from .runtime import control_qos, run_nodes
 from .tracking_inputs import GAINS, TrackingInputs
 
-try:  # the message gz-sim's MulticopterMotorModel reads through ros_gz_bridge
-    from actuator_msgs.msg import Actuators as _Actuators
-except ImportError:  # not on PyPI; every ROS install with ros_gz has it
-    _Actuators = None
-
 __all__ = ["PARAMETERS", "ActuatedControllerNode", "main", "HAVE_ACTUATOR_MSGS"]
-
-HAVE_ACTUATOR_MSGS = _Actuators is not None
 
 PARAMETERS = {
     "robot_description": ("", "URDF with the rotor links (e.g. tilthex_manipulator.urdf.xacro expanded)."),
@@ -149,12 +142,8 @@ class ActuatedControllerNode(TrackingInputs, Node):
         # subscribed even without use_feedforward, which can be switched on at run time
         self.create_subscription(Float64MultiArray, "feedforward/jet", guard(self, self._on_jet, "feedforward/jet"), qos)
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.pub_rotors = self.create_publisher(_Actuators or Float64MultiArray, "cmd/rotor_speeds", qos)
-        self.pub_motors = self.create_publisher(JointState, "cmd/motor_efforts", qos)
-        self.pub_per_joint = [self.create_publisher(Float64, f"cmd/joint_effort/{j}", qos)
-                              for j in cfg.elastic.joints] if p["per_joint_effort_topics"] else []
-        self._mmsg = JointState()
-        self._mmsg.name = list(cfg.elastic.joints)
+        self.commands = ActuatorCommandPublisher(self, cfg.elastic.joints, qos, p["per_joint_effort_topics"])
+        self.pub_rotors, self.pub_motors = self.commands.rotors, self.commands.motors
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: actuated", "")
         guard_time_source(self)
         self.diag.counters.update(rotor_saturations=0, motor_saturations=0)
@@ -270,21 +259,7 @@ class ActuatedControllerNode(TrackingInputs, Node):
         except ValueError as exc:
             self.diag.problem("command", f"no command: {exc}")
             return
-        if self.pub_rotors.msg_type is Float64MultiArray:
-            rm = Float64MultiArray()
-            rm.layout.dim = [MultiArrayDimension(label="rotor", size=len(cmd.omega), stride=len(cmd.omega))]
-            rm.data = array.array("d", cmd.omega.tobytes())
-        else:
-            rm = _Actuators()
-            set_stamp(rm.header.stamp, state)
-            rm.velocity = [float(v) for v in cmd.omega]
-        m = self._mmsg
-        set_stamp(m.header.stamp, state)
-        m.effort = array.array("d", np.ascontiguousarray(cmd.u).tobytes())
-        self.pub_rotors.publish(rm)
-        self.pub_motors.publish(m)
-        for pub, v in zip(self.pub_per_joint, cmd.u):
-            pub.publish(Float64(data=float(v)))
+        self.commands.publish(state, cmd.omega, cmd.u)
         c = self.diag.counters
         c["rotor_saturations"] = self.ctrl.rotor_saturations
         c["motor_saturations"] = self.ctrl.motor_saturations

@@ -33,8 +33,9 @@ accepted and limited by the motor model, as in gz-sim.
 
 Initial state: the ``initial_*`` parameters of ``geodyn_sim``, plus ``initial_rotor_speeds``,
 ``initial_motor_positions`` and ``initial_motor_velocities``; empty = the static feedforward of
-the initial state (inverse dynamics at zero acceleration): rotors at ``sqrt(A^+ W_b)``, motors at
-``q + K^-1 tau``, ``theta' = q'``. The held commands start there (hover speeds, motor torques
+the initial state (inverse dynamics at zero acceleration): rotors at ``sqrt(A^+ W_b)`` (a collinear
+vehicle, ``actuation_config: config/hexarotor.yaml``: ``sqrt(A4^+ (T, tau_b))`` of the wrench's
+thrust and moment), motors at ``q + K^-1 tau``, ``theta' = q'``. The held commands start there (hover speeds, motor torques
 equal to the spring torques). :func:`geodyn_ros.ros.actuated_closed_loop.actuated_start_parameters`
 gives the exact start on the Table 3 reference.
 """
@@ -50,22 +51,20 @@ from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from geodyn_ros.lie import Ad
 
 from . import sim_node
+from .actuator_commands import HAVE_ACTUATOR_MSGS, ROTOR_MSG_TYPE
 from .conversions import InputError, JointNameMatcher, as_float64, set_stamp, stamp_to_ns
 from .diagnostics import guard
 from .runtime import control_qos, run_nodes
 from .sim_node import SimNode
 
-try:  # what geodyn_actuated_controller publishes when the package exists (gz-sim's message)
-    from actuator_msgs.msg import Actuators as _Actuators
-except ImportError:
-    _Actuators = None
 
 __all__ = ["PARAMETERS", "ActuatedSimNode", "main"]
 
 PARAMETERS = {
     **sim_node.PARAMETERS,
-    "actuation_config": ("", "Actuation YAML (rotor constants and names, elastic joints; the same file as "
-                         "geodyn_actuated_controller's); empty = the shipped config/tilthex.yaml."),
+    "actuation_config": ("", "Actuation YAML (rotor constants and names, elastic joints; the same file as the "
+                         "controller's, e.g. config/hexarotor.yaml for the collinear vehicle); empty = the "
+                         "shipped config/tilthex.yaml."),
     "initial_rotor_speeds": ([], "Initial rotor speed states [rad/s], actuator order (empty = sqrt(A^+ W_b) "
                              "of the initial state at zero acceleration: hover)."),
     "initial_motor_positions": ([], "Initial motor angles theta [rad] of the elastic joints, actuation_config "
@@ -104,7 +103,7 @@ class ActuatedSimNode(SimNode):
     def __init__(self, node_name: str = "geodyn_actuated_sim", **kwargs):
         super().__init__(node_name, **kwargs)   # installs the simulation now, or later from the topic
         qos = control_qos(self._p["qos_depth"])
-        self.create_subscription(_Actuators or Float64MultiArray, "cmd/rotor_speeds",
+        self.create_subscription(ROTOR_MSG_TYPE, "cmd/rotor_speeds",
                                  guard(self, self._on_rotor_speeds, "cmd/rotor_speeds"), qos)
         self.create_subscription(JointState, "cmd/motor_efforts",
                                  guard(self, self._on_motor_efforts, "cmd/motor_efforts"), qos)
@@ -127,7 +126,7 @@ class ActuatedSimNode(SimNode):
         self.get_logger().info(
             f"model '{self.model.name}', {len(self.rotor_names)} rotors {self.rotor_names}, elastic joints "
             f"{self.elastic_joints}, rotor command type "
-            f"{'actuator_msgs/Actuators' if _Actuators else 'std_msgs/Float64MultiArray'}")
+            f"{'actuator_msgs/Actuators' if HAVE_ACTUATOR_MSGS else 'std_msgs/Float64MultiArray'}")
 
     # ------------------------------------------------------------------ the simulator
     def _build_sim(self, source):
@@ -166,7 +165,10 @@ class ActuatedSimNode(SimNode):
                 Vj, qj = np.zeros((2, 6)), np.zeros((3, n))
                 Vj[0], qj[0], qj[1] = V, q, qd
                 res = gd.inverse_dynamics(sim.model, np.asarray(C, float), Vj, qj, 0, gravity=g)
-                u = al.allocate(Ad(np.asarray(C, float)).T @ res.base_wrench[0])
+                Wb = Ad(np.asarray(C, float)).T @ res.base_wrench[0]
+                # a collinear vehicle: the thrust and moment of that wrench (its lateral force, which
+                # such a vehicle cannot make, is left out; zero when it starts level)
+                u = al.allocate_thrust_torque(Wb[5], Wb[:3]) if al.collinear else al.allocate(Wb)
                 out.setdefault("rotor_speed", np.sqrt(np.clip(u, 0.0, None)))
                 out.setdefault("motor_angle", np.asarray(q, float)[el] + res.tau[0, el] / K)
                 out.setdefault("motor_velocity", np.asarray(qd, float)[el])

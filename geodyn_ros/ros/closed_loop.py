@@ -194,11 +194,19 @@ def _plot(logs: dict, path: Path) -> None:
 def main(argv=None) -> int:
     """Console script ``geodyn_closed_loop``; exit status 1 if the acceptance figures fail.
     ``--actuated`` runs the actuated loop instead (:mod:`geodyn_ros.ros.actuated_closed_loop`,
-    its own options: ``geodyn_closed_loop --actuated --help``)."""
+    its own options: ``geodyn_closed_loop --actuated --help``), ``--underactuated`` the
+    under-actuated one (:mod:`geodyn_ros.ros.underactuated_closed_loop`)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if "--actuated" in argv and "--underactuated" in argv:
+        print("geodyn_closed_loop: --actuated and --underactuated are two different loops; choose one",
+              file=sys.stderr)
+        return 2
     if "--actuated" in argv:
         from .actuated_closed_loop import main as actuated_main
         return actuated_main([a for a in argv if a != "--actuated"])
+    if "--underactuated" in argv:
+        from .underactuated_closed_loop import main as underactuated_main
+        return underactuated_main([a for a in argv if a != "--underactuated"])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=30.0, help="simulated seconds (default 30)")
@@ -210,6 +218,8 @@ def main(argv=None) -> int:
                     help="do not set ROS_AUTOMATIC_DISCOVERY_RANGE=OFF (lets other processes see the topics)")
     ap.add_argument("--actuated", action="store_true",
                     help="the actuated loop (rotor lag, elastic joints; own options: --actuated --help)")
+    ap.add_argument("--underactuated", action="store_true",
+                    help="the under-actuated loop (collinear hexarotor, flat map; own options: --underactuated --help)")
     ap.add_argument("--namespace", default="", help="namespace of the nodes, e.g. robot1 (default: the root)")
     ap.add_argument("--frame-prefix", default="",
                     help="frame_prefix of the link frame ids, e.g. robot1/ (default: none)")

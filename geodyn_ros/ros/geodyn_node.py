@@ -55,6 +55,27 @@ A cycle whose linearization fails (``gd.linearize`` raises, or NaN/Inf in ``A`` 
 publishes the feedforward but no linearization; the problem is logged (throttled), reported as
 WARN on ``/diagnostics`` and the cycle counted in ``cycles_skipped``, like the skipped cycles below.
 
+Flat mode (``input_mode: flat``: a collinear, under-actuated multirotor whose flat outputs
+are the system CoM, the base yaw and the joints) runs ``gd.flat_inverse_dynamics`` at order ``r``
+on ``flat_reference`` (flat-reference jet: ``c^(0..r+4)``, ``psi^(0..r+2)``, ``q^(0..r+2)``;
+layout in :mod:`geodyn_ros.ros.jets`) and publishes, every cycle, besides the three outputs
+above (computed from the desired state and its wrench jet; ``feedforward/wrench`` is then the
+body wrench ``(tau_b, 0, 0, T)``):
+
+* ``desired/state`` (reference-jet ``Float64MultiArray``, the layout of ``reference``, so any
+  ``reference`` consumer reads it): the desired base pose, spatial twist jet ``V^(0..r+1)`` and
+  joint jets ``q^(0..r+1)`` (``r+2`` rows);
+* ``feedforward/flat_jet``: the thrust jet ``T^(0..r)`` along the base ``+z``, the body torque jet
+  ``tau_b^(0..r)`` (base axes, about the base-link origin) and the joint torques ``tau^(0..r)``;
+* ``feedforward/rotor_speeds`` (with ``actuation_config`` set): ``omega_d^(0..r)`` per rotor,
+  ``omega_d = sqrt(A4^+ (T, tau_b))`` of the vehicle's allocation (rotor links of the URDF,
+  rotor joints locked), differentiated exactly. A cycle whose feedforward asks a rotor for a
+  negative ``omega^2`` or more than ``max_rot_velocity`` publishes everything else and reports
+  the rotor on ``/diagnostics`` (WARN) instead of this message.
+
+Free fall, the yaw singularity and every other refusal of the flat map skip the cycle with a
+diagnostic, like the bad inputs below.
+
 Inputs:
 
 * ``reference`` (reference-jet ``Float64MultiArray``): base pose, base twist jet
@@ -102,6 +123,7 @@ and messages: :mod:`geodyn_ros.ros.description`.
 from __future__ import annotations
 
 import array
+from types import SimpleNamespace
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
@@ -121,7 +143,8 @@ from geodyn_ros.algorithms.representations import REPRESENTATIONS
 from .conversions import (InputError, JointNameMatcher, parse_odometry, set_stamp, spatial_to_body_wrench,
                           stamp_to_ns, write_body_wrench)
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
-from .jets import FeedforwardJetPacker, LinearizationPacker, ReferenceDecoder, linearization_labels_json
+from .jets import (FeedforwardJetPacker, FlatFeedforwardPacker, FlatReferenceDecoder, LinearizationPacker,
+                   ReferenceDecoder, RotorSpeedPacker, linearization_labels_json, make_reference_msg)
 from .description import TOPIC_PARAMETER, ModelSource
 from .params import (FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters,
                      locked_joints_list)
@@ -140,7 +163,12 @@ PARAMETERS = {
     "order": (2, "Derivative order r: outputs W^(0..r), tau^(0..r)."),
     "gravity": ([0.0, 0.0, -9.81], "Gravity acceleration in the world frame [m/s^2]."),
     "input_mode": ("reference", "'reference': all inputs from the reference topic; 'measured': "
-                   "pose, twist, q, qdot from odom/joint_states, higher derivatives from the reference."),
+                   "pose, twist, q, qdot from odom/joint_states, higher derivatives from the reference; "
+                   "'flat': a collinear multirotor's flat outputs (CoM, yaw, joints) on flat_reference, "
+                   "through gd.flat_inverse_dynamics."),
+    "actuation_config": ("", "flat mode: actuation YAML (rotor names and constants, e.g. config/hexarotor.yaml) "
+                         "for feedforward/rotor_speeds; its rotor joints are locked in the model. Empty = no "
+                         "rotor feedforward."),
     "rate_hz": (0.0, "0: compute on every new input; > 0: compute at this rate (node clock)."),
     "stale_timeout": (0.1, "Inputs older than this [s] on the node clock are not used."),
     "world_frame": ("world", "Frame of the poses; a non-empty odom header.frame_id must equal it "
@@ -186,7 +214,7 @@ PARAMETERS = {
                               "feedforward/wrench (body, order 0) is unaffected."),
 }
 
-_MODES = ("reference", "measured")
+_MODES = ("reference", "measured", "flat")
 _REPRESENTATIONS = ("body", "spatial")
 
 
@@ -254,23 +282,35 @@ class GeodynNode(Node):
         self.skew_ns = int(round(p["max_input_skew"] * 1e9))
         self.output_representation = p["output_representation"]
         self._convert_ref = self.reference_representation != "spatial"
-        self._slots = {"reference": _Slot("reference")}
+        self.flat = self.mode == "flat"
+        ref_topic = "flat_reference" if self.flat else "reference"
+        self._slots = {ref_topic: _Slot(ref_topic)}
         self._last_now = -1
 
         qos = control_qos(p["qos_depth"])
-        self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"), qos)
+        if self.flat:
+            self.create_subscription(Float64MultiArray, "flat_reference",
+                                     guard(self, self._on_flat_reference, "flat_reference"), qos)
+        else:
+            self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"),
+                                     qos)
         if self.mode == "measured":
             self._slots["odom"] = _Slot("odom")
             self._slots["joint_states"] = _Slot("joint_states")
             self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos)
             self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"),
                                      qos)
-        self._trigger_slots = [self._slots["reference"]] if self.mode == "reference" else \
+        self._trigger_slots = [self._slots[ref_topic]] if self.mode != "measured" else \
             [self._slots["odom"], self._slots["joint_states"]]
 
         self._pub_wrench = self.create_publisher(WrenchStamped, "feedforward/wrench", qos)
         self._pub_efforts = self.create_publisher(JointState, "feedforward/joint_efforts", qos)
         self._pub_jet = self.create_publisher(Float64MultiArray, "feedforward/jet", qos)
+        if self.flat:
+            self._pub_desired = self.create_publisher(Float64MultiArray, "desired/state", qos)
+            self._pub_flat = self.create_publisher(Float64MultiArray, "feedforward/flat_jet", qos)
+            self._pub_rotors = (self.create_publisher(Float64MultiArray, "feedforward/rotor_speeds", qos)
+                                if p["actuation_config"] else None)
         if self.publish_linearization:
             self._pub_lin = self.create_publisher(Float64MultiArray, "~/linearization", qos)
             latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
@@ -287,27 +327,49 @@ class GeodynNode(Node):
             self.create_timer(1.0 / p["rate_hz"], guard(self, self._on_timer, "cycle timer"))
         # the model: now from robot_description / urdf_path, or later from the topic
         self.model_source = ModelSource(self, p, self.diag, load=self._load_model, apply=self._setup_model,
-                                        period=p["diagnostics_period"])
+                                        model_of=lambda loaded: loaded.model, period=p["diagnostics_period"])
         guard_time_source(self)
 
     # ------------------------------------------------------------------ the model
     def _load_model(self, source):
-        """The :class:`geodyn_ros.Model` of ``source`` (path or URDF XML) with the parameters
-        ``base_link`` and ``locked_joints``, evaluated once at rest (so a model whose dynamics
-        cannot be computed is refused). Touches no node state: for the topic it runs on the
-        loader thread."""
-        model = gd.load_urdf(source, base_link=self._p["base_link"] or None,
-                             locked_joints=locked_joints_list(self._p) or None)
+        """``model`` (:class:`geodyn_ros.Model` of ``source``, path or URDF XML, with the parameters
+        ``base_link`` and ``locked_joints``, evaluated once at rest so a model whose dynamics cannot
+        be computed is refused) and, in flat mode with ``actuation_config``, its ``allocation``
+        (rotor joints locked, rotor frames of the URDF) and ``rotor_names``. Touches no node
+        state: for the topic it runs on the loader thread."""
+        p = self._p
+        base = p["base_link"] or None
+        locked = locked_joints_list(p)
+        cfg = allocation = rotor_names = None
+        if self.flat and p["actuation_config"]:
+            from geodyn_ros.control.rotors import load_actuation_config
+            try:
+                cfg = load_actuation_config(p["actuation_config"])
+            except ValueError as exc:
+                raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
+            moving = gd.load_urdf(source, base_link=base).joint_names
+            locked = locked + [j for j in cfg.rotor_joints if j in moving and j not in locked]
+        model = gd.load_urdf(source, base_link=base, locked_joints=locked or None)
         r, n = self.order, model.n_joints
         res = gd.inverse_dynamics(model, np.eye(4), None if model.fixed_base else np.zeros((r + 2, 6)),
                                   np.zeros((r + 3, n)), r, gravity=self.gravity)
         if not (np.isfinite(res.base_wrench).all() and np.isfinite(res.tau).all()):
             raise ValueError("the inverse dynamics of this model at rest are not finite")
-        return model
+        if self.flat and model.fixed_base:
+            raise ConfigurationError("input_mode 'flat': the model has a fixed base; the flat map needs a floating "
+                                     "base (a multirotor)")
+        if cfg is not None:
+            from geodyn_ros.control.rotors import Allocation, rotor_frames_from_model
+            try:
+                rotor_names, frames = rotor_frames_from_model(model, cfg.rotor_links)
+                allocation = Allocation.from_frames(frames, cfg.rotors)
+            except ValueError as exc:
+                raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
+        return SimpleNamespace(model=model, allocation=allocation, rotor_names=rotor_names)
 
-    def _setup_model(self, model, first: bool = True) -> None:
-        """Install ``model`` and build everything that depends on it (executor thread, between
-        cycles).
+    def _setup_model(self, loaded, first: bool = True) -> None:
+        """Install a loaded model (and allocation) and build everything that depends on it
+        (executor thread, between cycles).
 
         ``first``: the input buffers, reference decoder, joint-name matcher, output messages and
         packers, linearization packer and labels are built for the model's joints, and the model
@@ -316,7 +378,9 @@ class GeodynNode(Node):
         it the inputs already received: only the model (masses, inertias, geometry) changes,
         the linearization labels are republished (they name the model) and the change is logged.
         """
+        model = loaded.model
         self.model = model
+        self.allocation, self.rotor_names = loaded.allocation, loaded.rotor_names
         self.diag.hardware_id = model.name
         if not first:
             if self.publish_linearization:
@@ -346,6 +410,14 @@ class GeodynNode(Node):
         self._efforts_msg = JointState()
         self._efforts_msg.name = list(model.joint_names)
         self._jet = FeedforwardJetPacker(model.joint_names, r)
+        if self.flat:
+            self._com_ref = np.zeros((r + 5, 3))
+            self._yaw_ref = np.zeros(r + 3)
+            self._flat_decoder = FlatReferenceDecoder(model.joint_names, r)
+            self._desired_msg = Float64MultiArray()
+            self._flat_jet = FlatFeedforwardPacker(model.joint_names, r)
+            if self.allocation is not None:
+                self._rotor_jet = RotorSpeedPacker(self.rotor_names, r)
         if self.publish_linearization:
             nv = 6 + n
             self._lin = LinearizationPacker(2 * nv, nv)
@@ -353,6 +425,8 @@ class GeodynNode(Node):
         p = self._p
         self.get_logger().info(
             f"model '{model.name}' ({n} joints, base '{self.base_link}'), order {r}, "
+            + (f"{len(self.rotor_names)} rotors ({'collinear' if self.allocation.collinear else 'fully actuated'}), "
+               if self.allocation is not None else "") +
             f"input_mode {self.mode}, rate_hz {p['rate_hz']:g}, "
             f"reference_representation {self.reference_representation}, "
             f"output_representation {self.output_representation}")
@@ -481,6 +555,34 @@ class GeodynNode(Node):
             return stamp
         self._receive(self._slots["reference"], parse)
 
+    def _on_flat_reference(self, msg) -> None:
+        if not self._ready("flat_reference"):
+            return
+
+        def parse():
+            stamp = self._flat_decoder.decode(msg, self._com_ref, self._yaw_ref, self._Q_ref)
+            self._plausible_flat(self._com_ref, self._yaw_ref, self._Q_ref)
+            return stamp
+        self._receive(self._slots["flat_reference"], parse)
+
+    def _plausible_flat(self, com, yaw, Q) -> None:
+        """The plausibility limits on a flat reference: |c| (max_position), |c'| and |psi'|
+        (max_speed), |q'| (max_joint_rate), every other entry (max_input_magnitude)."""
+        lim, t = self.limits, "flat_reference"
+        checks = (("|CoM position|", float(np.linalg.norm(com[0])), "max_position", " m"),
+                  ("|CoM velocity|", float(np.linalg.norm(com[1])), "max_speed", " m/s"),
+                  ("|yaw rate|", abs(float(yaw[1])), "max_speed", " rad/s"),
+                  ("max |qdot|", float(np.abs(Q[1]).max(initial=0.0)), "max_joint_rate", ""),
+                  ("max |higher CoM derivative|", float(np.abs(com[2:]).max()), "max_input_magnitude", ""),
+                  ("max |yaw or derivative|", float(np.abs(np.r_[yaw[:1], yaw[2:]]).max()), "max_input_magnitude", ""),
+                  ("max |joint position or derivative|",
+                   float(np.abs(np.concatenate([Q[:1].ravel(), Q[2:].ravel()])).max(initial=0.0)),
+                   "max_input_magnitude", ""))
+        for field, value, name, unit in checks:
+            if not value <= lim[name]:
+                raise InputError(f"{t}: {field} = {value:.6g}{unit} exceeds the plausibility limit "
+                                 f"{lim[name]:.6g}{unit} (parameter '{name}' = {lim[name]:g})")
+
     def _on_odom(self, msg) -> None:
         if not self._ready("odom"):
             return
@@ -540,6 +642,9 @@ class GeodynNode(Node):
                 self.diag.problem(f"future {s.topic}", f"{s.topic}: stamp {-age * 1e-9:.4f} s in "
                                   f"the future of the node clock (use_sim_time mismatch?)")
                 return
+        if self.flat:
+            self._flat_cycle()
+            return
         if self._convert_ref and not self._ref_converted and not self._convert_reference():
             return
         if self.mode == "reference":
@@ -585,6 +690,60 @@ class GeodynNode(Node):
             return  # the feedforward went out; the failed linearization counts as a skipped cycle
         self.diag.ok()
         self.diag.clear()
+
+    def _flat_cycle(self) -> None:
+        """One cycle of the flat mode (module docstring): the flat map, then every output."""
+        stamp = self._slots["flat_reference"].stamp
+        try:
+            res = gd.flat_inverse_dynamics(self.model, self._com_ref, self._yaw_ref, self._Q_ref, self.order,
+                                           gravity=self.gravity)
+        except ValueError as exc:   # free fall, yaw singularity, a result that is not finite
+            self.diag.problem("flat map", f"flat_reference: the flat map refused the sample: {exc}")
+            return
+        C, V, W, tau = res.base_pose, res.base_twist, res.base_wrench, res.tau
+        W0_body = np.empty(6)
+        W0_body[:3] = res.body_torque[0]
+        W0_body[3:5] = 0.0
+        W0_body[5] = res.thrust[0]
+        W_out = W
+        if self.output_representation != "spatial" and self.publish_jet:
+            W_out = gd.convert_wrench(C, W, V, "spatial", self.output_representation)
+        omega = None
+        if self.allocation is not None:
+            omega = self._rotor_speed_jet(res.thrust, res.body_torque)
+        self._publish(stamp, W0_body, W_out, tau)
+        self._pub_desired.publish(make_reference_msg(stamp, C, V, res.q[:V.shape[0]], self.model.joint_names,
+                                                     self._desired_msg))
+        self._pub_flat.publish(self._flat_jet.pack(stamp, res.thrust, res.body_torque, tau))
+        if omega is not None:
+            self._pub_rotors.publish(self._rotor_jet.pack(stamp, omega))
+        if self.publish_linearization and not self._publish_linearization(stamp, C, V, res.q, W, W0_body, tau):
+            return
+        if self.allocation is not None and omega is None:
+            return   # reported by _rotor_speed_jet; the other outputs went out
+        self.diag.ok()
+        self.diag.clear()
+
+    def _rotor_speed_jet(self, thrust, torque):
+        """``omega_d^(0..r)`` (r+1, n_r) of ``u = A4^+ (T, tau_b)`` (u = omega^2; the allocation is
+        constant, so ``u^(k) = A4^+ (T^(k), tau_b^(k))``) by the square-root series, or None (reported)
+        when a rotor would need ``u <= 0`` or more than ``max_rot_velocity``."""
+        al = self.allocation
+        u = al.allocate_thrust_torque(thrust, torque)            # (r+1, n_r), row k = u^(k)
+        if not (u[0] > 0.0).all() or not (u[0] < al.max_rot_velocity ** 2).all():
+            i = int(np.argmin(u[0])) if not (u[0] > 0.0).all() else int(np.argmax(u[0]))
+            self.diag.problem("rotor feedforward", f"feedforward/rotor_speeds not published: rotor "
+                              f"{self.rotor_names[i]} would need omega^2 = {u[0, i]:.6g} (outside (0, "
+                              f"{al.max_rot_velocity:g}^2) rad^2/s^2); the other outputs are published")
+            return None
+        # Taylor coefficients: u_k = u^(k)/k!, w = sqrt(u): w_0 = sqrt(u_0), w_k = (u_k - sum w_j w_(k-j)) / (2 w_0)
+        fact = np.cumprod(np.r_[1.0, np.arange(1, len(u))])
+        ut = u / fact[:, None]
+        w = np.empty_like(ut)
+        w[0] = np.sqrt(ut[0])
+        for k in range(1, len(ut)):
+            w[k] = (ut[k] - sum(w[j] * w[k - j] for j in range(1, k))) / (2.0 * w[0])
+        return w * fact[:, None]
 
     def _convert_reference(self) -> bool:
         """Fill ``_V_ref_sp`` with the spatial jet of the reference twist jet ``_V_ref`` (in

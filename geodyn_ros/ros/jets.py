@@ -21,6 +21,30 @@ Feedforward jet (topic ``feedforward/jet``, published by ``geodyn_node``)
     derivative ``W^(k)`` (moment about the world origin, world axes, moment first) then the
     joint torques ``tau^(k)`` in ``model.joint_names`` order.
 
+Flat reference jet (topic ``flat_reference``, the flat outputs of an under-actuated multirotor;
+published by ``geodyn_reference`` with ``trajectory: figure_eight``, read by ``geodyn_node`` in
+``input_mode: flat`` and by ``geodyn_flat_controller``)
+    ``data_offset = 2``: ``data[0:2] = (stamp.sec, stamp.nanosec)`` of the sample.
+    ``dim[0] = ("derivative", K+1, (K+1)(4+m))``;
+    ``dim[1] = ("c_x,c_y,c_z,psi,<joint names>", 4+m, 4+m)``: row ``k`` holds ``c^(k)``, the k-th
+    derivative of the system centre of mass (world, m), ``psi^(k)`` of the Z-Y-X base yaw
+    (``atan2(R[1,0], R[0,0])``, rad) and ``q^(k)`` of the ``m`` named joints (matched by name).
+    A node computing order ``r`` needs ``K >= r+4`` (``c^(0..r+4)``; it reads ``psi`` and ``q``
+    only to ``r+2``).
+
+Flat feedforward jet (topic ``feedforward/flat_jet``, ``geodyn_node`` in ``input_mode: flat``)
+    ``data_offset = 2`` (stamp, as above); ``dim[0] = ("derivative", r+1, ...)``;
+    ``dim[1] = ("T,tau_x,tau_y,tau_z,<joint names>", 4+n, 4+n)``: row ``k`` holds ``T^(k)`` [N],
+    the thrust along the base link's ``+z``, ``tau_b^(k)`` [N m], the moment the rotors must produce
+    about the base-link origin in base axes (derivatives of that base-axes vector), and the joint
+    torques ``tau^(k)`` in ``model.joint_names`` order.
+
+Rotor-speed feedforward jet (topic ``feedforward/rotor_speeds``, ``geodyn_node`` in flat mode
+with an ``actuation_config``)
+    ``data_offset = 2`` (stamp); ``dim[0] = ("derivative", r+1, ...)``;
+    ``dim[1] = ("<rotor link names>", n_r, n_r)``: row ``k`` holds ``omega_d^(k)`` [rad/s^(k+1)],
+    ``omega_d = sqrt(A4^+ (T, tau_b))`` of the vehicle's allocation, differentiated exactly.
+
 Every element is at ``data[data_offset + k * dim[1].stride + j]`` (the standard
 ``MultiArrayLayout`` rule). Stamps are exact in float64 (``sec < 2^53``, ``nanosec < 1e9``).
 
@@ -56,6 +80,17 @@ __all__ = [
     "ROW_LABEL",
     "REFERENCE_OFFSET",
     "FEEDFORWARD_OFFSET",
+    "FLAT_REFERENCE_OFFSET",
+    "FLAT_REFERENCE_COLUMNS",
+    "FLAT_FEEDFORWARD_COLUMNS",
+    "StampedJetPacker",
+    "make_flat_reference_msg",
+    "decode_reference_jet",
+    "FlatReferenceDecoder",
+    "FlatFeedforwardPacker",
+    "decode_flat_feedforward_jet",
+    "RotorSpeedPacker",
+    "decode_rotor_speed_jet",
     "make_reference_msg",
     "ReferenceDecoder",
     "FeedforwardJetPacker",
@@ -71,6 +106,9 @@ BASE_TWIST_COLUMNS = ("w_x", "w_y", "w_z", "v_x", "v_y", "v_z")
 BASE_WRENCH_COLUMNS = ("n_x", "n_y", "n_z", "f_x", "f_y", "f_z")
 REFERENCE_OFFSET = 9
 FEEDFORWARD_OFFSET = 2
+FLAT_REFERENCE_OFFSET = 2
+FLAT_REFERENCE_COLUMNS = ("c_x", "c_y", "c_z", "psi")
+FLAT_FEEDFORWARD_COLUMNS = ("T", "tau_x", "tau_y", "tau_z")
 LINEARIZATION_OFFSET = 2
 
 
@@ -150,11 +188,15 @@ class ReferenceDecoder:
         Model joint names (column order of ``q``).
     order : int
         Dynamics order ``r``: rows ``V^(0..r+1)`` and ``q^(0..r+2)`` are read.
+    topic : str
+        The topic named in error messages (default ``reference``; ``desired/state`` carries the
+        same layout).
     """
 
-    def __init__(self, joint_names, order: int):
+    def __init__(self, joint_names, order: int, topic: str = "reference"):
         self.matcher = JointNameMatcher(joint_names)
         self.order = order
+        self.topic = topic
         self._label_cache: dict[tuple, np.ndarray] = {}
 
     def _columns(self, label: str, ncol: int) -> np.ndarray:
@@ -164,11 +206,12 @@ class ReferenceDecoder:
         cols = self._label_cache.get(key)
         if cols is None:
             names = label.split(",")
+            t = self.topic
             if ncol != len(names):
-                raise InputError("reference: column label count differs from dim[1].size")
+                raise InputError(f"{t}: column label count differs from dim[1].size")
             if tuple(names[:6]) != BASE_TWIST_COLUMNS:
-                raise InputError(f"reference: first six columns must be {','.join(BASE_TWIST_COLUMNS)}")
-            cols = self.matcher.indices(names[6:], "reference joint columns") + 6
+                raise InputError(f"{t}: first six columns must be {','.join(BASE_TWIST_COLUMNS)}")
+            cols = self.matcher.indices(names[6:], f"{t} joint columns") + 6
             if len(self._label_cache) > 16:
                 self._label_cache.clear()
             self._label_cache[key] = cols
@@ -180,43 +223,95 @@ class ReferenceDecoder:
         Raises :class:`InputError` for a malformed layout, too few derivative rows, missing
         joints, NaN/Inf in the rows used, or a non-unit quaternion.
         """
-        r = self.order
-        rows, ncol, label = _check_layout(msg, REFERENCE_OFFSET, "reference")
+        r, t = self.order, self.topic
+        rows, ncol, label = _check_layout(msg, REFERENCE_OFFSET, t)
         if rows < r + 3:
-            raise InputError(f"reference: {rows} derivative rows, order {r} needs {r + 3} "
+            raise InputError(f"{t}: {rows} derivative rows, order {r} needs {r + 3} "
                              f"(V^(0..{r + 1}), q^(0..{r + 2}))")
         cols = self._columns(label, ncol)
         data = as_float64(msg.data)
         head = data[:REFERENCE_OFFSET]
-        stamp_ns = checked_stamp_ns(head[0], head[1], "reference (data[0:2])")
-        pose_matrix(*head[2:9], C_out, "reference base pose")
+        stamp_ns = checked_stamp_ns(head[0], head[1], f"{t} (data[0:2])")
+        pose_matrix(*head[2:9], C_out, f"{t} base pose")
         body = data[REFERENCE_OFFSET:].reshape(rows, ncol)
         V_out[: r + 2] = body[: r + 2, :6]
         np.take(body[: r + 3], cols, axis=1, out=Q_out[: r + 3])
         if not (np.isfinite(V_out[: r + 2]).all() and np.isfinite(Q_out[: r + 3]).all()):
-            raise InputError("reference: NaN or Inf in the derivative rows used")
+            raise InputError(f"{t}: NaN or Inf in the derivative rows used")
         return stamp_ns
 
 
-class FeedforwardJetPacker:
+def decode_reference_jet(msg, topic: str = "reference"):
+    """``(stamp_ns, C (4, 4), V (K+1, 6), q (K+1, m), joint_names)`` of a reference-jet message (all
+    its rows and joints; :class:`InputError` naming ``topic`` if malformed, not finite or with a
+    non-unit quaternion)."""
+    rows, ncol, label = _check_layout(msg, REFERENCE_OFFSET, topic)
+    names = label.split(",")
+    if len(names) != ncol or tuple(names[:6]) != BASE_TWIST_COLUMNS:
+        raise InputError(f"{topic}: column labels must be {','.join(BASE_TWIST_COLUMNS)},<joint names>")
+    data = as_float64(msg.data)
+    stamp_ns = checked_stamp_ns(data[0], data[1], f"{topic} (data[0:2])")
+    C = np.eye(4)
+    pose_matrix(*data[2:9], C, f"{topic} base pose")
+    body = data[REFERENCE_OFFSET:].reshape(rows, ncol)
+    if not np.isfinite(body).all():
+        raise InputError(f"{topic}: NaN or Inf")
+    return stamp_ns, C, body[:, :6].copy(), body[:, 6:].copy(), tuple(names[6:])
+
+
+class StampedJetPacker:
+    """Build stamped 2-D jet messages (``data[0:2]`` = stamp, then ``rows`` x ``columns`` row-major;
+    layout as in the module docstring) for fixed columns and rows, reusing one message."""
+
+    def __init__(self, columns, rows: int):
+        self.columns = tuple(columns)
+        self.rows = rows
+        self.msg = Float64MultiArray()
+        _layout(self.msg, rows, self.columns, FEEDFORWARD_OFFSET)
+        self._buf = np.empty(FEEDFORWARD_OFFSET + rows * len(self.columns))
+        self._body = self._buf[FEEDFORWARD_OFFSET:].reshape(rows, len(self.columns))
+
+    def pack_blocks(self, stamp_ns: int, *blocks) -> Float64MultiArray:
+        """Message with the stamp and the column blocks side by side (each (rows,) or (rows, k))."""
+        sec, nsec = divmod(int(stamp_ns), 1_000_000_000)
+        self._buf[0], self._buf[1] = sec, nsec
+        c = 0
+        for b in blocks:
+            b = np.asarray(b, dtype=np.float64)
+            w = 1 if b.ndim == 1 else b.shape[1]
+            self._body[:, c:c + w] = b.reshape(self.rows, w)
+            c += w
+        self.msg.data = array.array("d", self._buf.tobytes())
+        return self.msg
+
+
+def _decode_stamped_jet(msg, what: str, lead=()):
+    """``(stamp_ns, body (rows, cols), names)`` of a stamped jet whose first columns are ``lead``;
+    raises :class:`InputError` for a malformed layout, a bad stamp or NaN/Inf."""
+    rows, ncol, label = _check_layout(msg, FEEDFORWARD_OFFSET, what)
+    names = label.split(",")
+    if len(names) != ncol or tuple(names[:len(lead)]) != tuple(lead):
+        raise InputError(f"{what}: column labels must be {','.join(lead + ('<names>',))}" if lead else
+                         f"{what}: {len(names)} column labels for {ncol} columns")
+    data = as_float64(msg.data)
+    stamp = checked_stamp_ns(data[0], data[1], f"{what} (data[0:2])")
+    body = data[FEEDFORWARD_OFFSET:].reshape(rows, ncol)
+    if not np.isfinite(body).all():
+        raise InputError(f"{what}: NaN or Inf")
+    return stamp, body, tuple(names[len(lead):])
+
+
+class FeedforwardJetPacker(StampedJetPacker):
     """Build feedforward-jet messages for a fixed model and order, reusing one message."""
 
     def __init__(self, joint_names, order: int):
+        super().__init__(BASE_WRENCH_COLUMNS + tuple(joint_names), order + 1)
         self.n = len(joint_names)
         self.order = order
-        self.msg = Float64MultiArray()
-        _layout(self.msg, order + 1, BASE_WRENCH_COLUMNS + tuple(joint_names), FEEDFORWARD_OFFSET)
-        self._buf = np.empty(FEEDFORWARD_OFFSET + (order + 1) * (6 + self.n))
-        self._body = self._buf[FEEDFORWARD_OFFSET:].reshape(order + 1, 6 + self.n)
 
     def pack(self, stamp_ns: int, base_wrench: np.ndarray, tau: np.ndarray) -> Float64MultiArray:
         """Message carrying ``W^(0..r)`` (r+1, 6) and ``tau^(0..r)`` (r+1, n) with the stamp."""
-        sec, nsec = divmod(int(stamp_ns), 1_000_000_000)
-        self._buf[0], self._buf[1] = sec, nsec
-        self._body[:, :6] = base_wrench
-        self._body[:, 6:] = tau
-        self.msg.data = array.array("d", self._buf.tobytes())
-        return self.msg
+        return self.pack_blocks(stamp_ns, base_wrench, tau)
 
 
 def decode_feedforward_jet(msg):
@@ -229,6 +324,113 @@ def decode_feedforward_jet(msg):
     body = data[FEEDFORWARD_OFFSET:].reshape(rows, ncol)
     stamp = int(data[0]) * 1_000_000_000 + int(data[1])
     return stamp, body[:, :6].copy(), body[:, 6:].copy(), tuple(names[6:])
+
+
+# ---------------------------------------------------------------------- flat outputs (under-actuated)
+def make_flat_reference_msg(stamp_ns: int, com: np.ndarray, yaw: np.ndarray, q: np.ndarray, joint_names,
+                            msg: Float64MultiArray | None = None) -> Float64MultiArray:
+    """Pack one flat-output sample into the flat-reference layout (module docstring).
+
+    com : (K+1, 3) CoM derivatives; yaw : (K+1,) yaw derivatives; q : (K+1, m) joint derivatives,
+    columns ``joint_names``; msg : optional message to reuse.
+    """
+    com, yaw, q = np.asarray(com, float), np.asarray(yaw, float), np.asarray(q, float)
+    K1 = com.shape[0]
+    if com.shape != (K1, 3) or yaw.shape != (K1,) or q.shape != (K1, len(joint_names)):
+        raise ValueError(f"com, yaw, q: expected ({K1}, 3), ({K1},), ({K1}, {len(joint_names)}), got "
+                         f"{com.shape}, {yaw.shape}, {q.shape}")
+    msg = Float64MultiArray() if msg is None else msg
+    _layout(msg, K1, FLAT_REFERENCE_COLUMNS + tuple(joint_names), FLAT_REFERENCE_OFFSET)
+    sec, nsec = divmod(int(stamp_ns), 1_000_000_000)
+    body = np.hstack([com, yaw[:, None], q])
+    msg.data = _as_double_array(np.concatenate([[sec, nsec], body.ravel()]))
+    return msg
+
+
+class FlatReferenceDecoder:
+    """Decode flat-reference messages into the inputs of ``gd.flat_inverse_dynamics``.
+
+    joint_names : the model's joints (column order of ``q``); order : ``r``: rows ``c^(0..r+4)``,
+    ``psi^(0..r+2)`` and ``q^(0..r+2)`` are read; topic : named in the error messages.
+    """
+
+    def __init__(self, joint_names, order: int, topic: str = "flat_reference"):
+        self.matcher = JointNameMatcher(joint_names)
+        self.order = order
+        self.topic = topic
+        self._label_cache: dict[tuple, np.ndarray] = {}
+
+    def _columns(self, label: str, ncol: int) -> np.ndarray:
+        key = (label, ncol)
+        cols = self._label_cache.get(key)
+        if cols is None:
+            names = label.split(",")
+            t = self.topic
+            if ncol != len(names):
+                raise InputError(f"{t}: column label count differs from dim[1].size")
+            if tuple(names[:4]) != FLAT_REFERENCE_COLUMNS:
+                raise InputError(f"{t}: first four columns must be {','.join(FLAT_REFERENCE_COLUMNS)}")
+            cols = self.matcher.indices(names[4:], f"{t} joint columns") + 4
+            if len(self._label_cache) > 16:
+                self._label_cache.clear()
+            self._label_cache[key] = cols
+        return cols
+
+    def decode(self, msg, com_out: np.ndarray, yaw_out: np.ndarray, Q_out: np.ndarray) -> int:
+        """Fill ``com_out`` (>= r+5, 3), ``yaw_out`` (>= r+3,), ``Q_out`` (>= r+3, n); return the stamp [ns].
+
+        Raises :class:`InputError` for a malformed layout, too few rows, missing joints or NaN/Inf
+        in the rows used."""
+        r, t = self.order, self.topic
+        rows, ncol, label = _check_layout(msg, FLAT_REFERENCE_OFFSET, t)
+        if rows < r + 5:
+            raise InputError(f"{t}: {rows} derivative rows, order {r} needs {r + 5} (c^(0..{r + 4}))")
+        cols = self._columns(label, ncol)
+        data = as_float64(msg.data)
+        stamp_ns = checked_stamp_ns(data[0], data[1], f"{t} (data[0:2])")
+        body = data[FLAT_REFERENCE_OFFSET:].reshape(rows, ncol)
+        com_out[: r + 5] = body[: r + 5, :3]
+        yaw_out[: r + 3] = body[: r + 3, 3]
+        np.take(body[: r + 3], cols, axis=1, out=Q_out[: r + 3])
+        if not (np.isfinite(com_out[: r + 5]).all() and np.isfinite(yaw_out[: r + 3]).all()
+                and np.isfinite(Q_out[: r + 3]).all()):
+            raise InputError(f"{t}: NaN or Inf in the derivative rows used")
+        return stamp_ns
+
+
+class FlatFeedforwardPacker(StampedJetPacker):
+    """Build ``feedforward/flat_jet`` messages (thrust, body torque, joint torques) for a model and order."""
+
+    def __init__(self, joint_names, order: int):
+        super().__init__(FLAT_FEEDFORWARD_COLUMNS + tuple(joint_names), order + 1)
+
+    def pack(self, stamp_ns: int, thrust, body_torque, tau) -> Float64MultiArray:
+        """``T^(0..r)`` (r+1,), ``tau_b^(0..r)`` (r+1, 3), ``tau^(0..r)`` (r+1, n) with the stamp."""
+        return self.pack_blocks(stamp_ns, thrust, body_torque, tau)
+
+
+def decode_flat_feedforward_jet(msg):
+    """``(stamp_ns, thrust (r+1,), body_torque (r+1, 3), tau (r+1, n), joint_names)`` of a
+    ``feedforward/flat_jet`` message (:class:`InputError` if malformed or not finite)."""
+    stamp, body, names = _decode_stamped_jet(msg, "feedforward/flat_jet", FLAT_FEEDFORWARD_COLUMNS)
+    return stamp, body[:, 0].copy(), body[:, 1:4].copy(), body[:, 4:].copy(), names
+
+
+class RotorSpeedPacker(StampedJetPacker):
+    """Build ``feedforward/rotor_speeds`` messages (``omega_d^(0..r)`` per rotor)."""
+
+    def __init__(self, rotor_names, order: int):
+        super().__init__(tuple(rotor_names), order + 1)
+
+    def pack(self, stamp_ns: int, omega) -> Float64MultiArray:
+        """``omega_d^(0..r)`` (r+1, n_r) with the stamp."""
+        return self.pack_blocks(stamp_ns, omega)
+
+
+def decode_rotor_speed_jet(msg):
+    """``(stamp_ns, omega (r+1, n_r), rotor_names)`` of a ``feedforward/rotor_speeds`` message."""
+    stamp, body, names = _decode_stamped_jet(msg, "feedforward/rotor_speeds")
+    return stamp, body.copy(), names
 
 
 # ---------------------------------------------------------------------- linearization

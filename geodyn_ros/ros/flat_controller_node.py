@@ -1,0 +1,336 @@
+"""``geodyn_flat_controller``: rotor speeds and motor torques of a collinear (under-actuated)
+multirotor manipulator from its flat reference and ``geodyn_node``'s flat-mode jets.
+
+A thin ROS adapter around :class:`geodyn_ros.control.flatness.FlatnessController` (Lee's
+geometric controller on the system CoM and the yaw; levels ``rigid``, ``ff0``, ``ff1``, ``ff2``;
+the law, its units and gains are documented there and in the README, "The under-actuated aerial
+manipulator").
+
+Subscribes
+    ``odom`` (``nav_msgs/Odometry``, REP 105), ``joint_states`` (link angles and rates, by name),
+    ``motor_states`` (motor angles and rates of the elastic joints, by name; only with
+    ``elastic_joints``), ``flat_reference`` (flat-reference jet: ``c_d``, ``psi_d``, ``q_d``; rows
+    ``0..4`` of the CoM, ``0..2`` of the yaw and joints are read), and from ``geodyn_node`` run with
+    ``input_mode: flat``: ``desired/state`` (the desired base pose and twist rows ``V^(0..1)``) and
+    ``feedforward/flat_jet`` (``T^(0..r)``, ``tau_b^(0..r)``, ``tau^(0..r)``, ``r >=`` the level's order).
+Publishes (:mod:`geodyn_ros.ros.actuator_commands`)
+    ``cmd/rotor_speeds`` (``actuator_msgs/Actuators``, or ``std_msgs/Float64MultiArray`` where that
+    package is missing), ``cmd/motor_efforts`` (``sensor_msgs/JointState``: the elastic joints' motor
+    torques, or every joint's torque without ``elastic_joints``), ``cmd/joint_effort/<joint>`` with
+    ``per_joint_effort_topics``; ``/diagnostics`` with the counters ``rotor_saturations`` and
+    ``motor_saturations`` and a WARN while clipping.
+
+Live tuning: the gains (``kp_rotation``/``kd_rotation`` are per-axis arrays of 3) and ``level``
+are dynamic parameters, checked in the parameter callback (a bad value is refused with the
+reason, the old one kept).
+
+Start-up errors (one line naming the parameter): a rotor set that is not collinear or fully
+actuated, an ``order`` below the level's, bad gains or ``level``. Nothing NaN is published: a
+cycle whose inputs or command are not finite is skipped and reported. Inputs are combined by
+stamp (``sync_stamps``, lock-step) or by age (``stale_timeout``), as in
+``geodyn_actuated_controller``.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from geodyn_ros.algorithms.flat import FlatResult
+from geodyn_ros.control.flatness import FLATNESS_LEVELS, FlatnessController, FlatnessGains
+from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+
+from .actuator_commands import HAVE_ACTUATOR_MSGS, ActuatorCommandPublisher
+from .conversions import InputError, JointNameMatcher, stamp_to_ns
+from .description import TOPIC_PARAMETER, ModelSource
+from .diagnostics import DiagnosticsReporter, guard, guard_time_source
+from .jets import FlatReferenceDecoder, decode_flat_feedforward_jet, decode_reference_jet
+from .params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
+from .runtime import control_qos, run_nodes
+from .tracking_inputs import TrackingInputs
+
+__all__ = ["PARAMETERS", "FlatControllerNode", "GAINS", "main"]
+
+_DEFAULT = FlatnessGains()
+#: the feedback gains (parameter names = FlatnessGains fields), dynamic
+GAINS = ("kp_position", "kd_position", "kp_rotation", "kd_rotation", "kp_joint", "kd_joint")
+_ORDER = {"rigid": 0, "ff0": 0, "ff1": 1, "ff2": 2}
+
+PARAMETERS = {
+    "robot_description": ("", "URDF with the rotor links (e.g. hexarotor_manipulator.urdf.xacro expanded)."),
+    "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
+    "robot_description_topic": TOPIC_PARAMETER,
+    "base_link": ("", "Base link; empty = the URDF root."),
+    "actuation_config": ("", "Actuation YAML (rotor constants and names, elastic joints); empty = the shipped "
+                         "config/hexarotor.yaml."),
+    "level": ("ff2", "Feedforward level: 'rigid' (rigid-body model of today's practice), 'ff0' (whole-body flat "
+              "map), 'ff1' (+ rotor-lag compensation), 'ff2' (+ elastic-joint compensation); dynamic."),
+    "order": (2, "Order r of geodyn_node's feedforward/flat_jet; must be >= the level's (ff1: 1, ff2: 2)."),
+    "elastic_joints": (True, "Series-elastic arm joints: read motor_states, command motor torques; false = rigid "
+                       "joints, cmd/motor_efforts carries the joint torques of every joint."),
+    "odom_startup_discard": (0.0, "Ignore odometry stamped less than this [s] after the first odometry message "
+                             "(gz-sim OdometryPublisher start-up); 0 = keep all."),
+    "kp_position": (_DEFAULT.kp_position, "CoM position stiffness k_x [N/m]."),
+    "kd_position": (_DEFAULT.kd_position, "CoM velocity damping k_v [N s/m]."),
+    "kp_rotation": (list(_DEFAULT.kp_rotation), "Attitude stiffness k_R [N m/rad] per base axis (x, y, z)."),
+    "kd_rotation": (list(_DEFAULT.kd_rotation), "Body-rate damping k_W [N m s/rad] per base axis (x, y, z)."),
+    "kp_joint": (_DEFAULT.kp_joint, "Motor-angle (or joint-angle) stiffness [N m/rad]."),
+    "kd_joint": (_DEFAULT.kd_joint, "Motor-angle (or joint-angle) damping [N m s/rad]."),
+    "lag_timestep": (0.0, "0: continuous rotor-lag compensation omega + T omega'; > 0: the exact inverse of the "
+                     "discrete rotor filter of this step [s]."),
+    "gravity": ([0.0, 0.0, -9.81], "Gravity acceleration in the world frame [m/s^2]."),
+    "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
+    "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
+    "per_joint_effort_topics": (False, "Also publish std_msgs/Float64 on cmd/joint_effort/<joint>."),
+    "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: the odom child_frame_id check."),
+    "qos_depth": (2, "Keep-last depth of the control topics."),
+}
+
+
+def _gains(values: dict) -> FlatnessGains:
+    """FlatnessGains from parameter values (``ValueError`` naming the gain)."""
+    return FlatnessGains(**{k: (tuple(values[k]) if k in ("kp_rotation", "kd_rotation") else values[k])
+                            for k in GAINS})
+
+
+class FlatControllerNode(TrackingInputs, Node):
+    """See the module docstring."""
+
+    def __init__(self, node_name: str = "geodyn_flat_controller", **kwargs):
+        super().__init__(node_name, **kwargs)
+        p = declare_parameters(self, PARAMETERS, dynamic=GAINS + ("level",))
+        if p["level"] not in FLATNESS_LEVELS:
+            raise ConfigurationError(f"parameter 'level': must be one of {FLATNESS_LEVELS}, got '{p['level']}'")
+        if p["order"] < _ORDER[p["level"]]:
+            raise ConfigurationError(f"parameter 'order': level '{p['level']}' needs geodyn_node's flat jets of "
+                                     f"order >= {_ORDER[p['level']]}, got order {p['order']}")
+        try:
+            self.gains = _gains(p)
+        except ValueError as exc:
+            raise ConfigurationError(f"parameter {exc}") from exc
+        try:
+            self.cfg = load_actuation_config(p["actuation_config"] or "hexarotor")
+        except ValueError as exc:
+            raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
+        if not (np.isfinite(p["lag_timestep"]) and p["lag_timestep"] >= 0):
+            raise ConfigurationError(f"parameter 'lag_timestep': must be >= 0 s, got {p['lag_timestep']}")
+        if len(p["gravity"]) != 3 or not np.isfinite(p["gravity"]).all():
+            raise ConfigurationError(f"parameter 'gravity': must be 3 finite numbers, got {p['gravity']}")
+        if not (np.isfinite(p["odom_startup_discard"]) and p["odom_startup_discard"] >= 0):
+            raise ConfigurationError(f"parameter 'odom_startup_discard': must be >= 0 s, got "
+                                     f"{p['odom_startup_discard']}")
+        self._p = p
+        self.level = p["level"]
+        self.use_ff = True   # TrackingInputs' live-tuning hook (not a parameter here)
+        self.model = self.ctrl = None   # set by _setup_model (at start-up, or from the topic)
+        self.frame_prefix = check_frame_prefix(p["frame_prefix"])
+        self.base_frame = None
+        self.elastic = p["elastic_joints"]
+        self.sync = p["sync_stamps"]
+        self.stale_ns = int(round(p["stale_timeout"] * 1e9))
+        self.odom_discard_ns = int(round(p["odom_startup_discard"] * 1e9))
+        self._odom_first = None
+        self._stamps = {k: None for k in ("odom", "joint_states", "motor_states", "flat_reference",
+                                           "desired/state", "feedforward/flat_jet")}
+        self._last_cmd_stamp = None
+        qos = control_qos(p["qos_depth"])
+        self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos)
+        self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"), qos)
+        if self.elastic:
+            self.create_subscription(JointState, "motor_states", guard(self, self._on_motor_states, "motor_states"),
+                                     qos)
+        self.create_subscription(Float64MultiArray, "flat_reference",
+                                 guard(self, self._on_flat_reference, "flat_reference"), qos)
+        self.create_subscription(Float64MultiArray, "desired/state", guard(self, self._on_desired, "desired/state"),
+                                 qos)
+        self.create_subscription(Float64MultiArray, "feedforward/flat_jet",
+                                 guard(self, self._on_flat_jet, "feedforward/flat_jet"), qos)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        joints = self.cfg.elastic.joints if self.elastic else None   # rigid: every model joint (set with the model)
+        self._per_joint, self._qos = p["per_joint_effort_topics"], qos
+        self.commands = ActuatorCommandPublisher(self, joints, qos, self._per_joint) if joints is not None else None
+        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: flatness", "")
+        guard_time_source(self)
+        self.diag.counters.update(rotor_saturations=0, motor_saturations=0)
+        self.model_source = ModelSource(self, p, self.diag, load=self._load_model, apply=self._setup_model,
+                                        model_of=lambda loaded: loaded.model)
+
+    # ------------------------------------------------------------------ the model
+    def _load_model(self, source):
+        """Model (rotor joints locked), allocation and control law of ``source``; touches no node
+        state (for the topic it runs on the loader thread)."""
+        import geodyn_ros as gd
+        cfg, p = self.cfg, self._p
+        base = p["base_link"] or None
+        moving = gd.load_urdf(source, base_link=base).joint_names
+        model = gd.load_urdf(source, base_link=base, locked_joints=[j for j in cfg.rotor_joints if j in moving])
+        try:
+            _, frames = rotor_frames_from_model(model, cfg.rotor_links)
+            al = Allocation.from_frames(frames, cfg.rotors)
+            ctrl = FlatnessController(model, al, cfg.rotors, cfg.elastic if self.elastic else None, self.gains,
+                                      self.level, gravity=p["gravity"], lag_timestep=p["lag_timestep"] or None)
+        except ValueError as exc:
+            raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
+        return SimpleNamespace(model=model, allocation=al, ctrl=ctrl)
+
+    def _setup_model(self, loaded, first: bool = True) -> None:
+        """Install a loaded model and its law; ``first``: buffers and decoders for its joints. A
+        replacement (same joints and base link) keeps them and the saturation counts."""
+        if not first:
+            loaded.ctrl.rotor_saturations = self.ctrl.rotor_saturations
+            loaded.ctrl.motor_saturations = self.ctrl.motor_saturations
+        self.model, self.ctrl = loaded.model, loaded.ctrl
+        self.diag.hardware_id = self.model.name
+        if not first:
+            return
+        model = self.model
+        n = model.n_joints
+        self.base_frame = self.frame_prefix + model.base_link
+        self._matcher = JointNameMatcher(model.joint_names)
+        self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)
+        self._q, self._qd = np.zeros(n), np.zeros(n)
+        ne = len(self.cfg.elastic.joints)
+        self._motor_matcher = JointNameMatcher(self.cfg.elastic.joints)
+        self._th, self._thd = np.zeros(ne), np.zeros(ne)
+        self._flat_decoder = FlatReferenceDecoder(model.joint_names, 0)
+        self._com, self._yaw, self._Qd = np.zeros((5, 3)), np.zeros(3), np.zeros((3, n))
+        self._desired = None
+        self._ff = None
+        if self.commands is None:   # rigid joints: every model joint is driven
+            self.commands = ActuatorCommandPublisher(self, model.joint_names, self._qos, self._per_joint)
+        al = loaded.allocation
+        self.get_logger().info(
+            f"model '{model.name}', {al.n_rotors} rotors ({'collinear' if al.collinear else 'fully actuated'}, "
+            f"cond = {al.condition_number():.3g}), elastic joints {self.cfg.elastic.joints if self.elastic else 'off'}, "
+            f"level {self.level}, rotor output "
+            f"{'actuator_msgs/Actuators' if HAVE_ACTUATOR_MSGS else 'std_msgs/Float64MultiArray'}")
+
+    # ------------------------------------------------------------------ inputs
+    def _on_odom(self, msg):
+        """Odometry after the start-up window ``odom_startup_discard``."""
+        if self.odom_discard_ns:
+            st = stamp_to_ns(msg.header.stamp)
+            if self._odom_first is None:
+                self._odom_first = st
+            if st - self._odom_first < self.odom_discard_ns:
+                self.diag.counters["odom_discarded"] = self.diag.counters.get("odom_discarded", 0) + 1
+                return
+        super()._on_odom(msg)
+
+    def _on_motor_states(self, msg):
+        def parse():
+            self._motor_matcher.gather(msg.name, msg.position, self._th, "motor_states.position")
+            self._motor_matcher.gather(msg.name, msg.velocity, self._thd, "motor_states.velocity")
+            return stamp_to_ns(msg.header.stamp)
+        self._take("motor_states", parse)
+
+    def _on_flat_reference(self, msg):
+        self._take("flat_reference", lambda: self._flat_decoder.decode(msg, self._com, self._yaw, self._Qd))
+
+    def _on_desired(self, msg):
+        def parse():
+            stamp, C, V, _, _ = decode_reference_jet(msg, "desired/state")
+            if V.shape[0] < 2:
+                raise InputError(f"desired/state: {V.shape[0]} derivative rows, the controller needs 2 (V, V')")
+            self._desired = (C, V)
+            return stamp
+        self._take("desired/state", parse)
+
+    def _on_flat_jet(self, msg):
+        def parse():
+            stamp, T, tb, tau, names = decode_flat_feedforward_jet(msg)
+            need = _ORDER[self.level] + 1
+            if T.shape[0] < need:
+                raise InputError(f"feedforward/flat_jet: {T.shape[0]} rows, level '{self.level}' needs {need} "
+                                 "(geodyn_node order too low)")
+            if tuple(names) != tuple(self.model.joint_names):
+                raise InputError(f"feedforward/flat_jet: joints {names} are not {self.model.joint_names}")
+            self._ff = (T, tb, tau)
+            return stamp
+        self._take("feedforward/flat_jet", parse)
+
+    # ------------------------------------------------------------------ live tuning
+    def _on_set_parameters(self, params):
+        """``ros2 param set`` of the gains and ``level``; a bad value is refused with the reason."""
+        from rcl_interfaces.msg import SetParametersResult
+        values = {k: getattr(self.gains, k) for k in GAINS}
+        level = self.level
+        for prm in params:
+            if prm.name in GAINS:
+                v = prm.value
+                if prm.name in ("kp_rotation", "kd_rotation"):
+                    ok = isinstance(v, (list, tuple)) or (hasattr(v, "__len__") and not isinstance(v, str))
+                    if not ok or len(v) != 3:
+                        return SetParametersResult(successful=False,
+                                                   reason=f"{prm.name}: expected 3 numbers (x, y, z), got {v!r}")
+                    values[prm.name] = tuple(float(x) for x in v)
+                else:
+                    if isinstance(v, bool) or not isinstance(v, (int, float)):
+                        return SetParametersResult(successful=False, reason=f"{prm.name}: expected a number, "
+                                                                            f"got {v!r}")
+                    values[prm.name] = float(v)
+            elif prm.name == "level":
+                if prm.value not in FLATNESS_LEVELS:
+                    return SetParametersResult(successful=False,
+                                               reason=f"level: expected one of {FLATNESS_LEVELS}, got {prm.value!r}")
+                if _ORDER[prm.value] > self._p["order"]:
+                    return SetParametersResult(successful=False, reason=f"level: '{prm.value}' needs order >= "
+                                                                        f"{_ORDER[prm.value]}, the node has order "
+                                                                        f"{self._p['order']}")
+                level = prm.value
+        try:
+            gains = FlatnessGains(**values)
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        self.gains, self.level = gains, level
+        if self.ctrl is not None:
+            self.ctrl.set_gains(gains)
+            self.ctrl.set_level(level)
+        return SetParametersResult(successful=True)
+
+    # ------------------------------------------------------------------ command
+    def _try_command(self) -> None:
+        s = self._stamps
+        needed = ["odom", "joint_states", "flat_reference", "desired/state", "feedforward/flat_jet"] + \
+            (["motor_states"] if self.elastic else [])
+        if any(s[k] is None for k in needed):
+            return
+        state = s["joint_states"]
+        if self.sync:
+            if any(s[k] != state for k in needed) or state == self._last_cmd_stamp:
+                return
+        elif state == self._last_cmd_stamp or any(state - s[k] > self.stale_ns for k in needed):
+            return
+        self._last_cmd_stamp = state
+        C_d, V_d = self._desired
+        T, tb, tau = self._ff
+        flat = FlatResult(C_d, V_d, self._Qd, None, tau, T, tb)
+        th, thd = (self._th, self._thd) if self.elastic else (None, None)
+        try:
+            cmd = self.ctrl.command(self._C, self._Vb, self._q, self._qd, th, thd, self._com, self._yaw, self._Qd,
+                                    flat)
+        except ValueError as exc:
+            self.diag.problem("command", f"no command: {exc}")
+            return
+        self.commands.publish(state, cmd.omega, cmd.u)
+        c = self.diag.counters
+        c["rotor_saturations"] = self.ctrl.rotor_saturations
+        c["motor_saturations"] = self.ctrl.motor_saturations
+        self.diag.ok()
+        if cmd.rotor_saturations or cmd.motor_saturations:
+            from diagnostic_msgs.msg import DiagnosticStatus
+            self.diag.publish_status(DiagnosticStatus.WARN, f"saturated: {cmd.rotor_saturations} rotor speed(s), "
+                                     f"{cmd.motor_saturations} motor torque(s) clipped this cycle")
+
+
+def main(args=None) -> int:
+    """Console script ``geodyn_flat_controller``."""
+    return run_nodes([FlatControllerNode], args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,315 @@
+"""The under-actuated aerial manipulator over ROS 2: ``geodyn_closed_loop --underactuated``.
+
+Starts, in one process on an ``EventsExecutor`` (every message through rclpy/DDS), the nodes of
+``launch/underactuated_sim.launch.py``: ``geodyn_actuated_sim`` with the collinear hexarotor
+(``urdf/hexarotor_manipulator.urdf.xacro``, ``config/hexarotor.yaml``: gz-sim's rotor lag, Spong's
+elastic joints; lock-step, publishes ``/clock``), ``geodyn_reference`` (``trajectory:
+figure_eight``: the flat outputs on ``flat_reference``), ``geodyn_node`` (``input_mode: flat``,
+order 2, the rotor-speed feedforward of the allocation) and ``geodyn_flat_controller`` (one row:
+``rigid``, ``ff0``, ``ff1`` or ``ff2``), plus a recorder. It runs the figure eight headless from
+``t = 0`` with every row started on the reference (state from the flat map, rotors at
+``omega_d(0)``, motors at ``theta_d(0)``, ``theta_d'(0)``) and prints the rows like
+:mod:`geodyn_ros.examples.underactuated_loop` with ``--preroll 0``. ``--compare`` also runs the
+in-process loop (:mod:`geodyn_ros.loops.underactuated`) and prints how far the two trajectories
+are apart. Example::
+
+    geodyn_closed_loop --underactuated --duration 10 --rows rigid,ff0,ff1,ff2 --compare
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+__all__ = ["flat_start_parameters", "run_ros_underactuated_loop", "ROWS", "main"]
+
+#: rows this loop runs (the in-process table's rows with lagging rotors and elastic joints)
+ROWS = ("rigid", "ff0", "ff1", "ff2")
+
+
+def flat_start_parameters(config=None, source=None, *, speed: float = 1.0) -> dict:
+    """``geodyn_actuated_sim`` parameters that start it on the figure-eight reference at ``t = 0``
+    as the in-process loop starts (:func:`geodyn_ros.loops.underactuated.flat_start_state`): base
+    pose (x y z qx qy qz qw), REP 105 base twist (linear first, base axes), joints, rotor speeds
+    ``omega_d(0)`` and motors at ``theta_d(0)``, ``theta_d'(0)``.
+
+    config : ActuationConfig (default ``config/hexarotor.yaml``); source : the robot with rotor
+    links (default ``urdf/hexarotor_manipulator.urdf.xacro``); speed : time scaling of the reference.
+    """
+    import geodyn_ros as gd
+    from geodyn_ros.control.flatness import FlatnessController
+    from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+    from geodyn_ros.lie import Ad_inv, matrix_to_quat
+    from geodyn_ros.loops.underactuated import flat_start_state, hexarotor_source
+    from geodyn_ros.trajectories import figure_eight_reference
+
+    cfg = load_actuation_config("hexarotor") if config is None else config
+    src = hexarotor_source() if source is None else source
+    moving = gd.load_urdf(src).joint_names
+    model = gd.load_urdf(src, locked_joints=[j for j in cfg.rotor_joints if j in moving])
+    al = Allocation.from_frames(rotor_frames_from_model(model, cfg.rotor_links)[1], cfg.rotors)
+    ctrl = FlatnessController(model, al, cfg.rotors, cfg.elastic)
+    ref = figure_eight_reference(0.0, 2, speed=speed)
+    st = flat_start_state(ctrl, ref, gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, 2))
+    C = st["base_pose"]
+    Vb = Ad_inv(C) @ st["base_twist"]
+    floats = lambda a: [float(v) for v in a]  # noqa: E731
+    return {"initial_base_pose": floats(np.r_[C[:3, 3], matrix_to_quat(C[:3, :3], "xyzw")]),
+            "initial_base_twist": floats(np.r_[Vb[3:], Vb[:3]]),
+            "initial_joint_positions": floats(st["q"]),
+            "initial_joint_velocities": floats(st["qd"]),
+            "initial_rotor_speeds": floats(st["rotor_speed"]),
+            "initial_motor_positions": floats(st["motor_angle"]),
+            "initial_motor_velocities": floats(st["motor_velocity"])}
+
+
+def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep: float = 1e-3,
+                               urdf_path: str | None = None, actuation_config: str | None = None, gains=None,
+                               speed: float = 1.0, wall_timeout: float | None = None, progress=None,
+                               namespace: str = "", frame_prefix: str = "", info: dict | None = None):
+    """Run actuated sim + flat reference + ``geodyn_node`` (flat mode) + flat controller over ROS.
+
+    Parameters
+    ----------
+    row : ``"rigid"``, ``"ff0"``, ``"ff1"`` or ``"ff2"`` (the controller's ``level``).
+    duration : simulated time [s] from ``t = 0`` (no pre-roll).
+    timestep : simulator step = control period [s].
+    urdf_path, actuation_config : the robot and its actuation YAML (default the hexarotor's).
+    gains : :class:`~geodyn_ros.control.flatness.FlatnessGains`, optional.
+    speed : time scaling of the figure eight.
+    wall_timeout : ``RuntimeError`` after this many wall seconds (default ``60 + 20 x duration``).
+    progress : callable(t_sim), about once per simulated second.
+    namespace, frame_prefix : of every node (and the recorder).
+    info : dict, optional, filled with ``sim`` (the simulator node, destroyed on return),
+        ``diagnostics`` (every ``DiagnosticStatus`` received), ``rotor_feedforward`` (stamp ->
+        ``omega_d^(0..r)`` of ``feedforward/rotor_speeds``) and ``motor_states``.
+
+    Returns
+    -------
+    geodyn_ros.loops.underactuated.UnderactuatedRow
+        The published states at every step (the CoM computed from them with
+        ``gd.center_of_mass``) against the exact reference at the same stamps; peaks of the
+        published (clipped) commands; the controller's clip counts.
+    """
+    import rclpy  # noqa: F401  (the context below)
+    from diagnostic_msgs.msg import DiagnosticArray
+    from nav_msgs.msg import Odometry
+    from rclpy.context import Context
+    from rclpy.node import Node
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    import geodyn_ros as gd
+    from geodyn_ros.control.flatness import FlatnessGains
+    from geodyn_ros.control.rotors import load_actuation_config
+    from geodyn_ros.control.tracking import TrackingLog
+    from geodyn_ros.lie import Ad
+    from geodyn_ros.loops.underactuated import UnderactuatedRow, hexarotor_source
+    from geodyn_ros.trajectories import figure_eight_reference
+
+    from .actuated_sim_node import ActuatedSimNode
+    from .actuator_commands import HAVE_ACTUATOR_MSGS, ROTOR_MSG_TYPE
+    from .conversions import as_float64, pose_matrix, stamp_to_ns
+    from .flat_controller_node import GAINS, FlatControllerNode
+    from .geodyn_node import GeodynNode
+    from .jets import decode_rotor_speed_jet
+    from .params import parameter_overrides
+    from .reference_node import ReferenceNode
+    from .runtime import check_namespace, control_qos, init_rclpy, interrupt_on_signals, make_executor, spin_lockstep
+
+    if row not in ROWS:
+        raise ValueError(f"row: expected one of {ROWS}, got {row!r}")
+    urdf = str(urdf_path or hexarotor_source())
+    cfg_path = str(actuation_config or _hexarotor_yaml())
+    cfg = load_actuation_config(cfg_path)
+    gains = FlatnessGains() if gains is None else gains
+    wall_timeout = 60.0 + 20.0 * duration if wall_timeout is None else wall_timeout
+    ns = check_namespace(namespace)
+    ctx = Context()
+    interrupt_on_signals(reset=True)
+    init_rclpy(context=ctx)
+    nodes = []
+    try:
+        sim_t = {"use_sim_time": True}
+        fp = {"frame_prefix": frame_prefix}
+        start = flat_start_parameters(cfg, urdf, speed=speed)
+        nodes.append(ActuatedSimNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
+            {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep, "lockstep": True,
+             "command_timeout": 0.2, **fp, **start})))
+        sim = nodes[0]
+        nodes.append(ReferenceNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
+            {**sim_t, "order": 2, "trajectory": "figure_eight", "speed": float(speed)})))
+        nodes.append(GeodynNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
+            {**sim_t, **fp, "urdf_path": urdf, "order": 2, "input_mode": "flat", "actuation_config": cfg_path})))
+        gain_values = {k: (list(getattr(gains, k)) if k in ("kp_rotation", "kd_rotation") else float(getattr(gains, k)))
+                       for k in GAINS}
+        nodes.append(FlatControllerNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
+            {**sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2, "level": row,
+             **gain_values})))
+        ctrl_node = nodes[3]
+        model = ctrl_node.model
+        rec = Node("geodyn_recorder", namespace=ns, context=ctx)
+        nodes.append(rec)
+        states: dict[int, list] = {}
+        motors: dict[int, tuple] = {}
+        ffw: dict[int, np.ndarray] = {}
+        diags: list = []
+        peaks = {"omega": 0.0, "u": 0.0}
+
+        def on_odom(msg):
+            p, o, v, w = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist.linear, \
+                msg.twist.twist.angular
+            C = pose_matrix(p.x, p.y, p.z, o.x, o.y, o.z, o.w, np.eye(4), "odom")
+            states.setdefault(stamp_to_ns(msg.header.stamp), [None, None])[0] = (C, np.array([w.x, w.y, w.z, v.x, v.y,
+                                                                                              v.z]))
+
+        def on_js(msg):
+            pos, vel = dict(zip(msg.name, msg.position)), dict(zip(msg.name, msg.velocity))
+            states.setdefault(stamp_to_ns(msg.header.stamp), [None, None])[1] = (
+                np.array([pos[j] for j in model.joint_names]), np.array([vel[j] for j in model.joint_names]))
+
+        def on_ms(msg):
+            motors[stamp_to_ns(msg.header.stamp)] = (np.array(msg.position), np.array(msg.velocity),
+                                                     np.array(msg.effort))
+
+        def on_rotors(msg):
+            v = as_float64(msg.velocity if HAVE_ACTUATOR_MSGS else msg.data)
+            if len(v):
+                peaks["omega"] = max(peaks["omega"], float(v.max()))
+
+        def on_motors(msg):
+            if len(msg.effort):
+                peaks["u"] = max(peaks["u"], float(np.abs(as_float64(msg.effort)).max()))
+
+        def on_ffw(msg):
+            stamp, om, _ = decode_rotor_speed_jet(msg)
+            ffw[stamp] = om
+
+        qos = control_qos(100)
+        rec.create_subscription(Odometry, "odom", on_odom, qos)
+        rec.create_subscription(JointState, "joint_states", on_js, qos)
+        rec.create_subscription(JointState, "motor_states", on_ms, qos)
+        rec.create_subscription(ROTOR_MSG_TYPE, "cmd/rotor_speeds", on_rotors, qos)
+        rec.create_subscription(JointState, "cmd/motor_efforts", on_motors, qos)
+        rec.create_subscription(Float64MultiArray, "feedforward/rotor_speeds", on_ffw, qos)
+        rec.create_subscription(DiagnosticArray, "/diagnostics", lambda m: diags.extend(m.status), 100)
+        ex = make_executor(context=ctx)
+        for nd in nodes:
+            ex.add_node(nd)
+        end_steps = int(round(duration / timestep))
+        wall = spin_lockstep(ex, sim, end_steps, wall_timeout=wall_timeout, progress=progress, nodes=nodes[:4],
+                             what="under-actuated loop")
+        if info is not None:
+            info.update(sim=sim, diagnostics=diags, motor_states=motors, rotor_feedforward=ffw)
+        last = end_steps * sim.dt_ns
+        stamps = sorted(s for s, v in states.items() if v[0] is not None and v[1] is not None and s <= last)
+        n = len(stamps)
+        t = np.array(stamps, dtype=float) * 1e-9
+        c, cd = np.empty((n, 3)), np.empty((n, 3))
+        R, Rd = np.empty((n, 3, 3)), np.empty((n, 3, 3))
+        q, qd = np.empty((n, model.n_joints)), np.empty((n, model.n_joints))
+        for i, s in enumerate(stamps):
+            (C, Vb), (qi, _) = states[s]
+            c[i] = gd.center_of_mass(model, C, (Ad(C) @ Vb)[None], qi[None])[0]
+            ref = figure_eight_reference(s * 1e-9, 2, speed=speed)
+            fl = gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, 2)
+            cd[i], R[i], Rd[i], q[i], qd[i] = ref.com[0], C[:3, :3], fl.base_pose[:3, :3], qi, ref.q[0]
+        log = TrackingLog(t, c, cd, R, Rd, q, qd, tuple(model.joint_names))
+        cc = ctrl_node.ctrl
+        return UnderactuatedRow(row, log, peaks["omega"], peaks["u"], cc.rotor_saturations, cc.motor_saturations,
+                                wall, end_steps * timestep)
+    finally:
+        interrupt_on_signals()
+        for nd in nodes:
+            nd.destroy_node()
+        ctx.try_shutdown()
+
+
+def _hexarotor_yaml() -> str:
+    from geodyn_ros.control.rotors import default_actuation_config_path
+    return str(default_actuation_config_path().parent / "hexarotor.yaml")
+
+
+def main(argv=None) -> int:
+    """``geodyn_closed_loop --underactuated``: run the rows, print the table (and the comparison)."""
+    ap = argparse.ArgumentParser(prog="geodyn_closed_loop --underactuated", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--duration", type=float, default=10.0, help="simulated seconds from t = 0 (default 10)")
+    ap.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
+    ap.add_argument("--timestep", type=float, default=1e-3, help="sim/control period [s] (default 1e-3)")
+    ap.add_argument("--speed", type=float, default=1.0, help="time scaling of the figure eight (default 1)")
+    ap.add_argument("--config", default=None, help="actuation YAML (default config/hexarotor.yaml)")
+    ap.add_argument("--compare", action="store_true",
+                    help="also run the in-process loop (loops.underactuated, no pre-roll) and print the difference")
+    ap.add_argument("--json-out", default=None, help="write the rows' metrics (and comparisons) to this JSON file")
+    ap.add_argument("--no-isolate", action="store_true",
+                    help="do not set ROS_AUTOMATIC_DISCOVERY_RANGE=OFF (lets other processes see the topics)")
+    ap.add_argument("--namespace", default="", help="namespace of the nodes, e.g. robot1 (default: the root)")
+    ap.add_argument("--frame-prefix", default="", help="frame_prefix of the link frame ids, e.g. robot1/")
+    args = ap.parse_args(argv)
+    from .params import ConfigurationError, check_frame_prefix
+    from .runtime import check_namespace
+    try:
+        check_namespace(args.namespace, "option --namespace")
+        check_frame_prefix(args.frame_prefix)
+    except ConfigurationError as exc:
+        ap.error(str(exc).replace("parameter 'frame_prefix'", "option --frame-prefix"))
+    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
+    bad = [r for r in rows if r not in ROWS]
+    if bad or not rows:
+        ap.error(f"--rows: unknown rows {bad}; choose from {ROWS}")
+    if not (args.duration > 0 and args.timestep > 0 and args.speed > 0):
+        ap.error("--duration, --timestep and --speed must be > 0")
+    if not args.no_isolate:
+        os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
+    from geodyn_ros.control.flatness import FlatnessGains
+    from geodyn_ros.control.rotors import load_actuation_config
+    from geodyn_ros.loops.underactuated import format_table as _table
+    from geodyn_ros.loops.underactuated import simulate_underactuated
+
+    from .actuated_closed_loop import compare_logs
+    try:
+        cfg = load_actuation_config(args.config or "hexarotor")
+    except ValueError as exc:
+        ap.error(f"--config: {exc}")
+    results, inproc, cmp = {}, {}, {}
+    for r in rows:
+        t0 = time.monotonic()
+        print(f"running {r} over ROS: {args.duration:g} s simulated ...", flush=True)
+        results[r] = run_ros_underactuated_loop(r, args.duration, timestep=args.timestep, actuation_config=args.config,
+                                                speed=args.speed, namespace=args.namespace,
+                                                frame_prefix=args.frame_prefix)
+        print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(results[r].log.t)} samples)", flush=True)
+        if args.compare:
+            inproc[r] = simulate_underactuated(r, args.duration, speed=args.speed, timestep=args.timestep, config=cfg,
+                                               preroll=0.0)
+            cmp[r] = compare_logs(results[r].log, inproc[r].log)
+    obj = {r: res.metrics() for r, res in results.items()}
+    print(f"\nFigure eight x{args.speed:g}, {args.duration:g} s from t = 0 (no pre-roll), {1 / args.timestep:g} Hz "
+          f"lock-step, MuJoCo RK4 with rotor lag and elastic joints, over ROS 2 (rclpy EventsExecutor), gains "
+          f"{FlatnessGains()}")
+    print(_table(obj))
+    if args.compare:
+        print(f"\nthe same rows in-process (geodyn_ros.loops.underactuated, preroll 0, {args.duration:g} s)")
+        print(_table({r: m.metrics() for r, m in inproc.items()}))
+        print("\nROS loop vs in-process loop, largest difference of the trajectories at the same stamps")
+        print(f"{'row':6s} {'samples':>8s} {'CoM [m]':>13s} {'attitude [deg]':>15s} {'joints [deg]':>13s}")
+        for r, d in cmp.items():
+            print(f"{r:6s} {d['samples']:8d} {d['max_position_diff_m']:13.3e} {d['max_attitude_diff_deg']:15.3e} "
+                  f"{d['max_joint_diff_deg']:13.3e}")
+    if args.json_out:
+        out = {r: {"ros": obj[r], **({"in_process": inproc[r].metrics(), "difference": cmp[r]} if r in cmp else {})}
+               for r in obj}
+        from pathlib import Path
+        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json_out).write_text(json.dumps(out, indent=1) + "\n")
+        print(f"json: {args.json_out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
