@@ -36,7 +36,8 @@ GZ_XACRO = REPO / "urdf" / "aerial_manipulator_gazebo_plugins.xacro"
 GZ_ACTUATED_XACRO = REPO / "urdf" / "tilthex_manipulator_gazebo.xacro"
 ACTUATION = REPO / "config" / "tilthex.yaml"
 
-LAUNCH_FILES = ["geodyn.launch.py", "sim.launch.py", "gazebo.launch.py", "actuated_sim.launch.py"]
+LAUNCH_FILES = ["geodyn.launch.py", "sim.launch.py", "gazebo.launch.py", "actuated_sim.launch.py",
+                "underactuated_sim.launch.py"]
 
 # executable (= node name) -> module holding its PARAMETERS table
 NODE_MODULES = {
@@ -46,9 +47,11 @@ NODE_MODULES = {
     "geodyn_reference": "geodyn_ros.ros.reference_node",
     "geodyn_controller": "geodyn_ros.ros.controller_node",
     "geodyn_actuated_controller": "geodyn_ros.ros.actuated_controller_node",
+    "geodyn_flat_controller": "geodyn_ros.ros.flat_controller_node",
 }
 EXPECTED_SCRIPTS = {"geodyn_node", "geodyn_sim", "geodyn_reference", "geodyn_controller",
-                    "geodyn_closed_loop", "geodyn_actuated_controller", "geodyn_actuated_sim"}
+                    "geodyn_closed_loop", "geodyn_actuated_controller", "geodyn_actuated_sim",
+                    "geodyn_flat_controller"}
 # packages outside geodyn_ros a launch file may start, with their executables
 EXTERNAL_EXECUTABLES = {
     "robot_state_publisher": {"robot_state_publisher"},
@@ -93,6 +96,15 @@ EXPECTED = {
         "wall_clock": {"geodyn_actuated_sim"},  # the /clock source refuses use_sim_time
         "arg_defaults": {"order": "2", "use_feedforward": "true", "feedforward_order": "2"},
         "share_defaults": {"urdf": "urdf/tilthex_manipulator.urdf.xacro", "config": "config/geodyn.yaml"},
+    },
+    "underactuated_sim.launch.py": {
+        "geodyn_nodes": {"geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"},
+        "external": set(),
+        "sim_time": True,
+        "wall_clock": {"geodyn_actuated_sim"},
+        "arg_defaults": {"order": "2", "level": "ff2", "speed": "1.0"},
+        "share_defaults": {"urdf": "urdf/hexarotor_manipulator.urdf.xacro", "config": "config/underactuated.yaml",
+                           "actuation": "config/hexarotor.yaml"},
     },
 }
 
@@ -510,6 +522,47 @@ def test_actuated_sim_launch_wiring(stub_launch):
     section = _config_sections()["geodyn_actuated_sim"]["ros__parameters"]
     assert {"initial_rotor_speeds", "initial_motor_positions", "initial_motor_velocities"} <= set(section)
     assert set(by_exe["geodyn_actuated_sim"]) == {"use_sim_time", "robot_description", "frame_prefix"}
+
+
+def test_underactuated_sim_launch_wiring(stub_launch):
+    launch = _Launch("underactuated_sim.launch.py")
+    by_exe = {n.kwargs["executable"]: _Launch.inline_params(n) for n in launch.geodyn_nodes()}
+    for exe in ("geodyn_actuated_sim", "geodyn_node", "geodyn_flat_controller"):
+        # one actuation YAML for the simulator, the rotor feedforward and the controller
+        assert _is_launch_config(by_exe[exe]["actuation_config"].arg(0, "value"), "actuation"), exe
+    ctrl = by_exe["geodyn_flat_controller"]
+    assert ctrl["level"].kwargs.get("value_type") is str and _is_launch_config(ctrl["level"].arg(0, "value"), "level")
+    for exe in ("geodyn_node", "geodyn_reference", "geodyn_flat_controller"):
+        assert _is_launch_config(by_exe[exe]["order"].arg(0, "value"), "order")
+    assert _is_launch_config(by_exe["geodyn_reference"]["speed"].arg(0, "value"), "speed")
+
+
+def _underactuated_sections():
+    with open(REPO / "config" / "underactuated.yaml") as f:
+        config = yaml.safe_load(f)
+    assert all(k.startswith("/**/") for k in config), list(config)
+    return {k[len("/**/"):]: v["ros__parameters"] for k, v in config.items()}
+
+
+def test_underactuated_config_keys_and_start_state():
+    """config/underactuated.yaml: declared parameters of the right type, the loop's modes, and the
+    simulator started on the figure eight (flat_start_parameters, to 1e-12 relative)."""
+    from geodyn_ros.ros.underactuated_closed_loop import flat_start_parameters
+    sections = _underactuated_sections()
+    assert set(sections) == {"geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"}
+    for node_name, params in sections.items():
+        declared = _node_parameters(node_name)
+        assert not set(params) - set(declared), (node_name, sorted(set(params) - set(declared)))
+        for name, value in params.items():
+            default = declared[name][0]
+            default = list(default) if isinstance(default, tuple) else default
+            assert type(value) is type(default) or (isinstance(value, list) and isinstance(default, list)), name
+    assert sections["geodyn_reference"]["trajectory"] == "figure_eight"
+    assert sections["geodyn_node"]["input_mode"] == "flat"
+    want = flat_start_parameters()
+    for name, value in sections["geodyn_actuated_sim"].items():
+        assert len(value) == len(want[name]) and max(abs(a - b) / max(1.0, abs(b))
+                                                     for a, b in zip(value, want[name])) < 1e-12, name
 
 
 @pytest.mark.parametrize("filename", LAUNCH_FILES)

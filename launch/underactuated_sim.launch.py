@@ -1,0 +1,110 @@
+"""The under-actuated closed loop in MuJoCo: a collinear hexarotor carrying the arm, flown by flatness.
+
+    ros2 launch geodyn_ros underactuated_sim.launch.py                 # level ff2
+    ros2 launch geodyn_ros underactuated_sim.launch.py level:=rigid    # today's rigid-body practice
+    ros2 launch geodyn_ros underactuated_sim.launch.py namespace:=robot1 frame_prefix:=robot1/
+
+Nodes (package geodyn_ros; all but geodyn_actuated_sim run on the simulated time that it
+publishes on /clock; it must run on the wall clock):
+
+geodyn_actuated_sim     MuJoCo model of the URDF with the rotors (gz-sim MulticopterMotorModel
+                        lag) and the elastic joints of config/hexarotor.yaml; applies
+                        cmd/rotor_speeds and cmd/motor_efforts, publishes /clock, odom,
+                        joint_states and motor_states (lock-step), started on the reference.
+geodyn_reference        trajectory figure_eight: the flat outputs (CoM, yaw, joints) on
+                        flat_reference.
+geodyn_node             input_mode flat: desired/state, feedforward/flat_jet (thrust, body
+                        torque, joint torques) and feedforward/rotor_speeds, rotor joints locked.
+geodyn_flat_controller  rotor speeds and motor torques (level rigid, ff0, ff1 or ff2).
+
+Arguments
+---------
+urdf          robot with rotor links, run through xacro. Default:
+              share/geodyn_ros/urdf/hexarotor_manipulator.urdf.xacro.
+config        parameter file keyed by node name. Default: share/geodyn_ros/config/underactuated.yaml
+              (starts the robot and its actuators on the figure eight; the other values are the
+              nodes' defaults, documented in config/geodyn.yaml).
+actuation     actuation YAML of the simulator, geodyn_node and the controller. Default:
+              share/geodyn_ros/config/hexarotor.yaml (gz-sim's X4 rotors, elastic arm joints).
+order         derivative order r of geodyn_node and geodyn_reference (default 2).
+level         rigid, ff0, ff1 or ff2 (default ff2; ff1 needs order >= 1, ff2 order >= 2).
+speed         time scaling of the figure eight (default 1.0).
+namespace     ROS namespace of the four nodes (default empty: the root); /clock and /diagnostics
+              stay global, so run one simulation per ROS domain.
+frame_prefix  prefixed to the URDF link names in frame ids by the simulator, geodyn_node and the
+              controller (default empty); world_frame is not prefixed.
+
+A namespace or frame prefix that ROS would refuse stops the launch with one line naming it.
+
+The same loop without ROS launch, in one process: ``geodyn_closed_loop --underactuated``.
+"""
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+from geodyn_ros_launch import namespace_arguments
+
+
+def generate_launch_description():
+    share = FindPackageShare("geodyn_ros")
+    urdf = LaunchConfiguration("urdf")
+    config = LaunchConfiguration("config")
+    actuation = ParameterValue(LaunchConfiguration("actuation"), value_type=str)
+    order = ParameterValue(LaunchConfiguration("order"), value_type=int)
+    level = ParameterValue(LaunchConfiguration("level"), value_type=str)
+    speed = ParameterValue(LaunchConfiguration("speed"), value_type=float)
+
+    robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
+    frame_prefix = ParameterValue(LaunchConfiguration("frame_prefix"), value_type=str)
+    # Overrides after the config file. geodyn_actuated_sim is the /clock source: it refuses
+    # use_sim_time true.
+    with_model = {"use_sim_time": True, "robot_description": robot_description, "frame_prefix": frame_prefix,
+                  "actuation_config": actuation}
+
+    def geodyn(executable, overrides):
+        return Node(
+            package="geodyn_ros",
+            executable=executable,
+            name=executable,
+            namespace=LaunchConfiguration("namespace"),
+            output="screen",
+            parameters=[config, overrides],
+        )
+
+    return LaunchDescription([
+        DeclareLaunchArgument(
+            "urdf",
+            default_value=PathJoinSubstitution([share, "urdf", "hexarotor_manipulator.urdf.xacro"]),
+            description="Robot with rotor links (run through xacro).",
+        ),
+        DeclareLaunchArgument(
+            "config",
+            default_value=PathJoinSubstitution([share, "config", "underactuated.yaml"]),
+            description="Parameter YAML file keyed by node name.",
+        ),
+        DeclareLaunchArgument(
+            "actuation",
+            default_value=PathJoinSubstitution([share, "config", "hexarotor.yaml"]),
+            description="Actuation YAML (rotor geometry and constants, elastic joints).",
+        ),
+        DeclareLaunchArgument(
+            "order", default_value="2",
+            description="Derivative order r of the dynamics node and the reference.",
+        ),
+        DeclareLaunchArgument(
+            "level", default_value="ff2",
+            description="rigid, ff0, ff1 (+ rotor-lag compensation) or ff2 (+ elastic-joint compensation).",
+        ),
+        DeclareLaunchArgument(
+            "speed", default_value="1.0",
+            description="Time scaling of the figure-eight reference.",
+        ),
+        *namespace_arguments("ROS namespace of the nodes (empty = the root); /clock and /diagnostics stay global."),
+        geodyn("geodyn_actuated_sim", dict(with_model, use_sim_time=False)),
+        geodyn("geodyn_reference", {"use_sim_time": True, "order": order, "speed": speed}),
+        geodyn("geodyn_node", dict(with_model, order=order)),
+        geodyn("geodyn_flat_controller", dict(with_model, order=order, level=level)),
+    ])
