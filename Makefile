@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= out
 SPEED  ?= 1
 
-.PHONY: venv test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget bench-flat demo-ideal demo-actuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
+.PHONY: venv test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -76,6 +76,13 @@ demo-ideal: $(STAMP)
 DURATION ?= 10
 demo-actuated-ros: $(STAMP)
 	$(BIN)/python -m geodyn_ros.ros.closed_loop --actuated --duration $(DURATION) --compare --json-out $(OUT)/actuated_ros.json
+
+## The under-actuated loop over ROS 2 (geodyn_actuated_sim with the collinear hexarotor + the figure-eight
+## flat reference + geodyn_node in flat mode + geodyn_flat_controller), DURATION s (default 10) from t = 0
+## per row rigid/ff0/ff1/ff2, compared step for step with the in-process loop: table on stdout, metrics
+## in $(OUT)/underactuated_ros.json.
+demo-underactuated-ros: $(STAMP)
+	$(BIN)/python -m geodyn_ros.ros.closed_loop --underactuated --duration $(DURATION) --compare --json-out $(OUT)/underactuated_ros.json
 
 ## Two robots on one ROS domain under /robot1 and /robot2 (aerial manipulator + quadruped), one
 ## geodyn_node each, fed and checked for crosstalk (names, frames, stamps, values).

@@ -31,6 +31,8 @@ Checks, each with and without ``namespace:=robot1 frame_prefix:=robot1/``:
   namespaced; the node is ``<ns>/geodyn_node`` and its ``/diagnostics`` status names the namespace.
 * ``sim.launch.py``: the loop closes (``/clock`` advances 1 s, ``<ns>/odom`` with child frame
   ``<frame_prefix>base_link``, joint states, commands and the feedforward flow with the right names).
+* ``actuated_sim.launch.py`` and ``underactuated_sim.launch.py`` (in a namespace): the actuated and
+  the under-actuated loops close in MuJoCo and their outputs flow.
 * ``two_robots.launch.py``: ``geodyn.launch.py`` twice, ``/robot1`` (aerial manipulator) and
   ``/robot2`` (quadruped), fed and checked by ``geodyn_ros.examples.two_robots`` (no crosstalk).
 * A namespace ROS refuses stops the launch with one line naming the argument, no traceback.
@@ -255,6 +257,43 @@ def test_actuated_sim_launch_closes_the_loop(harness, test_config):
     finally:
         code, out = _stop(proc)
     _clean_stop(out, ["geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_actuated_controller"])
+
+
+def test_underactuated_sim_launch_closes_the_loop(harness):
+    """underactuated_sim.launch.py under a namespace, with its own config/underactuated.yaml: the
+    collinear hexarotor in MuJoCo, the figure-eight flat reference, geodyn_node in flat mode and
+    the flat controller close the loop (/clock advances 1 s); the flat-mode outputs flow
+    (desired/state, the thrust-torque jet, the rotor-speed feedforward with the rotor links'
+    names); rotor commands are finite and inside (0, max_rot_velocity]; it stops cleanly."""
+    h = harness
+    ns = "robot1"
+    proc = _launch("underactuated_sim.launch.py", "level:=ff1", *_ns_args(ns))
+    try:
+        clocks = h.record(ClockMsg, "/clock", depth=10)
+        odom = h.record(Odometry, _topic(ns, "odom"), depth=10)
+        motors = h.record(JointState, _topic(ns, "motor_states"), depth=10)
+        desired = h.record(Float64MultiArray, _topic(ns, "desired/state"), depth=10)
+        flat_jet = h.record(Float64MultiArray, _topic(ns, "feedforward/flat_jet"), depth=10)
+        rotor_ff = h.record(Float64MultiArray, _topic(ns, "feedforward/rotor_speeds"), depth=10)
+        try:
+            from actuator_msgs.msg import Actuators as rotor_type
+        except ImportError:
+            rotor_type = Float64MultiArray
+        rotors = h.record(rotor_type, _topic(ns, "cmd/rotor_speeds"), depth=10)
+        _wait(h, proc, lambda: rotors and motors and odom and desired and flat_jet and rotor_ff and clocks
+              and clocks[-1].clock.sec >= 1, "the under-actuated loop did not run 1 s of simulated time")
+        assert odom[-1].child_frame_id == f"{ns}/base_link"
+        assert tuple(motors[-1].name) == NAMES
+        assert flat_jet[-1].layout.dim[1].label.split(",") == ["T", "tau_x", "tau_y", "tau_z", *NAMES]
+        assert rotor_ff[-1].layout.dim[1].label.split(",") == [f"rotor_{i}" for i in range(1, 7)]
+        om = np.array(rotors[-1].data if rotor_type is Float64MultiArray else rotors[-1].velocity)
+        assert om.shape == (6,) and np.isfinite(om).all() and (om > 0).all() and (om <= 1000.0).all(), om
+        nodes = h.probe.get_node_names_and_namespaces()
+        for name in ("geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"):
+            assert (name, f"/{ns}") in nodes, (name, nodes)
+    finally:
+        code, out = _stop(proc)
+    _clean_stop(out, ["geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"])
 
 
 def test_two_robots_launch_no_crosstalk(harness, test_config):

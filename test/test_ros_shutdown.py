@@ -81,6 +81,8 @@ ENTRIES = {
                             "-p", "lockstep:=false", "-p", "real_time_factor:=0.0"),
     "geodyn_reference": ("-p", "rate_hz:=1000.0",),
     "geodyn_controller": ("-p", f"urdf_path:={URDF}", "-p", "use_feedforward:=false"),
+    "geodyn_flat_controller": ("-p", f"urdf_path:={ROOT / 'urdf' / 'hexarotor_manipulator.urdf.xacro'}",
+                               "-p", "sync_stamps:=false"),
 }
 
 
@@ -93,7 +95,8 @@ def test_stop_before_the_model_loads(entry, sig):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-@pytest.mark.parametrize("entry", ["geodyn_sim", "geodyn_actuated_sim", "geodyn_reference", "geodyn_controller"])
+@pytest.mark.parametrize("entry", ["geodyn_sim", "geodyn_actuated_sim", "geodyn_reference", "geodyn_controller",
+                                   "geodyn_flat_controller"])
 def test_stop_under_load(entry, sig, monkeypatch):
     """The simulator free-runs, the reference publishes at 1 kHz, the controller receives
     odometry at ~1 kHz; stopped after 3 s."""
@@ -101,7 +104,7 @@ def test_stop_under_load(entry, sig, monkeypatch):
     proc = _spawn(entry, *ENTRIES[entry])
     h = Harness()
     try:
-        if entry == "geodyn_controller":
+        if entry in ("geodyn_controller", "geodyn_flat_controller"):
             pub = h.publisher(Odometry, "odom")
             h.spin_until(lambda: pub.get_subscription_count() > 0, 60.0)
             from ros_harness import odometry_msg
@@ -161,9 +164,41 @@ def test_geodyn_node_stops_cleanly_while_inputs_flow(when, monkeypatch):
             proc.wait()
 
 
-@pytest.mark.parametrize("actuated", [False, True])
-def test_closed_loop_stops_cleanly(tmp_path, actuated):
-    argv = ("--actuated", "--duration", "30") if actuated else ("--duration", "30", "--no-plot", "--out", str(tmp_path))
+def test_geodyn_node_flat_mode_stops_cleanly_while_flat_references_flow(monkeypatch):
+    """Flat mode (the flat map and the rotor feedforward every cycle), stopped under load."""
+    from geodyn_ros.ros.jets import make_flat_reference_msg
+    from geodyn_ros.trajectories import figure_eight_reference
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    proc = _spawn("geodyn_node", "-p", f"urdf_path:={ROOT / 'urdf' / 'hexarotor_manipulator.urdf.xacro'}",
+                  "-p", "input_mode:=flat", "-p", "order:=2", "-p", "stale_timeout:=5.0",
+                  "-p", f"actuation_config:={ROOT / 'config' / 'hexarotor.yaml'}")
+    h = Harness()
+    try:
+        jets = h.record(Float64MultiArray, "feedforward/flat_jet", depth=1000)
+        pub = h.publisher(Float64MultiArray, "flat_reference")
+        assert h.spin_until(lambda: pub.get_subscription_count() > 0, 60.0), "node did not start"
+        ref = figure_eight_reference(2.0, 4)
+        msg = make_flat_reference_msg(0, ref.com[:7], ref.yaw[:7], ref.q[:7], NAMES)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 3.0 or not jets:
+            msg.data[0], msg.data[1] = divmod(time.time_ns(), 10**9)
+            pub.publish(msg)
+            h.spin_for(0.001)
+            assert time.monotonic() - t0 < 40.0, "no output from the node"
+        code, _, err = _stop(proc, signal.SIGTERM)
+        _clean(code, err)
+        assert len(jets) > 10
+    finally:
+        h.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("loop", ["ideal", "actuated", "underactuated"])
+def test_closed_loop_stops_cleanly(tmp_path, loop):
+    argv = {"ideal": ("--duration", "30", "--no-plot", "--out", str(tmp_path)), "actuated": ("--actuated", "--duration", "30"),
+            "underactuated": ("--underactuated", "--duration", "30")}[loop]
     proc = _spawn("geodyn_closed_loop", argv=argv)
     time.sleep(6.0)   # start-up, then the loop running
     assert proc.poll() is None, proc.communicate()[1][-2000:]
