@@ -375,3 +375,54 @@ def test_ros_loop_reproduces_the_in_process_loop(row):
     assert len(ffw) >= 2001
     for k in (0, 1000, 2000):
         assert np.abs(ffw[k * 1_000_000][0] - _omega(k * 1e-3)).max() < 1e-9
+
+
+def test_fuzz_flat_controller_node(h):
+    """2,000 hostile inputs on every topic of the controller: it stays alive, never commands a
+    non-finite number, and answers a valid input set afterwards with the library's command."""
+    from test_ros_hostile import _hostile_joints, _hostile_odom
+    node = h.make(FlatControllerNode, {"urdf_path": XACRO, "level": "ff2"})
+    rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds", depth=1000)
+    motors = h.record(JointState, "cmd/motor_efforts", depth=1000)
+    ref, flat, *_ = _ctrl_inputs(h, node, 1_000_000)    # also matches every publisher
+    assert h.spin_until(lambda: len(motors) == 1, 5.0)
+    pubs = {t: h.publisher(Float64MultiArray, t) for t in ("flat_reference", "desired/state", "feedforward/flat_jet")}
+    po, pj, pm = h.publisher(type(odometry_msg(0, np.eye(4), np.zeros(3), np.zeros(3))), "odom"), \
+        h.publisher(JointState, "joint_states"), h.publisher(JointState, "motor_states")
+    rng = np.random.default_rng(99)
+    for i in range(N_FUZZ):
+        stamp = 2_000_000 + i * 1_000_000
+        k = i % 6
+        if k == 0:
+            po.publish(_hostile_odom(rng, stamp))
+        elif k == 1:
+            pj.publish(_hostile_joints(rng, stamp))
+        elif k == 2:
+            pm.publish(_hostile_joints(rng, stamp))
+        else:
+            topic = ("flat_reference", "desired/state", "feedforward/flat_jet")[k - 3]
+            m = {"flat_reference": _flat_msg(1.0, 0, stamp),
+                 "desired/state": make_reference_msg(stamp, flat.base_pose, flat.base_twist, flat.q[:4], NAMES),
+                 "feedforward/flat_jet": FlatFeedforwardPacker(NAMES, 2).pack(stamp, flat.thrust, flat.body_torque,
+                                                                             flat.tau)}[topic]
+            data = np.array(m.data)
+            data[int(rng.integers(0, len(data)))] = rng.choice([np.nan, np.inf, 1e300, -1e30, 0.0])
+            m.data = data.tolist()
+            if i % 7 == 0:
+                m.layout.dim[0].size = int(rng.integers(0, 9))
+            pubs[topic].publish(m)
+        if i % 10 == 0:
+            h.ex.spin_once(timeout_sec=0.0)
+    h.spin_for(0.5)
+    for m in rotors:
+        assert np.isfinite(np.asarray(m.velocity if HAVE_ACTUATOR_MSGS else m.data)).all()
+    for m in motors:
+        assert np.isfinite(np.asarray(m.effort)).all()
+    assert node.diag.counters["cycles_skipped"] > 0
+    before = len(motors)
+    ref, flat, C, Vb, q, qd, th, thd = _ctrl_inputs(h, node, 5_000_000_000)
+    assert h.spin_until(lambda: len(motors) > before and motors[-1].header.stamp.sec == 5, 5.0)
+    lib = FlatnessController(MODEL, ALLOC, CFG.rotors, CFG.elastic, FlatnessGains(), "ff2")
+    ref0 = figure_eight_reference(0.8, 0)
+    want = lib.command(C, Vb, q, qd, th, thd, ref0.com, ref0.yaw, ref0.q, flat)
+    assert np.abs(np.array(motors[-1].effort) - want.u).max() < 1e-9
