@@ -29,7 +29,7 @@ import geodyn_ros as gd
 from geodyn_ros.control.actuated import ActuatedController
 from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
 from geodyn_ros.examples.actuated_loop import ROWS, main, simulate_actuated
-from geodyn_ros.lie import Ad_inv
+from geodyn_ros.lie import Ad, Ad_inv
 from geodyn_ros.trajectories import table3_reference
 
 REPO = Path(__file__).resolve().parents[1]
@@ -172,3 +172,22 @@ def test_cli_json_keys(capsys):
         assert {"base_rms_m", "base_max_m", "attitude_rms_deg", "joint_rms_deg"} <= set(v)
         assert all(np.isfinite(x) for x in v.values())
     assert set(ROWS) >= {"pd", "ff0", "ff1", "ff2", "ideal"}
+
+
+def test_lag_term_uses_the_feedforward_speed():
+    """A feedback that drives a rotor's u to zero must not blow the lag term up (the same defect as
+    the flatness controller's, test_underactuated.py): omega_raw stays within sqrt(u) + T |omega_d'|."""
+    cfg = load_actuation_config()
+    model = gd.load_urdf(XACRO, locked_joints=list(cfg.rotor_joints))
+    al = Allocation.from_frames(rotor_frames_from_model(model)[1], cfg.rotors)
+    ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, feedforward_order=1)
+    ref = table3_reference(2.0, 2)
+    res = gd.inverse_dynamics(model, ref.base_pose, ref.base_twist, ref.q, 2)
+    Wb = gd.convert_wrench(ref.base_pose, res.base_wrench, ref.base_twist, "spatial", "body")
+    C = ref.base_pose.copy()
+    C[:3, 3] += (0.0, 0.0, 2.0)                # 2 m too high: the feedback asks for far less thrust
+    Vbd = np.linalg.solve(Ad(ref.base_pose), ref.base_twist[0])
+    cmd = ctrl.command(C, Vbd, ref.q[0], ref.q[1], ref.q[0], ref.q[1], ref.base_pose, Vbd, ref.q, Wb, res.tau)
+    assert (cmd.omega_raw <= 1e-12).any() or cmd.rotor_saturations > 0   # the feedback zeroes rotors
+    # the lag term is a few rad/s (the bug made it up to 1e9 where the feedback zeroed a rotor)
+    assert np.all(np.abs(cmd.omega_raw) <= 1000.0 + 50.0), cmd.omega_raw

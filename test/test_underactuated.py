@@ -233,3 +233,21 @@ def test_json_command_prints_the_rows():
     bad = subprocess.run([sys.executable, "-m", "geodyn_ros.examples.underactuated_loop", "--rows", "pd"],
                          capture_output=True, text=True, timeout=120, cwd=REPO)
     assert bad.returncode == 2 and "--rows: unknown rows ['pd']" in bad.stderr
+
+
+def test_lag_compensation_stays_bounded_when_the_feedback_zeroes_a_rotor(vehicle):
+    """Found with the LQR table: a large attitude error drove some rotor's u = omega^2 below zero,
+    omega clipped to 0, and the lag term u'/(2 omega) became +-1e9 rad/s, which sent every rotor to
+    its limit and made the vehicle fall. The term uses the feedforward speed omega_d (ACTUATION.md)."""
+    model, al = vehicle
+    ctrl = FlatnessController(model, al, CFG.rotors, CFG.elastic, level="ff1")
+    ref, flat, C, Vb = _on_reference(model, 0.4)
+    C2 = C.copy()
+    C2[:3, :3] = exp_so3(np.radians([15.0, 0.0, 0.0])) @ C[:3, :3]
+    cmd = ctrl.command(C2, Vb, ref.q[0], ref.q[1], ref.q[0], ref.q[1], ref.com, ref.yaw, ref.q, flat)
+    u = al.allocate_thrust_torque(cmd.thrust, cmd.torque)
+    assert (u < 0).any()                       # the case of the bug: the feedback zeroes a rotor
+    # the lag term T omega_d' is a few rad/s here (|omega_d'| < 100 rad/s^2 along the reference; the
+    # bug made it 1e9)
+    lag = np.abs(cmd.omega_raw - np.sqrt(np.clip(u, 0, None)))
+    assert np.all(lag <= 50.0), lag

@@ -14,8 +14,9 @@ Levels (``feedforward_order``; the rows of the README table)
     Kd (q_d' - theta')``: the rigid, lag-free actuator assumption.
 ``1`` ("ff1")
     Plus rotor-lag compensation from the first derivative (ACTUATION.md):
-    ``omega_cmd = omega_d + T omega_d'`` with ``omega_d' = (A^+ W_b,d') / (2 omega_d)``, ``T`` the
-    up or down time constant by the sign of ``omega_d'``.
+    ``omega_cmd = omega + T omega_d'`` with ``omega_d' = (A^+ W_b,d') / (2 omega_d)``, ``omega_d =
+    sqrt(A^+ W_b,d)`` of the feedforward alone, ``T`` the up or down time constant by the sign of
+    ``omega_d'``.
 ``2`` ("ff2")
     Plus Spong's elastic-joint inverse: ``theta_d = q_d + K^-1 tau_d``,
     ``theta_d' = q_d' + K^-1 tau_d'``, ``theta_d'' = q_d'' + K^-1 tau_d''`` and
@@ -94,12 +95,18 @@ def _command_kernel(C, Vb, q, qd, th, thd, Cd, Vbd, Qd, W, tau, gains, level, Ai
         else:
             om_raw[i] = np.sqrt(u_rot[i])
     if level >= 1:
+        # omega_d' = u_d' / (2 omega_d) of the feedforward alone (ACTUATION.md), not of the
+        # feedback-included speed: a feedback driving a rotor's u to 0 must not blow the term up
         dW = np.empty(6)
         dW[:3] = RtRd @ W[1, :3]
         dW[3:] = RtRd @ W[1, 3:]
         du = Ainv @ dW
+        W0 = np.empty(6)
+        W0[:3] = RtRd @ W[0, :3]
+        W0[3:] = RtRd @ W[0, 3:]
+        ud = Ainv @ W0
         for i in range(n_rot):
-            omd = du[i] / (2.0 * max(om_raw[i], 1e-6))
+            omd = du[i] / (2.0 * max(np.sqrt(max(ud[i], 0.0)), 1e-6))
             om_raw[i] += (lag_up if omd > 0.0 else lag_down) * omd
     ne = idx.shape[0]
     for k in range(ne):

@@ -30,9 +30,10 @@ Feedforward levels (``level``; the rows of the README table)
     The whole-body flat map at order 0: ``Omega_d``, ``alpha_d``, ``tau_ff`` = its body torque,
     joint motors ``u = tau_d + k_p (q_d - theta) + k_d (q_d' - theta')``.
 ``"ff1"``
-    Plus rotor-lag compensation from the order-1 jets: ``u' = A4^+ (T_d', tau_d')``,
-    ``omega_cmd = omega_rot + T_lag u' / (2 omega_rot)`` (ACTUATION.md; ``T_lag`` the up or down
-    time constant by the sign).
+    Plus rotor-lag compensation from the order-1 jets: ``u_d' = A4^+ (T_d', tau_d')``,
+    ``omega_cmd = omega_rot + T_lag omega_d'`` with ``omega_d' = u_d' / (2 omega_d)`` of the
+    feedforward speeds ``omega_d = sqrt(A4^+ (T_d, tau_ff))`` (ACTUATION.md; ``T_lag`` the up or
+    down time constant by the sign).
 ``"ff2"``
     Plus elastic-joint compensation from order 2 (Spong): ``theta_d = q_d + K^-1 tau_d`` (and its
     two derivatives), ``u = B theta_d'' + tau_d + k_p (theta_d - theta) + k_d (theta_d' - theta')``.
@@ -333,8 +334,11 @@ class FlatnessController:
             ur = al.allocate_thrust_torque(T, tau)
             om_raw = np.sqrt(np.clip(ur, 0.0, None))
             if r >= 1 and lvl != "rigid":
+                # omega_d' = u_d' / (2 omega_d) of the feedforward alone (ACTUATION.md): a feedback that
+                # drives a rotor's u to 0 must not put the rotor speed in the denominator
                 du = al.allocate_thrust_torque(float(flat.thrust[1]), RtRc @ flat.body_torque[1])
-                omd = du / (2.0 * np.maximum(om_raw, 1e-6))
+                om_d = np.sqrt(np.clip(al.allocate_thrust_torque(T_d, RtRc @ tau_ff), 0.0, None))
+                omd = du / (2.0 * np.maximum(om_d, 1e-6))
                 om_raw = om_raw + np.where(omd > 0.0, self._lag_gain[0], self._lag_gain[1]) * omd
             om = np.clip(om_raw, 0.0, al.max_rot_velocity)
             n_rot = int(np.sum((ur < 0.0) | (om != om_raw)))   # a negative u^2 or a speed clipped

@@ -35,7 +35,7 @@ from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.trajectories import figure_eight_reference
 
 __all__ = ["ROWS", "MAIN_ROWS", "PREROLL_S", "UnderactuatedRow", "simulate_underactuated", "hexarotor_source",
-           "flat_start_state", "format_table"]
+           "flat_start_state", "format_table", "run_loop"]
 
 #: row -> (controller level, ideal rotors, ideal (rigid, torque-controlled) joints[, discrete lag inverse])
 _SPEC = {"rigid": ("rigid", False, False), "ff0": ("ff0", False, False), "ff1": ("ff1", False, False),
@@ -122,49 +122,88 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     if rigid_joints:
         st.pop("motor_angle")
         st.pop("motor_velocity")
-    sim.reset(st.pop("base_pose"), st.pop("base_twist"), st.pop("q"), st.pop("qd"), **st)
+
+    def command(t, C, Vb, q, qd, th, thd, ref, flat):
+        return ctrl.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat)
+
+    return run_loop(sim, model, command, jets, st, duration, preroll, timestep, name=row, counters=ctrl,
+                    ideal=ideal, rigid_joints=rigid_joints)
+
+
+_NO_WRENCH = np.zeros(6)
+_NO_WRENCH.setflags(write=False)
+
+
+def _zeros_n(n):
+    return np.zeros(n)
+
+
+def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: float, timestep: float, *,
+             name: str, counters, ideal: bool = False, rigid_joints: bool = False, disturbance=None,
+             at_zero=None) -> UnderactuatedRow:
+    """The closed loop shared by the tables: ``sim`` (an :class:`~geodyn_ros.sim.ActuatedSim`) reset to
+    ``start`` (the keywords of :meth:`ActuatedSim.reset`) at ``t = -preroll``, then at every step
+    ``command(t, C, V_b, q, qd, theta, theta', ref, flat) -> FlatCommand`` with ``jets(t) -> (ref,
+    flat)`` (the reference sample and its flat map), commands held for one step.
+
+    plant : the model whose CoM is logged (the simulated robot's: it differs from the controller's
+    under a model mismatch); counters : the object with ``rotor_saturations`` /
+    ``motor_saturations`` (zeroed at ``t = 0``); disturbance : ``f(t, sim) -> (6,)`` body wrench
+    added to the actuators' (moment first, base axes), or None; at_zero : ``f(sim)`` called at
+    ``t = 0`` before the first scored step (e.g. an initial offset). Logs ``0 <= t <= duration``.
+    ``disturbance`` returns zeros when it is off (its wrench is applied at every step).
+    """
+    sim.reset(start["base_pose"], start["base_twist"], start["q"], start["qd"],
+              **{k: v for k, v in start.items() if k not in ("base_pose", "base_twist", "q", "qd")})
+    n_pre = int(round(preroll / timestep))
     steps = int(round(duration / timestep))
-    n = model.n_joints
+    n = plant.n_joints
     t_log = np.empty(steps + 1)
     c_log, cd_log = np.empty((steps + 1, 3)), np.empty((steps + 1, 3))
     R_log, Rd_log = np.empty((steps + 1, 3, 3)), np.empty((steps + 1, 3, 3))
     q_log, qd_log = np.empty((steps + 1, n)), np.empty((steps + 1, n))
     om_peak = u_peak = 0.0
     W = np.zeros(6)
+    ref, flat = jets(-n_pre * timestep)
     wall = time.perf_counter()
     for i in range(n_pre + steps + 1):
         k = i - n_pre            # k < 0: pre-roll, not logged
         t = k * timestep
         if k == 0:               # the scored window starts: peaks and clip counts from here on
             om_peak = u_peak = 0.0
-            ctrl.rotor_saturations = ctrl.motor_saturations = 0
+            counters.rotor_saturations = counters.motor_saturations = 0
+            if at_zero is not None:
+                at_zero(sim)
         C, Vb, q, qd = sim.base_pose(), sim.base_twist_body(), sim.q(), sim.qd()
         if i:
             ref, flat = jets(t)
         if k >= 0:
             Vs = Ad(C) @ Vb
-            c_log[k] = gd.center_of_mass(model, C, Vs[None], q[None])[0]
+            c_log[k] = gd.center_of_mass(plant, C, Vs[None], q[None])[0]
             t_log[k], cd_log[k], q_log[k], qd_log[k] = t, ref.com[0], q, ref.q[0]
             R_log[k], Rd_log[k] = C[:3, :3], flat.base_pose[:3, :3]
         if k == steps:
             break
         th, thd = (None, None) if rigid_joints else (sim.motor_angle(), sim.motor_velocity())
-        cmd = ctrl.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat)
+        cmd = command(t, C, Vb, q, qd, th, thd, ref, flat)
         if ideal:
             W[:3], W[5] = cmd.torque, cmd.thrust
         else:
             sim.set_rotor_command(cmd.omega)
             om_peak = max(om_peak, float(cmd.omega_raw.max()))
+        extra = _NO_WRENCH if disturbance is None else disturbance(t, sim)
         if rigid_joints:
-            sim.set_command(W, cmd.u)       # the ideal body wrench (zero with rotors) and the joint torques
+            sim.set_command(W + extra, cmd.u)   # the ideal body wrench (zero with rotors) and the joint torques
         else:
+            if disturbance is not None:
+                sim.set_command(extra, _zeros_n(n))
             sim.set_motor_torque(cmd.u)
         u_peak = max(u_peak, float(np.abs(cmd.u_raw).max()))
         sim.step()
     wall = time.perf_counter() - wall
-    log = TrackingLog(t_log, c_log, cd_log, R_log, Rd_log, q_log, qd_log, tuple(model.joint_names))
-    return UnderactuatedRow(row, log, om_peak, u_peak, ctrl.rotor_saturations, ctrl.motor_saturations, wall,
-                            (n_pre + steps) * timestep)
+    log = TrackingLog(t_log, c_log, cd_log, R_log, Rd_log, q_log, qd_log, tuple(plant.joint_names))
+    return UnderactuatedRow(name, log, om_peak, u_peak, counters.rotor_saturations, counters.motor_saturations,
+                            wall, (n_pre + steps) * timestep)
 
 
 def flat_start_state(ctrl: FlatnessController, ref, flat) -> dict:
