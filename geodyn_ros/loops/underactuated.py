@@ -223,7 +223,7 @@ def format_table(obj: dict) -> str:
            f"{'omega peak [rad/s]':>18s} {'u peak [N m]':>12s} {'sat rot/mot':>11s} {'x real time':>11s}")
     lines = [hdr, "-" * len(hdr)]
     for r, m in obj.items():
-        om = "-" if _SPEC[r][1] else f"{m['rotor_speed_peak_rad_s']:.0f}"
+        om = "-" if r in _SPEC and _SPEC[r][1] else f"{m['rotor_speed_peak_rad_s']:.0f}"
         lines.append(f"{r:{w}s} {m['com_rms_m']:12.3e} {m['com_max_m']:12.3e} {m['attitude_rms_deg']:13.3e} "
                      f"{m['joint_rms_deg']:15.3e} {om:>18s} {m['motor_torque_peak_nm']:12.3f} "
                      f"{m['rotor_saturations']:>5d}/{m['motor_saturations']:<5d} {m['real_time_factor']:11.2f}")
