@@ -2,6 +2,7 @@
 
     ros2 launch geodyn_ros underactuated_sim.launch.py                 # level ff2
     ros2 launch geodyn_ros underactuated_sim.launch.py level:=rigid    # today's rigid-body practice
+    ros2 launch geodyn_ros underactuated_sim.launch.py feedback:=lqr   # time-varying LQR feedback
     ros2 launch geodyn_ros underactuated_sim.launch.py namespace:=robot1 frame_prefix:=robot1/
 
 Nodes (package geodyn_ros; all but geodyn_actuated_sim run on the simulated time that it
@@ -14,8 +15,10 @@ geodyn_actuated_sim     MuJoCo model of the URDF with the rotors (gz-sim Multico
 geodyn_reference        trajectory figure_eight: the flat outputs (CoM, yaw, joints) on
                         flat_reference.
 geodyn_node             input_mode flat: desired/state, feedforward/flat_jet (thrust, body
-                        torque, joint torques) and feedforward/rotor_speeds, rotor joints locked.
-geodyn_flat_controller  rotor speeds and motor torques (level rigid, ff0, ff1 or ff2).
+                        torque, joint torques) and feedforward/rotor_speeds, rotor joints locked;
+                        with feedback lqr also ~/linearization (body representation).
+geodyn_flat_controller  rotor speeds and motor torques (level rigid, ff0, ff1 or ff2; feedback
+                        geometric or lqr).
 
 Arguments
 ---------
@@ -28,6 +31,9 @@ actuation     actuation YAML of the simulator, geodyn_node and the controller. D
               share/geodyn_ros/config/hexarotor.yaml (gz-sim's X4 rotors, elastic arm joints).
 order         derivative order r of geodyn_node and geodyn_reference (default 2).
 level         rigid, ff0, ff1 or ff2 (default ff2; ff1 needs order >= 1, ff2 order >= 2).
+feedback      geometric (Lee's controller, default) or lqr (the time-varying LQR on geodyn_node's
+              linearization, gains recomputed at 100 Hz on a background thread; needs level ff2;
+              weights: the controller's lqr_weights, default config/lqr.yaml).
 speed         time scaling of the figure eight (default 1.0).
 namespace     ROS namespace of the four nodes (default empty: the root); /clock and /diagnostics
               stay global, so run one simulation per ROS domain.
@@ -40,7 +46,7 @@ The same loop without ROS launch, in one process: ``geodyn_closed_loop --underac
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
-from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
@@ -56,6 +62,10 @@ def generate_launch_description():
     order = ParameterValue(LaunchConfiguration("order"), value_type=int)
     level = ParameterValue(LaunchConfiguration("level"), value_type=str)
     speed = ParameterValue(LaunchConfiguration("speed"), value_type=float)
+    feedback = ParameterValue(LaunchConfiguration("feedback"), value_type=str)
+    # geodyn_node publishes ~/linearization only for the LQR (it costs a linearization per cycle)
+    linearize = ParameterValue(PythonExpression(["'", LaunchConfiguration("feedback"), "' == 'lqr'"]),
+                               value_type=bool)
 
     robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
     frame_prefix = ParameterValue(LaunchConfiguration("frame_prefix"), value_type=str)
@@ -99,12 +109,16 @@ def generate_launch_description():
             description="rigid, ff0, ff1 (+ rotor-lag compensation) or ff2 (+ elastic-joint compensation).",
         ),
         DeclareLaunchArgument(
+            "feedback", default_value="geometric",
+            description="geometric (Lee's controller) or lqr (time-varying LQR on geodyn_node's linearization).",
+        ),
+        DeclareLaunchArgument(
             "speed", default_value="1.0",
             description="Time scaling of the figure-eight reference.",
         ),
         *namespace_arguments("ROS namespace of the nodes (empty = the root); /clock and /diagnostics stay global."),
         geodyn("geodyn_actuated_sim", dict(with_model, use_sim_time=False)),
         geodyn("geodyn_reference", {"use_sim_time": True, "order": order, "speed": speed}),
-        geodyn("geodyn_node", dict(with_model, order=order)),
-        geodyn("geodyn_flat_controller", dict(with_model, order=order, level=level)),
+        geodyn("geodyn_node", dict(with_model, order=order, publish_linearization=linearize)),
+        geodyn("geodyn_flat_controller", dict(with_model, order=order, level=level, feedback=feedback)),
     ])

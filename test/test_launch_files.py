@@ -102,7 +102,7 @@ EXPECTED = {
         "external": set(),
         "sim_time": True,
         "wall_clock": {"geodyn_actuated_sim"},
-        "arg_defaults": {"order": "2", "level": "ff2", "speed": "1.0"},
+        "arg_defaults": {"order": "2", "level": "ff2", "speed": "1.0", "feedback": "geometric"},
         "share_defaults": {"urdf": "urdf/hexarotor_manipulator.urdf.xacro", "config": "config/underactuated.yaml",
                            "actuation": "config/hexarotor.yaml"},
     },
@@ -535,6 +535,15 @@ def test_underactuated_sim_launch_wiring(stub_launch):
     for exe in ("geodyn_node", "geodyn_reference", "geodyn_flat_controller"):
         assert _is_launch_config(by_exe[exe]["order"].arg(0, "value"), "order")
     assert _is_launch_config(by_exe["geodyn_reference"]["speed"].arg(0, "value"), "speed")
+    # feedback:=lqr: the controller's feedback, and geodyn_node's linearization switched on with it
+    assert ctrl["feedback"].kwargs.get("value_type") is str and \
+        _is_launch_config(ctrl["feedback"].arg(0, "value"), "feedback")
+    lin = by_exe["geodyn_node"]["publish_linearization"]
+    assert lin.kwargs.get("value_type") is bool
+    expr = lin.arg(0, "value")
+    assert type(expr).__name__ == "PythonExpression"
+    parts = expr.arg(0, "expression")
+    assert parts[0] == "'" and _is_launch_config(parts[1], "feedback") and parts[2] == "' == 'lqr'"
 
 
 def _underactuated_sections():

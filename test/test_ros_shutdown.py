@@ -195,6 +195,63 @@ def test_geodyn_node_flat_mode_stops_cleanly_while_flat_references_flow(monkeypa
             proc.wait()
 
 
+def test_flat_controller_lqr_stops_cleanly_with_the_gain_thread_busy(monkeypatch):
+    """``feedback: lqr``: full input sets with their linearization at ~1 kHz, so the background
+    thread recomputes gains while the executor commands; stopped with SIGINT under that load."""
+    import geodyn_ros as gd
+    from sensor_msgs.msg import JointState
+
+    from geodyn_ros.control.rotors import load_actuation_config
+    from geodyn_ros.lie import Ad_inv
+    from geodyn_ros.ros.jets import FlatFeedforwardPacker, LinearizationPacker, make_flat_reference_msg
+    from geodyn_ros.trajectories import figure_eight_reference
+    from ros_harness import joint_states_msg, odometry_msg
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    xacro = ROOT / "urdf" / "hexarotor_manipulator.urdf.xacro"
+    proc = _spawn("geodyn_flat_controller", "-p", f"urdf_path:={xacro}", "-p", "feedback:=lqr",
+                  "-p", "sync_stamps:=false", "-p", "stale_timeout:=5.0", "-p", "gain_timeout:=5.0")
+    h = Harness()
+    try:
+        cfg = load_actuation_config("hexarotor")
+        model = gd.load_urdf(xacro, locked_joints=list(cfg.rotor_joints))
+        ref = figure_eight_reference(0.8, 2)
+        flat = gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, 2)
+        C = flat.base_pose
+        Vb = Ad_inv(C) @ flat.base_twist[0]
+        lin = gd.linearize(model, C, Vb[None], ref.q[:2], np.r_[flat.body_torque[0], 0, 0, flat.thrust[0]][None],
+                           flat.tau[:1], representation="body")
+        th = ref.q[0] + flat.tau[0] / cfg.elastic.stiffness
+        pubs = {t: h.publisher(m, t) for t, m in (("odom", Odometry), ("joint_states", JointState),
+                                                  ("motor_states", JointState), ("flat_reference", Float64MultiArray),
+                                                  ("desired/state", Float64MultiArray),
+                                                  ("feedforward/flat_jet", Float64MultiArray),
+                                                  ("geodyn_node/linearization", Float64MultiArray))}
+        from geodyn_ros.ros.actuator_commands import ROTOR_MSG_TYPE
+        cmds = h.record(ROTOR_MSG_TYPE, "cmd/rotor_speeds", depth=1000)
+        assert h.spin_until(lambda: all(p.get_subscription_count() for p in pubs.values()), 60.0), "no start"
+        ffp, linp = FlatFeedforwardPacker(NAMES, 2), LinearizationPacker(24, 12)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 3.0 or not cmds:
+            st = time.time_ns()
+            pubs["flat_reference"].publish(make_flat_reference_msg(st, ref.com[:5], ref.yaw[:5], ref.q[:5], NAMES))
+            pubs["desired/state"].publish(make_reference_msg(st, C, flat.base_twist, flat.q[:4], NAMES))
+            pubs["feedforward/flat_jet"].publish(ffp.pack(st, flat.thrust, flat.body_torque, flat.tau))
+            pubs["geodyn_node/linearization"].publish(linp.pack(st, lin.A, lin.B))
+            pubs["motor_states"].publish(joint_states_msg(st, NAMES, th, ref.q[1]))
+            pubs["odom"].publish(odometry_msg(st, C, Vb[:3], Vb[3:]))
+            pubs["joint_states"].publish(joint_states_msg(st, NAMES, ref.q[0], ref.q[1]))
+            h.spin_for(0.001)
+            assert time.monotonic() - t0 < 40.0, "no command from the node"
+        code, _, err = _stop(proc, signal.SIGINT)
+        _clean(code, err)
+        assert len(cmds) > 10
+    finally:
+        h.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.mark.parametrize("loop", ["ideal", "actuated", "underactuated"])
 def test_closed_loop_stops_cleanly(tmp_path, loop):
     argv = {"ideal": ("--duration", "30", "--no-plot", "--out", str(tmp_path)), "actuated": ("--actuated", "--duration", "30"),

@@ -20,12 +20,33 @@ Publishes (:mod:`geodyn_ros.ros.actuator_commands`)
     ``per_joint_effort_topics``; ``/diagnostics`` with the counters ``rotor_saturations`` and
     ``motor_saturations`` and a WARN while clipping.
 
+Feedback ``lqr`` (``feedback: lqr``): the time-varying LQR of :mod:`geodyn_ros.control.lqr`
+replaces Lee's feedback; the feedforward is level ``ff2`` with the exact inverse of the discrete
+rotor filter (``control_period``). Its gains come from ``geodyn_node``'s SE(3) linearization:
+subscribes ``linearization_topic`` (default ``geodyn_node/linearization``, relative: it follows
+the namespace; ``geodyn_node`` with ``publish_linearization: true`` and
+``linearization_representation: body``) and its ``/labels`` (checked: body representation, this
+model's state). Each cycle hands the newest linearization with the nominal rotor speeds of
+``feedforward/flat_jet`` to :class:`~geodyn_ros.control.lqr.OnlineGains`, which composes it with
+the rotors and motors (:class:`~geodyn_ros.control.lqr.ActuatedModel`), discretizes it and runs
+``riccati_steps`` warm-started Riccati steps at most ``gain_rate_hz`` times a second, on a
+background thread (``gain_thread: true``) or, for a lock-step simulation that must be
+reproducible, in the executor thread every ``1 / gain_rate_hz`` s of stamps with the
+linearization as a required input of the same stamp (``gain_thread: false``). The first gain is
+the DARE of the first linearization, computed synchronously (as is the first gain after a stale
+one). No command before a gain exists, nor with a gain whose linearization is older than
+``gain_timeout`` (reported). ``/diagnostics``
+adds ``lqr_updates``, ``lqr_compute_ms`` and ``lqr_latency_ms`` (hand-in to gain, wall clock).
+The rotor speed states of the LQR are estimated by running the rotor filter on the commands
+sent, starting at the nominal speeds.
+
 Live tuning: the gains (``kp_rotation``/``kd_rotation`` are per-axis arrays of 3) and ``level``
-are dynamic parameters, checked in the parameter callback (a bad value is refused with the
+are dynamic parameters (with ``feedback: lqr`` they are refused: the weights are ``lqr_weights``), checked in the parameter callback (a bad value is refused with the
 reason, the old one kept).
 
 Start-up errors (one line naming the parameter): a rotor set that is not collinear or fully
-actuated, an ``order`` below the level's, bad gains or ``level``. Nothing NaN is published: a
+actuated, an ``order`` below the level's, bad gains or ``level``, an unknown ``feedback``, a bad
+``lqr_weights`` file, ``gain_rate_hz``, ``riccati_steps``, ``control_period`` or ``gain_timeout``. Nothing NaN is published: a
 cycle whose inputs or command are not finite is skipped and reported. Inputs are combined by
 stamp (``sync_stamps``, lock-step) or by age (``stale_timeout``), as in
 ``geodyn_actuated_controller``.
@@ -42,13 +63,14 @@ from std_msgs.msg import Float64MultiArray
 
 from geodyn_ros.algorithms.flat import FlatResult
 from geodyn_ros.control.flatness import FLATNESS_LEVELS, FlatnessController, FlatnessGains
+from geodyn_ros.control.lqr import ActuatedModel, LqrController, OnlineGains, load_lqr_weights
 from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
 
 from .actuator_commands import HAVE_ACTUATOR_MSGS, ActuatorCommandPublisher
 from .conversions import InputError, JointNameMatcher, stamp_to_ns
 from .description import TOPIC_PARAMETER, ModelSource
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
-from .jets import FlatReferenceDecoder, decode_flat_feedforward_jet, decode_reference_jet
+from .jets import FlatReferenceDecoder, decode_flat_feedforward_jet, decode_linearization, decode_reference_jet
 from .params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
 from .runtime import control_qos, run_nodes
 from .tracking_inputs import TrackingInputs
@@ -59,6 +81,7 @@ _DEFAULT = FlatnessGains()
 #: the feedback gains (parameter names = FlatnessGains fields), dynamic
 GAINS = ("kp_position", "kd_position", "kp_rotation", "kd_rotation", "kp_joint", "kd_joint")
 _ORDER = {"rigid": 0, "ff0": 0, "ff1": 1, "ff2": 2}
+FEEDBACKS = ("geometric", "lqr")
 
 PARAMETERS = {
     "robot_description": ("", "URDF with the rotor links (e.g. hexarotor_manipulator.urdf.xacro expanded)."),
@@ -82,6 +105,19 @@ PARAMETERS = {
     "kd_joint": (_DEFAULT.kd_joint, "Motor-angle (or joint-angle) damping [N m s/rad]."),
     "lag_timestep": (0.0, "0: continuous rotor-lag compensation omega + T omega'; > 0: the exact inverse of the "
                      "discrete rotor filter of this step [s]."),
+    "feedback": ("geometric", "Feedback law: 'geometric' (Lee's controller, the gains above) or 'lqr' (time-varying "
+                 "LQR from geodyn_node's ~/linearization; level ff2, order >= 2)."),
+    "lqr_weights": ("", "LQR weights YAML (Bryson's rule, units in the keys); empty = the shipped config/lqr.yaml."),
+    "linearization_topic": ("geodyn_node/linearization", "With feedback lqr: geodyn_node's ~/linearization (body "
+                            "representation); relative names follow the namespace."),
+    "gain_rate_hz": (100.0, "With feedback lqr: LQR gain recomputations per second (at most)."),
+    "riccati_steps": (20, "With feedback lqr: warm-started Riccati steps per recomputation."),
+    "gain_thread": (True, "With feedback lqr: recompute on a background thread (true) or in the executor thread "
+                    "every 1/gain_rate_hz s of stamps with the linearization as a required input (false: "
+                    "deterministic, for lock-step simulation)."),
+    "gain_timeout": (0.5, "With feedback lqr: no command with a gain whose linearization is older than this [s]."),
+    "control_period": (0.001, "With feedback lqr: the command period dt [s] of the discrete model and of the "
+                       "rotor-lag inverse."),
     "gravity": ([0.0, 0.0, -9.81], "Gravity acceleration in the world frame [m/s^2]."),
     "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
     "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
@@ -123,6 +159,11 @@ class FlatControllerNode(TrackingInputs, Node):
         if not (np.isfinite(p["odom_startup_discard"]) and p["odom_startup_discard"] >= 0):
             raise ConfigurationError(f"parameter 'odom_startup_discard': must be >= 0 s, got "
                                      f"{p['odom_startup_discard']}")
+        self.lqr = p["feedback"] == "lqr"
+        if p["feedback"] not in FEEDBACKS:
+            raise ConfigurationError(f"parameter 'feedback': must be one of {FEEDBACKS}, got '{p['feedback']}'")
+        if self.lqr:
+            self._check_lqr_parameters(p)
         self._p = p
         self.level = p["level"]
         self.use_ff = True   # TrackingInputs' live-tuning hook (not a parameter here)
@@ -135,7 +176,12 @@ class FlatControllerNode(TrackingInputs, Node):
         self.odom_discard_ns = int(round(p["odom_startup_discard"] * 1e9))
         self._odom_first = None
         self._stamps = {k: None for k in ("odom", "joint_states", "motor_states", "flat_reference",
-                                           "desired/state", "feedforward/flat_jet")}
+                                           "desired/state", "feedforward/flat_jet", "linearization")}
+        self.gain_thread = p["gain_thread"]
+        self.gain_timeout_ns = int(round(p["gain_timeout"] * 1e9))
+        self.online = None   # OnlineGains (feedback lqr), set with the model
+        self._lin = None     # (stamp, A, B) of the newest linearization, until handed to the gains
+        self._lin_labels_ok = None
         self._last_cmd_stamp = None
         qos = control_qos(p["qos_depth"])
         self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos)
@@ -149,6 +195,16 @@ class FlatControllerNode(TrackingInputs, Node):
                                  qos)
         self.create_subscription(Float64MultiArray, "feedforward/flat_jet",
                                  guard(self, self._on_flat_jet, "feedforward/flat_jet"), qos)
+        if self.lqr:
+            from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+            from std_msgs.msg import String
+            topic = p["linearization_topic"]
+            self.create_subscription(Float64MultiArray, topic, guard(self, self._on_linearization, "linearization"),
+                                     qos)
+            latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self.create_subscription(String, topic.rstrip("/") + "/labels",
+                                     guard(self, self._on_linearization_labels, "linearization/labels"), latched)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         joints = self.cfg.elastic.joints if self.elastic else None   # rigid: every model joint (set with the model)
         self._per_joint, self._qos = p["per_joint_effort_topics"], qos
@@ -173,13 +229,24 @@ class FlatControllerNode(TrackingInputs, Node):
             al = Allocation.from_frames(frames, cfg.rotors)
             ctrl = FlatnessController(model, al, cfg.rotors, cfg.elastic if self.elastic else None, self.gains,
                                       self.level, gravity=p["gravity"], lag_timestep=p["lag_timestep"] or None)
+            lin = ActuatedModel(model, al, cfg.rotors, cfg.elastic if self.elastic else None, p["control_period"],
+                                gravity=p["gravity"]) if self.lqr else None
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
-        return SimpleNamespace(model=model, allocation=al, ctrl=ctrl)
+        return SimpleNamespace(model=model, allocation=al, ctrl=ctrl, lin=lin)
 
     def _setup_model(self, loaded, first: bool = True) -> None:
         """Install a loaded model and its law; ``first``: buffers and decoders for its joints. A
         replacement (same joints and base link) keeps them and the saturation counts."""
+        if self.lqr:
+            lin = loaded.lin
+            if self.online is not None:
+                self.online.close()
+            self.online = OnlineGains(self._Q_of(lin), self._R_of(lin), self._p["gain_rate_hz"],
+                                      self._p["riccati_steps"], threaded=self.gain_thread,
+                                      prepare=lambda A, B, x: lin.discretize(*lin.compose(A, B), x))
+            loaded.ctrl = LqrController(lin, self.online)
+            self._lin = None
         if not first:
             loaded.ctrl.rotor_saturations = self.ctrl.rotor_saturations
             loaded.ctrl.motor_saturations = self.ctrl.motor_saturations
@@ -206,7 +273,10 @@ class FlatControllerNode(TrackingInputs, Node):
         self.get_logger().info(
             f"model '{model.name}', {al.n_rotors} rotors ({'collinear' if al.collinear else 'fully actuated'}, "
             f"cond = {al.condition_number():.3g}), elastic joints {self.cfg.elastic.joints if self.elastic else 'off'}, "
-            f"level {self.level}, rotor output "
+            f"level {self.level}, feedback {self._p['feedback']}"
+            + (f" (gains at <= {self._p['gain_rate_hz']:g} Hz, {self._p['riccati_steps']} Riccati steps, "
+               f"{'background thread' if self.gain_thread else 'executor thread'})" if self.lqr else "")
+            + ", rotor output "
             f"{'actuator_msgs/Actuators' if HAVE_ACTUATOR_MSGS else 'std_msgs/Float64MultiArray'}")
 
     # ------------------------------------------------------------------ inputs
@@ -253,6 +323,47 @@ class FlatControllerNode(TrackingInputs, Node):
             return stamp
         self._take("feedforward/flat_jet", parse)
 
+    def _on_linearization(self, msg):
+        def parse():
+            stamp, A, B = decode_linearization(msg)
+            nv = 6 + self.model.n_joints
+            if A.shape != (2 * nv, 2 * nv) or B.shape != (2 * nv, nv):
+                raise InputError(f"linearization: A {A.shape[0]} x {A.shape[1]}, B {B.shape[0]} x {B.shape[1]}; the "
+                                 f"model '{self.model.name}' ({self.model.n_joints} joints, rotor joints locked) needs "
+                                 f"{2 * nv} x {2 * nv} and {2 * nv} x {nv}")
+            if self._lin_labels_ok is False:
+                raise InputError(f"linearization: not used: {self._lin_labels_problem}")
+            if not (np.isfinite(A).all() and np.isfinite(B).all()):
+                raise InputError("linearization: A or B contains NaN or Inf")
+            self._lin = (stamp, A.copy(), B.copy())
+            return stamp
+        self._take("linearization", parse)
+
+    def _on_linearization_labels(self, msg):
+        """``<linearization_topic>/labels``: the body representation and this model's state, else
+        every linearization is refused with the reason."""
+        import json
+        import geodyn_ros as gd
+        if self.model is None:
+            return
+        try:
+            doc = json.loads(msg.data)
+            rep, state = doc.get("representation"), doc.get("state")
+        except (ValueError, AttributeError):
+            rep = state = None
+        want = list(gd.state_labels(self.model))
+        if rep != "body":
+            self._lin_labels_problem = (f"the labels say representation '{rep}'; the LQR needs geodyn_node's "
+                                        "linearization_representation: body")
+        elif state != want:
+            self._lin_labels_problem = (f"the labels' state {state} is not this model's {want} (geodyn_node must "
+                                        "load the same robot with the rotor joints locked)")
+        else:
+            self._lin_labels_ok = True
+            return
+        self._lin_labels_ok = False
+        self.diag.problem("linearization", f"linearization: not used: {self._lin_labels_problem}")
+
     # ------------------------------------------------------------------ live tuning
     def _on_set_parameters(self, params):
         """``ros2 param set`` of the gains and ``level``; a bad value is refused with the reason."""
@@ -260,6 +371,9 @@ class FlatControllerNode(TrackingInputs, Node):
         values = {k: getattr(self.gains, k) for k in GAINS}
         level = self.level
         for prm in params:
+            if self.lqr and prm.name in GAINS + ("level",):
+                return SetParametersResult(successful=False, reason=f"{prm.name}: not used with feedback 'lqr' "
+                                                                    "(level ff2; weights: lqr_weights)")
             if prm.name in GAINS:
                 v = prm.value
                 if prm.name in ("kp_rotation", "kd_rotation"):
@@ -297,6 +411,8 @@ class FlatControllerNode(TrackingInputs, Node):
         s = self._stamps
         needed = ["odom", "joint_states", "flat_reference", "desired/state", "feedforward/flat_jet"] + \
             (["motor_states"] if self.elastic else [])
+        if self.lqr and (not self.gain_thread or self.online.gain() is None):
+            needed.append("linearization")   # every cycle's, or (gain thread) the first one
         if any(s[k] is None for k in needed):
             return
         state = s["joint_states"]
@@ -311,8 +427,13 @@ class FlatControllerNode(TrackingInputs, Node):
         flat = FlatResult(C_d, V_d, self._Qd, None, tau, T, tb)
         th, thd = (self._th, self._thd) if self.elastic else (None, None)
         try:
-            cmd = self.ctrl.command(self._C, self._Vb, self._q, self._qd, th, thd, self._com, self._yaw, self._Qd,
-                                    flat)
+            if self.lqr:
+                if not self._lqr_gains(state, T, tb):
+                    return
+                cmd = self.ctrl.command(state * 1e-9, self._C, self._Vb, self._q, self._qd, th, thd, self._Qd, flat)
+            else:
+                cmd = self.ctrl.command(self._C, self._Vb, self._q, self._qd, th, thd, self._com, self._yaw,
+                                        self._Qd, flat)
         except ValueError as exc:
             self.diag.problem("command", f"no command: {exc}")
             return
@@ -325,6 +446,75 @@ class FlatControllerNode(TrackingInputs, Node):
             from diagnostic_msgs.msg import DiagnosticStatus
             self.diag.publish_status(DiagnosticStatus.WARN, f"saturated: {cmd.rotor_saturations} rotor speed(s), "
                                      f"{cmd.motor_saturations} motor torque(s) clipped this cycle")
+
+
+    # ------------------------------------------------------------------ LQR
+    def _check_lqr_parameters(self, p) -> None:
+        if p["level"] != "ff2":
+            raise ConfigurationError(f"parameter 'level': feedback 'lqr' uses the ff2 feedforward; set level ff2 "
+                                     f"(got '{p['level']}')")
+        if p["order"] < 2:
+            raise ConfigurationError(f"parameter 'order': feedback 'lqr' needs geodyn_node's flat jets of order >= 2, "
+                                     f"got {p['order']}")
+        for name, low in (("gain_rate_hz", 0.0), ("control_period", 0.0), ("gain_timeout", 0.0)):
+            if not (np.isfinite(p[name]) and p[name] > low):
+                raise ConfigurationError(f"parameter '{name}': must be a finite number > 0, got {p[name]}")
+        if p["riccati_steps"] < 1:
+            raise ConfigurationError(f"parameter 'riccati_steps': must be >= 1, got {p['riccati_steps']}")
+        if not p["linearization_topic"]:
+            raise ConfigurationError("parameter 'linearization_topic': must not be empty")
+        try:
+            self.weights = load_lqr_weights(p["lqr_weights"] or None)
+        except ValueError as exc:
+            raise ConfigurationError(f"parameter 'lqr_weights': {exc}") from exc
+
+    def _Q_of(self, lin):
+        return self.weights.Q(lin.n, lin.ne, lin.nr)
+
+    def _R_of(self, lin):
+        return self.weights.R(lin.nr, lin.ne, lin.nq)
+
+    def _lqr_gains(self, state_ns: int, T, tb) -> bool:
+        """Hand the newest linearization to the gains (nominal rotor speeds of this cycle's flat jet),
+        make sure a usable gain exists; False (reported) when none does."""
+        online = self.online
+        if self._lin is not None:
+            stamp, A, B = self._lin
+            if self.gain_thread or not self.sync or stamp == state_ns:
+                self._lin = None
+                x = np.sqrt(np.clip(self.ctrl.lin.allocation.allocate_thrust_torque(T[0], tb[0]), 0.0, None))
+                if self.gain_thread and (online.gain() is None or self._gain_age(state_ns) > self.gain_timeout_ns):
+                    online.compute(A, B, x, stamp=stamp * 1e-9)   # the first (a DARE) or a stale gain: synchronously
+                else:
+                    online.update(A, B, x, stamp=stamp * 1e-9)
+        err = online.stats.get("error")
+        if err:
+            self.diag.problem("lqr", f"LQR gains: {err}")
+        if online.gain() is None:
+            self.diag.problem("lqr", f"no command: waiting for the first linearization on "
+                              f"'{self._p['linearization_topic']}' (geodyn_node publish_linearization: true)")
+            return False
+        age = self._gain_age(state_ns)
+        if age > self.gain_timeout_ns:
+            self.diag.problem("lqr", f"no command: the LQR gain is from a linearization {age * 1e-9:.3f} s old "
+                              f"(gain_timeout {self.gain_timeout_ns * 1e-9:g} s); is geodyn_node publishing "
+                              f"'{self._p['linearization_topic']}'?")
+            return False
+        st, c = online.stats, self.diag.counters
+        c["lqr_updates"] = st["updates"]
+        c["lqr_compute_ms"] = round(st["compute_s"] * 1e3, 3)
+        c["lqr_latency_ms"] = round(st["latency_s"] * 1e3, 3)
+        return True
+
+    def _gain_age(self, state_ns: int) -> int:
+        """Nanoseconds from the linearization of the current gain to ``state_ns`` (0 without a gain)."""
+        st = self.online.gain_stamp()
+        return 0 if st is None else state_ns - int(round(st * 1e9))
+
+    def destroy_node(self):
+        if self.online is not None:
+            self.online.close()
+        return super().destroy_node()
 
 
 def main(args=None) -> int:

@@ -27,8 +27,12 @@ import numpy as np
 
 __all__ = ["flat_start_parameters", "run_ros_underactuated_loop", "ROWS", "main"]
 
-#: rows this loop runs (the in-process table's rows with lagging rotors and elastic joints)
-ROWS = ("rigid", "ff0", "ff1", "ff2")
+#: rows this loop runs: the in-process table's rows with lagging rotors and elastic joints (the
+#: controller's ``level``), and the time-varying LQR (``feedback: lqr``, level ff2) with its gains
+#: recomputed in the executor thread every 10 ms of stamps (``lqr``: deterministic, equal to the
+#: in-process ``lqr_online`` of :mod:`geodyn_ros.loops.lqr`) or on the background thread
+#: (``lqr_thread``, as deployed)
+ROWS = ("rigid", "ff0", "ff1", "ff2", "lqr", "lqr_thread")
 
 
 def flat_start_parameters(config=None, source=None, *, speed: float = 1.0) -> dict:
@@ -70,12 +74,14 @@ def flat_start_parameters(config=None, source=None, *, speed: float = 1.0) -> di
 def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep: float = 1e-3,
                                urdf_path: str | None = None, actuation_config: str | None = None, gains=None,
                                speed: float = 1.0, wall_timeout: float | None = None, progress=None,
-                               namespace: str = "", frame_prefix: str = "", info: dict | None = None):
+                               namespace: str = "", frame_prefix: str = "", info: dict | None = None,
+                               lqr_parameters: dict | None = None):
     """Run actuated sim + flat reference + ``geodyn_node`` (flat mode) + flat controller over ROS.
 
     Parameters
     ----------
-    row : ``"rigid"``, ``"ff0"``, ``"ff1"`` or ``"ff2"`` (the controller's ``level``).
+    row : ``"rigid"``, ``"ff0"``, ``"ff1"`` or ``"ff2"`` (the controller's ``level``), ``"lqr"`` or
+        ``"lqr_thread"`` (:data:`ROWS`; ``geodyn_node`` then also publishes its linearization).
     duration : simulated time [s] from ``t = 0`` (no pre-roll).
     timestep : simulator step = control period [s].
     urdf_path, actuation_config : the robot and its actuation YAML (default the hexarotor's).
@@ -84,7 +90,9 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
     wall_timeout : ``RuntimeError`` after this many wall seconds (default ``60 + 20 x duration``).
     progress : callable(t_sim), about once per simulated second.
     namespace, frame_prefix : of every node (and the recorder).
+    lqr_parameters : extra ``geodyn_flat_controller`` parameters of the LQR rows (e.g. ``gain_rate_hz``).
     info : dict, optional, filled with ``sim`` (the simulator node, destroyed on return),
+        ``lqr_stats`` (the LQR rows' :class:`~geodyn_ros.control.lqr.OnlineGains` ``stats``),
         ``diagnostics`` (every ``DiagnosticStatus`` received), ``rotor_feedforward`` (stamp ->
         ``omega_d^(0..r)`` of ``feedforward/rotor_speeds``) and ``motor_states``.
 
@@ -143,13 +151,18 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
         sim = nodes[0]
         nodes.append(ReferenceNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
             {**sim_t, "order": 2, "trajectory": "figure_eight", "speed": float(speed)})))
+        lqr = row.startswith("lqr")
         nodes.append(GeodynNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
-            {**sim_t, **fp, "urdf_path": urdf, "order": 2, "input_mode": "flat", "actuation_config": cfg_path})))
-        gain_values = {k: (list(getattr(gains, k)) if k in ("kp_rotation", "kd_rotation") else float(getattr(gains, k)))
-                       for k in GAINS}
+            {**sim_t, **fp, "urdf_path": urdf, "order": 2, "input_mode": "flat", "actuation_config": cfg_path,
+             "publish_linearization": lqr})))
+        if lqr:
+            law = {"feedback": "lqr", "level": "ff2", "gain_thread": row == "lqr_thread", "control_period": timestep,
+                   **(lqr_parameters or {})}
+        else:
+            law = {"level": row, **{k: (list(getattr(gains, k)) if k in ("kp_rotation", "kd_rotation")
+                                        else float(getattr(gains, k))) for k in GAINS}}
         nodes.append(FlatControllerNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
-            {**sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2, "level": row,
-             **gain_values})))
+            {**sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2, **law})))
         ctrl_node = nodes[3]
         model = ctrl_node.model
         rec = Node("geodyn_recorder", namespace=ns, context=ctx)
@@ -204,7 +217,8 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
         wall = spin_lockstep(ex, sim, end_steps, wall_timeout=wall_timeout, progress=progress, nodes=nodes[:4],
                              what="under-actuated loop")
         if info is not None:
-            info.update(sim=sim, diagnostics=diags, motor_states=motors, rotor_feedforward=ffw)
+            info.update(sim=sim, diagnostics=diags, motor_states=motors, rotor_feedforward=ffw,
+                        lqr_stats=dict(ctrl_node.online.stats) if ctrl_node.online is not None else None)
         last = end_steps * sim.dt_ns
         stamps = sorted(s for s, v in states.items() if v[0] is not None and v[1] is not None and s <= last)
         n = len(stamps)
@@ -269,6 +283,7 @@ def main(argv=None) -> int:
     from geodyn_ros.control.flatness import FlatnessGains
     from geodyn_ros.control.rotors import load_actuation_config
     from geodyn_ros.loops.underactuated import format_table as _table
+    from geodyn_ros.loops.lqr import simulate_case
     from geodyn_ros.loops.underactuated import simulate_underactuated
 
     from .actuated_closed_loop import compare_logs
@@ -285,8 +300,12 @@ def main(argv=None) -> int:
                                                 frame_prefix=args.frame_prefix)
         print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(results[r].log.t)} samples)", flush=True)
         if args.compare:
-            inproc[r] = simulate_underactuated(r, args.duration, speed=args.speed, timestep=args.timestep, config=cfg,
-                                               preroll=0.0)
+            if r.startswith("lqr"):   # the node's gains emulated in simulated time (equal for "lqr")
+                inproc[r] = simulate_case("lqr_online", "nominal", args.duration, preroll=0.0, speed=args.speed,
+                                          timestep=args.timestep, config=cfg)
+            else:
+                inproc[r] = simulate_underactuated(r, args.duration, speed=args.speed, timestep=args.timestep,
+                                                   config=cfg, preroll=0.0)
             cmp[r] = compare_logs(results[r].log, inproc[r].log)
     obj = {r: res.metrics() for r, res in results.items()}
     print(f"\nFigure eight x{args.speed:g}, {args.duration:g} s from t = 0 (no pre-roll), {1 / args.timestep:g} Hz "

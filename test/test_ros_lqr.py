@@ -1,0 +1,264 @@
+"""The time-varying LQR over ROS 2: ``geodyn_flat_controller`` with ``feedback: lqr``.
+
+* **The node commands what the library commands:** one input set plus one linearization message
+  (``gd.linearize`` at the flat nominal, body representation, as ``geodyn_node`` publishes it)
+  gives the rotor speeds and motor torques of :class:`LqrController` with the DARE gain of
+  :class:`ActuatedModel`'s discretization of that linearization, to 1e-9 relative (the inputs
+  went through messages: a quaternion round trip, rounding only).
+* **Bad parameters** stop the node with one line naming them; the geometric gains and ``level``
+  are refused live with the reason.
+* **Bad linearizations** (wrong size, NaN, labels in the spatial representation or of another
+  robot) are refused with one diagnostic and never produce a command; a seeded fuzz of 300
+  hostile linearization messages never makes the node publish a non-finite number; a gain older
+  than ``gain_timeout`` stops the commands with a diagnostic saying so.
+* **The loop over ROS** (four nodes, lock-step): with the gains in the executor thread (row
+  ``lqr``) it reproduces the in-process ``lqr_online`` loop of :mod:`geodyn_ros.loops.lqr`. The
+  first gain is scipy's DARE solution, which amplifies last-bit differences of its input about
+  1e4-fold (a 1e-16 relative change of ``A`` changes ``K`` by 6e-12; the ROS inputs went through a
+  quaternion round trip): measured 2.5e-11 m and 6e-9 deg over 1 s; bound 1e-9 m and 1e-6 deg
+  over 2 s. With the gains on the background thread (``lqr_thread``, as deployed) the gain in
+  use lags by the thread's wall-clock schedule, so the trajectory differs (measured 4.4e-6 m over
+  1 s) but tracks as well: CoM RMS within 1.5x of the in-process loop's, no diagnostics above OK,
+  >= 50 gain updates.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from ros_harness import h, joint_states_msg, odometry_msg  # noqa: F401  (sets the ROS isolation env; h: fixture)
+
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+import geodyn_ros as gd
+from geodyn_ros.control.lqr import ActuatedModel, LqrController, LqrWeights, dare_gain
+from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+from geodyn_ros.lie import Ad_inv
+from geodyn_ros.loops.lqr import simulate_case
+from geodyn_ros.loops.underactuated import hexarotor_source
+from geodyn_ros.ros.actuator_commands import HAVE_ACTUATOR_MSGS
+from geodyn_ros.ros.diagnostics import _reason
+from geodyn_ros.ros.flat_controller_node import FlatControllerNode
+from geodyn_ros.ros.jets import (FlatFeedforwardPacker, LinearizationPacker, linearization_labels_json,
+                                 make_flat_reference_msg, make_reference_msg)
+from geodyn_ros.ros.params import ConfigurationError
+from geodyn_ros.ros.underactuated_closed_loop import run_ros_underactuated_loop
+from geodyn_ros.trajectories import figure_eight_reference
+
+XACRO = str(hexarotor_source())
+CFG_PATH = str(hexarotor_source().parents[1] / "config" / "hexarotor.yaml")
+CFG = load_actuation_config(CFG_PATH)
+NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
+MODEL = gd.load_urdf(XACRO, locked_joints=list(CFG.rotor_joints))
+ALLOC = Allocation.from_frames(rotor_frames_from_model(MODEL)[1], CFG.rotors)
+LIN = ActuatedModel(MODEL, ALLOC, CFG.rotors, CFG.elastic, 1e-3)
+LQR = {"urdf_path": XACRO, "feedback": "lqr", "gain_thread": False}
+
+
+def _messages(diag):
+    out = []
+    for arr in diag:
+        for s in arr.status:
+            out.append(s.message)
+            out.extend(f"{kv.key}={kv.value}" for kv in s.values)
+    return out
+
+
+def _said(diag, words) -> bool:
+    return any(words in t or _reason(words) in t for t in _messages(diag))
+
+
+def _rigid_linearization(flat, ref):
+    """``gd.linearize`` about the flat nominal, body representation (as geodyn_node publishes it)."""
+    C = flat.base_pose
+    Vb = Ad_inv(C) @ flat.base_twist[0]
+    Wb = np.r_[flat.body_torque[0], 0.0, 0.0, flat.thrust[0]]
+    return gd.linearize(MODEL, C, Vb[None], ref.q[:2], Wb[None], flat.tau[:1], representation="body")
+
+
+def _inputs(h, stamp, t=0.8, *, linearization=True, lin_stamp=None):
+    """Publish one consistent input set (a state perturbed from the reference) and its
+    linearization; return what the library needs."""
+    ref = figure_eight_reference(t, 2)
+    flat = gd.flat_inverse_dynamics(MODEL, ref.com, ref.yaw, ref.q, 2)
+    rng = np.random.default_rng(4)
+    C = flat.base_pose.copy()
+    C[:3, 3] += rng.normal(size=3) * 0.01
+    Vb = Ad_inv(C) @ flat.base_twist[0] + rng.normal(size=6) * 0.02
+    q, qd = ref.q[0] + 0.01, ref.q[1] - 0.02
+    th, thd = q + 0.003, qd + 0.01
+    topics = (("odom", type(odometry_msg(0, C, Vb[:3], Vb[3:]))), ("joint_states", JointState),
+              ("motor_states", JointState), ("flat_reference", Float64MultiArray),
+              ("desired/state", Float64MultiArray), ("feedforward/flat_jet", Float64MultiArray),
+              ("geodyn_node/linearization", Float64MultiArray))
+    pubs = {name: h.publisher(m, name) for name, m in topics}
+    for name in pubs:
+        h.wait_matched(name)
+    pubs["flat_reference"].publish(make_flat_reference_msg(stamp, ref.com[:5], ref.yaw[:5], ref.q[:5], NAMES))
+    pubs["desired/state"].publish(make_reference_msg(stamp, flat.base_pose, flat.base_twist, flat.q[:4], NAMES))
+    pubs["feedforward/flat_jet"].publish(FlatFeedforwardPacker(NAMES, 2).pack(stamp, flat.thrust, flat.body_torque,
+                                                                              flat.tau))
+    lin = _rigid_linearization(flat, ref)
+    if linearization:
+        pubs["geodyn_node/linearization"].publish(
+            LinearizationPacker(24, 12).pack(stamp if lin_stamp is None else lin_stamp, lin.A, lin.B))
+    pubs["motor_states"].publish(joint_states_msg(stamp, NAMES, th, thd))
+    pubs["odom"].publish(odometry_msg(stamp, C, Vb[:3], Vb[3:]))
+    pubs["joint_states"].publish(joint_states_msg(stamp, NAMES, q, qd))
+    return ref, flat, lin, C, Vb, q, qd, th, thd
+
+
+def _labels(h, representation="body", model=MODEL):
+    qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    pub = h.probe.create_publisher(String, "geodyn_node/linearization/labels", qos)
+    pub.publish(String(data=linearization_labels_json(representation, gd.state_labels(model),
+                                                      gd.input_labels(model))))
+    return pub
+
+
+def _omega(msg):
+    return np.asarray(msg.velocity if HAVE_ACTUATOR_MSGS else msg.data)
+
+
+@pytest.mark.parametrize("gain_thread", [False, True])
+def test_lqr_node_commands_what_the_library_commands(h, gain_thread):
+    node = h.make(FlatControllerNode, {**LQR, "gain_thread": gain_thread})
+    rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds")
+    motors = h.record(JointState, "cmd/motor_efforts")
+    _labels(h)
+    stamp = 1_500_000_000
+    ref, flat, lin, C, Vb, q, qd, th, thd = _inputs(h, stamp)
+    assert h.spin_until(lambda: len(rotors) and len(motors), 5.0)
+    # the library: the DARE gain of the discretized composition of this linearization
+    x = np.sqrt(ALLOC.allocate_thrust_torque(flat.thrust[0], flat.body_torque[0]))
+    w = LqrWeights()
+    _, K = dare_gain(*LIN.discretize(*LIN.compose(lin.A, lin.B), x), w.Q(6, 6, 6), w.R(6, 6, 0))
+    want = LqrController(LIN, lambda t: K).command(1.5, C, Vb, q, qd, th, thd, ref.q, flat)
+    got = _omega(rotors[-1])
+    assert np.abs(got - want.omega).max() < 1e-9 * np.abs(want.omega).max()
+    assert np.abs(np.array(motors[-1].effort) - want.u).max() < 1e-9
+    # the feedback is not zero here (the state is perturbed): the gain matters
+    assert np.abs(want.omega - want.omega_raw).max() == 0 and np.abs(want.omega - x).max() > 1.0
+    assert node.online.stats["updates"] == 1 and node.online.gain_stamp() == pytest.approx(1.5)
+
+
+def test_lqr_node_bad_parameters_and_live_tuning(h, tmp_path):
+    bad_yaml = tmp_path / "w.yaml"
+    bad_yaml.write_text("lqr:\n  state:\n    base_position_m: -1\n")
+    for params, pattern in (({"feedback": "pid"}, r"parameter 'feedback': must be one of \('geometric', 'lqr'\)"),
+                            ({"level": "ff1"}, r"parameter 'level': feedback 'lqr' uses the ff2 feedforward"),
+                            ({"order": 1, "level": "ff2"}, r"parameter 'order': level 'ff2' needs"),
+                            ({"gain_rate_hz": 0.0}, r"parameter 'gain_rate_hz': must be a finite number > 0"),
+                            ({"control_period": float("nan")}, r"parameter 'control_period': must be a finite"),
+                            ({"gain_timeout": -1.0}, r"parameter 'gain_timeout': must be a finite number > 0"),
+                            ({"riccati_steps": 0}, r"parameter 'riccati_steps': must be >= 1"),
+                            ({"linearization_topic": ""}, r"parameter 'linearization_topic': must not be empty"),
+                            ({"lqr_weights": "/no/such.yaml"}, r"parameter 'lqr_weights': lqr config: cannot read"),
+                            ({"lqr_weights": str(bad_yaml)}, r"parameter 'lqr_weights': .*base_position: expected a "
+                                                             r"finite positive value")):
+        with pytest.raises(ConfigurationError, match=pattern):
+            h.make(FlatControllerNode, {**LQR, **params})
+    node = h.make(FlatControllerNode, LQR)
+    for prm in (Parameter("kp_position", value=10.0), Parameter("level", value="ff1")):
+        res = node.set_parameters([prm])[0]
+        assert not res.successful and "not used with feedback 'lqr'" in res.reason
+
+
+def test_lqr_node_refuses_bad_linearizations(h):
+    node = h.make(FlatControllerNode, LQR)
+    rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds", depth=1000)
+    diag = h.record(DiagnosticArray, "/diagnostics", depth=1000)
+    pl = h.publisher(Float64MultiArray, "geodyn_node/linearization")
+    h.wait_matched("geodyn_node/linearization")
+    pl.publish(LinearizationPacker(10, 4).pack(0, np.eye(10), np.zeros((10, 4))))
+    assert h.spin_until(lambda: _said(diag, "linearization: A 10 x 10, B 10 x 4; the model 'aerial_manipulator' "
+                                            "(6 joints, rotor joints locked) needs 24 x 24 and 24 x 12"), 3.0)
+    A = np.eye(24)
+    A[3, 4] = np.nan
+    pl.publish(LinearizationPacker(24, 12).pack(0, A, np.zeros((24, 12))))
+    assert h.spin_until(lambda: _said(diag, "linearization: A or B contains NaN or Inf"), 3.0)
+    # an input set without a linearization of its stamp: no command (gain_thread false)
+    _inputs(h, 2_000_000_000, linearization=False)
+    h.spin_for(0.3)
+    assert not rotors
+    # the labels of a spatial linearization: every linearization is refused, with the reason
+    _labels(h, "spatial")
+    assert h.spin_until(lambda: _said(diag, "linearization: not used: the labels say representation 'spatial'; "
+                                            "the LQR needs geodyn_node's linearization_representation: body"), 3.0)
+    _inputs(h, 3_000_000_000)
+    h.spin_for(0.3)
+    assert not rotors
+    # a seeded fuzz of hostile linearizations, then a valid set is answered
+    _labels(h, "body")
+    assert h.spin_until(lambda: node._lin_labels_ok is True, 3.0)
+    rng = np.random.default_rng(24)
+    lin = _rigid_linearization(*(lambda r: (gd.flat_inverse_dynamics(MODEL, r.com, r.yaw, r.q, 2), r))(
+        figure_eight_reference(0.8, 2)))
+    for i in range(300):
+        m = LinearizationPacker(24, 12).pack(4_000_000_000 + i, lin.A, lin.B)
+        data = np.array(m.data)
+        data[int(rng.integers(0, len(data)))] = rng.choice([np.nan, np.inf, -np.inf])
+        m.data = data.tolist()
+        if i % 5 == 0:
+            m.layout.dim[int(rng.integers(0, 2))].size = int(rng.integers(0, 700))
+        pl.publish(m)
+        if i % 10 == 0:
+            h.ex.spin_once(timeout_sec=0.0)
+    h.spin_for(0.3)
+    assert not rotors
+    _inputs(h, 5_000_000_000)
+    assert h.spin_until(lambda: len(rotors) == 1, 5.0)
+    assert all(np.isfinite(_omega(m)).all() for m in rotors)
+
+
+def test_lqr_node_refuses_labels_of_another_robot_and_stale_gains(h):
+    node = h.make(FlatControllerNode, {**LQR, "gain_thread": True, "sync_stamps": False, "stale_timeout": 5.0})
+    rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds", depth=100)
+    diag = h.record(DiagnosticArray, "/diagnostics", depth=1000)
+    other = gd.load_urdf(XACRO)      # rotor joints not locked: 12 joints
+    pub = _labels(h, "body", other)
+    assert h.spin_until(lambda: _said(diag, "linearization: not used: the labels' state"), 3.0)
+    assert "geodyn_node must load the same robot with the rotor joints locked" in " ".join(_messages(diag))
+    pub.publish(String(data=linearization_labels_json("body", gd.state_labels(MODEL), gd.input_labels(MODEL))))
+    assert h.spin_until(lambda: node._lin_labels_ok is True, 3.0)
+    _inputs(h, 1_000_000_000)
+    assert h.spin_until(lambda: len(rotors) == 1, 5.0)
+    # 1 s later, no new linearization: the gain is 1 s old > gain_timeout 0.5 s
+    _inputs(h, 2_000_000_000, linearization=False)
+    assert h.spin_until(lambda: _said(diag, "no command: the LQR gain is from a linearization 1.000 s old "
+                                            "(gain_timeout 0.5 s)"), 3.0)
+    assert len(rotors) == 1
+    # a linearization arrives: commands resume, from the background thread's new gain
+    _inputs(h, 2_001_000_000, lin_stamp=2_001_000_000)
+    assert h.spin_until(lambda: len(rotors) == 2, 5.0)
+
+
+# ------------------------------------------------------------------------------- the loop
+def test_ros_lqr_loop_reproduces_the_in_process_loop():
+    info = {}
+    ros = run_ros_underactuated_loop("lqr", 2.0, wall_timeout=300, info=info)
+    twin = simulate_case("lqr_online", "nominal", 2.0, preroll=0.0)
+    assert len(ros.log.t) == len(twin.log.t) == 2001
+    assert np.abs(ros.log.p - twin.log.p).max() < 1e-9        # the CoM (measured 2.5e-11 m over 1 s)
+    assert np.degrees(np.abs(ros.log.R - twin.log.R).max()) < 1e-6
+    assert np.abs(ros.log.q - twin.log.q).max() < 1e-8
+    assert not [s.message for s in info["diagnostics"] if s.level != b"\x00"]
+    assert info["lqr_stats"]["updates"] == 201               # every 10 ms of stamps, t = 0 .. 2 s
+
+
+def test_ros_lqr_loop_with_the_gain_thread_tracks():
+    info = {}
+    ros = run_ros_underactuated_loop("lqr_thread", 2.0, wall_timeout=300, info=info)
+    twin = simulate_case("lqr_online", "nominal", 2.0, preroll=0.0)
+    m, mt = ros.metrics(), twin.metrics()
+    assert m["com_rms_m"] < 1.5 * mt["com_rms_m"] and m["attitude_rms_deg"] < 1.5 * mt["attitude_rms_deg"]
+    assert np.abs(ros.log.p - twin.log.p).max() < 1e-4
+    assert not [s.message for s in info["diagnostics"] if s.level != b"\x00"]
+    st = info["lqr_stats"]
+    assert st["updates"] >= 50 and st["latency_s_max"] < 0.5
+    assert ros.rotor_saturations == ros.motor_saturations == 0
