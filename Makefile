@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= out
 SPEED  ?= 1
 
-.PHONY: venv test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
+.PHONY: venv test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget lqr bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -60,6 +60,17 @@ underactuated: $(STAMP)
 ## The error budget of the under-actuated table alone (no simulator; seconds).
 budget: $(STAMP)
 	$(BIN)/python -m geodyn_ros.examples.underactuated_budget --speed $(SPEED)
+
+## The linearization in the loop: the geometric controller against the time-varying LQR (gains
+## precomputed along the reference, and recomputed online as the node does) on the under-actuated
+## vehicle, cases nominal / arm +10 % / gust / 0.3 m + 20 deg offset, 10 s each; JSON in $(OUT)/lqr.json.
+lqr: $(STAMP)
+	$(BIN)/python -m geodyn_ros.examples.lqr_loop --json-out $(OUT)/lqr.json
+
+## What the LQR costs online: linearize vs Pinocchio, the gain update vs scipy's DARE, a command,
+## and the gain thread's rate, latency and CPU in the ROS loop.
+bench-lqr: $(STAMP)
+	$(BIN)/python bench/bench_lqr.py --csv $(OUT)/bench_lqr.csv
 
 ## The flat map against inverse dynamics of the same order (r = 0..3), and pin.rnea, in one run.
 bench-flat: $(STAMP)

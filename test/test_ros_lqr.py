@@ -159,7 +159,7 @@ def test_lqr_node_bad_parameters_and_live_tuning(h, tmp_path):
                             ({"riccati_steps": 0}, r"parameter 'riccati_steps': must be >= 1"),
                             ({"linearization_topic": ""}, r"parameter 'linearization_topic': must not be empty"),
                             ({"lqr_weights": "/no/such.yaml"}, r"parameter 'lqr_weights': lqr config: cannot read"),
-                            ({"lqr_weights": str(bad_yaml)}, r"parameter 'lqr_weights': .*base_position: expected a "
+                            ({"lqr_weights": str(bad_yaml)}, r"parameter 'lqr_weights': .*base_position_m: expected "
                                                              r"finite positive value")):
         with pytest.raises(ConfigurationError, match=pattern):
             h.make(FlatControllerNode, {**LQR, **params})

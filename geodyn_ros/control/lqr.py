@@ -77,17 +77,28 @@ __all__ = ["LqrWeights", "load_lqr_weights", "ActuatedModel", "riccati_step", "r
 
 
 # ----------------------------------------------------------------------------- weights
+#: the weights given per base axis (x, y, z): a scalar or 3 values
+PER_AXIS = ("base_attitude", "base_position", "base_angular_velocity", "base_velocity")
+
+
 @dataclass(frozen=True)
 class LqrWeights:
     """Bryson's rule: the acceptable deviation of each state and input (SI units, module docstring);
-    the weights are their inverse squares. ``store_every`` [s] and ``tail`` [s]: gain storage and
-    the recursion's tail past the last sample (:func:`tvlqr_schedule`)."""
+    the weights are their inverse squares. The four base entries (:data:`PER_AXIS`) are per base
+    axis ``(x, y, z)`` (a scalar applies to all three). ``store_every`` [s] and ``tail`` [s]: gain
+    storage and the recursion's tail past the last sample (:func:`tvlqr_schedule`).
 
-    base_attitude: float = 0.05
-    base_position: float = 0.02
+    The defaults are ``config/lqr.yaml``'s: the base entries make the stationary gain at hover
+    match the geometric controller's default static stiffness and damping on every base axis
+    (within 1 %, :func:`geodyn_ros.loops.lqr.match_geometric_weights`), the arm and actuator entries are
+    Bryson's rule on the errors the arm tolerates.
+    """
+
+    base_attitude: tuple = (0.0159, 0.00689, 0.000827)
+    base_position: tuple = (0.00304, 0.00255, 0.0293)
     joint: float = 0.02
-    base_angular_velocity: float = 0.5
-    base_velocity: float = 0.2
+    base_angular_velocity: tuple = (0.0301, 0.0325, 0.00775)
+    base_velocity: tuple = (0.00954, 0.00828, 0.104)
     joint_rate: float = 0.5
     motor_angle: float = 0.05
     motor_rate: float = 2.0
@@ -100,15 +111,28 @@ class LqrWeights:
 
     def __post_init__(self):
         for f in fields(self):
-            v = float(getattr(self, f.name))
+            raw = getattr(self, f.name)
+            if f.name in PER_AXIS:
+                try:
+                    v = np.broadcast_to(np.asarray(raw, dtype=float), (3,))
+                except (TypeError, ValueError):
+                    raise ValueError(f"{f.name}: expected a positive number or 3 (x, y, z), got {raw!r}") from None
+                if not (np.isfinite(v).all() and (v > 0).all()):
+                    raise ValueError(f"{f.name}: expected finite positive values, got {raw!r}")
+                object.__setattr__(self, f.name, tuple(float(a) for a in v))
+                continue
+            try:
+                v = float(raw)
+            except (TypeError, ValueError):
+                raise ValueError(f"{f.name}: expected a finite positive value, got {raw!r}") from None
             if not (np.isfinite(v) and v > 0):
-                raise ValueError(f"{f.name}: expected a finite positive value, got {getattr(self, f.name)!r}")
+                raise ValueError(f"{f.name}: expected a finite positive value, got {raw!r}")
             object.__setattr__(self, f.name, v)
 
     def Q(self, n: int, n_el: int, n_rot: int) -> np.ndarray:
         """(ns, ns) state weight for ``n`` joints, ``n_el`` elastic joints and ``n_rot`` rotors."""
-        d = np.concatenate([np.full(3, self.base_attitude), np.full(3, self.base_position), np.full(n, self.joint),
-                            np.full(3, self.base_angular_velocity), np.full(3, self.base_velocity),
+        d = np.concatenate([self.base_attitude, self.base_position, np.full(n, self.joint),
+                            self.base_angular_velocity, self.base_velocity,
                             np.full(n, self.joint_rate), np.full(n_el, self.motor_angle),
                             np.full(n_el, self.motor_rate), np.full(n_rot, self.rotor_speed)])
         return np.diag(1.0 / d ** 2)
@@ -169,7 +193,10 @@ def load_lqr_weights(path=None) -> LqrWeights:
     try:
         return LqrWeights(**kw)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"lqr config: {p}: {exc}") from None
+        field, _, rest = str(exc).partition(": ")
+        key = {v: f"lqr.{g}.{k}" for g, keys in _YAML_KEYS.items() for k, v in keys.items()}.get(field)
+        key = key or {"store_every": "lqr.store_every_s", "tail": "lqr.tail_s"}.get(field, field)
+        raise ValueError(f"lqr config: {p}: {key}: {rest}") from None
 
 
 def state_labels_lqr(joint_names, elastic_joints, rotor_names) -> list:
@@ -386,7 +413,8 @@ class OnlineGains:
 
     ``stats``: ``updates`` (recomputations), ``compute_s`` (the last one's duration, prepare
     included) and ``compute_s_max``, ``latency_s`` (wall time from the hand-in of the model used
-    to its gain being available; the thread's wait included) and ``latency_s_max``,
+    to its gain being available; the thread's wait included) and ``latency_s_max``, the sums
+    ``compute_s_sum`` and ``latency_s_sum`` (means: divide by ``updates``),
     ``gain_stamp`` (the stamp of the model of the current gain), ``dropped`` (models replaced
     before use).
     """
@@ -405,7 +433,7 @@ class OnlineGains:
         self._K = None
         self._next_stamp = -np.inf
         self.stats = {"updates": 0, "compute_s": 0.0, "compute_s_max": 0.0, "latency_s": 0.0, "latency_s_max": 0.0,
-                      "gain_stamp": None, "dropped": 0}
+                      "compute_s_sum": 0.0, "latency_s_sum": 0.0, "gain_stamp": None, "dropped": 0}
         self._thread = None
         if self.threaded:
             self._stop = threading.Event()
@@ -464,6 +492,8 @@ class OnlineGains:
         st["compute_s_max"] = max(st["compute_s_max"], t1 - t0)
         st["latency_s"] = t1 - handed
         st["latency_s_max"] = max(st["latency_s_max"], t1 - handed)
+        st["compute_s_sum"] += t1 - t0
+        st["latency_s_sum"] += t1 - handed
         st["gain_stamp"] = stamp
 
     def _run(self):

@@ -11,6 +11,7 @@ Usage::
 
     python -m geodyn_ros.examples.lqr_loop --json        # one JSON object: {case: {controller: metrics}}
     python -m geodyn_ros.examples.lqr_loop --cases gust,offset --duration 6
+    python -m geodyn_ros.examples.lqr_loop --match       # the base weights matched to the geometric gains
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ import sys
 import time
 
 from geodyn_ros.control.lqr import load_lqr_weights
-from geodyn_ros.loops.lqr import CASES, CONTROLLERS, equivalent_stiffness, gain_schedule, simulate_case
+from geodyn_ros.loops.lqr import (CASES, CONTROLLERS, EQUIVALENT_GAINS, equivalent_stiffness, gain_schedule,
+                                  geometric_equivalent, match_geometric_weights, simulate_case)
 
 __all__ = ["run", "main"]
 
@@ -57,6 +59,8 @@ def main(argv=None) -> int:
                     help=f"comma-separated subset of {','.join(CONTROLLERS)}")
     ap.add_argument("--weights", default=None, help="LQR weights YAML (default config/lqr.yaml)")
     ap.add_argument("--json-out", default=None, help="also write the JSON object to this file")
+    ap.add_argument("--match", action="store_true",
+                    help="print the base weights matched to the geometric controller at hover, and stop")
     args = ap.parse_args(argv)
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     ctrls = [c.strip() for c in args.controllers.split(",") if c.strip()]
@@ -72,13 +76,20 @@ def main(argv=None) -> int:
         weights = load_lqr_weights(args.weights)
     except ValueError as exc:
         ap.error(f"--weights: {exc}")
+    if args.match:
+        w, err = match_geometric_weights(weights=weights)
+        print("base weights whose stationary LQR gain at hover matches the geometric controller's "
+              f"(largest mismatch {err:.1%}); config/lqr.yaml keys:")
+        for k, unit in (("base_attitude", "rad"), ("base_position", "m"), ("base_angular_velocity", "rad_s"),
+                        ("base_velocity", "m_s")):
+            print(f"    {k}_{unit}: [{', '.join(f'{v:.3g}' for v in getattr(w, k))}]")
+        return 0
     if not args.json:
-        k = equivalent_stiffness(weights)
-        print("the LQR's stationary gain at hover read as the geometric controller's gains (geometric in brackets):")
-        print(f"  roll/pitch {k['roll_nm_per_rad']:.1f}/{k['pitch_nm_per_rad']:.1f} N m/rad (40), yaw "
-              f"{k['yaw_nm_per_rad']:.2f} N m/rad (10), roll damping {k['roll_damping_nms_per_rad']:.2f} N m s/rad "
-              f"(3.2), thrust {k['thrust_n_per_m']:.0f} N/m (64), roll moment per lateral metre "
-              f"{k['roll_nm_per_m_lateral']:.1f} N m/m (kR k_x / T = 65)")
+        k, g = equivalent_stiffness(weights), geometric_equivalent()
+        print("the LQR's stationary gain at hover read as the geometric controller's gains:")
+        print(f"  {'':28s} {'LQR':>9s} {'geometric':>9s}")
+        for name, unit in EQUIVALENT_GAINS.items():
+            print(f"  {name:28s} {k[name]:9.2f} {g[name]:9.2f}  {unit}")
         print(f"\n{'case':8s} {'controller':11s} {'CoM RMS [m]':>11s} {'CoM max [m]':>11s} {'att [deg]':>11s} "
               f"{'joint [deg]':>11s} {'omega pk':>9s} {'sat':>5s} {'recover s':>9s}")
     t0 = time.perf_counter()

@@ -46,7 +46,8 @@ from geodyn_ros.trajectories import figure_eight_reference
 from .underactuated import UnderactuatedRow, flat_start_state, hexarotor_source, run_loop
 
 __all__ = ["CASES", "CONTROLLERS", "RECOVERY_COM_M", "RECOVERY_ATT_DEG", "simulate_case", "recovery_time",
-           "heavier_arm_urdf", "LqrCaseResult", "gain_schedule", "equivalent_stiffness"]
+           "heavier_arm_urdf", "LqrCaseResult", "gain_schedule", "equivalent_stiffness", "geometric_equivalent",
+           "match_geometric_weights", "EQUIVALENT_GAINS"]
 
 CASES = ("nominal", "mass", "gust", "offset")
 CONTROLLERS = ("geometric", "lqr", "lqr_online")
@@ -215,20 +216,103 @@ class _EmulatedOnline:
         return self.online.gain()
 
 
-def equivalent_stiffness(weights: LqrWeights | None = None, config=None, timestep: float = 1e-3) -> dict:
-    """The stationary LQR gain at hover read as the geometric controller's gains: moment per radian
-    of roll/pitch/yaw error, roll damping, thrust per metre of height error and roll moment per
-    metre of lateral base error (rotor speeds in steady state, no lag), for the README's comparison."""
-    from geodyn_ros.control.lqr import dare_gain
+#: the base-axis gains compared at hover (:func:`equivalent_stiffness`), with their units
+EQUIVALENT_GAINS = {
+    "roll_nm_per_rad": "N m/rad", "pitch_nm_per_rad": "N m/rad", "yaw_nm_per_rad": "N m/rad",
+    "roll_damping_nms_per_rad": "N m s/rad", "pitch_damping_nms_per_rad": "N m s/rad",
+    "yaw_damping_nms_per_rad": "N m s/rad", "thrust_n_per_m": "N/m", "thrust_damping_ns_per_m": "N s/m",
+    "roll_nm_per_m_lateral": "N m/m", "pitch_nm_per_m_lateral": "N m/m",
+    "roll_nms_per_m_lateral": "N m s/m", "pitch_nms_per_m_lateral": "N m s/m",
+}
+
+
+#: where :func:`match_geometric_weights` starts (Bryson values of attitude [rad], position [m],
+#: angular velocity [rad/s], velocity [m/s], every axis)
+MATCH_START = (0.05, 0.02, 0.5, 0.2)
+
+
+def _hover(config, timestep):
+    """(lin, allocation, discrete (A, B) and nominal rotor speeds at hover, hover thrust)."""
     cfg, model, al, lin = _vehicle(config, timestep)
     hover = figure_eight_reference(0.0, 2, amplitude=(0, 0, 0), yaw_amplitude=0.0, q_amplitude=np.zeros(6))
     flat = gd.flat_inverse_dynamics(model, hover.com, hover.yaw, hover.q, 2)
     C, Vb, q, qd, Wb, tau, _, _, x = lin.nominal(flat, hover.q)
-    A, B = lin.discrete(C, Vb, q, qd, Wb, tau, x)
+    return lin, al, lin.discrete(C, Vb, q, qd, Wb, tau, x), x, float(flat.thrust[0])
+
+
+def _equivalent(K, lin, al, x) -> dict:
+    """The LQR gain ``K`` read as the geometric controller's gains (:data:`EQUIVALENT_GAINS`): the static
+    body wrench per unit base error (or base velocity error), with the joints on their reference and
+    the actuators in their steady state under the feedback -- the rotor speed ``x`` equal to its
+    command, the motors at rest with the spring torque equal to theirs. ``K`` feeds back the rotor
+    and motor states too, so that steady state is not the nominal one (the rotor-speed feedback
+    alone would otherwise be missed: it resists the change of speed a disturbance needs)."""
+    nr, ne, nc, nv = lin.nr, lin.ne, lin.nc, lin.nv
+    th, xs = slice(2 * nv, 2 * nv + ne), slice(nc, nc + nr)
+    Kr, Km = K[:nr], K[nr:nr + ne]
+    # unknowns (dx, dtheta): (I + K_rx) dx + K_rth dtheta = -K_r,i ; K_mx dx + (k + K_mth) dtheta = -K_m,i
+    M = np.block([[np.eye(nr) + Kr[:, xs], Kr[:, th]], [Km[:, xs], np.diag(lin.K) + Km[:, th]]])
+    cols = (0, 1, 2, nv, nv + 1, nv + 2, 5, nv + 5, 4, 3, nv + 4, nv + 3)
+    rhs = -np.vstack([Kr[:, cols], Km[:, cols]])
+    dx = np.linalg.solve(M, rhs)[:nr]
+    G = al.A @ np.diag(2.0 * x) @ dx          # (6, 12): the wrench per unit error of each column
+    vals = (-G[0, 0], -G[1, 1], -G[2, 2], -G[0, 3], -G[1, 4], -G[2, 5], -G[5, 6], -G[5, 7],
+            G[0, 8], -G[1, 9], G[0, 10], -G[1, 11])
+    return {k: float(a) for k, a in zip(EQUIVALENT_GAINS, vals)}
+
+
+def geometric_equivalent(gains: FlatnessGains | None = None, thrust: float | None = None) -> dict:
+    """The geometric controller's gains at hover in the terms of :func:`equivalent_stiffness`: ``k_R``,
+    ``k_W`` per axis, ``k_x``, ``k_v`` on the height, and per metre (and m/s) of lateral error the
+    moment ``k_R k_x / T`` (``k_R k_v / T``) of the tilt its CoM loop commands (hover thrust ``T``)."""
+    g = FlatnessGains() if gains is None else gains
+    T = _hover(None, 1e-3)[4] if thrust is None else float(thrust)
+    kR, kW = g.kp_rotation, g.kd_rotation
+    vals = (kR[0], kR[1], kR[2], kW[0], kW[1], kW[2], g.kp_position, g.kd_position, kR[0] * g.kp_position / T,
+            kR[1] * g.kp_position / T, kR[0] * g.kd_position / T, kR[1] * g.kd_position / T)
+    return {k: float(a) for k, a in zip(EQUIVALENT_GAINS, vals)}
+
+
+def equivalent_stiffness(weights: LqrWeights | None = None, config=None, timestep: float = 1e-3) -> dict:
+    """The stationary LQR gain at hover read as the geometric controller's gains
+    (:data:`EQUIVALENT_GAINS`; rotor speeds in steady state, no lag), for the README's comparison."""
+    from geodyn_ros.control.lqr import dare_gain
+    lin, al, (A, B), x, _ = _hover(config, timestep)
     w = LqrWeights() if weights is None else weights
     _, K = dare_gain(A, B, w.Q(lin.n, lin.ne, lin.nr), w.R(lin.nr, lin.ne, lin.nq))
-    Wper = al.A @ np.diag(2.0 * x) @ (-K[:lin.nr])     # body wrench per unit state error
-    nv = lin.nv
-    return {"roll_nm_per_rad": float(-Wper[0, 0]), "pitch_nm_per_rad": float(-Wper[1, 1]),
-            "yaw_nm_per_rad": float(-Wper[2, 2]), "roll_damping_nms_per_rad": float(-Wper[0, nv]),
-            "thrust_n_per_m": float(-Wper[5, 5]), "roll_nm_per_m_lateral": float(Wper[0, 4])}
+    return _equivalent(K, lin, al, x)
+
+
+def match_geometric_weights(gains: FlatnessGains | None = None, weights: LqrWeights | None = None, config=None,
+                            timestep: float = 1e-3):
+    """The per-axis base weights (:data:`~geodyn_ros.control.lqr.PER_AXIS`, 12 values) whose stationary
+    LQR gain at hover has the geometric controller's gains (:func:`geometric_equivalent`), by least
+    squares on the logarithms; the other weights are kept from ``weights``. Returns
+    ``(LqrWeights, largest relative mismatch)``. A diagonal ``Q`` cannot match all 12 exactly."""
+    import dataclasses
+
+    import scipy.optimize as so
+
+    from geodyn_ros.control.lqr import PER_AXIS, dare_gain
+    lin, al, (A, B), x, T = _hover(config, timestep)
+    w0 = LqrWeights() if weights is None else weights
+    target = np.array(list(geometric_equivalent(gains, T).values()))
+    R = w0.R(lin.nr, lin.ne, lin.nq)
+
+    def weights_of(lp):
+        v = np.exp(lp).reshape(4, 3)
+        return dataclasses.replace(w0, **{k: tuple(v[i]) for i, k in enumerate(PER_AXIS)})
+
+    # the start, and a weak pull towards it (1 % per unit of log): some weights barely act on the 12
+    # gains (roll and pitch attitude, once the lateral position weight sets the tilt), and the pull
+    # makes the answer unique instead of drifting along those directions
+    p0 = np.log(np.repeat(MATCH_START, 3))
+
+    def mismatch(lp):
+        _, K = dare_gain(A, B, weights_of(lp).Q(lin.n, lin.ne, lin.nr), R)
+        got = np.array(list(_equivalent(K, lin, al, x).values()))
+        return np.log(np.maximum(got, 1e-12) / target)
+
+    sol = so.least_squares(lambda lp: np.r_[mismatch(lp), 0.01 * (lp - p0)], p0, max_nfev=500, xtol=1e-10,
+                           ftol=1e-10)
+    return weights_of(sol.x), float(np.expm1(np.abs(mismatch(sol.x))).max())

@@ -512,8 +512,9 @@ class FlatControllerNode(TrackingInputs, Node):
         return 0 if st is None else state_ns - int(round(st * 1e9))
 
     def destroy_node(self):
-        if self.online is not None:
-            self.online.close()
+        online = getattr(self, "online", None)      # absent when the constructor refused a parameter
+        if online is not None:
+            online.close()
         return super().destroy_node()
 
 
