@@ -753,15 +753,17 @@ def test_gazebo_plugins_xacro_expands():
 # The actuated Gazebo model (urdf/tilthex_manipulator_gazebo.xacro)
 # ---------------------------------------------------------------------------------------
 # Facts read from the upstream sources (read, not copied), with where:
-# gz-sim commit 93bbf3ed1, src/systems/multicopter_motor_model/MulticopterMotorModel.cc,
-# MulticopterMotorModel::Configure: the SDF elements it reads.
+# gz-sim commit 93bbf3ed1 (main), src/systems/multicopter_motor_model/MulticopterMotorModel.cc,
+# MulticopterMotorModel::Configure: the SDF elements it reads. Checked again on the gz-sim8
+# branch (Harmonic) at b81e26dab (2026-07-01): the same element sets in all four files below, the
+# same GZ_ADD_PLUGIN_ALIAS names and gz_add_system library names; no list changed.
 MOTOR_MODEL_ELEMENTS = {
     "robotNamespace", "jointName", "linkName", "actuator_number", "motorNumber", "turningDirection",
     "motorType", "commandSubTopic", "rotorDragCoefficient", "rollingMomentCoefficient", "maxRotVelocity",
     "motorConstant", "momentConstant", "timeConstantUp", "timeConstantDown", "rotorVelocitySlowdownSim",
 }
 # odometry_publisher/OdometryPublisher.cc, apply_joint_force/ApplyJointForce.cc,
-# joint_state_publisher/JointStatePublisher.cc (same commit).
+# joint_state_publisher/JointStatePublisher.cc (same commits).
 PLUGIN_ELEMENTS = {
     "gz-sim-multicopter-motor-model-system": ("gz::sim::systems::MulticopterMotorModel", MOTOR_MODEL_ELEMENTS),
     "gz-sim-odometry-publisher-system": ("gz::sim::systems::OdometryPublisher", {
@@ -771,7 +773,9 @@ PLUGIN_ELEMENTS = {
     "gz-sim-joint-state-publisher-system": ("gz::sim::systems::JointStatePublisher",
                                             {"joint_name", "topic", "update_rate"}),
 }
-# ros_gz commit a4d00a9, ros_gz_bridge/ros_gz_bridge/mappings.py: the (ROS, gz) pairs we use.
+# ros_gz commit a4d00a9 (branch ros2), ros_gz_bridge/ros_gz_bridge/mappings.py: the (ROS, gz) pairs we
+# use. Checked again on the jazzy branch at 739cb42 (2024-10-18; ROS 2 Jazzy, the Harmonic pairing):
+# mappings.py is identical there and has every pair below (the snapshot has no kilted branch).
 ROS_GZ_PAIRS = {
     ("rosgraph_msgs/msg/Clock", "gz.msgs.Clock"), ("nav_msgs/msg/Odometry", "gz.msgs.Odometry"),
     ("sensor_msgs/msg/JointState", "gz.msgs.Model"), ("std_msgs/msg/Float64", "gz.msgs.Double"),
