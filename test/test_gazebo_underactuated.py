@@ -23,6 +23,7 @@ physics, the flight itself).
 from __future__ import annotations
 
 import math
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -34,7 +35,7 @@ import geodyn_ros as gd
 from geodyn_ros.control.flatness import FlatnessController, FlatnessGains
 from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
 from geodyn_ros.trajectories import figure_eight_reference
-from test_launch_files import PLUGIN_ELEMENTS
+from test_launch_files import PLUGIN_ELEMENTS, stub_launch  # noqa: F401 (fixture)
 
 REPO = Path(__file__).resolve().parents[1]
 HEX_GZ = REPO / "urdf" / "hexarotor_manipulator_gazebo.xacro"
@@ -303,3 +304,113 @@ def test_gz_bridge_serves_the_vehicle(vehicle):
     for joint, e in efforts.items():
         assert joint in forced
         assert e["gz_topic_name"] == f"/model/{MODEL_NAME}/joint/{joint}/cmd_force"
+
+
+# ---------------------------------------------------------------------------------------
+# The ROS side of the Gazebo loop, with the launch file's parameters, on gz-shaped inputs
+# ---------------------------------------------------------------------------------------
+def _resolve(value, declared):
+    """A recorded launch substitution with the declared defaults: LaunchConfiguration -> its default,
+    share paths -> files of this repository, Command(xacro ...) -> the expansion (as the xacro CLI:
+    file then name:=value arguments), ParameterValue -> cast to its value_type."""
+    import shlex
+
+    from test_launch_files import _share_path
+    kind = type(value).__name__
+    if kind == "LaunchConfiguration":
+        return _resolve(declared[value.arg(0, "variable_name")].kwargs["default_value"], declared)
+    if kind == "PathJoinSubstitution":
+        return str(REPO / _share_path(value))
+    if kind == "Command":
+        argv = shlex.split("".join(_resolve(p, declared) for p in value.arg(0, "command")))
+        assert argv[0] == "xacro", argv
+        return _expand(argv[1], **dict(a.split(":=", 1) for a in argv[2:]))
+    if kind == "ParameterValue":
+        raw, typ = _resolve(value.arg(0, "value"), declared), value.kwargs.get("value_type")
+        if typ is bool and isinstance(raw, str):
+            return {"true": True, "false": False}[raw.lower()]
+        return typ(raw) if typ is not None else raw
+    assert isinstance(value, (bool, int, float, str)), value
+    return value
+
+
+def test_gazebo_loop_nodes_answer_gz_inputs_with_the_launch_parameters(stub_launch):
+    """geodyn_reference, geodyn_node and geodyn_flat_controller started in-process with exactly the
+    parameters gazebo_underactuated.launch.py gives them (its default config file's sections, then its
+    overrides, with the argument defaults and the xacro expansion substituted), fed what the bridge
+    brings from Gazebo (/clock; odom stamped on sim time, twist in base_link; joint_states with the
+    spinning rotor joints too): they answer with cmd/rotor_speeds (6 speeds) and one
+    cmd/joint_effort/<joint> per bridged joint, and only on odometry older than the 0.05 s start-up
+    window. With the robot on the reference the speeds are those of its thrust and moment: between
+    600 and 850 rad/s (hover ~720) and the joint torques below 2 N m."""
+    pytest.importorskip("rclpy")
+    from ros_harness import Harness, joint_states_msg, odometry_msg
+    from nav_msgs.msg import Odometry
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64
+
+    from geodyn_ros.lie import Ad_inv
+    from geodyn_ros.ros.actuator_commands import ROTOR_MSG_TYPE
+    from geodyn_ros.ros.flat_controller_node import FlatControllerNode
+    from geodyn_ros.ros.geodyn_node import GeodynNode
+    from geodyn_ros.ros.reference_node import ReferenceNode
+    from test_launch_files import _Launch
+
+    launch = _Launch("gazebo_underactuated.launch.py")
+    config_file = _resolve(launch.declared["config"].kwargs["default_value"], launch.declared)
+    sections = {k[len("/**/"):]: v["ros__parameters"] for k, v in yaml.safe_load(Path(config_file).read_text()).items()}
+    params = {}
+    for node in launch.geodyn_nodes():
+        exe = node.kwargs["executable"]
+        params[exe] = dict(sections.get(exe, {}))
+        params[exe].update({k: _resolve(v, launch.declared) for k, v in _Launch.inline_params(node).items()})
+    assert params["geodyn_flat_controller"]["level"] == "ff1" and params["geodyn_node"]["input_mode"] == "flat"
+    efforts = sorted(t.rsplit("/", 1)[1] for t in _bridge() if t.startswith("cmd/joint_effort/"))
+
+    h = Harness()
+    try:
+        classes = {"geodyn_reference": ReferenceNode, "geodyn_node": GeodynNode,
+                   "geodyn_flat_controller": FlatControllerNode}
+        nodes = {exe: h.make(cls, params[exe]) for exe, cls in classes.items()}
+        ctrl = nodes["geodyn_flat_controller"]
+        rot = h.record(ROTOR_MSG_TYPE, "cmd/rotor_speeds")
+        eff = {j: h.record(Float64, f"cmd/joint_effort/{j}") for j in efforts}
+        for topic, ty in (("/clock", Clock), ("odom", Odometry), ("joint_states", JointState)):
+            h.publisher(ty, topic)
+            h.wait_matched(topic)
+        model = ctrl.model
+        assert model is not None and list(model.joint_names) == efforts
+        rotor_joints = [f"rotor_{i}_joint" for i in range(1, 7)]
+        t0_ns, dt_ns = 2_000_000_000, 2_000_000     # sim time from 2 s, 2 ms per step
+        first_cmd_ns = None
+        deadline = time.monotonic() + 120.0   # cold numba caches compile kernels first
+        k = 0
+        while time.monotonic() < deadline:
+            st = t0_ns + k * dt_ns
+            ref = figure_eight_reference(st * 1e-9, 2)
+            flat = gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, order=0)
+            Vb = Ad_inv(flat.base_pose) @ flat.base_twist[0]
+            clock = Clock()
+            clock.clock.sec, clock.clock.nanosec = divmod(st, 10**9)
+            h.publisher(Clock, "/clock").publish(clock)
+            h.publisher(Odometry, "odom").publish(odometry_msg(st, flat.base_pose, Vb[:3], Vb[3:]))
+            h.publisher(JointState, "joint_states").publish(joint_states_msg(
+                st, efforts + rotor_joints, np.concatenate([ref.q[0], np.full(6, 1.0)]),
+                np.concatenate([ref.q[1], np.full(6, 360.0)])))
+            h.spin_for(0.02)
+            if rot and first_cmd_ns is None:
+                first_cmd_ns = st
+            if len(rot) >= 3 and all(eff.values()):
+                break
+            k += 1
+        assert len(rot) >= 3 and all(eff.values()), (len(rot), {j: len(v) for j, v in eff.items()})
+        # nothing before the 0.05 s odometry start-up window has passed
+        assert first_cmd_ns - t0_ns >= 50_000_000
+        for msg in rot[-3:]:
+            om = np.array(msg.velocity if hasattr(msg, "velocity") else msg.data)
+            assert om.shape == (6,) and np.all((om > 600.0) & (om < 850.0)), om
+        for j, msgs in eff.items():
+            assert abs(msgs[-1].data) < 2.0, (j, msgs[-1].data)
+    finally:
+        h.close()
