@@ -37,7 +37,7 @@ GZ_ACTUATED_XACRO = REPO / "urdf" / "tilthex_manipulator_gazebo.xacro"
 ACTUATION = REPO / "config" / "tilthex.yaml"
 
 LAUNCH_FILES = ["geodyn.launch.py", "sim.launch.py", "gazebo.launch.py", "actuated_sim.launch.py",
-                "underactuated_sim.launch.py"]
+                "underactuated_sim.launch.py", "gazebo_underactuated.launch.py"]
 
 # executable (= node name) -> module holding its PARAMETERS table
 NODE_MODULES = {
@@ -105,6 +105,18 @@ EXPECTED = {
         "arg_defaults": {"order": "2", "level": "ff2", "speed": "1.0", "feedback": "geometric"},
         "share_defaults": {"urdf": "urdf/hexarotor_manipulator.urdf.xacro", "config": "config/underactuated.yaml",
                            "actuation": "config/hexarotor.yaml"},
+    },
+    "gazebo_underactuated.launch.py": {
+        "geodyn_nodes": {"geodyn_reference", "geodyn_node", "geodyn_flat_controller"},
+        "external": {("robot_state_publisher", "robot_state_publisher"),
+                     ("ros_gz_sim", "create"), ("ros_gz_bridge", "parameter_bridge")},
+        "sim_time": True,
+        "arg_defaults": {"order": "2", "level": "ff1", "speed": "1.0", "world": "empty.sdf", "spawn_z": "1.1",
+                         "namespace": ""},
+        "share_defaults": {"urdf": "urdf/hexarotor_manipulator_gazebo.xacro",
+                           "config": "config/underactuated.yaml",
+                           "actuation": "config/hexarotor.yaml",
+                           "bridge_config": "config/gz_bridge.yaml"},   # shared with gazebo.launch.py
     },
 }
 
@@ -500,6 +512,61 @@ def test_gazebo_launch_wiring(stub_launch):
     assert create_args[create_args.index("-name") + 1] == "aerial_manipulator"
 
 
+def test_gazebo_underactuated_launch_wiring(stub_launch):
+    """gazebo_underactuated.launch.py: the Gazebo pieces of gazebo.launch.py, the flat loop's nodes in
+    their flat modes, one actuation YAML for the xacro and the nodes, and the Gazebo settings of the
+    controller (rigid joints, no lock-step, per-joint effort topics, odometry start-up discard)."""
+    from geodyn_ros.control.flatness import FLATNESS_LEVELS
+    from geodyn_ros.ros.flat_controller_node import _ORDER
+    launch = _Launch("gazebo_underactuated.launch.py")
+    includes = _of_type(launch.objects, "IncludeLaunchDescription")
+    assert len(includes) == 1
+    path = includes[0].arg(0, "launch_description_source").arg(0, "launch_file_path")
+    head, *rest = path.arg(0, "substitutions")
+    assert head.arg(0, "package") == "ros_gz_sim" and rest == ["launch", "gz_sim.launch.py"]
+    assert any(_is_launch_config(a, "world") for a in dict(includes[0].kwargs["launch_arguments"])["gz_args"])
+
+    nodes = {n.kwargs["executable"]: n for n in launch.nodes}
+    params = {exe: _Launch.inline_params(n) for exe, n in nodes.items()}
+    assert _is_launch_config(params["parameter_bridge"]["config_file"], "bridge_config")
+    create_args = list(nodes["create"].kwargs["arguments"])
+    assert create_args[create_args.index("-topic") + 1] == "robot_description"
+    assert create_args[create_args.index("-name") + 1] == "aerial_manipulator"
+    assert _is_launch_config(create_args[create_args.index("-z") + 1], "spawn_z")
+
+    # one robot_description for robot_state_publisher (-> the spawner), geodyn_node and the
+    # controller: xacro of the urdf argument with actuation_config:=<actuation>, an argument the
+    # default xacro declares (so the gz plugin constants and the nodes read one YAML)
+    for exe in ("robot_state_publisher", "geodyn_node", "geodyn_flat_controller"):
+        desc = params[exe]["robot_description"]
+        assert type(desc).__name__ == "ParameterValue" and desc.kwargs.get("value_type") is str, exe
+        parts = list(desc.arg(0, "value").arg(0, "command"))
+        assert parts[0].strip() == "xacro" and _is_launch_config(parts[1], "urdf"), parts
+        assert parts[2].strip() == "actuation_config:=" and _is_launch_config(parts[3], "actuation"), parts
+    default_xacro = REPO / _share_path(launch.declared["urdf"].kwargs["default_value"])
+    assert '<xacro:arg name="actuation_config"' in default_xacro.read_text()
+
+    ref, dyn, ctrl = params["geodyn_reference"], params["geodyn_node"], params["geodyn_flat_controller"]
+    assert ref["trajectory"] == "figure_eight" and dyn["input_mode"] == "flat"
+    for exe, p in (("geodyn_node", dyn), ("geodyn_flat_controller", ctrl)):
+        assert _is_launch_config(p["actuation_config"].arg(0, "value"), "actuation"), exe
+    for exe, p in (("geodyn_reference", ref), ("geodyn_node", dyn), ("geodyn_flat_controller", ctrl)):
+        assert p["order"].kwargs.get("value_type") is int and _is_launch_config(p["order"].arg(0, "value"), "order")
+    assert _is_launch_config(ref["speed"].arg(0, "value"), "speed")
+    assert ctrl["level"].kwargs.get("value_type") is str and _is_launch_config(ctrl["level"].arg(0, "value"), "level")
+    # Gazebo: rigid joints (one std_msgs/Float64 per joint through the bridge), not lock-stepped,
+    # the odometry publisher's first samples discarded (0.05 s, as gazebo.launch.py)
+    assert ctrl["elastic_joints"] is False and ctrl["per_joint_effort_topics"] is True
+    assert ctrl["sync_stamps"] is False and ctrl["odom_startup_discard"] == 0.05
+    # the defaults the controller accepts: a level it knows, of order <= the default order
+    level, order = launch.declared["level"].kwargs["default_value"], launch.declared["order"].kwargs["default_value"]
+    assert level in FLATNESS_LEVELS and _ORDER[level] <= int(order)
+    # the spawn height: the figure eight's base height at t = 0 (base 0.104 m above the CoM), to 1 cm
+    from geodyn_ros.ros.underactuated_closed_loop import flat_start_parameters
+    z0 = flat_start_parameters()["initial_base_pose"][2]
+    assert abs(float(launch.declared["spawn_z"].kwargs["default_value"]) - z0) < 0.01, z0
+
+
 def test_actuated_sim_launch_wiring(stub_launch):
     launch = _Launch("actuated_sim.launch.py")
     by_exe = {n.kwargs["executable"]: _Launch.inline_params(n) for n in launch.geodyn_nodes()}
@@ -762,15 +829,17 @@ def test_gazebo_plugins_xacro_expands():
 # The actuated Gazebo model (urdf/tilthex_manipulator_gazebo.xacro)
 # ---------------------------------------------------------------------------------------
 # Facts read from the upstream sources (read, not copied), with where:
-# gz-sim commit 93bbf3ed1, src/systems/multicopter_motor_model/MulticopterMotorModel.cc,
-# MulticopterMotorModel::Configure: the SDF elements it reads.
+# gz-sim commit 93bbf3ed1 (main), src/systems/multicopter_motor_model/MulticopterMotorModel.cc,
+# MulticopterMotorModel::Configure: the SDF elements it reads. Checked again on the gz-sim8
+# branch (Harmonic) at b81e26dab (2026-07-01): the same element sets in all four files below, the
+# same GZ_ADD_PLUGIN_ALIAS names and gz_add_system library names; no list changed.
 MOTOR_MODEL_ELEMENTS = {
     "robotNamespace", "jointName", "linkName", "actuator_number", "motorNumber", "turningDirection",
     "motorType", "commandSubTopic", "rotorDragCoefficient", "rollingMomentCoefficient", "maxRotVelocity",
     "motorConstant", "momentConstant", "timeConstantUp", "timeConstantDown", "rotorVelocitySlowdownSim",
 }
 # odometry_publisher/OdometryPublisher.cc, apply_joint_force/ApplyJointForce.cc,
-# joint_state_publisher/JointStatePublisher.cc (same commit).
+# joint_state_publisher/JointStatePublisher.cc (same commits).
 PLUGIN_ELEMENTS = {
     "gz-sim-multicopter-motor-model-system": ("gz::sim::systems::MulticopterMotorModel", MOTOR_MODEL_ELEMENTS),
     "gz-sim-odometry-publisher-system": ("gz::sim::systems::OdometryPublisher", {
@@ -780,7 +849,9 @@ PLUGIN_ELEMENTS = {
     "gz-sim-joint-state-publisher-system": ("gz::sim::systems::JointStatePublisher",
                                             {"joint_name", "topic", "update_rate"}),
 }
-# ros_gz commit a4d00a9, ros_gz_bridge/ros_gz_bridge/mappings.py: the (ROS, gz) pairs we use.
+# ros_gz commit a4d00a9 (branch ros2), ros_gz_bridge/ros_gz_bridge/mappings.py: the (ROS, gz) pairs we
+# use. Checked again on the jazzy branch at 739cb42 (2024-10-18; ROS 2 Jazzy, the Harmonic pairing):
+# mappings.py is identical there and has every pair below (the snapshot has no kilted branch).
 ROS_GZ_PAIRS = {
     ("rosgraph_msgs/msg/Clock", "gz.msgs.Clock"), ("nav_msgs/msg/Odometry", "gz.msgs.Odometry"),
     ("sensor_msgs/msg/JointState", "gz.msgs.Model"), ("std_msgs/msg/Float64", "gz.msgs.Double"),
