@@ -81,7 +81,9 @@ class NodeProcess:
     def __init__(self, urdf: str, order: int, extra_params=()):
         self.order = order
         self._log = tempfile.TemporaryFile(mode="w+b")
-        cmd = [sys.executable, "-m", "geodyn_ros.ros.geodyn_node", "--ros-args",
+        prof = os.environ.get("GEODYN_BENCH_PROFILE", "")   # cProfile output path (bench_soak --profile)
+        cmd = [sys.executable, *(("-m", "cProfile", "-o", prof) if prof else ()), "-m", "geodyn_ros.ros.geodyn_node",
+               "--ros-args",
                "-p", f"urdf_path:={urdf}", "-p", f"order:={order}"]
         for p in extra_params:
             cmd += ["-p", p]

@@ -91,16 +91,17 @@ class SoakDriver:
         d = msg.data
         self.recv.append((int(d[0]) * 1_000_000_000 + int(d[1]), time.time_ns()))
 
-    def send(self, with_ref: bool) -> int:
+    def send(self, with_ref: bool, state: bool = True) -> int:
         stamp = time.time_ns()
         sec, nsec = divmod(stamp, 1_000_000_000)
         if with_ref:
             self.ref.data[0], self.ref.data[1] = sec, nsec
             self.p_ref.publish(self.ref)
-        for m in (self.odom, self.js):
-            m.header.stamp.sec, m.header.stamp.nanosec = sec, nsec
-        self.p_odom.publish(self.odom)
-        self.p_js.publish(self.js)
+        if state:
+            for m in (self.odom, self.js):
+                m.header.stamp.sec, m.header.stamp.nanosec = sec, nsec
+            self.p_odom.publish(self.odom)
+            self.p_js.publish(self.js)
         return stamp
 
     def spin_for(self, seconds, cond=None):
@@ -121,10 +122,19 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup", type=float, default=5.0, help="seconds excluded from the figures")
     ap.add_argument("--rss-every", type=float, default=10.0)
     ap.add_argument("--csv", default="")
+    ap.add_argument("--mode", choices=("measured", "reference"), default="measured",
+                    help="geodyn_node input_mode (reference: odom and joint_states are not subscribed; "
+                         "one cycle per reference, sent every state period)")
+    ap.add_argument("--profile", default="", help="run the node under cProfile, writing this file")
     args = ap.parse_args(argv)
+    if args.profile:
+        import os
+        os.environ["GEODYN_BENCH_PROFILE"] = str(Path(args.profile).resolve())
+    if args.mode == "reference":
+        args.ref_every = 1
     ctx = Context()
     rclpy.init(context=ctx)
-    node = NodeProcess(str(shipped_urdf()), args.order, ("input_mode:=measured", "stale_timeout:=0.5"))
+    node = NodeProcess(str(shipped_urdf()), args.order, (f"input_mode:={args.mode}", "stale_timeout:=0.5"))
     drv = SoakDriver(ctx, args.order)
     try:
         if not drv.spin_for(60.0, lambda: drv.p_odom.get_subscription_count() > 0):
@@ -144,17 +154,23 @@ def main(argv=None) -> int:
         next_rss = t0
         k = 0
         drv.recv.clear()
+        cpu0, cpu_t0 = node.cpu_seconds(), None
         while k < n:
             now = pc()
             if now >= t0 + k * period:
-                sent[k] = drv.send(k % args.ref_every == 0)
+                sent[k] = drv.send(k % args.ref_every == 0, state=args.mode == "measured")
                 k += 1
+                if cpu_t0 is None and now - t0 >= args.warmup:
+                    cpu0, cpu_t0, n_warm = node.cpu_seconds(), now, len(drv.recv)
                 if now >= next_rss:
                     rss.append((now - t0, rss_mb(node.pid)))
                     next_rss += args.rss_every
                     node.check()
                 continue
             drv.ex.spin_once(timeout_sec=t0 + k * period - now)
+        cpu1 = node.cpu_seconds()
+        cpu_cycles = len(drv.recv) - n_warm if cpu_t0 is not None else 0
+        cpu_wall = pc() - cpu_t0 if cpu_t0 is not None else float("nan")
         drv.spin_for(0.5)
         rss.append((pc() - t0, rss_mb(node.pid)))
     finally:
@@ -168,7 +184,7 @@ def main(argv=None) -> int:
     t, m = np.array(rss).T
     after = t >= args.warmup
     slope = float(np.polyfit(t[after] / 60.0, m[after], 1)[0]) if after.sum() >= 2 else float("nan")
-    print(f"geodyn_node soak: measured mode, order {args.order}, {args.rate:g} Hz odom + joint_states, "
+    print(f"geodyn_node soak: {args.mode} mode, order {args.order}, {args.rate:g} Hz odom + joint_states, "
           f"reference every {args.ref_every}, {args.minutes:g} min ({args.warmup:g} s warm-up excluded)")
     window = (int(sent[-1]) - int(keep[0])) * 1e-9 if len(keep) else float("nan")
     outputs = sum(1 for s_, _ in drv.recv if s_ >= int(keep[0])) if len(keep) else 0
@@ -177,6 +193,9 @@ def main(argv=None) -> int:
     if len(lat):
         print(f"  latency ms: median {np.median(lat):.3f}, p99 {np.percentile(lat, 99):.3f}, "
               f"p99.9 {np.percentile(lat, 99.9):.3f}, max {lat.max():.3f}")
+    if cpu_cycles:
+        print(f"  node CPU: {(cpu1 - cpu0) / cpu_cycles * 1e6:.0f} us per output ({100 * (cpu1 - cpu0) / cpu_wall:.0f} % "
+              f"of a core; utime + stime over the {cpu_wall:.0f} s after the warm-up)")
     print(f"  RSS MB: start {m[after][0] if after.any() else m[0]:.1f}, end {m[-1]:.1f}, "
           f"slope {slope:+.4f} MB/min over {len(m)} samples")
     print(f"  node exit status on SIGINT: {code}")
