@@ -82,8 +82,9 @@ class NodeProcess:
         self.order = order
         self._log = tempfile.TemporaryFile(mode="w+b")
         prof = os.environ.get("GEODYN_BENCH_PROFILE", "")   # cProfile output path (bench_soak --profile)
-        cmd = [sys.executable, *(("-m", "cProfile", "-o", prof) if prof else ()), "-m", "geodyn_ros.ros.geodyn_node",
-               "--ros-args",
+        script = os.environ.get("GEODYN_BENCH_NODE_SCRIPT", "")   # bench_soak --floor: rclpy_floor_node.py
+        cmd = [sys.executable, *(("-m", "cProfile", "-o", prof) if prof else ()),
+               *((script,) if script else ("-m", "geodyn_ros.ros.geodyn_node")), "--ros-args",
                "-p", f"urdf_path:={urdf}", "-p", f"order:={order}"]
         for p in extra_params:
             cmd += ["-p", p]

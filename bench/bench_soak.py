@@ -126,7 +126,13 @@ def main(argv=None) -> int:
                     help="geodyn_node input_mode (reference: odom and joint_states are not subscribed; "
                          "one cycle per reference, sent every state period)")
     ap.add_argument("--profile", default="", help="run the node under cProfile, writing this file")
+    ap.add_argument("--floor", action="store_true",
+                    help="run bench/rclpy_floor_node.py instead of geodyn_node: the same topics, QoS and "
+                         "executor, raw in and out, no decoding and no dynamics (the rclpy floor)")
     args = ap.parse_args(argv)
+    if args.floor:
+        import os
+        os.environ["GEODYN_BENCH_NODE_SCRIPT"] = str(REPO / "bench" / "rclpy_floor_node.py")
     if args.profile:
         import os
         os.environ["GEODYN_BENCH_PROFILE"] = str(Path(args.profile).resolve())
@@ -137,7 +143,8 @@ def main(argv=None) -> int:
     node = NodeProcess(str(shipped_urdf()), args.order, (f"input_mode:={args.mode}", "stale_timeout:=0.5"))
     drv = SoakDriver(ctx, args.order)
     try:
-        if not drv.spin_for(60.0, lambda: drv.p_odom.get_subscription_count() > 0):
+        probe = drv.p_odom if args.mode == "measured" else drv.p_ref
+        if not drv.spin_for(60.0, lambda: probe.get_subscription_count() > 0):
             print("node did not start:\n" + node.output(), file=sys.stderr)
             return 1
         while not drv.recv:   # until the first output (kernels loaded)

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-__all__ = [
+__all__ = ["odometry_from_fields", 
     "InputError",
     "JointNameMatcher",
     "QUATERNION_TOLERANCE",
@@ -111,10 +111,14 @@ def body_to_spatial_twist(C: np.ndarray, w_b, v_b, out: np.ndarray) -> np.ndarra
     body axes. Then ``w = R w_b`` and ``v = p x w + R v_b`` (the velocity of the body point at
     the world origin), the spatial twist of ``CONVENTIONS.md``.
     """
-    R, p = C[:3, :3], C[:3, 3]
+    R = C[:3, :3]
     w = R @ np.asarray(w_b, dtype=float)
+    v = R @ np.asarray(v_b, dtype=float)
+    px, py, pz = C[0, 3], C[1, 3], C[2, 3]
     out[:3] = w
-    out[3:] = np.cross(p, w) + R @ np.asarray(v_b, dtype=float)
+    out[3] = py * w[2] - pz * w[1] + v[0]          # p x w + R v_b (np.cross costs ~10 us here)
+    out[4] = pz * w[0] - px * w[2] + v[1]
+    out[5] = px * w[1] - py * w[0] + v[2]
     return out
 
 
@@ -159,13 +163,22 @@ def parse_odometry(msg, C_out: np.ndarray, V_out: np.ndarray, child_frame: str |
     InputError
         NaN/Inf, a non-unit quaternion, or a mismatching ``child_frame_id``.
     """
-    if child_frame and msg.child_frame_id and msg.child_frame_id != child_frame:
-        raise InputError(f"odom: child_frame_id '{msg.child_frame_id}' is not the base link "
-                         f"'{child_frame}' (the twist must be in the base-link frame, REP 105)")
     p, o = msg.pose.pose.position, msg.pose.pose.orientation
-    pose_matrix(p.x, p.y, p.z, o.x, o.y, o.z, o.w, C_out, "odom.pose")
     lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
-    tw = (ang.x, ang.y, ang.z, lin.x, lin.y, lin.z)
+    return odometry_from_fields(msg.child_frame_id, (p.x, p.y, p.z, o.x, o.y, o.z, o.w),
+                                (lin.x, lin.y, lin.z, ang.x, ang.y, ang.z), C_out, V_out, child_frame, Vb_out)
+
+
+def odometry_from_fields(child_frame_id: str, pose, twist, C_out: np.ndarray, V_out: np.ndarray,
+                         child_frame: str | None = None, Vb_out: np.ndarray | None = None):
+    """:func:`parse_odometry` from the fields: ``pose`` (7,) = position, ``xyzw`` quaternion;
+    ``twist`` (6,) = linear, angular (the message's order, child frame). Same checks and outputs."""
+    if child_frame and child_frame_id and child_frame_id != child_frame:
+        raise InputError(f"odom: child_frame_id '{child_frame_id}' is not the base link "
+                         f"'{child_frame}' (the twist must be in the base-link frame, REP 105)")
+    pose_matrix(*(float(v) for v in pose), C_out, "odom.pose")
+    lx, ly, lz, ax, ay, az = (float(v) for v in twist)
+    tw = (ax, ay, az, lx, ly, lz)
     if not all(math.isfinite(v) for v in tw):
         raise InputError("odom.twist: NaN or Inf")
     body_to_spatial_twist(C_out, tw[:3], tw[3:], V_out)

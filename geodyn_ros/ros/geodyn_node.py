@@ -122,7 +122,7 @@ and messages: :mod:`geodyn_ros.ros.description`.
 """
 from __future__ import annotations
 
-import array
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -140,8 +140,9 @@ from geodyn_ros.algorithms.checks import MAX_ORDER
 from geodyn_ros.lie import Ad_inv
 from geodyn_ros.algorithms.representations import REPRESENTATIONS
 
-from .conversions import (InputError, JointNameMatcher, parse_odometry, set_stamp, spatial_to_body_wrench,
-                          stamp_to_ns, write_body_wrench)
+from .cdr import (CdrError, decode_float64_multiarray, decode_joint_state, decode_odometry, joint_state_template,
+                  name_cache, wrench_stamped_template)
+from .conversions import (InputError, JointNameMatcher, odometry_from_fields, spatial_to_body_wrench)
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import (FeedforwardJetPacker, FlatFeedforwardPacker, FlatReferenceDecoder, LinearizationPacker,
                    ReferenceDecoder, RotorSpeedPacker, linearization_labels_json, make_reference_msg)
@@ -218,6 +219,14 @@ _MODES = ("reference", "measured", "flat")
 _REPRESENTATIONS = ("body", "spatial")
 
 
+def _multiarray(raw, topic: str):
+    """A serialized ``Float64MultiArray`` as an object with the message's attributes."""
+    try:
+        return decode_float64_multiarray(raw, topic)
+    except CdrError as exc:
+        raise InputError(str(exc)) from None
+
+
 class _Slot:
     """Bookkeeping of one input topic: last good stamp, validity, and 'new since output'."""
 
@@ -290,16 +299,19 @@ class GeodynNode(Node):
         qos = control_qos(p["qos_depth"])
         if self.flat:
             self.create_subscription(Float64MultiArray, "flat_reference",
-                                     guard(self, self._on_flat_reference, "flat_reference"), qos)
+                                     guard(self, self._on_flat_reference, "flat_reference"), qos, raw=True)
         else:
             self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"),
-                                     qos)
+                                     qos, raw=True)
         if self.mode == "measured":
             self._slots["odom"] = _Slot("odom")
             self._slots["joint_states"] = _Slot("joint_states")
-            self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos)
+            # raw (serialized) subscriptions, decoded with numpy (geodyn_ros.ros.cdr): no Python
+            # message objects on the 1 kHz path
+            self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos, raw=True)
             self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"),
-                                     qos)
+                                     qos, raw=True)
+            self._js_names = name_cache()
         self._trigger_slots = [self._slots[ref_topic]] if self.mode != "measured" else \
             [self._slots["odom"], self._slots["joint_states"]]
 
@@ -409,6 +421,11 @@ class GeodynNode(Node):
         self._wrench_msg.header.frame_id = self.base_frame
         self._efforts_msg = JointState()
         self._efforts_msg.name = list(model.joint_names)
+        self._efforts_msg.effort = [0.0] * n
+        # the three outputs of every cycle are published serialized: templates serialized once by
+        # rclpy, the stamp and values rewritten in place (geodyn_ros.ros.cdr)
+        self._raw_wrench = wrench_stamped_template(self._wrench_msg)
+        self._raw_efforts = joint_state_template(self._efforts_msg)
         self._jet = FeedforwardJetPacker(model.joint_names, r)
         if self.flat:
             self._com_ref = np.zeros((r + 5, 3))
@@ -523,7 +540,9 @@ class GeodynNode(Node):
         if V is not None:
             w, v = V[0, :3], V[0, 3:]
             over("|base angular velocity|", float(np.linalg.norm(w)), "max_speed", " rad/s")
-            over("|base origin velocity|", float(np.linalg.norm(v - np.cross(p, w))), "max_speed", " m/s")
+            vo = (v[0] - (p[1] * w[2] - p[2] * w[1]), v[1] - (p[2] * w[0] - p[0] * w[2]),
+                  v[2] - (p[0] * w[1] - p[1] * w[0]))      # v - p x w, without np.cross's overhead
+            over("|base origin velocity|", math.sqrt(vo[0] ** 2 + vo[1] ** 2 + vo[2] ** 2), "max_speed", " m/s")
             if len(V) > 1:   # spatial rows carry p x (...) terms: allowed (1 + |p|) times the limit
                 over("max |base twist derivative|", float(np.abs(V[1:]).max()), "max_input_magnitude",
                      scale=1.0 + float(np.linalg.norm(p)))
@@ -549,7 +568,7 @@ class GeodynNode(Node):
         self._ref_converted = False  # the buffers change (even if the message turns out bad)
 
         def parse():
-            stamp = self._ref_decoder.decode(msg, self._C_ref, self._V_ref, self._Q_ref)
+            stamp = self._ref_decoder.decode(_multiarray(msg, "reference"), self._C_ref, self._V_ref, self._Q_ref)
             V = self._V_ref if self.reference_representation == "spatial" else None
             self._plausible("reference", self._C_ref, V, self._Q_ref)
             return stamp
@@ -560,7 +579,8 @@ class GeodynNode(Node):
             return
 
         def parse():
-            stamp = self._flat_decoder.decode(msg, self._com_ref, self._yaw_ref, self._Q_ref)
+            stamp = self._flat_decoder.decode(_multiarray(msg, "flat_reference"), self._com_ref, self._yaw_ref,
+                                              self._Q_ref)
             self._plausible_flat(self._com_ref, self._yaw_ref, self._Q_ref)
             return stamp
         self._receive(self._slots["flat_reference"], parse)
@@ -588,12 +608,15 @@ class GeodynNode(Node):
             return
 
         def parse():
-            if msg.header.frame_id and msg.header.frame_id != self.world_frame:
-                raise InputError(f"odom: header.frame_id '{msg.header.frame_id}' is not the "
-                                 f"world frame '{self.world_frame}'")
-            parse_odometry(msg, self._C_meas, self._V0_meas, self.base_frame)
+            try:
+                sec, nsec, frame, child, pose, twist = decode_odometry(msg, "odom")
+            except CdrError as exc:
+                raise InputError(str(exc)) from None
+            if frame and frame != self.world_frame:
+                raise InputError(f"odom: header.frame_id '{frame}' is not the world frame '{self.world_frame}'")
+            odometry_from_fields(child, pose, twist, self._C_meas, self._V0_meas, self.base_frame)
             self._plausible("odom", self._C_meas, self._V0_meas[None, :])
-            return stamp_to_ns(msg.header.stamp)
+            return sec * 1_000_000_000 + nsec
         self._receive(self._slots["odom"], parse)
 
     def _on_joint_states(self, msg) -> None:
@@ -601,12 +624,16 @@ class GeodynNode(Node):
             return
 
         def parse():
-            if len(msg.velocity) == 0:
+            try:
+                sec, nsec, names, position, velocity = decode_joint_state(msg, "joint_states", self._js_names)
+            except CdrError as exc:
+                raise InputError(str(exc)) from None
+            if len(velocity) == 0:
                 raise InputError("joint_states: no velocity field (measured mode needs qdot)")
-            self._matcher.gather(msg.name, msg.position, self._q_meas, "joint_states.position")
-            self._matcher.gather(msg.name, msg.velocity, self._qd_meas, "joint_states.velocity")
+            self._matcher.gather(names, position, self._q_meas, "joint_states.position")
+            self._matcher.gather(names, velocity, self._qd_meas, "joint_states.velocity")
             self._plausible("joint_states", qd=self._qd_meas, q=self._q_meas)
-            return stamp_to_ns(msg.header.stamp)
+            return sec * 1_000_000_000 + nsec
         self._receive(self._slots["joint_states"], parse)
 
     def _on_timer(self) -> None:
@@ -764,15 +791,18 @@ class GeodynNode(Node):
         return True
 
     def _publish(self, stamp_ns: int, W0_body, W, tau) -> None:
-        m = self._wrench_msg
-        write_body_wrench(m, stamp_ns, W0_body)
-        e = self._efforts_msg
-        set_stamp(e.header.stamp, stamp_ns)
-        e.effort = array.array("d", np.ascontiguousarray(tau[0]).tobytes())
-        self._pub_wrench.publish(m)
-        self._pub_efforts.publish(e)
+        w = self._raw_wrench
+        w.set_stamp(stamp_ns)
+        w.fields["torque"][:] = W0_body[:3]
+        w.fields["force"][:] = W0_body[3:]
+        e = self._raw_efforts
+        e.set_stamp(stamp_ns)
+        if "effort" in e.fields:
+            e.fields["effort"][:] = tau[0]
+        self._pub_wrench.publish(w.payload())
+        self._pub_efforts.publish(e.payload())
         if self.publish_jet:
-            self._pub_jet.publish(self._jet.pack(stamp_ns, W, tau))
+            self._pub_jet.publish(self._jet.pack_raw(stamp_ns, W, tau))
 
     def _publish_linearization(self, stamp_ns: int, C, V, Q, W, W0_body, tau) -> bool:
         """Linearize about ``(C, V^(0), q^(0), q^(1))`` and ``(W^(0), tau^(0))`` and publish;

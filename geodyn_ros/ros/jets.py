@@ -72,6 +72,7 @@ import re
 import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
+from .cdr import multiarray_template
 from .conversions import InputError, JointNameMatcher, as_float64, checked_stamp_ns, pose_matrix
 
 __all__ = [
@@ -270,9 +271,25 @@ class StampedJetPacker:
         _layout(self.msg, rows, self.columns, FEEDFORWARD_OFFSET)
         self._buf = np.empty(FEEDFORWARD_OFFSET + rows * len(self.columns))
         self._body = self._buf[FEEDFORWARD_OFFSET:].reshape(rows, len(self.columns))
+        self._raw = None
 
     def pack_blocks(self, stamp_ns: int, *blocks) -> Float64MultiArray:
         """Message with the stamp and the column blocks side by side (each (rows,) or (rows, k))."""
+        self._fill(stamp_ns, blocks)
+        self.msg.data = array.array("d", self._buf.tobytes())
+        return self.msg
+
+    def pack_blocks_raw(self, stamp_ns: int, *blocks) -> bytes:
+        """:meth:`pack_blocks` serialized (for ``Publisher.publish(bytes)``; the same bytes as
+        ``serialize_message(pack_blocks(...))``)."""
+        self._fill(stamp_ns, blocks)
+        if self._raw is None:
+            self.msg.data = array.array("d", self._buf.tobytes())
+            self._raw = multiarray_template(self.msg)
+        self._raw.fields["data"][:] = self._buf
+        return self._raw.payload()
+
+    def _fill(self, stamp_ns: int, blocks) -> None:
         sec, nsec = divmod(int(stamp_ns), 1_000_000_000)
         self._buf[0], self._buf[1] = sec, nsec
         c = 0
@@ -281,8 +298,6 @@ class StampedJetPacker:
             w = 1 if b.ndim == 1 else b.shape[1]
             self._body[:, c:c + w] = b.reshape(self.rows, w)
             c += w
-        self.msg.data = array.array("d", self._buf.tobytes())
-        return self.msg
 
 
 def _decode_stamped_jet(msg, what: str, lead=()):
@@ -312,6 +327,10 @@ class FeedforwardJetPacker(StampedJetPacker):
     def pack(self, stamp_ns: int, base_wrench: np.ndarray, tau: np.ndarray) -> Float64MultiArray:
         """Message carrying ``W^(0..r)`` (r+1, 6) and ``tau^(0..r)`` (r+1, n) with the stamp."""
         return self.pack_blocks(stamp_ns, base_wrench, tau)
+
+    def pack_raw(self, stamp_ns: int, base_wrench: np.ndarray, tau: np.ndarray) -> bytes:
+        """:meth:`pack`, serialized."""
+        return self.pack_blocks_raw(stamp_ns, base_wrench, tau)
 
 
 def decode_feedforward_jet(msg):
