@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= out
 SPEED  ?= 1
 
-.PHONY: venv test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget lqr bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
+.PHONY: venv docs test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget lqr bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -144,3 +144,7 @@ bench-soak: $(STAMP)
 
 clean:
 	rm -rf $(VENV) $(OUT) build *.egg-info
+
+## The documentation site (doc/, Sphinx + MyST), warnings as errors; HTML in $(OUT)/docs.
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -q -b html doc $(OUT)/docs

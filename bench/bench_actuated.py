@@ -23,7 +23,7 @@ import numpy as np
 import geodyn_ros as gd
 from geodyn_ros.control.actuated import ActuatedController
 from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
-from geodyn_ros.examples.actuated_loop import simulate_actuated, tilthex_source
+from geodyn_ros.loops.actuated import simulate_actuated, tilthex_source
 from geodyn_ros.lie import Ad_inv
 from geodyn_ros.trajectories import table3_reference
 

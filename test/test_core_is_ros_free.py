@@ -4,7 +4,7 @@ import sys
 
 
 def test_core_imports_without_ros_or_mujoco():
-    code = ("import sys, geodyn_ros, geodyn_ros.control, geodyn_ros.control.tracking, geodyn_ros.trajectories;"
+    code = ("import sys, geodyn_ros, geodyn_ros.control, geodyn_ros.loops.tracking, geodyn_ros.trajectories;"
             "bad = [m for m in ('rclpy', 'mujoco', 'std_msgs') if m in sys.modules];"
             "assert not bad, bad")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -11,9 +11,10 @@ Layers, bottom to top (README "Repository layout"):
    ``batch``, ``eom`` < ``linearization``, ``representations``, ``constrained``, ``reduced``,
    ``flat`` <
    ``api`` (the public entry points: hot path, then dispatch) < ``workspace``.
-3. ``control``, ``sim``: controllers; the MuJoCo simulator. Above both, ``loops``: closed loops
-   run in one process (a controller and the simulator).
-4. ``ros``, ``examples``, ``warmup``: adapters, demonstrations and tools.
+3. ``control`` < ``sim`` < ``loops``: controllers (never the simulator); the MuJoCo simulator
+   (which uses the actuation models of ``control``); closed loops run in one process.
+4. ``ros`` < ``examples``, ``warmup``: the ROS adapters (never the examples); demonstrations and
+   tools.
 
 Layers 0-2 (the core) import strictly downward and never the package ``geodyn_ros`` itself (its
 ``__init__`` imports every algorithm); layers 3-4 may also use the public API through it. The
@@ -51,12 +52,16 @@ def rank(mod):
             if parts[1] in (g if isinstance(g, tuple) else (g,)):
                 return (2, i)
         raise AssertionError(f"algorithms.{parts[1]} has no place in the layer table of this test")
-    if top in ("control", "tracking", "sim"):   # control.py, tracking.py: control/ after the merge
+    if top == "control":                      # controllers: never the simulator
         return (3, 0)
-    if top == "loops":                        # in-process closed loops: control + sim
+    if top == "sim":                          # the simulator may use the actuation models of control
         return (3, 1)
-    if top in ("ros", "examples", "warmup"):
+    if top == "loops":                        # in-process closed loops: control + sim
+        return (3, 2)
+    if top == "ros":                          # the adapters: never the examples
         return (4, 0)
+    if top in ("examples", "warmup"):         # demonstrations and tools, on top of everything
+        return (4, 1)
     raise AssertionError(f"module {mod} has no layer: add it to the README's layout and to this test")
 
 
@@ -193,3 +198,11 @@ def test_the_checks_can_fail(tmp_path):
     src.write_text("def f():\n    import geodyn_ros as gd\n    from . import api\n    from ..lie import Ad\n"
                    "    from .checks import _f64\n")
     assert imports_of("algorithms.probe", src) == {ROOT, "algorithms.api", "lie", "algorithms.checks"}
+
+
+def test_the_two_former_upward_imports_cannot_come_back():
+    """control.tracking once imported sim, and ros.actuated_closed_loop the examples: both now rank
+    as upward imports (the per-module test above then fails on them)."""
+    assert rank("control.tracking") < rank("sim.mujoco_sim")
+    assert rank("ros.actuated_closed_loop") < rank("examples.actuated_loop")
+    assert rank("loops.tracking") > rank("sim.mujoco_sim") > rank("control.feedback")

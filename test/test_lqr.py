@@ -237,7 +237,7 @@ def test_heavier_arm_urdf_scales_the_arm_only():
 
 
 def test_recovery_time():
-    from geodyn_ros.control.tracking import TrackingLog
+    from geodyn_ros.loops.tracking import TrackingLog
     t = np.arange(0, 3.001, 0.5)
     p = np.zeros((len(t), 3))
     p[:3, 0] = 0.5                     # 0.5 m off until t = 1 s

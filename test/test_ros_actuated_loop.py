@@ -25,8 +25,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from geodyn_ros.control.rotors import load_actuation_config
-from geodyn_ros.control.tracking import table3_initial_state
-from geodyn_ros.examples.actuated_loop import simulate_actuated, tilthex_source
+from geodyn_ros.loops.tracking import table3_initial_state
+from geodyn_ros.loops.actuated import simulate_actuated, tilthex_source
 from geodyn_ros.ros.actuated_closed_loop import actuated_start_parameters, compare_logs, run_ros_actuated_loop
 from geodyn_ros.ros.actuated_controller_node import HAVE_ACTUATOR_MSGS
 from geodyn_ros.ros.actuated_sim_node import ActuatedSimNode

@@ -1,7 +1,7 @@
 """The simulator in the loop: geodyn_sim, geodyn_reference, geodyn_controller and the closed loop.
 
 * The ROS closed loop (four real rclpy nodes, lock-step) must reproduce the ROS-free loop of
-  ``geodyn_ros.control.tracking.simulate_tracking`` step for step: both run the same MuJoCo model with
+  ``geodyn_ros.loops.tracking.simulate_tracking`` step for step: both run the same MuJoCo model with
   the same commands, so the only differences are the quaternion round trips in ``odom`` and the
   reference message (rounding, ~1e-16). Tolerance 1e-12 on positions over 1 s (1000 steps of a
   stable loop).
@@ -29,7 +29,7 @@ from geodyn_ros.ros.jets import REFERENCE_OFFSET
 from geodyn_ros.ros.reference_node import ReferenceNode
 from geodyn_ros.ros.sim_node import SimNode
 from geodyn_ros.sim import MujocoSim
-from geodyn_ros.control.tracking import simulate_tracking, table3_initial_state
+from geodyn_ros.loops.tracking import simulate_tracking, table3_initial_state
 from geodyn_ros.trajectories import table3_reference
 
 URDF = str(shipped_urdf())

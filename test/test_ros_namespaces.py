@@ -43,7 +43,7 @@ from geodyn_ros.ros.geodyn_node import GeodynNode
 from geodyn_ros.ros.jets import decode_feedforward_jet, make_reference_msg
 from geodyn_ros.ros.params import ConfigurationError
 from geodyn_ros.ros.sim_node import SimNode
-from geodyn_ros.control.tracking import simulate_tracking
+from geodyn_ros.loops.tracking import simulate_tracking
 from geodyn_ros.trajectories import table3_reference
 
 URDF = str(shipped_urdf())
@@ -279,7 +279,7 @@ def test_actuated_loop_under_a_namespace():
     trajectory as the in-process actuated loop, step for step (1e-12, as test_ros_actuated_loop).
     The controller checks the odometry's child frame against its prefixed base frame, so a
     prefix missing anywhere stalls the loop (RuntimeError) instead of passing."""
-    from geodyn_ros.examples.actuated_loop import simulate_actuated
+    from geodyn_ros.loops.actuated import simulate_actuated
     from geodyn_ros.ros.actuated_closed_loop import run_ros_actuated_loop
 
     info = {}

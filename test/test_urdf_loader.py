@@ -258,3 +258,28 @@ def test_bad_source_and_base_link(tmp_path):
     two_parents = FIXED_PAIR.replace("</robot>", '<joint name="k" type="fixed"><parent link="a"/><child link="c"/></joint></robot>')
     with pytest.raises(ValueError, match="two parent joints"):
         gd.load_urdf(two_parents)
+
+
+def test_malformed_number_in_an_ignored_tag_warns_naming_joint_and_attribute():
+    """``<limit lower="-1.57."/>`` is ignored by the dynamics but refused by urdfdom (and so by
+    robot_state_publisher): loading warns, naming the joint, the tag and the attribute."""
+    import warnings as _w
+
+    import geodyn_ros as _gd
+    xml = """<robot name="r">
+      <link name="base"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <link name="l1"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>
+        <limit lower="-1.57." upper="1.57" effort="10" velocity="1e1"/><dynamics damping="0.1"/></joint>
+    </robot>"""
+    with _w.catch_warnings(record=True) as rec:
+        _w.simplefilter("always")
+        m = _gd.load_urdf(xml)
+    msgs = [str(r.message) for r in rec if issubclass(r.category, _gd.URDFWarning)]
+    assert m.n_joints == 1
+    assert len(msgs) == 1 and "joint 'j1'" in msgs[0] and 'lower="-1.57."' in msgs[0] and "urdfdom" in msgs[0]
+    good = xml.replace('lower="-1.57."', 'lower="-1.57"')
+    with _w.catch_warnings(record=True) as rec:
+        _w.simplefilter("always")
+        _gd.load_urdf(good)
+    assert not [r for r in rec if issubclass(r.category, _gd.URDFWarning)]

@@ -134,13 +134,20 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
 
     Parameters
     ----------
-    base_pose : (4, 4) base pose; base_twist : (>= 1, 6), row 0 (the spatial twist) is used;
-    q : (>= 2, n), rows 0 (position) and 1 (velocity) are used;
-    base_wrench : (>= order+1, 6) spatial wrench derivatives acting on the base (e.g. propellers);
-    tau : (>= order+1, n) joint actuation torque derivatives; gravity, ext_wrench, ext_torque,
-    representation as in :func:`inverse_dynamics` (``representation`` applies to ``base_twist``
-    and ``base_wrench``, inputs and outputs; a non-spatial wrench jet converts causally, so the
-    kernel then runs about ``order/2 + 1`` times).
+    base_pose : (4, 4)
+        base pose.
+    base_twist : (>= 1, 6)
+        row 0 (the spatial twist) is used.
+    q : (>= 2, n)
+        rows 0 (position) and 1 (velocity) are used.
+    base_wrench : (>= order+1, 6)
+        spatial wrench derivatives acting on the base (e.g. propellers).
+    tau : (>= order+1, n)
+        joint actuation torque derivatives.
+    gravity, ext_wrench, ext_torque, representation
+        as in :func:`inverse_dynamics` (``representation`` applies to ``base_twist`` and
+        ``base_wrench``, inputs and outputs; a non-spatial wrench jet converts causally, so the
+        kernel then runs about ``order/2 + 1`` times).
 
     Returns
     -------

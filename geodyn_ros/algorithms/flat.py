@@ -58,15 +58,15 @@ YAW_SINGULAR_TOL = KF.YAW_SINGULAR_TOL
 class FlatResult(NamedTuple):
     """The state, inputs and their jets that follow from the flat outputs (order ``r``).
 
-    base_pose : (4, 4) base-link pose in world.
-    base_twist : (r+2, 6) spatial base twist derivatives ``V^(0..r+1)`` (angular first).
-    q : (r+3, n) joint derivatives ``q^(0..r+2)`` (the input rows, echoed).
-    base_wrench : (r+1, 6) spatial wrench derivatives that must act on the base (moment first,
-        about the world origin, world axes); its body force is ``(0, 0, T)``.
-    tau : (r+1, n) joint actuation torque derivatives.
-    thrust : (r+1,) ``T^(0..r)`` [N] along the base link's ``+z``.
-    body_torque : (r+1, 3) moment derivatives [N m] the rotors must produce, base axes, about the
-        base-link origin (the time derivatives of the base-axes vector).
+    * ``base_pose`` (4, 4): base-link pose in world.
+    * ``base_twist`` (r+2, 6): spatial base twist derivatives ``V^(0..r+1)`` (angular first).
+    * ``q`` (r+3, n): joint derivatives ``q^(0..r+2)`` (the input rows, echoed).
+    * ``base_wrench`` (r+1, 6): spatial wrench derivatives that must act on the base (moment
+      first, about the world origin, world axes); its body force is ``(0, 0, T)``.
+    * ``tau`` (r+1, n): joint actuation torque derivatives.
+    * ``thrust`` (r+1,): ``T^(0..r)`` [N] along the base link's ``+z``.
+    * ``body_torque`` (r+1, 3): moment derivatives [N m] the rotors must produce, base axes, about
+      the base-link origin (the time derivatives of the base-axes vector).
 
     With a leading trajectory axis every field gains it: ``base_pose`` (T, 4, 4), ``thrust``
     (T, r+1), ...

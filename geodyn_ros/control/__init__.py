@@ -2,8 +2,6 @@
 
 * :mod:`~geodyn_ros.control.feedback`: the feedforward + PD tracking law on SE(3) and joints
   (:class:`TrackingGains`, :func:`tracking_command`);
-* :mod:`~geodyn_ros.control.tracking`: the ROS-free closed loop on the Table 3 trajectory and its
-  error metrics (:class:`TrackingLog`, :func:`simulate_tracking`, :func:`table3_initial_state`);
 * :mod:`~geodyn_ros.control.rotors`: rotor geometry, allocation matrix and its pseudo-inverse,
   the actuation config (``config/tilthex.yaml``);
 * :mod:`~geodyn_ros.control.actuated`: the controller that consumes the feedforward jets
@@ -12,17 +10,16 @@
 * :mod:`~geodyn_ros.control.flatness`: the flatness-based geometric controller of a collinear
   (under-actuated) multirotor manipulator, levels rigid/ff0/ff1/ff2.
 
-Importing this package imports neither rclpy nor mujoco.
+Importing this package imports neither rclpy nor mujoco. The closed loops that combine a
+controller with the simulator live one layer up, in :mod:`geodyn_ros.loops`.
 """
 from .feedback import TrackingGains, tracking_command
-from .tracking import TrackingLog, simulate_tracking, table3_initial_state
 from .rotors import (ActuationConfig, Allocation, ElasticJointParams, RotorParams, load_actuation_config,
                      rotor_frames_from_model, tilthex_rotor_frames)
 from .actuated import ActuatedCommand, ActuatedController
 from .quadrotor import RigidFlatState, rigid_flat_map
 from .flatness import FLATNESS_LEVELS, FlatCommand, FlatnessController, FlatnessGains
 
-__all__ = ["TrackingGains", "tracking_command", "TrackingLog", "simulate_tracking", "table3_initial_state",
-           "ActuationConfig", "Allocation", "ElasticJointParams", "RotorParams", "load_actuation_config",
+__all__ = ["TrackingGains", "tracking_command", "ActuationConfig", "Allocation", "ElasticJointParams", "RotorParams", "load_actuation_config",
            "rotor_frames_from_model", "tilthex_rotor_frames", "ActuatedCommand", "ActuatedController",
            "RigidFlatState", "rigid_flat_map", "FLATNESS_LEVELS", "FlatCommand", "FlatnessController", "FlatnessGains"]

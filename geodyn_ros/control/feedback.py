@@ -1,7 +1,7 @@
 """An example tracking law for floating-base robots: feedforward plus PD on SE(3) and joints.
 
 This is the control law of the ``geodyn_controller`` node, kept ROS-free so it can be tested
-and run in a plain simulation loop (:mod:`geodyn_ros.control.tracking`).
+and run in a plain simulation loop (:mod:`geodyn_ros.loops.tracking`).
 
 Law (all quantities at one instant; ``C = (R, p)`` actual base pose, ``C_d = (R_d, p_d)``
 desired; body twists ``(w_b, v_b)`` are angular velocity and base-origin velocity in base axes)::

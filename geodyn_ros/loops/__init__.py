@@ -2,6 +2,11 @@
 :mod:`geodyn_ros.sim`, which it combines; below :mod:`geodyn_ros.ros` and
 :mod:`geodyn_ros.examples`, which use it):
 
+* :mod:`~geodyn_ros.loops.tracking`: the ideal-actuator loop on the Table 3 trajectory and the
+  error metrics every loop logs (:class:`~geodyn_ros.loops.tracking.TrackingLog`);
+* :mod:`~geodyn_ros.loops.actuated`: the actuated (tilted-rotor) aerial manipulator, rows
+  pd / ff0 / ff1 / ff2 (the twin of the ROS loop);
+* :mod:`~geodyn_ros.loops.lqr`: the geometric controller against the time-varying LQR;
 * :mod:`~geodyn_ros.loops.underactuated`: the collinear hexarotor manipulator under the
   flatness-based controller (the README's under-actuated table, and the twin of the ROS loop).
 

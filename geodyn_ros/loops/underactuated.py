@@ -29,7 +29,7 @@ import numpy as np
 import geodyn_ros as gd
 from geodyn_ros.control.flatness import FlatnessController, FlatnessGains
 from geodyn_ros.control.rotors import Allocation, load_actuation_config
-from geodyn_ros.control.tracking import TrackingLog
+from geodyn_ros.loops.tracking import TrackingLog
 from geodyn_ros.lie import Ad
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.trajectories import figure_eight_reference

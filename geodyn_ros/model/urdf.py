@@ -26,6 +26,7 @@ but suspicious warns with a :class:`URDFWarning` naming the link or joint.
 from __future__ import annotations
 
 import os
+import re
 import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -53,6 +54,26 @@ def _warn(msg):
 
 _MOVING = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
 _KNOWN = set(_MOVING) | {"fixed", "floating", "planar"}
+
+
+#: the numeric attributes of the joint tags this loader ignores, which urdfdom still parses
+_IGNORED_NUMERIC = {"limit": ("lower", "upper", "effort", "velocity"), "dynamics": ("damping", "friction"),
+                    "safety_controller": ("soft_lower_limit", "soft_upper_limit", "k_position", "k_velocity"),
+                    "calibration": ("rising", "falling")}
+_NUMBER = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
+
+
+def _check_ignored_numbers(je, name) -> None:
+    """Warn (naming the joint, the tag and the attribute) about a malformed number in a joint tag
+    this loader ignores: the dynamics do not need it, but urdfdom (robot_state_publisher, the ROS
+    URDF parser) refuses the whole file, so the robot would load here and fail in ROS."""
+    for tag, attrs in _IGNORED_NUMERIC.items():
+        for el in je.findall(tag):
+            for a in attrs:
+                v = el.get(a)
+                if v is not None and not _NUMBER.match(v):
+                    _warn(f"joint {name!r}: <{tag} {a}=\"{v}\"> is not a number; geodyn_ros ignores <{tag}>, "
+                          f"but the ROS URDF parser (urdfdom, robot_state_publisher) will refuse this file")
 
 
 def _floats(text, n, what):
@@ -350,6 +371,7 @@ def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False, locked_jo
     joints, by_child, children = {}, {}, {n: [] for n in links}
     for k, je in enumerate(root.findall("joint")):
         j = _Joint(je, k)
+        _check_ignored_numbers(je, j.name)
         if j.name in joints:
             raise ValueError(f"URDF: duplicate joint name {j.name!r}")
         for role, ln in (("parent", j.parent), ("child", j.child)):

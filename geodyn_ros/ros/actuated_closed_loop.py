@@ -44,7 +44,7 @@ def actuated_start_parameters(config=None, source=None) -> dict:
     import geodyn_ros as gd
     from geodyn_ros.control.actuated import ActuatedController
     from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
-    from geodyn_ros.examples.actuated_loop import tilthex_source
+    from geodyn_ros.loops.actuated import tilthex_source
     from geodyn_ros.lie import Ad_inv, matrix_to_quat
     from geodyn_ros.trajectories import table3_reference
 
@@ -106,7 +106,7 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
 
     Returns
     -------
-    geodyn_ros.examples.actuated_loop.RowResult
+    geodyn_ros.loops.actuated.RowResult
         The simulator's published states at every step against the exact Table 3 reference at
         the same stamps; peaks of the *published* (clipped) commands; the controller's clip counts.
     """
@@ -120,8 +120,8 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
 
     from geodyn_ros.control.feedback import TrackingGains
     from geodyn_ros.control.rotors import load_actuation_config
-    from geodyn_ros.control.tracking import TrackingLog
-    from geodyn_ros.examples.actuated_loop import RowResult, tilthex_source
+    from geodyn_ros.loops.tracking import TrackingLog
+    from geodyn_ros.loops.actuated import RowResult, tilthex_source
 
     from .actuated_controller_node import HAVE_ACTUATOR_MSGS, ActuatedControllerNode
     from .actuated_sim_node import ActuatedSimNode
@@ -285,7 +285,7 @@ def main(argv=None) -> int:
         os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
     from geodyn_ros.control.feedback import TrackingGains
     from geodyn_ros.control.rotors import load_actuation_config
-    from geodyn_ros.examples.actuated_loop import _table, simulate_actuated
+    from geodyn_ros.loops.actuated import format_table as _table, simulate_actuated
 
     cfg = load_actuation_config(args.config)
     results, inproc, cmp = {}, {}, {}

@@ -12,7 +12,7 @@ header; a string is a ``uint32`` length including the terminating NUL, then its 
 sequence a ``uint32`` count, then its elements. Everything is bounds-checked: a truncated or
 inconsistent buffer raises :class:`CdrError` (a ``ValueError``) naming the field; values are
 returned as read (NaN and plausibility are the caller's checks). Tested against rclpy's own
-``serialize_message`` (``test/test_cdr.py``).
+``serialize_message`` and ``deserialize_message`` (``test/test_cdr.py``).
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ _BE = (b"\x00\x00", b"\x00\x02")
 class CdrReader:
     """A cursor over one serialized message (``buf``: bytes-like)."""
 
-    __slots__ = ("buf", "pos", "end", "_e")
+    __slots__ = ("buf", "pos", "end", "_e", "pads")
 
     def __init__(self, buf, what: str = "message"):
         if len(buf) < 4:
@@ -51,9 +51,12 @@ class CdrReader:
         self.buf = memoryview(buf)[4:]
         self.pos = 0
         self.end = len(self.buf)
+        self.pads = None          # a list to record the alignment padding (templates zero it)
 
     def _take(self, size: int, align: int, what: str) -> int:
         p = (self.pos + align - 1) & ~(align - 1)
+        if self.pads is not None and p > self.pos:
+            self.pads.append((self.pos, p))
         if p + size > self.end:
             raise CdrError(f"{what}: message truncated ({self.end} bytes of payload)")
         self.pos = p + size
@@ -176,15 +179,18 @@ class CdrTemplate:
 
     Made from a message serialized by rclpy itself (so every other byte is rclpy's); ``fields``
     maps a name to a writable float64 view of the buffer. :meth:`payload` returns the bytes to
-    publish. The result is byte-for-byte what ``serialize_message`` gives for the same message
-    (``test/test_cdr.py``)."""
+    publish. The result is what ``serialize_message`` gives for the same message, except that
+    the alignment padding, which rclpy leaves uninitialized, is zero (``test/test_cdr.py`` reads
+    it back with ``deserialize_message``)."""
 
     __slots__ = ("_buf", "_e", "_stamp", "fields")
 
-    def __init__(self, serialized: bytes, stamp_offset: int | None, fields: dict):
+    def __init__(self, serialized: bytes, stamp_offset: int | None, fields: dict, pads=()):
         r = CdrReader(serialized)
         self._e = r._e
         self._buf = bytearray(serialized)
+        for a, b in pads:                 # rclpy leaves the alignment padding uninitialized
+            self._buf[4 + a:4 + b] = bytes(b - a)
         self._stamp = None if stamp_offset is None else 4 + stamp_offset
         self.fields = {k: np.frombuffer(self._buf, dtype=self._e + "f8", count=n, offset=4 + off)
                        for k, (off, n) in fields.items()}
@@ -206,17 +212,17 @@ def _serialize(msg) -> bytes:
 def wrench_stamped_template(msg) -> CdrTemplate:
     """``geometry_msgs/WrenchStamped`` (its ``frame_id`` fixed): fields ``force``, ``torque`` (3,)."""
     raw = _serialize(msg)
-    r = CdrReader(raw)
+    r = _padded_reader(raw)
     r.stamp_header("header")
     off = r._take(48, 8, "wrench")
-    return CdrTemplate(raw, 0, {"force": (off, 3), "torque": (off + 24, 3)})
+    return CdrTemplate(raw, 0, {"force": (off, 3), "torque": (off + 24, 3)}, r.pads)
 
 
 def joint_state_template(msg) -> CdrTemplate:
     """``sensor_msgs/JointState`` (names and sequence lengths fixed): fields ``position``,
     ``velocity``, ``effort`` (those that are not empty)."""
     raw = _serialize(msg)
-    r = CdrReader(raw)
+    r = _padded_reader(raw)
     r.stamp_header("header")
     for i in range(r.u32("name")):
         r.string(f"name[{i}]")
@@ -225,17 +231,23 @@ def joint_state_template(msg) -> CdrTemplate:
         n = r.u32(f)
         if n:
             fields[f] = (r._take(8 * n, 8, f), n)
-    return CdrTemplate(raw, 0, fields)
+    return CdrTemplate(raw, 0, fields, r.pads)
 
 
 def multiarray_template(msg) -> CdrTemplate:
     """``std_msgs/Float64MultiArray`` (layout and length fixed): field ``data``."""
     raw = _serialize(msg)
-    d = CdrReader(raw)
+    d = _padded_reader(raw)
     for i in range(d.u32("layout.dim")):
         d.string("label")
         d.u32("size")
         d.u32("stride")
     d.u32("data_offset")
     n = d.u32("data")
-    return CdrTemplate(raw, None, {"data": (d._take(8 * n, 8, "data") if n else d.pos, n)})
+    return CdrTemplate(raw, None, {"data": (d._take(8 * n, 8, "data") if n else d.pos, n)}, d.pads)
+
+
+def _padded_reader(raw) -> CdrReader:
+    r = CdrReader(raw)
+    r.pads = []
+    return r

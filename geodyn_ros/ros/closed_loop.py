@@ -38,7 +38,7 @@ def table3_start_parameters() -> dict:
     """geodyn_sim parameters (initial_base_pose, initial_base_twist [REP 105], initial_joint_*)
     that start the simulator on the Table 3 reference at t = 0."""
     from geodyn_ros.lie import Ad_inv, matrix_to_quat
-    from geodyn_ros.control.tracking import table3_initial_state
+    from geodyn_ros.loops.tracking import table3_initial_state
 
     C, V, q, qd = table3_initial_state()
     Vb = Ad_inv(C) @ V
@@ -83,7 +83,7 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
 
     Returns
     -------
-    geodyn_ros.control.tracking.TrackingLog
+    geodyn_ros.loops.tracking.TrackingLog
         The simulator's published states (``odom``, ``joint_states``) at every step, against
         the exact Table 3 reference at the same stamps.
     """
@@ -95,7 +95,7 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
 
     from geodyn_ros.control.feedback import TrackingGains
     from geodyn_ros.model.resources import shipped_urdf
-    from geodyn_ros.control.tracking import TrackingLog
+    from geodyn_ros.loops.tracking import TrackingLog
 
     from .controller_node import ControllerNode
     from .conversions import pose_matrix, stamp_to_ns

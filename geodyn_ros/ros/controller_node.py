@@ -1,6 +1,6 @@
 """``geodyn_controller``: example tracking controller closing the loop around ``geodyn_node``.
 
-Law: :func:`geodyn_ros.control.tracking_command` (feedforward + PD on SE(3) and joints).
+Law: :func:`geodyn_ros.loops.tracking_command` (feedforward + PD on SE(3) and joints).
 
 Subscribes ``odom`` and ``joint_states`` (the measured state), ``reference`` (desired pose,
 twist, joint positions and velocities) and, with ``use_feedforward``, ``feedforward/wrench``

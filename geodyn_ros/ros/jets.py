@@ -280,8 +280,8 @@ class StampedJetPacker:
         return self.msg
 
     def pack_blocks_raw(self, stamp_ns: int, *blocks) -> bytes:
-        """:meth:`pack_blocks` serialized (for ``Publisher.publish(bytes)``; the same bytes as
-        ``serialize_message(pack_blocks(...))``)."""
+        """:meth:`pack_blocks`, serialized (for ``Publisher.publish(bytes)``; ``deserialize_message``
+        reads it back as that message)."""
         self._fill(stamp_ns, blocks)
         if self._raw is None:
             self.msg.data = array.array("d", self._buf.tobytes())

@@ -114,7 +114,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
     import geodyn_ros as gd
     from geodyn_ros.control.flatness import FlatnessGains
     from geodyn_ros.control.rotors import load_actuation_config
-    from geodyn_ros.control.tracking import TrackingLog
+    from geodyn_ros.loops.tracking import TrackingLog
     from geodyn_ros.lie import Ad
     from geodyn_ros.loops.underactuated import UnderactuatedRow, hexarotor_source
     from geodyn_ros.trajectories import figure_eight_reference

@@ -19,7 +19,7 @@ import numpy as np
 
 import geodyn_ros as gd
 
-from .feedback import TrackingGains, tracking_command
+from ..control.feedback import TrackingGains, tracking_command
 from ..lie import Ad, Ad_inv, log_so3
 from ..model.resources import shipped_urdf
 from ..trajectories import TABLE3_JOINT_NAMES, table3_reference
