@@ -31,8 +31,6 @@ from .kernels import inverse as KI
 
 __all__ = ["Workspace"]
 
-_ND = np.ndarray
-_F64 = np.dtype(np.float64)
 _ID_INTO = KI.inverse_dynamics_into
 _FD_INTO = KH.forward_dynamics_into
 
@@ -87,9 +85,19 @@ class Workspace:
         """:func:`geodyn_ros.inverse_dynamics` at this workspace's order and gravity, written into
         the workspace's outputs: ``base_wrench`` (order+1, 6), ``tau`` (order+1, n). The returned
         arrays are overwritten by the next call (module docstring)."""
-        if not (type(base_pose) is _ND and base_pose.dtype is _F64 and type(base_twist) is _ND
-                and base_twist.dtype is _F64 and type(q) is _ND and q.dtype is _F64):
-            base_pose, base_twist, q = _hot_args(("base_pose", base_pose), ("base_twist", base_twist), ("q", q))
+        # Fast path: the compiled entry takes float64 2-D arrays (any layout) and nothing else (its
+        # signatures are fixed, so numba compiles no new ones: other inputs raise TypeError)
+        try:
+            code = _ID_INTO(self._idb, base_pose, base_twist, q, self.order)
+        except TypeError:
+            return self._converted_id(base_pose, base_twist, q)
+        if code:
+            return self._declined_id(base_pose, base_twist, q)
+        return self._id_res
+
+    def _converted_id(self, base_pose, base_twist, q):
+        """Inputs of another type (float32, lists, read-only, ...): one conversion, then the kernel."""
+        base_pose, base_twist, q = _hot_args(("base_pose", base_pose), ("base_twist", base_twist), ("q", q))
         try:
             code = _ID_INTO(self._idb, base_pose, base_twist, q, self.order)
         except TypeError:   # a wrong number of dimensions
@@ -102,13 +110,18 @@ class Workspace:
         """:func:`geodyn_ros.forward_dynamics` at this workspace's order and gravity, written into
         the workspace's outputs: ``base_twist`` (order+2, 6), ``q`` (order+3, n). The returned
         arrays are overwritten by the next call (module docstring)."""
-        if not (type(base_pose) is _ND and base_pose.dtype is _F64 and type(base_twist) is _ND
-                and base_twist.dtype is _F64 and type(q) is _ND and q.dtype is _F64
-                and type(base_wrench) is _ND and base_wrench.dtype is _F64
-                and type(tau) is _ND and tau.dtype is _F64):
-            base_pose, base_twist, q, base_wrench, tau = _hot_args(
-                ("base_pose", base_pose), ("base_twist", base_twist), ("q", q), ("base_wrench", base_wrench),
-                ("tau", tau))
+        try:       # fast path, as in inverse_dynamics
+            code = _FD_INTO(self._fdb, base_pose, base_twist, q, base_wrench, tau, self.order)
+        except TypeError:
+            return self._converted_fd(base_pose, base_twist, q, base_wrench, tau)
+        if code:
+            return self._declined_fd(base_pose, base_twist, q, base_wrench, tau)
+        return self._fd_res
+
+    def _converted_fd(self, base_pose, base_twist, q, base_wrench, tau):
+        base_pose, base_twist, q, base_wrench, tau = _hot_args(
+            ("base_pose", base_pose), ("base_twist", base_twist), ("q", q), ("base_wrench", base_wrench),
+            ("tau", tau))
         try:
             code = _FD_INTO(self._fdb, base_pose, base_twist, q, base_wrench, tau, self.order)
         except TypeError:   # None, or a wrong number of dimensions
