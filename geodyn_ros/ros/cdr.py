@@ -104,17 +104,16 @@ class CdrReader:
 
 
 def decode_odometry(buf, what: str = "odom"):
-    """``nav_msgs/Odometry`` bytes -> ``(sec, nanosec, frame_id, child_frame_id, pose (7,), twist (6,))``.
+    """``nav_msgs/Odometry`` bytes -> ``(sec, nanosec, frame_id, child_frame_id, pose, twist)``.
 
     ``pose`` = position x, y, z, orientation x, y, z, w; ``twist`` = linear x, y, z, angular x, y,
-    z, as the message orders them (covariances skipped)."""
+    z, as the message orders them (tuples of floats; the covariances are skipped)."""
     r = CdrReader(buf, what)
     sec, nsec, frame = r.stamp_header(what + ".header")
     child = r.string(what + ".child_frame_id")
-    pose = r.doubles(7, what + ".pose.pose")
-    r.doubles(36, what + ".pose.covariance")
-    twist = r.doubles(6, what + ".twist.twist")
-    return sec, nsec, frame, child, pose, twist
+    p = r._take(8 * (7 + 36 + 6), 8, what + ".pose/.twist")
+    v = struct.unpack_from(r._e + "7d288x6d", r.buf, p)      # pose, (pose covariance), twist
+    return sec, nsec, frame, child, v[:7], v[7:]
 
 
 class _NameCache:

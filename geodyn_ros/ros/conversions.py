@@ -176,8 +176,8 @@ def odometry_from_fields(child_frame_id: str, pose, twist, C_out: np.ndarray, V_
     if child_frame and child_frame_id and child_frame_id != child_frame:
         raise InputError(f"odom: child_frame_id '{child_frame_id}' is not the base link "
                          f"'{child_frame}' (the twist must be in the base-link frame, REP 105)")
-    pose_matrix(*(float(v) for v in pose), C_out, "odom.pose")
-    lx, ly, lz, ax, ay, az = (float(v) for v in twist)
+    pose_matrix(*pose, C_out, "odom.pose")
+    lx, ly, lz, ax, ay, az = twist
     tw = (ax, ay, az, lx, ly, lz)
     if not all(math.isfinite(v) for v in tw):
         raise InputError("odom.twist: NaN or Inf")

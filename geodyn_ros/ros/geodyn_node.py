@@ -522,7 +522,7 @@ class GeodynNode(Node):
             self.diag.problem(slot.topic, str(exc))
             return
         if self._rate_zero and all(s.fresh for s in self._trigger_slots):
-            self._cycle()
+            self._cycle(now)
 
     def _plausible(self, topic: str, C=None, V=None, Q=None, qd=None, q=None) -> None:
         """Refuse finite but absurd inputs (parameters ``max_*``) like NaN: raises
@@ -651,10 +651,12 @@ class GeodynNode(Node):
             self.diag.publish_summary()
 
     # ------------------------------------------------------------------ the cycle
-    def _cycle(self) -> None:
+    def _cycle(self, now: int | None = None) -> None:
+        """One cycle; ``now``: the node clock [ns] read by the triggering callback (else read here)."""
         for s in self._slots.values():
             s.fresh = False
-        now = self._now_ns()
+        if now is None:
+            now = self._now_ns()
         for s in self._slots.values():
             if not s.valid:
                 if s.received:
