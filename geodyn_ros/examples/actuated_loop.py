@@ -1,32 +1,7 @@
-"""The actuated aerial manipulator on Table 3: what each feedforward order buys (README table).
+"""The actuated aerial manipulator on Table 3: what each feedforward order buys (the docs' table).
 
-The loop (in-process, the ROS-free twin of the ROS nodes; 1 kHz, zero-order hold):
-``ActuatedSim`` (TiltHex rotors with gz-sim's MulticopterMotorModel lag, series-elastic arm
-joints) <- ``ActuatedController`` <- jets of ``gd.inverse_dynamics`` (order 2) on the Table 3
-reference, the body-frame wrench jet by ``gd.convert_wrench(..., "spatial", "body")``.
-
-Rows (same feedback gains, same initial state on the reference at ``t = -preroll``: rotors at
-``omega_d``, motors at ``theta_d``, ``theta_d'`` of that instant; the loop then runs ``preroll``
-seconds (default 5 s) along the reference before the scored 30 s start at ``t = 0``). The
-pre-roll is the usual experimental protocol (the vehicle is already tracking when the
-measurement starts). Without it (``--preroll 0``) the first ~2 s of ``pd``/``ff0``/``ff1`` are a
-transient that has nothing to do with what the rows compare: their controllers do not hold the
-motor angles ``theta_d = q_d + K^-1 tau_d`` the arm starts at, so the elastic arm swings to
-their own equilibrium, ``theta = q_d`` (link deflected by ``-K^-1 tau_d``), and its ringing
-disturbs the base 10x more than the rotor lag does. The README gives both.
-
-* ``pd``: feedback only;  ``ff0``: ``u = A^+ W_b``, motor torque ``tau``;
-* ``ff1``: plus rotor-lag compensation;  ``ff2``: plus elastic-joint compensation;
-* ``ideal``: today's ideal-actuator loop (body wrench and joint torques applied directly,
-  order-0 feedforward) on the same model, for reference;
-* ``ff0_rigid_arm``, ``ff1_rigid_arm``: rotors modelled, arm joints rigid and torque-controlled,
-  which isolates what the lag compensation targets (with elastic joints, the uncompensated
-  elastic deflection of ``ff0``/``ff1`` disturbs the base more than the rotor lag does);
-* ``ff2_discrete_lag``: ``ff2`` with the exact inverse of the discrete rotor filter
-  (``lag_timestep``) in place of the continuous ``omega_d + T omega_d'``.
-
-Columns: base position RMS and max [m], attitude RMS [deg], link joint RMS [deg], rotor speed
-peak [rad/s] and motor torque peak [N m] against their limits, saturation counts.
+Prints the table of the rows of :mod:`geodyn_ros.loops.actuated` (the loop, the rows, the
+pre-roll protocol and the columns are described there) and saves a figure of the errors.
 
 Usage::
 

@@ -16,7 +16,7 @@ measurement starts). Without it (``--preroll 0``) the first ~2 s of ``pd``/``ff0
 transient that has nothing to do with what the rows compare: their controllers do not hold the
 motor angles ``theta_d = q_d + K^-1 tau_d`` the arm starts at, so the elastic arm swings to
 their own equilibrium, ``theta = q_d`` (link deflected by ``-K^-1 tau_d``), and its ringing
-disturbs the base 10x more than the rotor lag does. The README gives both.
+disturbs the base 10x more than the rotor lag does. The docs give both.
 
 * ``pd``: feedback only;  ``ff0``: ``u = A^+ W_b``, motor torque ``tau``;
 * ``ff1``: plus rotor-lag compensation;  ``ff2``: plus elastic-joint compensation;
