@@ -127,3 +127,42 @@ def decode_reference(msg):
     rows, cols = msg.layout.dim[0].size, msg.layout.dim[1].size
     body = d[REFERENCE_OFFSET:].reshape(rows, cols)
     return C, body[:, :6], body[:, 6:]
+
+
+def flat_controller_inputs(h, model, names, stamp, t=0.8, *, extra_topics=(), before_state=None):
+    """Publish one consistent input set of ``geodyn_flat_controller`` stamped ``stamp``: the flat
+    reference and geodyn_node's desired state and flat feedforward at ``t`` of the figure eight,
+    then a state perturbed from it (seeded: base 1 cm and 0.02 rad/s or m/s, joints 0.01 rad,
+    motors 3 mrad off). ``extra_topics``: more ``(topic, type)`` publishers, handed with the
+    reference to ``before_state(pubs, ref, flat)``, which runs before the state is published.
+    Returns ``(ref, flat, C, Vb, q, qd, th, thd)``."""
+    from std_msgs.msg import Float64MultiArray
+
+    import geodyn_ros as gd
+    from geodyn_ros.lie import Ad_inv
+    from geodyn_ros.ros.jets import FlatFeedforwardPacker, make_flat_reference_msg, make_reference_msg
+    from geodyn_ros.trajectories import figure_eight_reference
+    ref = figure_eight_reference(t, 2)
+    flat = gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, 2)
+    rng = np.random.default_rng(4)
+    C = flat.base_pose.copy()
+    C[:3, 3] += rng.normal(size=3) * 0.01
+    Vb = Ad_inv(C) @ flat.base_twist[0] + rng.normal(size=6) * 0.02
+    q, qd = ref.q[0] + 0.01, ref.q[1] - 0.02
+    th, thd = q + 0.003, qd + 0.01
+    topics = (("odom", Odometry), ("joint_states", JointState), ("motor_states", JointState),
+              ("flat_reference", Float64MultiArray), ("desired/state", Float64MultiArray),
+              ("feedforward/flat_jet", Float64MultiArray), *extra_topics)
+    pubs = {name: h.publisher(m, name) for name, m in topics}
+    for name in pubs:
+        h.wait_matched(name)
+    pubs["flat_reference"].publish(make_flat_reference_msg(stamp, ref.com[:5], ref.yaw[:5], ref.q[:5], names))
+    pubs["desired/state"].publish(make_reference_msg(stamp, flat.base_pose, flat.base_twist, flat.q[:4], names))
+    pubs["feedforward/flat_jet"].publish(FlatFeedforwardPacker(names, 2).pack(stamp, flat.thrust, flat.body_torque,
+                                                                              flat.tau))
+    if before_state is not None:
+        before_state(pubs, ref, flat)
+    pubs["motor_states"].publish(joint_states_msg(stamp, names, th, thd))
+    pubs["odom"].publish(odometry_msg(stamp, C, Vb[:3], Vb[3:]))
+    pubs["joint_states"].publish(joint_states_msg(stamp, names, q, qd))
+    return ref, flat, C, Vb, q, qd, th, thd

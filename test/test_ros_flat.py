@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ros_harness import h, joint_states_msg, odometry_msg  # noqa: F401  (sets the ROS isolation env; h: fixture)
+from ros_harness import flat_controller_inputs, h, joint_states_msg, odometry_msg  # noqa: F401  (sets the ROS isolation env; h: fixture)
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
@@ -33,7 +33,6 @@ from std_msgs.msg import Float64MultiArray
 import geodyn_ros as gd
 from geodyn_ros.control.flatness import FlatnessController, FlatnessGains
 from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
-from geodyn_ros.lie import Ad_inv
 from geodyn_ros.loops.underactuated import hexarotor_source, simulate_underactuated
 from geodyn_ros.ros.actuator_commands import HAVE_ACTUATOR_MSGS
 from geodyn_ros.ros.diagnostics import _reason
@@ -275,29 +274,7 @@ def test_reference_node_publishes_the_figure_eight(h):
 # ------------------------------------------------------------------------------- the controller node
 def _ctrl_inputs(h, node, stamp, t=0.8):
     """Publish one consistent input set stamped ``stamp`` (a perturbed state near the reference)."""
-    ref = figure_eight_reference(t, 2)
-    flat = gd.flat_inverse_dynamics(MODEL, ref.com, ref.yaw, ref.q, 2)
-    rng = np.random.default_rng(4)
-    C = flat.base_pose.copy()
-    C[:3, 3] += rng.normal(size=3) * 0.01
-    Vb = Ad_inv(C) @ flat.base_twist[0] + rng.normal(size=6) * 0.02
-    q, qd = ref.q[0] + 0.01, ref.q[1] - 0.02
-    th, thd = q + 0.003, qd + 0.01
-    pubs = {t_: h.publisher(m, t_) for t_, m in (("odom", type(odometry_msg(0, C, Vb[:3], Vb[3:]))),
-                                                 ("joint_states", JointState), ("motor_states", JointState),
-                                                 ("flat_reference", Float64MultiArray),
-                                                 ("desired/state", Float64MultiArray),
-                                                 ("feedforward/flat_jet", Float64MultiArray))}
-    for t_ in pubs:
-        h.wait_matched(t_)
-    pubs["flat_reference"].publish(_flat_msg(t, 0, stamp))
-    pubs["desired/state"].publish(make_reference_msg(stamp, flat.base_pose, flat.base_twist, flat.q[:4], NAMES))
-    pubs["feedforward/flat_jet"].publish(FlatFeedforwardPacker(NAMES, 2).pack(stamp, flat.thrust, flat.body_torque,
-                                                                              flat.tau))
-    pubs["motor_states"].publish(joint_states_msg(stamp, NAMES, th, thd))
-    pubs["odom"].publish(odometry_msg(stamp, C, Vb[:3], Vb[3:]))
-    pubs["joint_states"].publish(joint_states_msg(stamp, NAMES, q, qd))
-    return ref, flat, C, Vb, q, qd, th, thd
+    return flat_controller_inputs(h, MODEL, NAMES, stamp, t)
 
 
 @pytest.mark.parametrize("level", ["rigid", "ff2"])

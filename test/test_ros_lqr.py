@@ -23,11 +23,10 @@
 """
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest
-from ros_harness import h, joint_states_msg, odometry_msg  # noqa: F401  (sets the ROS isolation env; h: fixture)
+from ros_harness import flat_controller_inputs, h, joint_states_msg, odometry_msg  # noqa: F401  (sets the ROS isolation env; h: fixture)
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter
@@ -44,8 +43,7 @@ from geodyn_ros.loops.underactuated import hexarotor_source
 from geodyn_ros.ros.actuator_commands import HAVE_ACTUATOR_MSGS
 from geodyn_ros.ros.diagnostics import _reason
 from geodyn_ros.ros.flat_controller_node import FlatControllerNode
-from geodyn_ros.ros.jets import (FlatFeedforwardPacker, LinearizationPacker, linearization_labels_json,
-                                 make_flat_reference_msg, make_reference_msg)
+from geodyn_ros.ros.jets import LinearizationPacker, linearization_labels_json
 from geodyn_ros.ros.params import ConfigurationError
 from geodyn_ros.ros.underactuated_closed_loop import run_ros_underactuated_loop
 from geodyn_ros.trajectories import figure_eight_reference
@@ -84,33 +82,17 @@ def _rigid_linearization(flat, ref):
 def _inputs(h, stamp, t=0.8, *, linearization=True, lin_stamp=None):
     """Publish one consistent input set (a state perturbed from the reference) and its
     linearization; return what the library needs."""
-    ref = figure_eight_reference(t, 2)
-    flat = gd.flat_inverse_dynamics(MODEL, ref.com, ref.yaw, ref.q, 2)
-    rng = np.random.default_rng(4)
-    C = flat.base_pose.copy()
-    C[:3, 3] += rng.normal(size=3) * 0.01
-    Vb = Ad_inv(C) @ flat.base_twist[0] + rng.normal(size=6) * 0.02
-    q, qd = ref.q[0] + 0.01, ref.q[1] - 0.02
-    th, thd = q + 0.003, qd + 0.01
-    topics = (("odom", type(odometry_msg(0, C, Vb[:3], Vb[3:]))), ("joint_states", JointState),
-              ("motor_states", JointState), ("flat_reference", Float64MultiArray),
-              ("desired/state", Float64MultiArray), ("feedforward/flat_jet", Float64MultiArray),
-              ("geodyn_node/linearization", Float64MultiArray))
-    pubs = {name: h.publisher(m, name) for name, m in topics}
-    for name in pubs:
-        h.wait_matched(name)
-    pubs["flat_reference"].publish(make_flat_reference_msg(stamp, ref.com[:5], ref.yaw[:5], ref.q[:5], NAMES))
-    pubs["desired/state"].publish(make_reference_msg(stamp, flat.base_pose, flat.base_twist, flat.q[:4], NAMES))
-    pubs["feedforward/flat_jet"].publish(FlatFeedforwardPacker(NAMES, 2).pack(stamp, flat.thrust, flat.body_torque,
-                                                                              flat.tau))
-    lin = _rigid_linearization(flat, ref)
-    if linearization:
-        pubs["geodyn_node/linearization"].publish(
-            LinearizationPacker(24, 12).pack(stamp if lin_stamp is None else lin_stamp, lin.A, lin.B))
-    pubs["motor_states"].publish(joint_states_msg(stamp, NAMES, th, thd))
-    pubs["odom"].publish(odometry_msg(stamp, C, Vb[:3], Vb[3:]))
-    pubs["joint_states"].publish(joint_states_msg(stamp, NAMES, q, qd))
-    return ref, flat, lin, C, Vb, q, qd, th, thd
+    lins = []
+
+    def linearization_first(pubs, ref, flat):
+        lins.append(_rigid_linearization(flat, ref))
+        if linearization:
+            pubs["geodyn_node/linearization"].publish(
+                LinearizationPacker(24, 12).pack(stamp if lin_stamp is None else lin_stamp, lins[0].A, lins[0].B))
+    ref, flat, C, Vb, q, qd, th, thd = flat_controller_inputs(
+        h, MODEL, NAMES, stamp, t, extra_topics=(("geodyn_node/linearization", Float64MultiArray),),
+        before_state=linearization_first)
+    return ref, flat, lins[0], C, Vb, q, qd, th, thd
 
 
 def _labels(h, representation="body", model=MODEL):
