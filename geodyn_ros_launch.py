@@ -40,3 +40,32 @@ def namespace_arguments(namespace_description: str, frame_prefix: bool = True) -
             "frame_prefix", default_value="",
             description="Prefix of the URDF link names in frame ids, e.g. robot1/ (world_frame is not prefixed)."))
     return out + [OpaqueFunction(function=check_arguments)]
+
+
+def gazebo_actions(world, with_model: dict, namespace, model_name: str, spawn_z, bridge_config) -> list:
+    """The Gazebo side shared by ``gazebo.launch.py`` and ``gazebo_underactuated.launch.py``:
+    gz sim (``-r``: running at once) with ``world``; ``robot_state_publisher`` with
+    ``with_model`` (its ``robot_description``, latched, also for the spawner, and the joints' TF);
+    ``ros_gz_sim create`` spawning ``model_name`` from the ``robot_description`` topic at height
+    ``spawn_z``; and ``ros_gz_bridge parameter_bridge`` with ``bridge_config``. Every node in
+    ``namespace``; the spawner and the bridge on simulated time."""
+    from launch.actions import IncludeLaunchDescription
+    from launch.launch_description_sources import PythonLaunchDescriptionSource
+    from launch.substitutions import PathJoinSubstitution
+    from launch_ros.actions import Node
+    from launch_ros.substitutions import FindPackageShare
+
+    return [
+        IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(
+                PathJoinSubstitution([FindPackageShare("ros_gz_sim"), "launch", "gz_sim.launch.py"])),
+            launch_arguments={"gz_args": ["-r ", world]}.items(),
+        ),
+        Node(package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
+             namespace=namespace, output="screen", parameters=[with_model]),
+        Node(package="ros_gz_sim", executable="create", name="spawn_" + model_name, namespace=namespace,
+             output="screen", arguments=["-topic", "robot_description", "-name", model_name, "-z", spawn_z],
+             parameters=[{"use_sim_time": True}]),
+        Node(package="ros_gz_bridge", executable="parameter_bridge", name="gz_bridge", namespace=namespace,
+             output="screen", parameters=[{"config_file": bridge_config, "use_sim_time": True}]),
+    ]

@@ -61,14 +61,13 @@ A namespace that ROS would refuse stops the launch with one line naming it.
 # ---------------------------------------------------------------------------------------
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
-from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.actions import DeclareLaunchArgument
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import namespace_arguments
+from geodyn_ros_launch import gazebo_actions, namespace_arguments
 
 MODEL_NAME = "aerial_manipulator"
 # the continuous rotor joints of tilthex_manipulator_gazebo.xacro (config/tilthex.yaml rotor_prefix)
@@ -139,40 +138,8 @@ def generate_launch_description():
         ),
         *namespace_arguments("ROS namespace of every node (empty = the root); one robot per Gazebo world.",
                              frame_prefix=False),
-        # Gazebo server + GUI; -r starts the simulation immediately.
-        IncludeLaunchDescription(
-            PythonLaunchDescriptionSource(
-                PathJoinSubstitution([FindPackageShare("ros_gz_sim"), "launch", "gz_sim.launch.py"])),
-            launch_arguments={"gz_args": ["-r ", world]}.items(),
-        ),
-        # Publishes robot_description (latched) for the spawner, and TF of the joints.
-        Node(
-            package="robot_state_publisher",
-            executable="robot_state_publisher",
-            name="robot_state_publisher",
-            namespace=namespace,
-            output="screen",
-            parameters=[with_model],
-        ),
-        # Spawns the model from the robot_description topic.
-        Node(
-            package="ros_gz_sim",
-            executable="create",
-            name="spawn_" + MODEL_NAME,
-            namespace=namespace,
-            output="screen",
-            arguments=["-topic", "robot_description", "-name", MODEL_NAME, "-z", spawn_z],
-            parameters=[{"use_sim_time": True}],
-        ),
-        # ROS <-> Gazebo topics, see config/gz_bridge.yaml.
-        Node(
-            package="ros_gz_bridge",
-            executable="parameter_bridge",
-            name="gz_bridge",
-            namespace=namespace,
-            output="screen",
-            parameters=[{"config_file": bridge_config, "use_sim_time": True}],
-        ),
+        # gz sim, robot_state_publisher, the spawner and the bridge (config/gz_bridge.yaml)
+        *gazebo_actions(world, with_model, namespace, MODEL_NAME, spawn_z, bridge_config),
         geodyn("geodyn_reference", {"use_sim_time": True, "order": order}),
         geodyn("geodyn_node", dict(with_model, order=order, output_representation="body",
                                    locked_joints=ROTOR_JOINTS)),
