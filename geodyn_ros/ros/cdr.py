@@ -10,7 +10,7 @@ encapsulation header (``00 01`` little endian, ``00 00`` big endian, then 2 opti
 the fields in declaration order, each primitive aligned to its size counted from the end of the
 header; a string is a ``uint32`` length including the terminating NUL, then its bytes; a
 sequence a ``uint32`` count, then its elements. Everything is bounds-checked: a truncated or
-inconsistent buffer raises :class:`CdrError` (a ``ValueError``) naming the field; values are
+inconsistent buffer raises :class:`CdrError` (an ``InputError``, a ``ValueError``) naming the field; values are
 returned as read (NaN and plausibility are the caller's checks). Tested against rclpy's own
 ``serialize_message`` and ``deserialize_message`` (``test/test_cdr.py``).
 """
@@ -21,12 +21,15 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .conversions import InputError
+
 __all__ = ["CdrError", "CdrReader", "decode_odometry", "decode_joint_state", "decode_float64_multiarray",
            "name_cache", "CdrTemplate", "wrench_stamped_template", "joint_state_template", "multiarray_template"]
 
 
-class CdrError(ValueError):
-    """A serialized message that cannot be decoded (truncated, bad header or lengths)."""
+class CdrError(InputError):
+    """A serialized message that cannot be decoded (truncated, bad header or lengths): an
+    :class:`~geodyn_ros.ros.conversions.InputError`, so a node refuses it like any bad message."""
 
 
 _LE = (b"\x00\x01", b"\x00\x03")   # CDR_LE, PL_CDR_LE

@@ -140,7 +140,7 @@ from geodyn_ros.algorithms.checks import MAX_ORDER
 from geodyn_ros.lie import Ad_inv
 from geodyn_ros.algorithms.representations import REPRESENTATIONS
 
-from .cdr import (CdrError, decode_float64_multiarray, decode_joint_state, decode_odometry, joint_state_template,
+from .cdr import (decode_float64_multiarray, decode_joint_state, decode_odometry, joint_state_template,
                   name_cache, wrench_stamped_template)
 from .conversions import (InputError, JointNameMatcher, odometry_from_fields, spatial_to_body_wrench)
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
@@ -217,14 +217,6 @@ PARAMETERS = {
 
 _MODES = ("reference", "measured", "flat")
 _REPRESENTATIONS = ("body", "spatial")
-
-
-def _multiarray(raw, topic: str):
-    """A serialized ``Float64MultiArray`` as an object with the message's attributes."""
-    try:
-        return decode_float64_multiarray(raw, topic)
-    except CdrError as exc:
-        raise InputError(str(exc)) from None
 
 
 class _Slot:
@@ -568,7 +560,8 @@ class GeodynNode(Node):
         self._ref_converted = False  # the buffers change (even if the message turns out bad)
 
         def parse():
-            stamp = self._ref_decoder.decode(_multiarray(msg, "reference"), self._C_ref, self._V_ref, self._Q_ref)
+            ref = decode_float64_multiarray(msg, "reference")
+            stamp = self._ref_decoder.decode(ref, self._C_ref, self._V_ref, self._Q_ref)
             V = self._V_ref if self.reference_representation == "spatial" else None
             self._plausible("reference", self._C_ref, V, self._Q_ref)
             return stamp
@@ -579,8 +572,8 @@ class GeodynNode(Node):
             return
 
         def parse():
-            stamp = self._flat_decoder.decode(_multiarray(msg, "flat_reference"), self._com_ref, self._yaw_ref,
-                                              self._Q_ref)
+            ref = decode_float64_multiarray(msg, "flat_reference")
+            stamp = self._flat_decoder.decode(ref, self._com_ref, self._yaw_ref, self._Q_ref)
             self._plausible_flat(self._com_ref, self._yaw_ref, self._Q_ref)
             return stamp
         self._receive(self._slots["flat_reference"], parse)
@@ -608,10 +601,7 @@ class GeodynNode(Node):
             return
 
         def parse():
-            try:
-                sec, nsec, frame, child, pose, twist = decode_odometry(msg, "odom")
-            except CdrError as exc:
-                raise InputError(str(exc)) from None
+            sec, nsec, frame, child, pose, twist = decode_odometry(msg, "odom")
             if frame and frame != self.world_frame:
                 raise InputError(f"odom: header.frame_id '{frame}' is not the world frame '{self.world_frame}'")
             odometry_from_fields(child, pose, twist, self._C_meas, self._V0_meas, self.base_frame)
@@ -624,10 +614,7 @@ class GeodynNode(Node):
             return
 
         def parse():
-            try:
-                sec, nsec, names, position, velocity = decode_joint_state(msg, "joint_states", self._js_names)
-            except CdrError as exc:
-                raise InputError(str(exc)) from None
+            sec, nsec, names, position, velocity = decode_joint_state(msg, "joint_states", self._js_names)
             if len(velocity) == 0:
                 raise InputError("joint_states: no velocity field (measured mode needs qdot)")
             self._matcher.gather(names, position, self._q_meas, "joint_states.position")
