@@ -467,3 +467,18 @@ def test_fuzz_reference_node(h):
     pc.publish(c)
     assert h.spin_until(lambda: len(refs) > before)
     assert refs[-1].data[0] == 3.0
+
+
+@pytest.mark.parametrize("cut", [0, 3, 9, 40])
+def test_undecodable_bytes_are_refused_not_fatal(h, cut):
+    """geodyn_node decodes its inputs from the serialized bytes (geodyn_ros.ros.cdr): a truncated
+    message, sent raw as a misbehaving publisher could, is refused naming the topic (no output,
+    a /diagnostics line), and the next good message is used at once."""
+    from rclpy.serialization import serialize_message
+    node, jets, diag = _start(h)
+    raw = serialize_message(_ref_msg(1.0, 1, node.get_clock().now().nanoseconds))[:cut]
+    h.publisher(Float64MultiArray, "reference").publish(raw)
+    assert h.spin_until(lambda: any(m.startswith("reference") and ("truncated" in m or "shorter than the CDR header"
+                                                                     in m) for m in _messages(diag)))
+    assert not jets
+    assert _valid_then_published(h, node, jets)
