@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= out
 SPEED  ?= 1
 
-.PHONY: venv docs test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget lqr bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
+.PHONY: venv lint docs test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget lqr bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -22,6 +22,11 @@ $(STAMP): requirements.txt setup.py
 	$(BIN)/python -m pip install -q --no-deps -e .
 	$(BIN)/python -m geodyn_ros.warmup -q
 	touch $(STAMP)
+
+## Lint every Python file of the repository (pyflakes' rules: undefined names, unused imports and
+## variables, redefinitions; ruff.toml). CI runs it before the tests.
+lint: $(STAMP)
+	$(BIN)/ruff check .
 
 ## Run the whole test suite (CI runs this, then test-real-launch). The real-launch tests are skipped
 ## here (GEODYN_REAL_LAUNCH=0): they start process trees and run alone in test-real-launch.

@@ -46,7 +46,6 @@ from bench_core import write_csv  # noqa: E402
 from bench_flat import round_robin_us  # noqa: E402
 from geodyn_ros.control.flatness import FlatnessController  # noqa: E402
 from geodyn_ros.control.lqr import LqrController, LqrWeights, dare_gain, riccati_sweep  # noqa: E402
-from geodyn_ros.lie import Ad_inv  # noqa: E402
 from geodyn_ros.loops.lqr import _vehicle  # noqa: E402
 from geodyn_ros.loops.underactuated import hexarotor_source  # noqa: E402
 from geodyn_ros.trajectories import figure_eight_reference  # noqa: E402

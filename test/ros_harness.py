@@ -14,7 +14,6 @@ os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
 
 import numpy as np  # noqa: E402
-import pytest  # noqa: E402
 import rclpy  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -81,14 +80,6 @@ class Harness:
         for nd in self.nodes:
             nd.destroy_node()
         self.ctx.try_shutdown()
-
-
-@pytest.fixture
-def h():
-    """A :class:`Harness` closed after the test (import this fixture into a test module)."""
-    harness = Harness()
-    yield harness
-    harness.close()
 
 
 def odometry_msg(stamp_ns, C, w_b, v_b, child="base_link", frame="world"):

@@ -43,7 +43,6 @@ def _state(model):
 def _cases(model):
     """(id, callable, valid kwargs, array arguments to spoil)."""
     s = _state(model)
-    n = model.n_joints
     last = model.joint_names[-1:]      # a prescribed joint that is not column 0 (tau[:, 0] is used)
     ws = gd.Workspace(model, R)
     dyn = dict(base_pose=s["C"], base_twist=s["V"], q=s["q"], order=R)

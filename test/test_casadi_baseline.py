@@ -116,7 +116,7 @@ def test_cse_variant_same_values(small_tree):
 
 def test_pack_inputs_layout(aerial_manipulator):
     model = aerial_manipulator
-    n, r = model.n_joints, 2
+    r = 2
     rng = np.random.default_rng(3)
     C, V, Q = _state(model, r + 1, rng)   # extra rows must be ignored
     x = cb.pack_inputs(model, C, V, Q, r)

@@ -35,7 +35,7 @@ import geodyn_ros as gd
 from geodyn_ros.control.flatness import FlatnessController, FlatnessGains
 from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
 from geodyn_ros.trajectories import figure_eight_reference
-from test_launch_files import PLUGIN_ELEMENTS, stub_launch  # noqa: F401 (fixture)
+from test_launch_files import PLUGIN_ELEMENTS, install_stub_launch
 
 REPO = Path(__file__).resolve().parents[1]
 HEX_GZ = REPO / "urdf" / "hexarotor_manipulator_gazebo.xacro"
@@ -51,6 +51,12 @@ MOTOR = "gz-sim-multicopter-motor-model-system"
 FORCE = "gz-sim-apply-joint-force-system"
 # the two Gazebo vehicles: (xacro, actuation YAML, rotor section)
 VEHICLES = {"hexarotor": (HEX_GZ, HEX_CFG, "multirotor"), "tilthex": (TILT_GZ, TILT_CFG, "tilthex")}
+
+
+@pytest.fixture
+def stub_launch(monkeypatch):
+    """The stub launch modules of test_launch_files, installed for one test."""
+    return install_stub_launch(monkeypatch)
 
 
 def _expand(path, **mappings):

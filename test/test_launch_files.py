@@ -186,7 +186,13 @@ def _stub_share_directory(package_name):
 
 @pytest.fixture
 def stub_launch(monkeypatch):
-    """Install the stub modules in sys.modules (restored by monkeypatch afterwards)."""
+    """The stub launch modules, installed for one test (:func:`install_stub_launch`)."""
+    return install_stub_launch(monkeypatch)
+
+
+def install_stub_launch(monkeypatch):
+    """Install the stub modules in sys.modules (restored by monkeypatch afterwards); returns the
+    stub classes by name."""
     classes = {}
     modules = {}
     for mod_name, names in _STUB_MODULES.items():

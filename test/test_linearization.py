@@ -138,7 +138,7 @@ def _rk4(model, x, u, rep, h, steps, z=None):
 
     for _ in range(steps):
         C, y = x[0], x[1:]
-        thetas, ks, kz = [], [], []
+        ks, kz = [], []
         for c, w in ((0.0, None), (0.5, 0), (0.5, 1), (1.0, 2)):
             theta = np.zeros(6) if w is None else c * h * ks[w][0]
             ys = y if w is None else tuple(yi + c * h * ki for yi, ki in zip(y, ks[w][1:]))

@@ -112,7 +112,7 @@ def _pin_fd_derivatives(ref, C, Vb, q, qd, Wb, tau, g):
 
 
 def _spatial_from_body_id(C, Vb, Vdb, val_b, D_b, M_b, n):
-    Adc, Adi = rm.Ad(C), rm.Ad_inv(C)
+    Adi = rm.Ad_inv(C)
     To = np.eye(6 + n)
     To[:6, :6] = Adi.T
     Dd, Dq, DV, Dqd = D_b[:, :6], D_b[:, 6:6 + n], D_b[:, 6 + n:12 + n], D_b[:, 12 + n:]

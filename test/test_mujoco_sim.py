@@ -391,7 +391,7 @@ def test_free_fall_com(name):
     integrator accuracy: tolerance 1e-9 m over 0.5 s (measured 5.6e-13 m)."""
     g = np.array([0.0, 0.0, -9.81])
     sim = MujocoSim(SOURCES[name], gravity=g, timestep=1e-3, joint_limits=False)
-    model, m, d = sim.model, sim.mj_model, sim.mj_data
+    model, d = sim.model, sim.mj_data
     n = model.n_joints
     rng = np.random.default_rng(8)
     C, V, q, qd = _random_state(rng, n, q_scale=0.5)

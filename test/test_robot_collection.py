@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import geodyn_ros as gd
-from reference_models import SWAP, Ad, Ad_inv, PinRef, example_robot_data_dir, pin, quat_xyzw_from_R, random_state
+from reference_models import PinRef, example_robot_data_dir, pin, random_state
 
 ROOT = example_robot_data_dir()
 FILES = sorted(os.path.relpath(f, ROOT) for f in glob.glob(os.path.join(ROOT, "**", "*.urdf"), recursive=True)) \

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_harness import Harness, h, joint_states_msg, odometry_msg  # noqa: I100,F401
+from ros_harness import Harness, joint_states_msg, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from sensor_msgs.msg import JointState
 from nav_msgs.msg import Odometry

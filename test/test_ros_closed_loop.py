@@ -12,8 +12,7 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from ros_harness import Harness, h, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
+import ros_harness  # noqa: F401,I100  (imported first: it sets the ROS isolation env; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 
-from geodyn_ros.lie import Ad, exp_se3, hat6, inv_se3, vee6
+from geodyn_ros.lie import Ad, exp_se3, inv_se3, vee6
 from geodyn_ros.ros.conversions import (InputError, JointNameMatcher, parse_odometry,
                                         spatial_to_body_wrench)
 from geodyn_ros.ros.jets import (FeedforwardJetPacker, ReferenceDecoder, decode_feedforward_jet,

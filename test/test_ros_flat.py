@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ros_harness import flat_controller_inputs, h, joint_states_msg, odometry_msg  # noqa: F401  (sets the ROS isolation env; h: fixture)
+from ros_harness import flat_controller_inputs, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
@@ -253,7 +253,7 @@ def test_fuzz_flat_mode(h):
 
 
 def test_reference_node_publishes_the_figure_eight(h):
-    node = h.make(ReferenceNode, {"use_sim_time": True, "order": 1, "trajectory": "figure_eight", "speed": 2.0})
+    h.make(ReferenceNode, {"use_sim_time": True, "order": 1, "trajectory": "figure_eight", "speed": 2.0})
     refs = h.record(Float64MultiArray, "flat_reference")
     pc = h.publisher(ClockMsg, "/clock")
     h.wait_matched("/clock")

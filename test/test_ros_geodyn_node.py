@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from ros_harness import Harness, decode_reference, h, joint_states_msg, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
+from ros_harness import Harness, decode_reference, joint_states_msg, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 import pytest
-from ros_harness import h, joint_states_msg, odometry_msg  # noqa: F401  (sets the ROS isolation env; h: fixture)
+from ros_harness import joint_states_msg, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
@@ -447,7 +447,7 @@ def test_fuzz_controller_node(h):
 
 
 def test_fuzz_reference_node(h):
-    node = h.make(ReferenceNode, {"use_sim_time": True, "order": 1})
+    h.make(ReferenceNode, {"use_sim_time": True, "order": 1})
     refs = h.record(Float64MultiArray, "reference", depth=1000)
     pc = h.publisher(ClockMsg, "/clock")
     h.wait_matched("/clock")

@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 import pytest
-from ros_harness import Harness, decode_reference, h, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
+from ros_harness import Harness, decode_reference  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from nav_msgs.msg import Odometry

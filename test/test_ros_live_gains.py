@@ -5,9 +5,8 @@ other parameter of the nodes is read-only, so a run-time change is refused, not 
 The command after a change is compared with ``tracking_command`` evaluated here with the new
 gains on the same inputs (1e-12: the same arithmetic)."""
 import numpy as np
-from ros_harness import h, joint_states_msg, odometry_msg  # noqa: F401
+from ros_harness import joint_states_msg, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
-from geometry_msgs.msg import WrenchStamped
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -38,7 +37,6 @@ def test_gains_change_at_run_time_and_bad_values_are_refused(h):
     assert node.set_parameters([Parameter("use_feedforward", value=True)])[0].successful and node.use_ff
 
     # the next command uses the new gains
-    cmds = h.record(WrenchStamped, "cmd/wrench")
     efforts = h.record(JointState, "cmd/joint_efforts")
     node.set_parameters([Parameter("use_feedforward", value=False)])
     po, pj, pr = (h.publisher(type(odometry_msg(0, np.eye(4), np.zeros(3), np.zeros(3))), "odom"),

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ros_harness import flat_controller_inputs, h, joint_states_msg, odometry_msg  # noqa: F401  (sets the ROS isolation env; h: fixture)
+from ros_harness import flat_controller_inputs  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter

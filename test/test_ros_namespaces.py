@@ -16,7 +16,6 @@
 """
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
@@ -25,7 +24,7 @@ import time
 
 import numpy as np
 import pytest
-from ros_harness import Harness, h, joint_states_msg, odometry_msg  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
+from ros_harness import Harness, joint_states_msg, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ros_harness import Harness, h  # noqa: I100,F401  (sets the ROS isolation env first; h: fixture)
+from ros_harness import Harness  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from std_msgs.msg import Float64MultiArray
 

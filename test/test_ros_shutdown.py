@@ -14,7 +14,6 @@ Each must exit with status 0 and print no traceback.
 """
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import geodyn_ros as gd
-from geodyn_ros.lie import Ad, Ad_inv, exp_se3, matrix_to_quat
+from geodyn_ros.lie import Ad_inv, exp_se3, matrix_to_quat
 
 pin = pytest.importorskip("pinocchio")
 

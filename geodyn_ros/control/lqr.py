@@ -286,7 +286,7 @@ class ActuatedModel:
         E[:nc, nc:] = Bc * self.dt
         F = sla.expm(E)
         Adc, Bdc = F[:nc, :nc], F[:nc, nc:]
-        ns, nu, nr, ne = self.ns, self.nu, self.nr, self.ne
+        ns, nu, nr = self.ns, self.nu, self.nr
         a = np.full(nr, self.a_up) if up is None else np.where(np.asarray(up, bool), self.a_up, self.a_down)
         G = self.allocation.A @ np.diag(2.0 * np.asarray(x_rotor, float))   # dW_b = A6 diag(2 x) dx
         A = np.zeros((ns, ns))
@@ -314,7 +314,7 @@ class ActuatedModel:
         """``s`` (ns,) of a measured state against a :meth:`nominal` (module docstring)."""
         Cd, Vbd, qd_, qdd_, _, _, thd, thdd, xd = nominal
         s = np.empty(self.ns)
-        nv, n, ne = self.nv, self.n, self.ne
+        nv, ne = self.nv, self.ne
         s[:6] = log_se3(np.linalg.solve(Cd, C))
         s[6:nv] = q - qd_
         s[nv:nv + 6] = Vb - Vbd

@@ -39,10 +39,7 @@ Usage::
 """
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path

@@ -87,7 +87,6 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
         The simulator's published states (``odom``, ``joint_states``) at every step, against
         the exact Table 3 reference at the same stamps.
     """
-    import rclpy
     from nav_msgs.msg import Odometry
     from rclpy.context import Context
     from rclpy.node import Node

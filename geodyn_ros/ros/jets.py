@@ -66,7 +66,6 @@ from __future__ import annotations
 
 import array
 import json
-import math
 import re
 
 import numpy as np
