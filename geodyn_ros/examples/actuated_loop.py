@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from geodyn_ros.control.feedback import TrackingGains
 from geodyn_ros.control.rotors import load_actuation_config
 from geodyn_ros.loops.actuated import (PREROLL_S, ROWS, SETTLE_S, RowResult, feedforward_speed_range,  # noqa: F401
                                        format_table as _table, scaled_reference, simulate_actuated,
