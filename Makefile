@@ -19,7 +19,10 @@ $(STAMP): requirements.txt setup.py
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements.txt
-	$(BIN)/python -m pip install -q --no-deps -e .
+	@# compat mode: the editable install is a path entry (a .pth with the clone root), so a folder named
+	@# geodyn_ros in the working directory (the clone itself, seen from its parent) cannot shadow the
+	@# package as an empty namespace package (test/test_install.py)
+	$(BIN)/python -m pip install -q --no-deps -e . --config-settings editable_mode=compat
 	$(BIN)/python -m geodyn_ros.warmup -q
 	touch $(STAMP)
 

@@ -38,7 +38,27 @@ def _unraisable(info):
     sys.__unraisablehook__(info)
 
 
-def _run(module: str) -> int:
+def _wants_help(argv) -> bool:
+    """``-h``/``--help`` among the options before ``--ros-args`` (after it, arguments are ROS's)."""
+    args = list(argv[1:])
+    if "--ros-args" in args:
+        args = args[:args.index("--ros-args")]
+    return "-h" in args or "--help" in args
+
+
+def _print_help(module: str, executable: str) -> int:
+    """``--help`` of a node executable: its topics and parameters (geodyn_ros.ros.interfaces), then exit 0
+    without starting ROS."""
+    import importlib
+
+    from geodyn_ros.ros.interfaces import help_text
+    print(help_text(executable, getattr(importlib.import_module(module), "PARAMETERS", None)))
+    return 0
+
+
+def _run(module: str, executable: str | None = None) -> int:
+    if executable is not None and _wants_help(sys.argv):
+        return _print_help(module, executable)
     signal.signal(signal.SIGINT, _raise_interrupt)
     signal.signal(signal.SIGTERM, _raise_interrupt)
     sys.unraisablehook = _unraisable
@@ -97,31 +117,31 @@ def _kernels_cached() -> bool:
 
 
 def geodyn_node() -> int:
-    return _run("geodyn_ros.ros.geodyn_node")
+    return _run("geodyn_ros.ros.geodyn_node", "geodyn_node")
 
 
 def geodyn_sim() -> int:
-    return _run("geodyn_ros.ros.sim_node")
+    return _run("geodyn_ros.ros.sim_node", "geodyn_sim")
 
 
 def geodyn_actuated_sim() -> int:
-    return _run("geodyn_ros.ros.actuated_sim_node")
+    return _run("geodyn_ros.ros.actuated_sim_node", "geodyn_actuated_sim")
 
 
 def geodyn_reference() -> int:
-    return _run("geodyn_ros.ros.reference_node")
+    return _run("geodyn_ros.ros.reference_node", "geodyn_reference")
 
 
 def geodyn_controller() -> int:
-    return _run("geodyn_ros.ros.controller_node")
+    return _run("geodyn_ros.ros.controller_node", "geodyn_controller")
 
 
 def geodyn_actuated_controller() -> int:
-    return _run("geodyn_ros.ros.actuated_controller_node")
+    return _run("geodyn_ros.ros.actuated_controller_node", "geodyn_actuated_controller")
 
 
 def geodyn_flat_controller() -> int:
-    return _run("geodyn_ros.ros.flat_controller_node")
+    return _run("geodyn_ros.ros.flat_controller_node", "geodyn_flat_controller")
 
 
 def geodyn_closed_loop() -> int:

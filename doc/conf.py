@@ -19,7 +19,7 @@ author = "geodyn_ros maintainers"
 copyright = "2026, geodyn_ros maintainers"
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax"]
 source_suffix = {".md": "markdown"}
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "reference/_node_table.md"]   # included by nodes.md
 html_theme = "furo"
 html_title = "geodyn_ros"
 myst_enable_extensions = ["dollarmath"]
@@ -32,8 +32,9 @@ nitpicky = False
 
 
 def _generate(app):
-    from gen_parameters import write_parameter_reference
+    from gen_parameters import write_node_table, write_parameter_reference
     write_parameter_reference(Path(app.srcdir) / "reference" / "parameters.md")
+    write_node_table(Path(app.srcdir) / "reference" / "_node_table.md")
 
 
 def setup(app):

@@ -10,16 +10,13 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-#: executable -> module (setup.py console_scripts)
-NODES = {
-    "geodyn_node": "geodyn_ros.ros.geodyn_node",
-    "geodyn_reference": "geodyn_ros.ros.reference_node",
-    "geodyn_sim": "geodyn_ros.ros.sim_node",
-    "geodyn_actuated_sim": "geodyn_ros.ros.actuated_sim_node",
-    "geodyn_controller": "geodyn_ros.ros.controller_node",
-    "geodyn_actuated_controller": "geodyn_ros.ros.actuated_controller_node",
-    "geodyn_flat_controller": "geodyn_ros.ros.flat_controller_node",
-}
+from geodyn_ros.ros import interfaces
+
+#: executable -> module of every node (geodyn_ros.ros.interfaces, which setup.py's console scripts follow)
+NODES = {e.name: e.module for e in interfaces.NODES}
+
+_NUMBERS = {1: "One", 2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six", 7: "Seven", 8: "Eight",
+            9: "Nine", 10: "Ten", 11: "Eleven", 12: "Twelve"}
 
 
 def _cell(text) -> str:
@@ -53,6 +50,34 @@ def render() -> str:
         lines += [f"| `{n}` | {_cell(_default(d))} | {_cell(desc)} |" for n, d, desc in rows]
         lines.append("")
     return "\n".join(lines)
+
+
+def render_node_table() -> str:
+    """The list of executables with their topics (``reference/_node_table.md``, included by
+    ``nodes.md``): the count and the topics come from :mod:`geodyn_ros.ros.interfaces`."""
+    nodes = [e for e in interfaces.EXECUTABLES if e.is_node]
+    tools = [e for e in interfaces.EXECUTABLES if not e.is_node]
+    count = _NUMBERS.get(len(nodes), str(len(nodes)))
+
+    def names(ts):
+        return ", ".join(f"`{t.name}`" for t in ts) or "-"
+    lines = [f"{count} nodes, each a console script and a `ros2 run geodyn_ros <name>` executable "
+             f"(`<name> --help` prints its topics and parameters), and {len(tools)} tools:", "",
+             "| executable | job | subscribes | publishes |", "|---|---|---|---|"]
+    lines += [f"| `{e.name}` | {_cell(e.summary)} | {_cell(names(e.subscribes))} | {_cell(names(e.publishes))} |"
+              for e in nodes]
+    lines += [f"| `{e.name}` | {_cell(e.summary)} | | |" for e in tools]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _write(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def write_node_table(path: Path) -> None:
+    _write(path, render_node_table())
 
 
 def write_parameter_reference(path: Path) -> None:

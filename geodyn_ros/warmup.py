@@ -79,8 +79,14 @@ def warm(verbose: bool = True, orders=(0, 1, 2, 3)) -> float:
 
 
 def main(argv=None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(prog="geodyn_warmup", description="Compile and cache every numba kernel "
+                                 "of geodyn_ros ahead of time, so that no node or loop compiles on its first "
+                                 "cycle (make venv runs it; about 5-8 minutes on 2 cores, once).")
+    ap.add_argument("-q", "--quiet", action="store_true", help="print nothing")
+    args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        warm(verbose="-q" not in (argv if argv is not None else sys.argv[1:]))
+        warm(verbose=not args.quiet)
     except KeyboardInterrupt:
         return 130
     return 0

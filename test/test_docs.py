@@ -65,3 +65,114 @@ def test_readme_is_short_and_its_links_resolve():
         if "://" in link:
             continue
         assert (ROOT / link).exists(), f"README link {link} does not resolve"
+
+
+# ----------------------------------------------------------------------------- checks of issue 31
+def _doc_pages():
+    return sorted(DOC.rglob("*.md")) + [ROOT / "README.md"]
+
+
+def _declared_topics() -> set[str]:
+    from geodyn_ros.ros import interfaces
+    return {t.lstrip("/") for t in interfaces.all_topic_names()}
+
+
+def _topic_known(token: str, known: set[str]) -> bool:
+    t = token.lstrip("/")
+    for k in known:
+        pattern = re.escape(k).replace(re.escape("<joint>"), r"(<joint>|[A-Za-z0-9_]+)")
+        # a namespaced use (/robot1/feedforward/jet) or a remapped private name is the same topic
+        if re.fullmatch(rf"([A-Za-z0-9_]+/)*{pattern}", t) or re.fullmatch(pattern.replace("~/", r"[A-Za-z0-9_]+/"), t):
+            return True
+    return False
+
+
+def test_topic_names_in_the_docs_exist():
+    """Every backticked name in the docs that looks like one of the nodes' topics (same first
+    segment, e.g. ``feedforward/...``, ``cmd/...``, ``desired/...``) is a topic of
+    :mod:`geodyn_ros.ros.interfaces`, which test_interfaces.py checks against the running nodes.
+    (It caught ``feedforward/efforts`` in the node tutorial: the topic is
+    ``feedforward/joint_efforts``.)"""
+    known = _declared_topics()
+    from geodyn_ros.ros import interfaces
+    # first segments of our topics; a node's name (geodyn_node/linearization) is not one
+    roots = {k.split("/")[0] for k in known if "/" in k and not k.startswith("~")} - {
+        e.name for e in interfaces.EXECUTABLES}
+    bad = []
+    for page in _doc_pages():
+        for token in re.findall(r"`(/?[A-Za-z0-9_~]+(?:/[A-Za-z0-9_<>~]+)+)`", page.read_text()):
+            segments = token.lstrip("/").split("/")
+            if not (set(segments) & roots) or "." in token:
+                continue   # not a topic of ours (file paths, message types, other packages' topics)
+            if segments[0] not in roots and not any(s in roots for s in segments[1:2]):
+                continue
+            if not _topic_known(token, known):
+                bad.append(f"{page.relative_to(ROOT)}: `{token}`")
+    assert not bad, "topic names that no node has:\n" + "\n".join(bad)
+
+
+def test_node_count_comes_from_the_code():
+    """The node list of the reference is generated from geodyn_ros.ros.interfaces (it said "Four
+    nodes" and listed six), and no other page spells a count of nodes."""
+    sys.path.insert(0, str(DOC))
+    try:
+        from gen_parameters import render_node_table
+    finally:
+        sys.path.remove(str(DOC))
+    from geodyn_ros.ros import interfaces
+    table = render_node_table()
+    assert table.count("\n| `geodyn_") == len(interfaces.EXECUTABLES)
+    assert "```{include} _node_table.md" in (DOC / "reference" / "nodes.md").read_text()
+    words = r"(?:two|three|four|five|six|seven|eight|nine|ten)"
+    for page in (DOC / "reference" / "nodes.md", DOC / "index.md", ROOT / "README.md"):
+        text = page.read_text()
+        assert not re.search(rf"\b{words}\s+nodes\b", text, re.I), f"{page}: a hand-written count of nodes"
+
+
+_SECTIONS = ("Parameters", "Returns", "Yields", "Raises", "Other Parameters", "Attributes")
+
+
+def _bad_items(doc: str) -> list[str]:
+    """Lines of a numpy-style section (Parameters, Returns, ...) at the section's own indentation
+    that are not an item header (``name : type`` or a type): napoleon renders each such line as
+    one more parameter or return value (``load_urdf``'s Returns showed six bogus bullets made of
+    a trailing paragraph)."""
+    lines = textwrap.dedent("\n".join(doc.splitlines()[1:])).splitlines() if "\n" in doc else []
+    bad, section = [], None
+    for i, line in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.strip() and re.fullmatch(r"-{3,}", nxt.strip()):
+            section = line.strip() if line.strip() in _SECTIONS else None
+            continue
+        if section is None or not line.strip() or re.fullmatch(r"-{3,}", line.strip()) or line[:1].isspace():
+            continue
+        if " : " in line:
+            ok = re.fullmatch(r"[\w*, .()\[\]]+", line.split(" : ")[0].strip()) is not None   # name(s) : type
+        elif section in ("Returns", "Yields", "Raises"):
+            ok = len(line.split()) <= 6 and not line.rstrip().endswith((".", ";", ","))       # a type alone
+        else:
+            ok = re.fullmatch(r"[\w*]+(, [\w*]+)*", line.strip()) is not None                  # a name alone
+        if not ok:
+            bad.append(f"{section}: {line.strip()[:80]}")
+    return bad
+
+
+def test_docstring_sections_render_as_intended():
+    """Every docstring of the package: no prose inside a Parameters/Returns/... section (where
+    napoleon would make it items). ``make docs`` (-W) catches what Sphinx warns about; this catches
+    what it renders silently."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import geodyn_ros
+    bad = []
+    for info in pkgutil.walk_packages(geodyn_ros.__path__, "geodyn_ros."):
+        mod = importlib.import_module(info.name)
+        objs = [mod] + [v for v in vars(mod).values()
+                        if (inspect.isfunction(v) or inspect.isclass(v)) and getattr(v, "__module__", "") == info.name]
+        objs += [m for c in objs if inspect.isclass(c) for m in vars(c).values() if inspect.isfunction(m)]
+        for obj in objs:
+            doc = obj.__doc__ or ""
+            bad += [f"{info.name}.{getattr(obj, '__qualname__', '')}: {b}" for b in _bad_items(doc)]
+    assert not bad, "\n".join(bad)

@@ -62,6 +62,8 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
         (gravity and ``ext_wrench`` accounted for), spatial unless ``representation`` says
         otherwise; ``tau`` (order+1, n): actuation torques ``Q - ext_torque``.
 
+    Notes
+    -----
     Trajectories: with ``base_pose`` of shape (T, 4, 4) every state argument takes a leading time
     axis of T samples (``base_twist`` (T, >= order+2, 6), ``q`` (T, >= order+3, n), ``ext_torque``
     (T, >= order+1, n), ``ext_wrench`` values (T, >= order+1, 6)) and so do the results
@@ -156,6 +158,8 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
         The articulated inertias and the base factorisation are computed once per call and reused
         at every order (Lemma 2).
 
+    Notes
+    -----
     Trajectories: with ``base_pose`` (T, 4, 4) every state argument and result takes a leading
     time axis of T samples, as in :func:`inverse_dynamics`.
     """
@@ -224,8 +228,9 @@ def hybrid_dynamics(model: Model, base_pose, base_twist, q, tau, order: int = 0,
 
     Returns
     -------
-    HybridDynamicsResult with ``base_twist`` (order+2, 6), ``base_wrench`` (order+1, 6),
-    ``q`` (order+3, n), ``tau`` (order+1, n).
+    HybridDynamicsResult
+        ``base_twist`` (order+2, 6), ``base_wrench`` (order+1, 6), ``q`` (order+3, n), ``tau``
+        (order+1, n).
     """
     _check_model(model, constrained_ok=True)
     order = _check_order(order)

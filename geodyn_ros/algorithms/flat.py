@@ -154,6 +154,8 @@ def flat_inverse_dynamics(model: Model, com, yaw, q, order: int = 0, *, gravity=
         ``base_pose`` (4, 4), ``base_twist`` (r+2, 6) spatial, ``q`` (r+3, n), ``base_wrench``
         (r+1, 6) spatial, ``tau`` (r+1, n), ``thrust`` (r+1,), ``body_torque`` (r+1, 3).
 
+    Notes
+    -----
     Trajectories: ``com`` (T, >= r+5, 3), ``yaw`` (T, >= r+3) and ``q`` (T, >= r+3, n) give every
     field a leading axis of T samples (evaluated in parallel, as :func:`geodyn_ros.inverse_dynamics`).
 

@@ -204,9 +204,10 @@ def inverse_dynamics_derivatives(model: Model, base_pose, base_twist, q, *, grav
 
     Returns
     -------
-    IDDerivatives: the value ``(base_wrench, tau)`` and its derivatives with respect to
-    ``delta`` (pose, ``C exp(hat(delta))``), ``q``, ``V``, ``qd`` and ``nudot`` (``mass_matrix``).
-    The inputs need not be consistent (``base_wrench`` is then the virtual base wrench).
+    IDDerivatives
+        The value ``(base_wrench, tau)`` and its derivatives with respect to ``delta`` (pose,
+        ``C exp(hat(delta))``), ``q``, ``V``, ``qd`` and ``nudot`` (``mass_matrix``). The inputs
+        need not be consistent (``base_wrench`` is then the virtual base wrench).
     """
     body = _representation(representation)
     C, V, Q = _state(model, base_pose, base_twist, q, 2, 3, "rows V, Vdot", "rows q, qd, qdd")
@@ -225,13 +226,15 @@ def forward_dynamics_derivatives(model: Model, base_pose, base_twist, q, base_wr
     ----------
     base_pose : (4, 4); base_twist : (>= 1, 6) row 0 ``V``; q : (>= 2, n) rows ``q``, ``qd``;
     base_wrench : (>= 1, 6) row 0, the wrench acting on the base (e.g. propellers);
-    tau : (>= 1, n) row 0, joint torques; representation : ``"spatial"`` or ``"body"`` (for
-    ``V``, ``base_wrench`` and the outputs); gravity, ext_wrench, ext_torque as elsewhere.
+    tau : (>= 1, n) row 0, joint torques.
+    representation : ``"spatial"`` or ``"body"`` (for ``V``, ``base_wrench`` and the outputs).
+    gravity, ext_wrench, ext_torque : as elsewhere.
 
     Returns
     -------
-    FDDerivatives: ``base_accel``, ``qdd`` and the derivatives with respect to the state and to
-    the input ``(base_wrench, tau)`` (``d_input = M^-1``).
+    FDDerivatives
+        ``base_accel``, ``qdd`` and the derivatives with respect to the state and to the input
+        ``(base_wrench, tau)`` (``d_input = M^-1``).
     """
     body = _representation(representation)
     C, V, Q = _state(model, base_pose, base_twist, q, 1, 2, "row 0: the base twist", "rows q, qd")

@@ -160,7 +160,8 @@ def convert_twist(base_pose, base_twist, from_rep: str, to_rep: str) -> np.ndarr
 
     Returns
     -------
-    (K, 6) rows ``V^(0..K-1)`` in ``to_rep`` (Leibniz terms of the moving transform included).
+    ndarray
+        (K, 6) rows ``V^(0..K-1)`` in ``to_rep`` (Leibniz terms of the moving transform included).
     """
     C = _pose(base_pose)
     V = _jet(base_twist, "base_twist")
@@ -184,7 +185,8 @@ def convert_wrench(base_pose, base_wrench, base_twist, from_rep: str, to_rep: st
 
     Returns
     -------
-    (K, 6) rows ``W^(0..K-1)`` in ``to_rep``; ``W^X = T_X^-T W_b`` differentiated exactly.
+    ndarray
+        (K, 6) rows ``W^(0..K-1)`` in ``to_rep``; ``W^X = T_X^-T W_b`` differentiated exactly.
     """
     C = _pose(base_pose)
     W = _jet(base_wrench, "base_wrench")

@@ -263,8 +263,8 @@ class ActuatedController:
         q, qd : (n,) link angles and rates; theta, thetad : (n_el,) motor angles and rates.
         q_d : (>= 3, n) rows ``q_d^(0..2)`` (row 2 used by ff2).
         W_b_jet : (>= r+1, 6) desired body wrench jet (desired base frame).
-        tau_jet : (>= r+1, n) desired joint torque jet.
-        ``r`` is :attr:`required_order`; fewer rows raise ``ValueError`` naming the argument.
+        tau_jet : (>= r+1, n) desired joint torque jet. ``r`` is :attr:`required_order`; fewer
+            rows raise ``ValueError`` naming the argument.
         """
         lvl = self.level
         r = self.required_order

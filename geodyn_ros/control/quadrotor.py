@@ -69,8 +69,10 @@ def rigid_flat_map(mass, inertia, com_offset, acc, jerk, snap, yaw, yaw_rate, ya
     yaw, yaw_rate, yaw_acc : the Z-Y-X yaw ``psi`` [rad] and its first two derivatives.
     gravity : (3,) gravity acceleration [m/s^2], world.
 
-    Raises ``ValueError`` in free fall (``c'' = g``) and at the yaw singularity (``z_B`` parallel
-    to ``y_C``).
+    Raises
+    ------
+    ValueError
+        In free fall (``c'' = g``) and at the yaw singularity (``z_B`` parallel to ``y_C``).
     """
     m = float(mass)
     if not (np.isfinite(m) and m > 0):

@@ -342,14 +342,20 @@ class Allocation:
     weights : (n,) positive, optional
         ``Q = diag(weights)`` of the weighted pseudo-inverse (module docstring); default ones.
 
-    Raises ``ValueError`` for a set that is neither (the message names the wrench directions
-    that cannot be produced).
+    Raises
+    ------
+    ValueError
+        For a set that is neither (the message names the wrench directions that cannot be
+        produced).
 
     Attributes
     ----------
-    A (6, n); collinear (bool); A_pinv (n, 6), fully actuated only (None otherwise); A4 (4, n) and
-    A4_pinv (n, 4), both kinds (for a fully actuated set ``A4_pinv`` allocates ``(T, tau)`` with zero
-    lateral force); singular_values of ``A`` (fully actuated) or ``A4`` (collinear).
+    A : (6, n)
+    collinear : bool
+    A_pinv : (n, 6), fully actuated only (None otherwise)
+    A4, A4_pinv : (4, n) and (n, 4), both kinds
+        For a fully actuated set ``A4_pinv`` allocates ``(T, tau)`` with zero lateral force.
+    singular_values : of ``A`` (fully actuated) or ``A4`` (collinear)
     """
 
     def __init__(self, A, max_rot_velocity=1000.0, weights=None):

@@ -334,6 +334,8 @@ def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False, locked_jo
         The tree with the base free on SE(3) (or welded), fixed joints merged, joints in
         depth-first order (``model.joint_names``).
 
+    Notes
+    -----
     Inertias are checked per body after fixed-joint merging: a violation of positive
     semi-definiteness or of the triangle inequality up to ``INERTIA_RTOL`` of the body's
     largest principal moment is accepted with a :class:`URDFWarning` naming the link; a larger

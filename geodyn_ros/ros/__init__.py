@@ -14,9 +14,10 @@ Modules
 ``params``        parameter declaration from a node's ``PARAMETERS`` table.
 ``description``   the robot model from a parameter or the ``robot_description`` topic
                   (background load, hand-over between callbacks, same-robot rule).
+``interfaces``    the executables and the topics of each node (``--help``, the docs' node list).
 ``geodyn_node``   the feedforward dynamics node (console script ``geodyn_node``).
-``sim_node``      the MuJoCo simulator node (``geodyn_sim``).
-``reference_node``  the Table 3 reference generator (``geodyn_reference``).
-``controller_node`` the example tracking controller (``geodyn_controller``).
-``closed_loop``   all four nodes in one process, headless (``geodyn_closed_loop``).
+``sim_node``, ``actuated_sim_node``  the MuJoCo simulator nodes (``geodyn_sim``, ``geodyn_actuated_sim``).
+``reference_node``  the reference generator (``geodyn_reference``).
+``controller_node``, ``actuated_controller_node``, ``flat_controller_node``  the controllers.
+``closed_loop``   a whole loop in one process, headless (``geodyn_closed_loop``).
 """

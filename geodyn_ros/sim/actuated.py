@@ -81,8 +81,10 @@ class ActuatedSim(MujocoSim):
 
     Attributes
     ----------
-    config, rotor_names, rotor_frames (n, 4, 4) in the base link, elastic_joints (tuple of str,
-    empty when ``ideal_joints``).
+    config : ActuationConfig
+    rotor_names : tuple of str
+    rotor_frames : (n, 4, 4) in the base link
+    elastic_joints : tuple of str, empty when ``ideal_joints``
     """
 
     def __init__(self, source, config: ActuationConfig | None = None, *, rotor_links=None,
