@@ -102,12 +102,20 @@ Inputs:
   ``mixed`` reference acceleration applied at a measured pose that differs from the
   reference pose would give a different spatial acceleration.)
 
-A cycle runs on every new input set (``rate_hz: 0``: every reference message in reference
-mode, every refreshed odom + joint_states pair in measured mode) or on a timer. A cycle whose
-inputs are missing, malformed (NaN/Inf, wrong lengths, missing joints, non-unit quaternion,
-bad layout), out of order (stamp earlier than the previous one on that topic) or stale (older
-than ``stale_timeout`` on the node clock) publishes nothing; the problem is logged (throttled)
-and reported on ``/diagnostics``.
+A cycle runs on every new input set (``rate_hz: 0``) or on a timer (``rate_hz > 0``: the newest
+set not yet used). The inputs of a set belong together by stamp (:mod:`geodyn_ros.ros.input_sync`):
+in reference and flat modes a set is one reference message; in measured mode it is an ``odom`` and
+a ``joint_states`` whose stamps differ by at most ``sync_tolerance`` (each message used once), with
+the newest reference stamped at most ``sync_tolerance`` after the pair and at most
+``stale_timeout`` (or ``max_input_skew`` when > 0) before it. A lost or refused message costs only
+the cycle it belonged to. Every output carries the stamp of the state it used (the newer stamp of
+the pair; the reference's in reference and flat modes; with ``max_input_skew > 0`` the oldest of the
+three). A message that is malformed (NaN/Inf, wrong lengths, missing joints, non-unit quaternion,
+bad layout, bad bytes), out of order (stamp earlier than the previous one on that topic) or stamped
+in the future is refused; a set that is stale (older than ``stale_timeout`` on the node clock) or
+has no matching reference publishes nothing; the problem is logged (throttled) and reported on
+``/diagnostics``. The node logs the topics it needs at start and, every fifth diagnostics period,
+those it is still waiting for.
 
 Robot model: the parameter ``robot_description`` (URDF XML) or ``urdf_path``, loaded at
 start-up; with neither set, the ``robot_description`` topic (parameter
@@ -122,7 +130,6 @@ and messages: :mod:`geodyn_ros.ros.description`.
 """
 from __future__ import annotations
 
-import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -136,113 +143,22 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from std_msgs.msg import Float64MultiArray, String
 
 import geodyn_ros as gd
-from geodyn_ros.algorithms.checks import MAX_ORDER
 from geodyn_ros.lie import Ad_inv
-from geodyn_ros.algorithms.representations import REPRESENTATIONS
 
 from .cdr import (decode_float64_multiarray, decode_joint_state, decode_odometry, joint_state_template,
                   name_cache, wrench_stamped_template)
 from .conversions import (InputError, JointNameMatcher, odometry_from_fields, spatial_to_body_wrench)
+from .input_sync import PairMatcher, TopicBuffer, buffer_depth, select_reference
+from .plausibility import LIMIT_NAMES, check_plausible, check_plausible_flat
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import (FeedforwardJetPacker, FlatFeedforwardPacker, FlatReferenceDecoder, LinearizationPacker,
                    ReferenceDecoder, RotorSpeedPacker, linearization_labels_json, make_reference_msg)
-from .description import TOPIC_PARAMETER, ModelSource
-from .params import (FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters,
-                     locked_joints_list)
+from .description import ModelSource
+from .geodyn_params import PARAMETERS, check_parameters, load_model
+from .params import declare_parameters
 from .runtime import control_qos, run_nodes
 
 __all__ = ["PARAMETERS", "GeodynNode", "main"]
-
-#: name -> (default, description); the YAML in ``config/geodyn.yaml`` uses the same names.
-PARAMETERS = {
-    "robot_description": ("", "URDF XML string (ROS convention; launch files fill it via xacro)."),
-    "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
-    "robot_description_topic": TOPIC_PARAMETER,
-    "base_link": ("", "Base link; empty = the URDF root."),
-    "locked_joints": ("", "Comma-separated joints made rigid at 0 (gd.load_urdf(locked_joints=...)), e.g. "
-                      "the rotor joints of a Gazebo multirotor URDF; empty = none."),
-    "order": (2, "Derivative order r: outputs W^(0..r), tau^(0..r)."),
-    "gravity": ([0.0, 0.0, -9.81], "Gravity acceleration in the world frame [m/s^2]."),
-    "input_mode": ("reference", "'reference': all inputs from the reference topic; 'measured': "
-                   "pose, twist, q, qdot from odom/joint_states, higher derivatives from the reference; "
-                   "'flat': a collinear multirotor's flat outputs (CoM, yaw, joints) on flat_reference, "
-                   "through gd.flat_inverse_dynamics."),
-    "actuation_config": ("", "flat mode: actuation YAML (rotor names and constants, e.g. config/hexarotor.yaml) "
-                         "for feedforward/rotor_speeds; its rotor joints are locked in the model. Empty = no "
-                         "rotor feedforward."),
-    "rate_hz": (0.0, "0: compute on every new input; > 0: compute at this rate (node clock)."),
-    "stale_timeout": (0.1, "Inputs older than this [s] on the node clock are not used."),
-    "world_frame": ("world", "Frame of the poses; a non-empty odom header.frame_id must equal it "
-                    "(not prefixed by frame_prefix)."),
-    "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: feedforward/wrench header.frame_id and the "
-                     "odom child_frame_id check."),
-    "qos_depth": (2, "Keep-last depth of the control topics."),
-    "publish_jet": (True, "Publish feedforward/jet with all orders 0..r."),
-    "diagnostics_period": (1.0, "Period [s, wall clock] of the /diagnostics summary."),
-    "diagnostics_rate": (10.0, "At most this many /diagnostics messages per second; each carries the "
-                         "skipped cycles per reason since the previous one."),
-    "max_position": (1e6, "Plausibility limit: |base position| [m] (UTM-scale coordinates pass)."),
-    "max_speed": (1e3, "Plausibility limit: base angular speed [rad/s] and speed of the base origin [m/s]."),
-    "max_joint_rate": (1e3, "Plausibility limit: |qdot| of every joint [rad/s or m/s]."),
-    "max_input_magnitude": (1e9, "Plausibility limit: every other entry of the input jets (joint "
-                            "positions and higher derivatives; spatial twist rows are allowed "
-                            "(1 + |p|) times this)."),
-    "max_input_skew": (0.0, "measured mode: > 0 combines only inputs (odom, joint_states, reference) "
-                       "whose stamps lie within this many seconds of each other, and stamps the "
-                       "output with the oldest; 0 = off (newest inputs, newest stamp)."),
-    "publish_linearization": (False, "Publish ~/linearization (A, B of gd.linearize about the "
-                              "cycle's state and feedforward input, for an MPC) and the latched "
-                              "~/linearization/labels JSON."),
-    "linearization_representation": ("body", "Base twist and wrench in ~/linearization: 'body' "
-                                     "(default; the paper's choice and the MPC-friendly one: base "
-                                     "axes, A and B independent of the base position) or "
-                                     "'spatial' (world axes, about the world origin)."),
-    "reference_representation": ("spatial", "Representation of the base twist jet V^(0..r+1) in "
-                                 "the reference message, angular first (geodyn_ros.algorithms.representations): "
-                                 "'spatial' (default; world axes, about the world origin), 'body' "
-                                 "(base axes), 'hybrid' (world angular velocity, base-origin "
-                                 "velocity rdot) or 'mixed' (body angular velocity, world rdot; "
-                                 "MuJoCo/iDynTree). Rows are derivatives of the represented vector; "
-                                 "a non-spatial jet is converted to spatial (Leibniz terms included) "
-                                 "at the reference's base pose before the dynamics. In measured mode "
-                                 "the measured V^(0) then replaces the converted row 0. The outputs "
-                                 "are unaffected (feedforward/jet stays spatial)."),
-    "output_representation": ("spatial", "Representation of the base wrench jet W^(0..r) in "
-                              "feedforward/jet, moment first: 'spatial' (default; world axes, about "
-                              "the world origin), 'body' (base-link axes and origin; for a rotor "
-                              "allocation), 'hybrid' or 'mixed' (geodyn_ros.algorithms.representations). Row k "
-                              "is the exact k-th derivative of the represented vector. "
-                              "feedforward/wrench (body, order 0) is unaffected."),
-}
-
-_MODES = ("reference", "measured", "flat")
-_REPRESENTATIONS = ("body", "spatial")
-
-
-class _Slot:
-    """Bookkeeping of one input topic: last good stamp, validity, and 'new since output'."""
-
-    __slots__ = ("topic", "stamp", "valid", "fresh", "received")
-
-    def __init__(self, topic):
-        self.topic = topic
-        self.stamp = -1
-        self.valid = False
-        self.fresh = False
-        self.received = False
-
-    def accept(self, stamp_ns: int, now_ns: int, stale_ns: int) -> None:
-        """Accept a parsed message's stamp; it becomes the topic's last stamp only if the message
-        is accepted (a refused message never locks the topic out)."""
-        if stamp_ns < self.stamp:
-            raise InputError(f"{self.topic}: time went backwards (stamp {stamp_ns * 1e-9:.9f} s "
-                             f"< previous {self.stamp * 1e-9:.9f} s)")
-        if stamp_ns - now_ns > stale_ns:
-            raise InputError(f"{self.topic}: stamp {(stamp_ns - now_ns) * 1e-9:.4f} s in the future of the "
-                             f"node clock (more than stale_timeout {stale_ns * 1e-9:g} s; use_sim_time mismatch?)")
-        self.stamp = stamp_ns
-        self.valid = True
-        self.fresh = True
 
 
 class GeodynNode(Node):
@@ -263,7 +179,7 @@ class GeodynNode(Node):
     def __init__(self, node_name: str = "geodyn_node", **kwargs):
         super().__init__(node_name, **kwargs)
         p = declare_parameters(self, PARAMETERS)
-        self._check_parameters(p)
+        check_parameters(p)
         self._p = p
         self.model = None          # set by _setup_model (at start-up, or from the topic)
         self.base_link = None
@@ -278,35 +194,20 @@ class GeodynNode(Node):
         self.publish_linearization = p["publish_linearization"]
         self.lin_representation = p["linearization_representation"]
         self.reference_representation = p["reference_representation"]
-        self.limits = {k: float(p[k]) for k in ("max_position", "max_speed", "max_joint_rate",
-                                                 "max_input_magnitude")}
+        self.limits = {k: float(p[k]) for k in LIMIT_NAMES}
         self.skew_ns = int(round(p["max_input_skew"] * 1e9))
+        self.tol_ns = int(round(p["sync_tolerance"] * 1e9))
         self.output_representation = p["output_representation"]
         self._convert_ref = self.reference_representation != "spatial"
         self.flat = self.mode == "flat"
-        ref_topic = "flat_reference" if self.flat else "reference"
-        self._slots = {ref_topic: _Slot(ref_topic)}
+        self._ref_topic = "flat_reference" if self.flat else "reference"
+        self._topics = (self._ref_topic, "odom", "joint_states") if self.mode == "measured" else (self._ref_topic,)
+        self._bufs = {}            # topic -> TopicBuffer (input_sync), made by _setup_model
+        self._set = None           # the input set of the next cycle (None: no new set)
         self._last_now = -1
+        self._summaries = 0
 
         qos = control_qos(p["qos_depth"])
-        if self.flat:
-            self.create_subscription(Float64MultiArray, "flat_reference",
-                                     guard(self, self._on_flat_reference, "flat_reference"), qos, raw=True)
-        else:
-            self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"),
-                                     qos, raw=True)
-        if self.mode == "measured":
-            self._slots["odom"] = _Slot("odom")
-            self._slots["joint_states"] = _Slot("joint_states")
-            # raw (serialized) subscriptions, decoded with numpy (geodyn_ros.ros.cdr): no Python
-            # message objects on the 1 kHz path
-            self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos, raw=True)
-            self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"),
-                                     qos, raw=True)
-            self._js_names = name_cache()
-        self._trigger_slots = [self._slots[ref_topic]] if self.mode != "measured" else \
-            [self._slots["odom"], self._slots["joint_states"]]
-
         self._pub_wrench = self.create_publisher(WrenchStamped, "feedforward/wrench", qos)
         self._pub_efforts = self.create_publisher(JointState, "feedforward/joint_efforts", qos)
         self._pub_jet = self.create_publisher(Float64MultiArray, "feedforward/jet", qos)
@@ -329,47 +230,30 @@ class GeodynNode(Node):
         self._rate_zero = p["rate_hz"] == 0
         if p["rate_hz"] > 0:
             self.create_timer(1.0 / p["rate_hz"], guard(self, self._on_timer, "cycle timer"))
-        # the model: now from robot_description / urdf_path, or later from the topic
+        # the model: now from robot_description / urdf_path (loaded, and every kernel the cycles use
+        # compiled or loaded from the cache, before the inputs are subscribed), or later from the topic
         self.model_source = ModelSource(self, p, self.diag, load=self._load_model, apply=self._setup_model,
                                         model_of=lambda loaded: loaded.model, period=p["diagnostics_period"])
+        # raw (serialized) subscriptions, decoded with numpy (geodyn_ros.ros.cdr): no Python
+        # message objects on the 1 kHz path
+        callbacks = {"reference": (Float64MultiArray, self._on_reference),
+                     "flat_reference": (Float64MultiArray, self._on_flat_reference),
+                     "odom": (Odometry, self._on_odom), "joint_states": (JointState, self._on_joint_states)}
+        for topic in self._topics:
+            msg_type, cb = callbacks[topic]
+            self.create_subscription(msg_type, topic, guard(self, cb, topic), qos, raw=True)
+        self._js_names = name_cache()
         guard_time_source(self)
+        self.get_logger().info(f"input_mode {self.mode}: computes from {', '.join(self._topics)}"
+                               + ("" if self.model is not None else f" once the robot model arrives on "
+                                  f"{self.model_source.topic}") + f"; waiting for {', '.join(self._waiting())}")
 
     # ------------------------------------------------------------------ the model
     def _load_model(self, source):
-        """``model`` (:class:`geodyn_ros.Model` of ``source``, path or URDF XML, with the parameters
-        ``base_link`` and ``locked_joints``, evaluated once at rest so a model whose dynamics cannot
-        be computed is refused) and, in flat mode with ``actuation_config``, its ``allocation``
-        (rotor joints locked, rotor frames of the URDF) and ``rotor_names``. Touches no node
+        """The model of ``source`` (path or URDF XML) for this node's parameters, with every kernel
+        the cycles use warmed (:func:`geodyn_ros.ros.geodyn_params.load_model`). Touches no node
         state: for the topic it runs on the loader thread."""
-        p = self._p
-        base = p["base_link"] or None
-        locked = locked_joints_list(p)
-        cfg = allocation = rotor_names = None
-        if self.flat and p["actuation_config"]:
-            from geodyn_ros.control.rotors import load_actuation_config
-            try:
-                cfg = load_actuation_config(p["actuation_config"])
-            except ValueError as exc:
-                raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
-            moving = gd.load_urdf(source, base_link=base).joint_names
-            locked = locked + [j for j in cfg.rotor_joints if j in moving and j not in locked]
-        model = gd.load_urdf(source, base_link=base, locked_joints=locked or None)
-        r, n = self.order, model.n_joints
-        res = gd.inverse_dynamics(model, np.eye(4), None if model.fixed_base else np.zeros((r + 2, 6)),
-                                  np.zeros((r + 3, n)), r, gravity=self.gravity)
-        if not (np.isfinite(res.base_wrench).all() and np.isfinite(res.tau).all()):
-            raise ValueError("the inverse dynamics of this model at rest are not finite")
-        if self.flat and model.fixed_base:
-            raise ConfigurationError("input_mode 'flat': the model has a fixed base; the flat map needs a floating "
-                                     "base (a multirotor)")
-        if cfg is not None:
-            from geodyn_ros.control.rotors import Allocation, rotor_frames_from_model
-            try:
-                rotor_names, frames = rotor_frames_from_model(model, cfg.rotor_links)
-                allocation = Allocation.from_frames(frames, cfg.rotors)
-            except ValueError as exc:
-                raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
-        return SimpleNamespace(model=model, allocation=allocation, rotor_names=rotor_names)
+        return load_model(source, self._p)
 
     def _setup_model(self, loaded, first: bool = True) -> None:
         """Install a loaded model (and allocation) and build everything that depends on it
@@ -392,14 +276,12 @@ class GeodynNode(Node):
             return
         r, n = self.order, model.n_joints
         self.base_link = model.base_link
-        # Input buffers, filled in place by the parsers.
-        self._C_ref = np.eye(4)
-        self._V_ref = np.zeros((r + 2, 6))
-        self._Q_ref = np.zeros((r + 3, n))
-        # Spatial twist jet of the reference: the decoded buffer itself for a spatial reference
-        # (default, no conversion), else a buffer filled by _convert_reference once per message.
-        self._V_ref_sp = np.zeros((r + 2, 6)) if self._convert_ref else self._V_ref
-        self._ref_converted = False
+        # Input buffers (geodyn_ros.ros.input_sync): per topic a bounded, stamp-ordered deque of
+        # entries the parsers fill in place; the cycle's measured inputs are copied out of a matched pair.
+        depth = buffer_depth(self._p["qos_depth"])
+        self._bufs = {t: TopicBuffer(t, depth, lambda t=t: self._entry(t)) for t in self._topics}
+        if self.mode == "measured":
+            self._pair = PairMatcher(self._bufs["odom"], self._bufs["joint_states"], self.tol_ns)
         self._C_meas = np.eye(4)
         self._V0_meas = np.zeros(6)
         self._q_meas = np.zeros(n)
@@ -420,8 +302,6 @@ class GeodynNode(Node):
         self._raw_efforts = joint_state_template(self._efforts_msg)
         self._jet = FeedforwardJetPacker(model.joint_names, r)
         if self.flat:
-            self._com_ref = np.zeros((r + 5, 3))
-            self._yaw_ref = np.zeros(r + 3)
             self._flat_decoder = FlatReferenceDecoder(model.joint_names, r)
             self._desired_msg = Float64MultiArray()
             self._flat_jet = FlatFeedforwardPacker(model.joint_names, r)
@@ -441,44 +321,6 @@ class GeodynNode(Node):
             f"output_representation {self.output_representation}")
 
     # ------------------------------------------------------------------ parameters
-    @staticmethod
-    def _check_parameters(p: dict) -> None:
-        if not 0 <= p["order"] <= MAX_ORDER:
-            raise ConfigurationError(f"parameter 'order': must be an integer in 0..{MAX_ORDER}, "
-                                     f"got {p['order']}")
-        check_frame_prefix(p["frame_prefix"])
-        if p["input_mode"] not in _MODES:
-            raise ConfigurationError(f"parameter 'input_mode': must be one of {_MODES}, got "
-                                     f"'{p['input_mode']}'")
-        if len(p["gravity"]) != 3 or not np.isfinite(p["gravity"]).all():
-            raise ConfigurationError(f"parameter 'gravity': must be 3 finite numbers, got {p['gravity']}")
-        if not (np.isfinite(p["rate_hz"]) and p["rate_hz"] >= 0):
-            raise ConfigurationError(f"parameter 'rate_hz': must be >= 0, got {p['rate_hz']}")
-        if not (np.isfinite(p["stale_timeout"]) and p["stale_timeout"] > 0):
-            raise ConfigurationError(f"parameter 'stale_timeout': must be > 0 s, got {p['stale_timeout']}")
-        if p["qos_depth"] < 1:
-            raise ConfigurationError(f"parameter 'qos_depth': must be >= 1, got {p['qos_depth']}")
-        if not p["diagnostics_period"] > 0:
-            raise ConfigurationError("parameter 'diagnostics_period': must be > 0")
-        if p["linearization_representation"] not in _REPRESENTATIONS:
-            raise ConfigurationError(f"parameter 'linearization_representation': must be one of "
-                                     f"{_REPRESENTATIONS}, got '{p['linearization_representation']}'")
-        if not (np.isfinite(p["diagnostics_rate"]) and p["diagnostics_rate"] > 0):
-            raise ConfigurationError(f"parameter 'diagnostics_rate': must be > 0 messages/s, got "
-                                     f"{p['diagnostics_rate']}")
-        for k in ("max_position", "max_speed", "max_joint_rate", "max_input_magnitude"):
-            if not (p[k] > 0):   # inf allowed: no limit
-                raise ConfigurationError(f"parameter '{k}': must be > 0 (inf = no limit), got {p[k]}")
-        if not (np.isfinite(p["max_input_skew"]) and p["max_input_skew"] >= 0):
-            raise ConfigurationError(f"parameter 'max_input_skew': must be >= 0 s (0 = off), got "
-                                     f"{p['max_input_skew']}")
-        if p["reference_representation"] not in REPRESENTATIONS:
-            raise ConfigurationError(f"parameter 'reference_representation': must be one of "
-                                     f"{REPRESENTATIONS}, got '{p['reference_representation']}'")
-        if p["output_representation"] not in REPRESENTATIONS:
-            raise ConfigurationError(f"parameter 'output_representation': must be one of "
-                                     f"{REPRESENTATIONS}, got '{p['output_representation']}'")
-
     def _publish_linearization_labels(self) -> None:
         body = self.lin_representation == "body"
         twist = ("body twist Ad_C^-1 V (base axes)" if body else "spatial twist V (world axes)")
@@ -494,195 +336,200 @@ class GeodynNode(Node):
             world_frame=self.world_frame, gravity=[float(g) for g in self.gravity])
         self._pub_lin_labels.publish(String(data=text))
 
-    # ------------------------------------------------------------------ callbacks
+    # ------------------------------------------------------------------ inputs
+    def _entry(self, topic: str) -> SimpleNamespace:
+        """One buffer entry of ``topic``: the arrays its parser fills in place."""
+        r, n = self.order, self.model.n_joints
+        if topic == "odom":
+            return SimpleNamespace(C=np.eye(4), V0=np.zeros(6))
+        if topic == "joint_states":
+            return SimpleNamespace(q=np.zeros(n), qd=np.zeros(n))
+        if topic == "flat_reference":
+            return SimpleNamespace(com=np.zeros((r + 5, 3)), yaw=np.zeros(r + 3), Q=np.zeros((r + 3, n)))
+        V = np.zeros((r + 2, 6))
+        # V_sp: the spatial twist jet, V itself for a spatial reference (no conversion, no copy),
+        # else filled by _convert_reference once per message (converted: done)
+        return SimpleNamespace(C=np.eye(4), V=V, Q=np.zeros((r + 3, n)), converted=False,
+                               V_sp=np.zeros((r + 2, 6)) if self._convert_ref else V)
+
     def _now_ns(self) -> int:
         now = self.get_clock().now().nanoseconds
-        if now < self._last_now:  # simulated time was reset: forget the old stamps
-            for s in self._slots.values():
-                s.stamp, s.valid, s.fresh = -1, False, False
+        if now < self._last_now:  # simulated time was reset: forget the old stamps and messages
+            for b in self._bufs.values():
+                b.reset()
+            if self.mode == "measured" and self._bufs:
+                self._pair.reset()
+            self._set = None
         self._last_now = now
         return now
 
-    def _receive(self, slot: _Slot, parse):
-        slot.received = True
-        now = self._now_ns()  # detects a simulated-time reset before the stamp-order check
-        try:
-            slot.accept(parse(), now, self.stale_ns)
-        except InputError as exc:
-            slot.valid = False
-            slot.fresh = False
-            self.diag.problem(slot.topic, str(exc))
-            return
-        if self._rate_zero and all(s.fresh for s in self._trigger_slots):
-            self._cycle(now)
+    def _waiting(self) -> list:
+        """What the node still waits for: the robot model, and each needed topic with no accepted message."""
+        if self.model is None:
+            return [f"robot_description on {self.model_source.topic}"]
+        return [t for t in self._topics if not self._bufs[t].accepted]
 
-    def _plausible(self, topic: str, C=None, V=None, Q=None, qd=None, q=None) -> None:
-        """Refuse finite but absurd inputs (parameters ``max_*``) like NaN: raises
-        :class:`InputError` naming the field, its value and the limit."""
-        lim = self.limits
-
-        def over(field, value, name, unit="", scale=1.0):
-            limit = lim[name] * scale
-            if not value <= limit:
-                raise InputError(f"{topic}: {field} = {value:.6g}{unit} exceeds the plausibility limit "
-                                 f"{limit:.6g}{unit} (parameter '{name}' = {lim[name]:g})")
-        p = np.zeros(3) if C is None else C[:3, 3]
-        if C is not None:
-            over("|base position|", float(np.linalg.norm(p)), "max_position", " m")
-        if V is not None:
-            w, v = V[0, :3], V[0, 3:]
-            over("|base angular velocity|", float(np.linalg.norm(w)), "max_speed", " rad/s")
-            vo = (v[0] - (p[1] * w[2] - p[2] * w[1]), v[1] - (p[2] * w[0] - p[0] * w[2]),
-                  v[2] - (p[0] * w[1] - p[1] * w[0]))      # v - p x w, without np.cross's overhead
-            over("|base origin velocity|", math.sqrt(vo[0] ** 2 + vo[1] ** 2 + vo[2] ** 2), "max_speed", " m/s")
-            if len(V) > 1:   # spatial rows carry p x (...) terms: allowed (1 + |p|) times the limit
-                over("max |base twist derivative|", float(np.abs(V[1:]).max()), "max_input_magnitude",
-                     scale=1.0 + float(np.linalg.norm(p)))
-        if Q is not None:
-            qd, q = Q[1], np.concatenate([Q[:1].ravel(), Q[2:].ravel()])
-        if qd is not None:
-            over("max |qdot|", float(np.abs(qd).max(initial=0.0)), "max_joint_rate")
-        if q is not None:
-            over("max |joint position or derivative|", float(np.abs(q).max(initial=0.0)), "max_input_magnitude")
-
-    def _ready(self, topic: str) -> bool:
-        """Start of every input callback: apply a loaded robot_description (between cycles); False
-        (input reported as not used) while there is no model yet."""
-        self.model_source.poll()
+    def _receive(self, topic: str, parse) -> None:
+        """Decode a message into its topic's scratch entry (``parse(entry)`` returns the stamp or
+        raises InputError), accept it into the buffer, then form the input set and run the cycle."""
+        self.model_source.poll()   # apply a loaded robot_description (between cycles)
         if self.model is None:
             self.model_source.refuse_input(topic)
-            return False
-        return True
+            return
+        buf = self._bufs[topic]
+        buf.received = True
+        now = self._now_ns()  # detects a simulated-time reset before the stamp-order check
+        try:
+            stamp = parse(buf.scratch)
+            entry = buf.accept(stamp, now, self.stale_ns)
+        except InputError as exc:
+            self.diag.problem(topic, str(exc))
+            return
+        if self.mode != "measured":
+            self._set = (stamp, entry)
+        elif topic != "reference":   # the reference is sampled by the cycle, not matched
+            pair = self._pair.match(buf)
+            if pair is None:
+                return
+            t_odom, odom, t_js, js = pair
+            self._C_meas[:] = odom.C
+            self._V0_meas[:] = odom.V0
+            self._q_meas[:] = js.q
+            self._qd_meas[:] = js.qd
+            self._set = (t_odom, t_js)
+        else:
+            return
+        if self._rate_zero:
+            self._cycle(now)
 
     def _on_reference(self, msg) -> None:
-        if not self._ready("reference"):
-            return
-        self._ref_converted = False  # the buffers change (even if the message turns out bad)
-
-        def parse():
+        def parse(e):
+            e.converted = False
             ref = decode_float64_multiarray(msg, "reference")
-            stamp = self._ref_decoder.decode(ref, self._C_ref, self._V_ref, self._Q_ref)
-            V = self._V_ref if self.reference_representation == "spatial" else None
-            self._plausible("reference", self._C_ref, V, self._Q_ref)
+            stamp = self._ref_decoder.decode(ref, e.C, e.V, e.Q)
+            check_plausible(self.limits, "reference", e.C, e.V if not self._convert_ref else None, e.Q)
             return stamp
-        self._receive(self._slots["reference"], parse)
+        self._receive("reference", parse)
 
     def _on_flat_reference(self, msg) -> None:
-        if not self._ready("flat_reference"):
-            return
-
-        def parse():
+        def parse(e):
             ref = decode_float64_multiarray(msg, "flat_reference")
-            stamp = self._flat_decoder.decode(ref, self._com_ref, self._yaw_ref, self._Q_ref)
-            self._plausible_flat(self._com_ref, self._yaw_ref, self._Q_ref)
+            stamp = self._flat_decoder.decode(ref, e.com, e.yaw, e.Q)
+            check_plausible_flat(self.limits, e.com, e.yaw, e.Q)
             return stamp
-        self._receive(self._slots["flat_reference"], parse)
-
-    def _plausible_flat(self, com, yaw, Q) -> None:
-        """The plausibility limits on a flat reference: |c| (max_position), |c'| and |psi'|
-        (max_speed), |q'| (max_joint_rate), every other entry (max_input_magnitude)."""
-        lim, t = self.limits, "flat_reference"
-        checks = (("|CoM position|", float(np.linalg.norm(com[0])), "max_position", " m"),
-                  ("|CoM velocity|", float(np.linalg.norm(com[1])), "max_speed", " m/s"),
-                  ("|yaw rate|", abs(float(yaw[1])), "max_speed", " rad/s"),
-                  ("max |qdot|", float(np.abs(Q[1]).max(initial=0.0)), "max_joint_rate", ""),
-                  ("max |higher CoM derivative|", float(np.abs(com[2:]).max()), "max_input_magnitude", ""),
-                  ("max |yaw or derivative|", float(np.abs(np.r_[yaw[:1], yaw[2:]]).max()), "max_input_magnitude", ""),
-                  ("max |joint position or derivative|",
-                   float(np.abs(np.concatenate([Q[:1].ravel(), Q[2:].ravel()])).max(initial=0.0)),
-                   "max_input_magnitude", ""))
-        for field, value, name, unit in checks:
-            if not value <= lim[name]:
-                raise InputError(f"{t}: {field} = {value:.6g}{unit} exceeds the plausibility limit "
-                                 f"{lim[name]:.6g}{unit} (parameter '{name}' = {lim[name]:g})")
+        self._receive("flat_reference", parse)
 
     def _on_odom(self, msg) -> None:
-        if not self._ready("odom"):
-            return
-
-        def parse():
+        def parse(e):
             sec, nsec, frame, child, pose, twist = decode_odometry(msg, "odom")
             if frame and frame != self.world_frame:
                 raise InputError(f"odom: header.frame_id '{frame}' is not the world frame '{self.world_frame}'")
-            odometry_from_fields(child, pose, twist, self._C_meas, self._V0_meas, self.base_frame)
-            self._plausible("odom", self._C_meas, self._V0_meas[None, :])
+            odometry_from_fields(child, pose, twist, e.C, e.V0, self.base_frame)
+            check_plausible(self.limits, "odom", e.C, e.V0[None, :])
             return sec * 1_000_000_000 + nsec
-        self._receive(self._slots["odom"], parse)
+        self._receive("odom", parse)
 
     def _on_joint_states(self, msg) -> None:
-        if not self._ready("joint_states"):
-            return
-
-        def parse():
+        def parse(e):
             sec, nsec, names, position, velocity = decode_joint_state(msg, "joint_states", self._js_names)
             if len(velocity) == 0:
                 raise InputError("joint_states: no velocity field (measured mode needs qdot)")
-            self._matcher.gather(names, position, self._q_meas, "joint_states.position")
-            self._matcher.gather(names, velocity, self._qd_meas, "joint_states.velocity")
-            self._plausible("joint_states", qd=self._qd_meas, q=self._q_meas)
+            self._matcher.gather(names, position, e.q, "joint_states.position")
+            self._matcher.gather(names, velocity, e.qd, "joint_states.velocity")
+            check_plausible(self.limits, "joint_states", qd=e.qd, q=e.q)
             return sec * 1_000_000_000 + nsec
-        self._receive(self._slots["joint_states"], parse)
+        self._receive("joint_states", parse)
 
     def _on_timer(self) -> None:
         self.model_source.poll()
-        if self.model is not None and any(s.fresh for s in self._slots.values()):
+        if self.model is not None and self._set is not None:
             self._cycle()
 
     def _summary(self) -> None:
+        self._summaries += 1
+        waiting = self._waiting()
+        if waiting and self._summaries % 5 == 0:   # every fifth period: 5 s at the default 1 s
+            got = [t for t in self._topics if self._bufs and self._bufs[t].accepted]
+            self.get_logger().info(f"input_mode {self.mode}: still waiting for {', '.join(waiting)}"
+                                   + (f" (received {', '.join(got)})" if got else ""))
         if self.model is None:
             return   # the model source reports "waiting for robot_description" at the same period
-        waiting = [s.topic for s in self._slots.values() if not s.received]
-        if waiting and not self.diag.last_problem:
-            self.diag.publish_status(DiagnosticStatus.WARN, f"waiting for {', '.join(waiting)}")
+        unseen = [t for t in self._topics if not self._bufs[t].received]
+        if unseen and not self.diag.last_problem:
+            self.diag.publish_status(DiagnosticStatus.WARN, f"waiting for {', '.join(unseen)}")
         else:
             self.diag.publish_summary()
 
     # ------------------------------------------------------------------ the cycle
+    def _fresh(self, topic: str, stamp: int, now: int) -> bool:
+        """False (reported) if the input of ``topic`` stamped ``stamp`` is stale or in the future."""
+        age = now - stamp
+        if age > self.stale_ns:
+            self.diag.problem(f"stale {topic}", f"{topic}: stale input, {age * 1e-9:.4f} s "
+                              f"old (stale_timeout {self.stale_ns * 1e-9:g} s)")
+            return False
+        if age < -self.stale_ns:
+            self.diag.problem(f"future {topic}", f"{topic}: stamp {-age * 1e-9:.4f} s in "
+                              f"the future of the node clock (use_sim_time mismatch?)")
+            return False
+        return True
+
+    def _reference_for(self, t: int):
+        """``(stamp, entry)`` of the reference for a state stamped ``t`` (input_sync rule), or None (reported)."""
+        buf = self._bufs["reference"]
+        after = self.skew_ns if self.skew_ns else self.tol_ns
+        sel = select_reference(buf, t, self.stale_ns, after)
+        if sel is None:
+            newest = buf.newest()
+            self.diag.problem("no reference", "reference: none received yet" if newest is None else
+                              f"reference: none stamped in [{(t - self.stale_ns) * 1e-9:.6f}, "
+                              f"{(t + after) * 1e-9:.6f}] s for the state stamped {t * 1e-9:.6f} s "
+                              f"(newest {newest[0] * 1e-9:.6f} s); set skipped")
+        return sel
+
     def _cycle(self, now: int | None = None) -> None:
-        """One cycle; ``now``: the node clock [ns] read by the triggering callback (else read here)."""
-        for s in self._slots.values():
-            s.fresh = False
+        """One cycle on the input set ``_set``; ``now``: the node clock [ns] read by the triggering
+        callback (else read here)."""
+        inputs, self._set = self._set, None
         if now is None:
             now = self._now_ns()
-        for s in self._slots.values():
-            if not s.valid:
-                if s.received:
-                    self.diag.problem(s.topic, f"{s.topic}: no valid message since the last bad one")
+        if self.mode != "measured":
+            stamp, e = inputs
+            if not self._fresh(self._ref_topic, stamp, now):
                 return
-            age = now - s.stamp
-            if age > self.stale_ns:
-                self.diag.problem(f"stale {s.topic}", f"{s.topic}: stale input, {age * 1e-9:.4f} s "
-                                  f"old (stale_timeout {self.stale_ns * 1e-9:g} s)")
+            if self.flat:
+                self._flat_cycle(stamp, e)
                 return
-            if age < -self.stale_ns:
-                self.diag.problem(f"future {s.topic}", f"{s.topic}: stamp {-age * 1e-9:.4f} s in "
-                                  f"the future of the node clock (use_sim_time mismatch?)")
+            if self._convert_ref and not e.converted and not self._convert_reference(e):
                 return
-        if self.flat:
-            self._flat_cycle()
-            return
-        if self._convert_ref and not self._ref_converted and not self._convert_reference():
-            return
-        if self.mode == "reference":
-            C, V, Q = self._C_ref, self._V_ref_sp, self._Q_ref
-            stamp = self._slots["reference"].stamp
+            C, V, Q = e.C, e.V_sp, e.Q
         else:
-            C, V, Q = self._C_meas, self._V_in, self._Q_in
-            V[:] = self._V_ref_sp  # the reference's spatial jet (converted at the reference pose)
-            Q[:] = self._Q_ref
-            V[0] = self._V0_meas
-            Q[0] = self._q_meas
-            Q[1] = self._qd_meas
-            stamps = [self._slots[k].stamp for k in ("odom", "joint_states", "reference")]
+            t_odom, t_js = inputs
+            stamp = max(t_odom, t_js)
+            if not (self._fresh("odom", t_odom, now) and self._fresh("joint_states", t_js, now)):
+                return
+            sel = self._reference_for(stamp)
+            if sel is None:
+                return
+            t_ref, e = sel
+            if not self._fresh("reference", t_ref, now):
+                return
+            if self._convert_ref and not e.converted and not self._convert_reference(e):
+                return
             if self.skew_ns:
+                stamps = (t_odom, t_js, t_ref)
                 if max(stamps) - min(stamps) > self.skew_ns:
                     self.diag.problem("skew", f"inputs not within max_input_skew {self.skew_ns * 1e-9:g} s "
                                       f"(odom, joint_states, reference stamps span "
                                       f"{(max(stamps) - min(stamps)) * 1e-9:.6f} s); set skipped")
                     return
                 stamp = min(stamps)
-            else:
-                stamp = max(stamps[:2])
+            C, V, Q = self._C_meas, self._V_in, self._Q_in
+            V[:] = e.V_sp  # the reference's spatial jet (converted at the reference pose)
+            Q[:] = e.Q
+            V[0] = self._V0_meas
+            Q[0] = self._q_meas
+            Q[1] = self._qd_meas
         try:
             res = gd.inverse_dynamics(self.model, C, V, Q, self.order, gravity=self.gravity)
         except ValueError as exc:  # e.g. a pose that is not rigid
@@ -707,12 +554,11 @@ class GeodynNode(Node):
         self.diag.ok()
         self.diag.clear()
 
-    def _flat_cycle(self) -> None:
-        """One cycle of the flat mode (module docstring): the flat map, then every output."""
-        stamp = self._slots["flat_reference"].stamp
+    def _flat_cycle(self, stamp: int, e) -> None:
+        """One cycle of the flat mode (module docstring) on the flat reference ``e`` stamped
+        ``stamp``: the flat map, then every output."""
         try:
-            res = gd.flat_inverse_dynamics(self.model, self._com_ref, self._yaw_ref, self._Q_ref, self.order,
-                                           gravity=self.gravity)
+            res = gd.flat_inverse_dynamics(self.model, e.com, e.yaw, e.Q, self.order, gravity=self.gravity)
         except ValueError as exc:   # free fall, yaw singularity, a result that is not finite
             self.diag.problem("flat map", f"flat_reference: the flat map refused the sample: {exc}")
             return
@@ -761,14 +607,13 @@ class GeodynNode(Node):
             w[k] = (ut[k] - sum(w[j] * w[k - j] for j in range(1, k))) / (2.0 * w[0])
         return w * fact[:, None]
 
-    def _convert_reference(self) -> bool:
-        """Fill ``_V_ref_sp`` with the spatial jet of the reference twist jet ``_V_ref`` (in
-        ``reference_representation``) at the reference pose ``_C_ref``, the pose the jet belongs
+    def _convert_reference(self, e) -> bool:
+        """Fill ``e.V_sp`` with the spatial jet of the reference twist jet ``e.V`` (in
+        ``reference_representation``) at the reference pose ``e.C``, the pose the jet belongs
         to; on failure report the problem and return False (the cycle is skipped)."""
         try:
-            self._V_ref_sp[:] = gd.convert_twist(self._C_ref, self._V_ref,
-                                                 self.reference_representation, "spatial")
-            self._plausible("reference", self._C_ref, self._V_ref_sp)
+            e.V_sp[:] = gd.convert_twist(e.C, e.V, self.reference_representation, "spatial")
+            check_plausible(self.limits, "reference", e.C, e.V_sp)
         except InputError as exc:
             self.diag.problem("reference", str(exc))
             return False
@@ -776,7 +621,7 @@ class GeodynNode(Node):
             self.diag.problem("reference_representation", f"reference: cannot convert the "
                               f"{self.reference_representation} twist jet to spatial: {exc}")
             return False
-        self._ref_converted = True
+        e.converted = True
         return True
 
     def _publish(self, stamp_ns: int, W0_body, W, tau) -> None:
