@@ -11,8 +11,9 @@ Layers, bottom to top (README "Repository layout"):
    ``batch``, ``eom`` < ``linearization``, ``representations``, ``constrained``, ``reduced``,
    ``flat`` <
    ``api`` (the public entry points: hot path, then dispatch) < ``workspace``.
-3. ``control`` < ``sim`` < ``loops``: controllers (never the simulator); the MuJoCo simulator
-   (which uses the actuation models of ``control``); closed loops run in one process.
+3. ``control`` < ``sim``, ``planning`` < ``loops``: controllers (never the simulator); the MuJoCo
+   simulator (which uses the actuation models of ``control``); the waypoint planner (flat map and
+   allocation, never the simulator); closed loops run in one process.
 4. ``ros`` < ``examples``, ``warmup``: the ROS adapters (never the examples); demonstrations and
    tools.
 
@@ -55,6 +56,8 @@ def rank(mod):
     if top == "control":                      # controllers: never the simulator
         return (3, 0)
     if top == "sim":                          # the simulator may use the actuation models of control
+        return (3, 1)
+    if top == "planning":                     # waypoint planning above control (never sim or loops)
         return (3, 1)
     if top == "loops":                        # in-process closed loops: control + sim
         return (3, 2)

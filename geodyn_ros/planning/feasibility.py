@@ -1,0 +1,332 @@
+"""Whole-body feasibility of a planned flat trajectory, through the exact flat map; two rigid baselines.
+
+**Whole body** (:func:`check_feasibility`). At samples along the trajectory the flat map
+(:func:`geodyn_ros.flat_inverse_dynamics`'s kernel looped on one thread, :mod:`._serial`; order 2
+with elastic joints, else 1) gives the thrust ``T``, the body torque ``tau_b`` (base axes, about
+the base origin) and the joint torques ``tau`` with their time derivatives. From them:
+
+* **rotor speeds** ``omega = sqrt(u)``, ``u = A4^+ (T, tau_b)`` (collinear allocation,
+  :class:`~geodyn_ros.control.rotors.Allocation`; a negative ``u`` counts as ``-sqrt(-u)``), against
+  ``[omega_min, omega_max]``;
+* **rotor accelerations** against the lag: the first-order rotor ``omega' = (omega_c - omega) /
+  T_lag`` needs the command ``omega_c = omega + T_lag omega'`` (``T_lag`` the up or down time
+  constant by the sign of ``omega' = u' / (2 omega)``; ACTUATION.md, the ``ff1`` law), which must lie
+  in ``[omega_min, omega_max]``;
+* **elastic joints** (Spong): the motor torque ``u_m = B theta'' + tau``, ``theta = q + K^-1 tau``,
+  against ``max_motor_torque``; **rigid joints** with a limit: ``|tau|`` against it.
+
+Every margin is dimensionless: ``(limit - value) / scale`` with ``scale = omega_max`` (rotor
+limits) or the torque limit, so ``0`` is the limit and ``0.1`` is 10 % of the range left.
+
+**Sampling and its bound.** ``samples`` points per segment, uniform in each segment's normalised
+time (so the same points follow a time scaling). Between samples a margin ``m`` can dip below the
+sampled minimum by at most ``dt^2 / 8 max|m''|``; ``max|m''| dt^2`` is estimated by the largest
+second difference of the sampled margins, and ``sample_bound = max|Delta^2 m| / 8`` is reported.
+The worst sample is then refined on the exact margin between its neighbours (rounds of 17 points,
+each zooming onto the best one's neighbours, one batch flat map per round), so the reported worst
+is the local minimum located to ``2 (1/8)^5 < 1e-4`` of the sample spacing.
+
+**Baselines on the same trajectory.**
+
+* (a) :func:`check_rigid_rates`: mav_trajectory_generation's input check
+  (``mav_trajectory_generation_ros/src/feasibility_sampling.cpp``, ethz-asl): normalised thrust
+  ``|c'' - g|`` in ``[f_min, f_max]``, speed ``|c'|``, roll/pitch rate ``|(w_x, w_y)|``, yaw rate and
+  yaw acceleration, "assuming a rigid body". Defaults: the rate limits of its
+  ``InputConstraints::setDefaultValues`` (pi/2, pi/2 rad/s, 2 pi rad/s^2, 3 m/s) and the thrust range
+  of the vehicle (``n c_f omega_min^2 / m .. n c_f omega_max^2 / m``). The body rates are the
+  attitude's, which does not depend on the arm.
+* (b) :func:`check_feasibility` with ``frozen_arm=True``: the same rotor-speed and lag check on the
+  rigid flat map with the arm frozen at its mean waypoint configuration (its jets are the
+  constant ``q_mean``; the flat map of a locked arm is the rigid multirotor's,
+  :func:`geodyn_ros.control.quadrotor.rigid_flat_map`, as ``test/test_flat.py`` shows).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._serial import flat_map_serial
+from ..control.rotors import Allocation, ElasticJointParams, RotorParams, load_actuation_config, rotor_frames_from_model
+from ..model.model import Model
+from ..model.resources import shipped_urdf
+from ..model.urdf import load_urdf
+from .planner import FlatTrajectory
+
+__all__ = ["Vehicle", "FeasibilityReport", "check_feasibility", "check_rigid_rates", "RateLimits", "sample_times"]
+
+#: default samples per segment: the dip bound ``dt^2/8 max|m''|`` is then 1/8192 of the segment's
+#: ``h^2 max|m''|`` (reported per check as ``sample_bound``)
+SAMPLES_PER_SEGMENT = 32
+
+
+@dataclass
+class Vehicle:
+    """The vehicle a plan is checked for.
+
+    model : the flat-map model (rotor joints locked); allocation : collinear :class:`Allocation`;
+    rotors : :class:`RotorParams` (``max_rot_velocity``, lag time constants); elastic :
+    :class:`ElasticJointParams` or None; omega_min [rad/s] the lowest rotor speed allowed (default
+    0: a rotor may not reverse); joint_torque_limit : (n,) [N m] for the rigid joints, or None (not
+    checked).
+    """
+
+    model: Model
+    allocation: Allocation
+    rotors: RotorParams
+    elastic: ElasticJointParams | None = None
+    omega_min: float = 0.0
+    joint_torque_limit: np.ndarray | None = None
+    _el: np.ndarray = field(init=False, repr=False)
+    _rigid: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        names = self.model.joint_names
+        if self.elastic is not None:
+            miss = [j for j in self.elastic.joints if j not in names]
+            if miss:
+                raise ValueError(f"elastic: joints {miss} are not joints of the model")
+            self._el = np.array([names.index(j) for j in self.elastic.joints], dtype=np.int64)
+        else:
+            self._el = np.zeros(0, dtype=np.int64)
+        self._rigid = np.array([i for i in range(len(names)) if i not in set(self._el.tolist())], dtype=np.int64)
+        if self.joint_torque_limit is not None:
+            lim = np.array(self.joint_torque_limit, float).reshape(-1)
+            if lim.size == 1:
+                lim = np.full(len(names), lim[0])
+            if lim.shape != (len(names),) or np.any(~(lim > 0)):
+                raise ValueError(f"joint_torque_limit: expected {len(names)} positive values, got {self.joint_torque_limit!r}")
+            self.joint_torque_limit = lim
+        if not (0.0 <= float(self.omega_min) < self.rotors.max_rot_velocity):
+            raise ValueError(f"omega_min: expected 0 <= omega_min < max_rot_velocity, got {self.omega_min!r}")
+
+    @classmethod
+    def hexarotor(cls, config=None) -> "Vehicle":
+        """The shipped under-actuated vehicle: ``urdf/hexarotor_manipulator.urdf.xacro`` with
+        ``config/hexarotor.yaml`` (rotor limits, lag, elastic arm joints)."""
+        cfg = load_actuation_config("hexarotor") if config is None else config
+        model = load_urdf(str(shipped_urdf("hexarotor_manipulator.urdf.xacro")), locked_joints=list(cfg.rotor_joints))
+        al = Allocation.from_frames(rotor_frames_from_model(model)[1], cfg.rotors)
+        return cls(model, al, cfg.rotors, cfg.elastic)
+
+    @property
+    def check_order(self) -> int:
+        """The flat-map order the check needs: 2 with elastic joints (``theta''`` reads ``tau''``), else 1."""
+        return 2 if len(self._el) else 1
+
+
+@dataclass
+class FeasibilityReport:
+    """Result of a check. ``worst`` the smallest margin (dimensionless, module docstring), at time
+    ``t_worst`` [s] for the limit ``limit`` (e.g. ``"rotor 3 speed max"``); ``per_limit``
+    ``{kind: (margin, t)}`` the worst of each kind; ``sample_bound`` how far a margin may dip
+    between samples below the sampled values (module docstring); ``times`` (T,) and ``margins``
+    (T, L) the sampled margins, columns ``names``; ``omega`` (T, n_rot) the feedforward rotor
+    speeds [rad/s] (signed square root), ``omega_command`` (T, n_rot) the lag-compensated
+    commands, ``motor_torque`` (T, n_el) [N m] (whole-body check)."""
+
+    worst: float
+    t_worst: float
+    limit: str
+    per_limit: dict
+    sample_bound: float
+    times: np.ndarray
+    margins: np.ndarray
+    names: tuple
+    omega: np.ndarray | None = None
+    omega_command: np.ndarray | None = None
+    motor_torque: np.ndarray | None = None
+
+    def feasible(self, margin: float = 0.0) -> bool:
+        return self.worst >= margin
+
+    def summary(self) -> str:
+        return (f"worst margin {self.worst:+.4f} at t = {self.t_worst:.3f} s ({self.limit}); "
+                f"sampling bound {self.sample_bound:.1e}")
+
+
+def sample_times(traj: FlatTrajectory, samples: int = SAMPLES_PER_SEGMENT) -> np.ndarray:
+    """``samples`` points per segment at ``s = j / samples`` of each segment, and ``t_N``."""
+    if not (isinstance(samples, (int, np.integer)) and samples >= 2):
+        raise ValueError(f"samples: expected an integer >= 2 per segment, got {samples!r}")
+    t = traj.times
+    s = np.arange(samples) / samples
+    return np.concatenate([(t[:-1, None] + np.diff(t)[:, None] * s[None]).ravel(), t[-1:]])
+
+
+def _signed_sqrt(u):
+    return np.sign(u) * np.sqrt(np.abs(u))
+
+
+def _rotor_margins(vehicle, thrust, torque):
+    """(margins (T, 4 n), names, omega, omega_c) of the rotor speed and lag limits from the thrust
+    jet (T, >= 2) and the body-torque jet (T, >= 2, 3)."""
+    al, rot = vehicle.allocation, vehicle.rotors
+    P = al.A4_pinv
+    u = thrust[:, 0, None] * P[:, 0] + torque[:, 0] @ P[:, 1:].T
+    du = thrust[:, 1, None] * P[:, 0] + torque[:, 1] @ P[:, 1:].T
+    om = _signed_sqrt(u)
+    omd = du / (2.0 * np.maximum(np.abs(om), 1e-9))
+    omc = om + np.where(omd > 0, rot.time_constant_up, rot.time_constant_down) * omd
+    wmax, wmin = rot.max_rot_velocity, float(vehicle.omega_min)
+    M = np.concatenate([(wmax - om) / wmax, (om - wmin) / wmax, (wmax - omc) / wmax, (omc - wmin) / wmax], axis=1)
+    n = al.n_rotors
+    names = tuple(f"rotor {i + 1} {kind}" for kind in ("speed max", "speed min", "lag max", "lag min")
+                  for i in range(n))
+    return M, names, om, omc
+
+
+def _joint_margins(vehicle, q, tau):
+    """(margins (T, L), names, motor torques (T, n_el)) of the elastic motors and the rigid joints."""
+    cols, names = [], []
+    um = None
+    jn = vehicle.model.joint_names
+    if len(vehicle._el):
+        el, i = vehicle.elastic, vehicle._el
+        um = el.motor_inertia * (q[:, 2, i] + tau[:, 2, i] / el.stiffness) + tau[:, 0, i]
+        cols.append((el.max_motor_torque - np.abs(um)) / el.max_motor_torque)
+        names += [f"motor {jn[j]} torque" for j in i]
+    if vehicle.joint_torque_limit is not None and len(vehicle._rigid):
+        i = vehicle._rigid
+        lim = vehicle.joint_torque_limit[i]
+        cols.append((lim - np.abs(tau[:, 0, i])) / lim)
+        names += [f"joint {jn[j]} torque" for j in i]
+    M = np.concatenate(cols, axis=1) if cols else np.zeros((len(q), 0))
+    return M, tuple(names), um
+
+
+def _evaluate(vehicle, traj, t, kind, limits=None):
+    """(margins (T, L), names, (omega, omega_command, motor_torque)) at the times t (T,) for the check
+    ``kind``: ``"whole_body"``, ``"frozen_arm"`` (baseline b) or ``"rigid_rates"`` (baseline a)."""
+    if kind == "rigid_rates":
+        return _rigid_rates(vehicle, traj, t, limits)
+    order = vehicle.check_order
+    com, yaw, q = traj.jets(t, order)
+    if kind == "frozen_arm":
+        q = _frozen(traj, len(t), order)
+    res = flat_map_serial(vehicle.model, com, yaw, q, order)
+    M, names, om, omc = _rotor_margins(vehicle, res.thrust, res.body_torque)
+    um = None
+    if kind == "whole_body":
+        MJ, nj, um = _joint_margins(vehicle, q, res.tau)
+        M, names = np.concatenate([M, MJ], axis=1), names + nj
+    return M, names, (om, omc, um)
+
+
+def _frozen(traj, T, order):
+    """The arm frozen at the mean of its joint waypoints: constant jets (T, order+3, n)."""
+    q = np.zeros((T, order + 3, traj.n_joints))
+    if traj.q is not None:
+        q[:, 0] = traj.q.jets(traj.times, 1)[:, 0].mean(axis=0)
+    return q
+
+
+def _kind(name):
+    """The limit kind of a margin column: ``rotor 3 speed max`` -> ``rotor speed max``, ``motor J2
+    torque`` -> ``motor torque``, ``rigid yaw rate`` -> itself."""
+    w = name.split(" ")
+    if w[0] in ("rotor", "motor", "joint"):
+        return " ".join([w[0]] + w[2:])
+    return name
+
+
+#: zoom refinement of the worst sample: rounds of ``ZOOM_POINTS`` points between the neighbours of
+#: the current best; each round shrinks the interval 8 times, so after ``ZOOM_ROUNDS`` the minimum
+#: is located to ``2 (1/8)^5 < 1e-4`` of the sample spacing (the margin's error is quadratic in it)
+ZOOM_POINTS, ZOOM_ROUNDS = 17, 5
+
+
+def _refine(evaluate, col, a, b):
+    """(margin, t): the minimum of column ``col`` of ``evaluate(t) -> (T, L)`` on [a, b], by zooming."""
+    best = (np.inf, a)
+    for _ in range(ZOOM_ROUNDS):
+        x = np.linspace(a, b, ZOOM_POINTS)
+        m = evaluate(x)[:, col]
+        i = int(np.argmin(m))
+        if m[i] < best[0]:
+            best = (float(m[i]), float(x[i]))
+        a, b = x[max(i - 1, 0)], x[min(i + 1, ZOOM_POINTS - 1)]
+    return best
+
+
+def _check(vehicle, traj, kind, samples, refine, limits=None):
+    if not isinstance(vehicle, Vehicle):
+        raise ValueError(f"vehicle: expected a Vehicle, got {type(vehicle).__name__}")
+    if not isinstance(traj, FlatTrajectory):
+        raise ValueError(f"traj: expected a FlatTrajectory, got {type(traj).__name__}")
+    if traj.n_joints != vehicle.model.n_joints:
+        raise ValueError(f"traj: {traj.n_joints} joint columns, the model has {vehicle.model.n_joints}")
+    t = sample_times(traj, samples)
+    M, names, extras = _evaluate(vehicle, traj, t, kind, limits)
+    j, col = divmod(int(np.argmin(M)), M.shape[1])
+    worst, tw = float(M[j, col]), float(t[j])
+    if refine:
+        m, tr = _refine(lambda x: _evaluate(vehicle, traj, x, kind, limits)[0], col, t[max(j - 1, 0)],
+                        t[min(j + 1, len(t) - 1)])
+        if m < worst:
+            worst, tw = m, tr
+    d2 = np.abs(M[2:] - 2.0 * M[1:-1] + M[:-2]).max() if len(t) > 2 else 0.0
+    kinds = {}
+    for c, nm in enumerate(names):
+        i = int(np.argmin(M[:, c]))
+        k = _kind(nm)
+        if k not in kinds or M[i, c] < kinds[k][0]:
+            kinds[k] = (float(M[i, c]), float(t[i]))
+    kinds[_kind(names[col])] = (worst, tw)
+    om, omc, um = extras
+    return FeasibilityReport(worst, tw, names[col], kinds, float(d2) / 8.0, t, M, names, om, omc, um)
+
+
+def check_feasibility(vehicle: Vehicle, traj: FlatTrajectory, *, samples: int = SAMPLES_PER_SEGMENT,
+                      frozen_arm: bool = False, refine: bool = True) -> FeasibilityReport:
+    """The whole-body check (module docstring), or baseline (b) with ``frozen_arm=True`` (rotor limits
+    only, the arm frozen at its mean waypoint configuration). ``refine``: locate the worst sample's
+    local minimum (module docstring). Raises ``ValueError`` where the flat map is undefined (free
+    fall, yaw singularity), naming the sample."""
+    return _check(vehicle, traj, "frozen_arm" if frozen_arm else "whole_body", samples, refine)
+
+
+@dataclass(frozen=True)
+class RateLimits:
+    """mav_trajectory_generation's input constraints (module docstring): normalised thrust
+    ``f_min``, ``f_max`` [m/s^2] (None: the vehicle's rotor range), ``v_max`` [m/s], ``omega_xy_max``
+    [rad/s], ``omega_z_max`` [rad/s], ``omega_z_dot_max`` [rad/s^2]."""
+
+    f_min: float | None = None
+    f_max: float | None = None
+    v_max: float = 3.0
+    omega_xy_max: float = np.pi / 2
+    omega_z_max: float = np.pi / 2
+    omega_z_dot_max: float = 2 * np.pi
+
+
+_RIGID_NAMES = ("rigid thrust max", "rigid thrust min", "rigid velocity", "rigid roll-pitch rate", "rigid yaw rate",
+                "rigid yaw acceleration")
+
+
+def _rigid_rates(vehicle, traj, t, limits, gravity=(0.0, 0.0, -9.81)):
+    lim = RateLimits() if limits is None else limits
+    rot = vehicle.rotors
+    n = vehicle.allocation.n_rotors
+    m = vehicle.model.total_mass
+    fmax = lim.f_max if lim.f_max is not None else n * rot.motor_constant * rot.max_rot_velocity ** 2 / m
+    fmin = lim.f_min if lim.f_min is not None else n * rot.motor_constant * float(vehicle.omega_min) ** 2 / m
+    com, yaw, _ = traj.jets(t, 0)
+    res = flat_map_serial(vehicle.model, com, yaw, _frozen(traj, len(t), 0), 0)
+    R = res.base_pose[:, :3, :3]
+    wb = np.einsum("tji,tj->ti", R, res.base_twist[:, 0, :3])        # body rates R^T w
+    ab = np.einsum("tji,tj->ti", R, res.base_twist[:, 1, :3])        # body angular acceleration R^T w'
+    f = np.linalg.norm(com[:, 2] - np.asarray(gravity, float), axis=1)
+    M = np.stack([(fmax - f) / fmax, (f - fmin) / fmax,
+                  (lim.v_max - np.linalg.norm(com[:, 1], axis=1)) / lim.v_max,
+                  (lim.omega_xy_max - np.linalg.norm(wb[:, :2], axis=1)) / lim.omega_xy_max,
+                  (lim.omega_z_max - np.abs(wb[:, 2])) / lim.omega_z_max,
+                  (lim.omega_z_dot_max - np.abs(ab[:, 2])) / lim.omega_z_dot_max], axis=1)
+    return M, _RIGID_NAMES, (None, None, None)
+
+
+def check_rigid_rates(vehicle: Vehicle, traj: FlatTrajectory, limits: RateLimits | None = None, *,
+                      samples: int = SAMPLES_PER_SEGMENT, refine: bool = True) -> FeasibilityReport:
+    """Baseline (a): mav_trajectory_generation's rigid-body check on the same samples (module
+    docstring). Margins ``(limit - value) / limit`` (thrust: over ``f_max``)."""
+    return _check(vehicle, traj, "rigid_rates", samples, refine, limits)
