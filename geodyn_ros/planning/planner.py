@@ -81,7 +81,7 @@ def _limit(name, v):
     return x
 
 
-def allocate_times(com, yaw=None, q=None, *, max_velocity, max_acceleration, max_yaw_rate=None,
+def allocate_times(com, yaw=None, q=None, *, max_velocity=None, max_acceleration=None, max_yaw_rate=None,
                    max_yaw_acceleration=None, max_joint_velocity=None, max_joint_acceleration=None,
                    start_time: float = 0.0) -> np.ndarray:
     """Knot times (N+1,) [s]: each segment lasts the longest rest-to-rest trapezoid time of its moves.
