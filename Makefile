@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= out
 SPEED  ?= 1
 
-.PHONY: venv lint docs test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget lqr bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
+.PHONY: venv lint docs test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget figures lqr bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -16,15 +16,20 @@ venv: $(STAMP)
 
 $(STAMP): requirements.txt setup.py
 	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY) on PATH (or run: make PY=python3 ...)"; exit 1; }
+	@echo "venv 1/4: creating $(VENV) with $(PY) (seconds)"
 	$(PY) -m venv $(VENV)
+	@echo "venv 2/4: pip install of the pinned requirements.txt (about 1 GB installed; 1-3 minutes with a warm pip cache, more on a slow network)"
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements.txt
+	@echo "venv 3/4: geodyn_ros itself, editable (seconds)"
 	@# compat mode: the editable install is a path entry (a .pth with the clone root), so a folder named
 	@# geodyn_ros in the working directory (the clone itself, seen from its parent) cannot shadow the
 	@# package as an empty namespace package (test/test_install.py)
 	$(BIN)/python -m pip install -q --no-deps -e . --config-settings editable_mode=compat
-	$(BIN)/python -m geodyn_ros.warmup -q
+	@echo "venv 4/4: compiling the numba kernels once, cached for every later run (about 5 minutes on 2 cores; a line per family)"
+	$(BIN)/python -m geodyn_ros.warmup
 	touch $(STAMP)
+	@echo "venv: ready ($(VENV))"
 
 ## Lint every Python file of the repository (pyflakes' rules: undefined names, unused imports and
 ## variables, redefinitions; ruff.toml). CI runs it before the tests.
@@ -46,8 +51,13 @@ test-real-launch: $(STAMP)
 	GEODYN_REAL_LAUNCH=1 $(BIN)/python -m pytest -q -rs -p no:xdist test/test_real_launch.py --durations=0
 
 ## The main job, both vehicles: the actuated (TiltHex) table, then the under-actuated (collinear
-## hexarotor, flatness) table with its error budget; figures in $(OUT)/.
+## hexarotor, flatness) table with its error budget; figures in $(OUT)/. A line per row as it
+## finishes (8 + 10 rows of 35 s simulated each: a few minutes per table on a quiet 2-core machine,
+## three times that when it is loaded). DURATION=3: 3 scored seconds per row instead of 30, after
+## the same 5 s pre-roll (the short mode CI runs); DURATION is passed only when given.
 demo: actuated underactuated
+
+DEMO_DURATION = $(if $(filter command line environment%,$(origin DURATION)),--duration $(DURATION))
 
 ## The actuated aerial manipulator (TiltHex rotors with gz-sim's motor lag,
 ## series-elastic arm joints, the controller consuming the jets) on Table 3, 30 s, rows
@@ -55,15 +65,21 @@ demo: actuated underactuated
 ## $(OUT)/actuated_loop.png (errors against time, one curve per row). SPEED=3: 3x faster Table 3.
 
 actuated: $(STAMP)
-	$(BIN)/python -m geodyn_ros.examples.actuated_loop --speed $(SPEED) --out $(OUT)
+	$(BIN)/python -m geodyn_ros.examples.actuated_loop --speed $(SPEED) --out $(OUT) $(DEMO_DURATION)
 
 ## The under-actuated aerial manipulator (collinear hexarotor with gz-sim's X4 rotors, elastic arm
 ## joints, the flatness-based controller) on the figure-eight reference, 30 s after a 5 s pre-roll,
 ## rows rigid/ff0/ff1/ff2/ideal + four diagnostic rows; then the small model that explains the
 ## ratios (the error budget). Writes $(OUT)/underactuated_loop.png. SPEED=2: twice as fast.
 underactuated: $(STAMP)
-	$(BIN)/python -m geodyn_ros.examples.underactuated_loop --speed $(SPEED) --out $(OUT) --json-out $(OUT)/underactuated.json
+	$(BIN)/python -m geodyn_ros.examples.underactuated_loop --speed $(SPEED) --out $(OUT) --json-out $(OUT)/underactuated.json $(DEMO_DURATION)
 	$(BIN)/python -m geodyn_ros.examples.underactuated_budget --speed $(SPEED)
+
+## The README's and the docs' figures, doc/_static/actuated_loop.png and underactuated_loop.png
+## (committed): the full demo, 30 s per row at speed 1 (about 12 minutes), tables on stdout.
+figures: $(STAMP)
+	$(BIN)/python -m geodyn_ros.examples.actuated_loop --out doc/_static
+	$(BIN)/python -m geodyn_ros.examples.underactuated_loop --out doc/_static
 
 ## The error budget of the under-actuated table alone (no simulator; seconds).
 budget: $(STAMP)

@@ -192,7 +192,8 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps(obj))
         return 0
-    print(f"error sources along the figure eight x{args.speed:g} (RMS body-torque error [N m]): "
+    print("error budget (make budget): each row's CoM error predicted from its feedforward's errors")
+    print(f"error sources (figure eight x{args.speed:g}), RMS body torque [N m]: "
           + ", ".join(f"{k} {v:.3g}" for k, v in rms.items()))
     for r, m in rows.items():
         print(f"  predicted {r:14s} CoM RMS {m['com_rms_m']:.3e} m" + (

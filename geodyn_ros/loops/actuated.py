@@ -122,7 +122,7 @@ class RowResult:
 def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float = 1.0, timestep: float = 1e-3,
                       gains: TrackingGains | None = None, config=None, source=None,
                       gravity=(0.0, 0.0, -9.81), rigid_joints: bool = False, lag_discrete: bool = False,
-                      preroll: float = PREROLL_S) -> RowResult:
+                      preroll: float = PREROLL_S, progress=None) -> RowResult:
     """Run one row of the table (module docstring) and return its :class:`RowResult`.
 
     duration [s] of simulated time; speed: time scaling of Table 3; timestep [s]: simulator and
@@ -134,6 +134,8 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     every t) and only ``0 <= t <= duration`` is logged and scored (errors, peaks, saturations), so
     each row is measured in its own tracking regime, not in the start-up transient of an actuator
     state its controller does not hold (module docstring). ``preroll=0``: scored from the start.
+    progress: ``f(done, total)`` called every 100 simulator steps and at the end (``total`` =
+    pre-roll + scored steps), e.g. :meth:`geodyn_ros.loops.report.RowProgress.step`; None: silent.
     """
     from geodyn_ros.sim import ActuatedSim
 
@@ -186,6 +188,8 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     for i in range(n_pre + steps + 1):
         k = i - n_pre   # k < 0: pre-roll, not logged
         t = k * timestep
+        if progress is not None and i % 100 == 0:
+            progress(i, n_pre + steps)
         if k == 0:      # the scored window starts: peaks and clip counts from here on
             om_peak = u_peak = 0.0
             ctrl.rotor_saturations = ctrl.motor_saturations = 0
@@ -217,6 +221,8 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
             u_peak = max(u_peak, float(np.abs(cmd.u_raw).max()))
         sim.step()
     wall = time.perf_counter() - wall
+    if progress is not None:
+        progress(n_pre + steps, n_pre + steps)
     # the desired samples are the ones the loop used (no second evaluation of the reference)
     log = TrackingLog(t_log, poses[:, :3, 3].copy(), Cd_log[:, :3, 3].copy(), poses[:, :3, :3].copy(),
                       Cd_log[:, :3, :3].copy(), q_log, qd_log, tuple(model.joint_names))
@@ -242,21 +248,27 @@ def feedforward_speed_range(duration: float = 30.0, speed: float = 1.0, config=N
     return (math.copysign(math.sqrt(abs(lo)), lo), math.sqrt(hi), al.condition_number())
 
 
-def format_table(results: dict, cfg) -> str:
-    """The table of the rows (``{row: RowResult}``) as printed by the example."""
-    hdr = (f"{'row':6s} {'base RMS [m]':>13s} {'base max [m]':>13s} {'att RMS [deg]':>13s} {'joint RMS [deg]':>15s} "
-           f"{'base RMS t>5s':>13s} {'joint RMS t>5s':>14s} "
-           f"{'omega peak/max [rad/s]':>22s} {'u peak/max [N m]':>17s} {'sat rot/mot':>11s} {'x real time':>11s}")
-    lines = [hdr, "-" * len(hdr)]
-    w = max(6, max(len(n) for n in results))
-    lines[0] = f"{'row':{w}s}" + hdr[6:]
-    lines[1] = "-" * len(lines[0])
+def format_table(results: dict, cfg, *, settled: bool = False) -> str:
+    """The table of the rows (``{row: RowResult}``) as printed by the example, within 100 columns:
+    base position RMS and max, attitude and link joint RMS, peak rotor speed and motor torque (a
+    first line gives their limits from ``cfg``), clip counts (rotor/motor), real-time factor.
+    settled: the base and joint RMS over ``t >= SETTLE_S`` replace the base max and attitude RMS
+    (for a run scored from the start, ``preroll=0``)."""
+    from .report import text_table
+    tag = f"after_{SETTLE_S:g}s"
+    two = (("base RMS", "base max", "att RMS", "joint RMS") if not settled else
+           ("base RMS", f"base t>{SETTLE_S:g}s", "joint RMS", f"joint t>{SETTLE_S:g}s"))
+    keys = (("base_rms_m", "base_max_m", "attitude_rms_deg", "joint_rms_deg") if not settled else
+            ("base_rms_m", f"base_rms_m_{tag}", "joint_rms_deg", f"joint_rms_deg_{tag}"))
+    cols = ([("row", "", 3)] + [(name, "[m]" if k.startswith("base") else "[deg]", 9) for name, k in zip(two, keys)]
+            + [("omega pk", "[rad/s]", 5), ("u peak", "[N m]", 6), ("clips", "rot/mot", 5), ("realtime", "[x]", 5)])
+    rows = []
     for name, res in results.items():
         m = res.metrics(cfg.rotors.max_rot_velocity, cfg.elastic.max_motor_torque)
-        om = "-" if name == "ideal" else f"{m['rotor_speed_peak_rad_s']:.0f}/{m['max_rot_velocity_rad_s']:.0f}"
-        lines.append(f"{name:{w}s} {m['base_rms_m']:13.3e} {m['base_max_m']:13.3e} {m['attitude_rms_deg']:13.3e} "
-                     f"{m['joint_rms_deg']:15.3e} {m['base_rms_m_after_5s']:13.3e} {m['joint_rms_deg_after_5s']:14.3e} "
-                     f"{om:>22s} "
-                     f"{m['motor_torque_peak_nm']:8.3f}/{m['max_motor_torque_nm']:<8.1f} "
-                     f"{m['rotor_saturations']:>5d}/{m['motor_saturations']:<5d} {m['real_time_factor']:11.2f}")
-    return "\n".join(lines)
+        rows.append([name] + [f"{m[k]:.3e}" for k in keys]
+                    + ["-" if name == "ideal" else f"{m['rotor_speed_peak_rad_s']:.0f}",
+                       f"{m['motor_torque_peak_nm']:.3f}", f"{m['rotor_saturations']}/{m['motor_saturations']}",
+                       f"{m['real_time_factor']:.2f}"])
+    limits = (f"limits: rotor speed {cfg.rotors.max_rot_velocity:g} rad/s, motor torque "
+              f"{cfg.elastic.max_motor_torque:g} N m (clips: commands cut to them; ideal: no rotors)")
+    return limits + "\n" + text_table(cols, rows)

@@ -79,14 +79,15 @@ class UnderactuatedRow:
 
 def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: float = 1.0, timestep: float = 1e-3,
                            gains: FlatnessGains | None = None, config=None, source=None,
-                           preroll: float = PREROLL_S, reference=None) -> UnderactuatedRow:
+                           preroll: float = PREROLL_S, reference=None, progress=None) -> UnderactuatedRow:
     """Run one row of the table (module docstring) and return its :class:`UnderactuatedRow`.
 
     duration [s] scored; speed: time scaling of the reference; timestep [s]: simulator and control
     period; config: :class:`~geodyn_ros.control.rotors.ActuationConfig` (default
     ``config/hexarotor.yaml``); source: URDF/xacro with the rotor links (default the hexarotor
     xacro); preroll [s] run along the reference before ``t = 0``; reference: ``f(t, order) ->
-    FlatReference`` (default :func:`figure_eight_reference` at ``speed``).
+    FlatReference`` (default :func:`figure_eight_reference` at ``speed``); progress: ``f(done,
+    total)`` called every 100 simulator steps and at the end (:func:`run_loop`), or None.
     """
     from geodyn_ros.sim import ActuatedSim
 
@@ -127,7 +128,7 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
         return ctrl.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat)
 
     return run_loop(sim, model, command, jets, st, duration, preroll, timestep, name=row, counters=ctrl,
-                    ideal=ideal, rigid_joints=rigid_joints)
+                    ideal=ideal, rigid_joints=rigid_joints, progress=progress)
 
 
 _NO_WRENCH = np.zeros(6)
@@ -140,7 +141,7 @@ def _zeros_n(n):
 
 def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: float, timestep: float, *,
              name: str, counters, ideal: bool = False, rigid_joints: bool = False, disturbance=None,
-             at_zero=None) -> UnderactuatedRow:
+             at_zero=None, progress=None) -> UnderactuatedRow:
     """The closed loop shared by the tables: ``sim`` (an :class:`~geodyn_ros.sim.ActuatedSim`) reset to
     ``start`` (the keywords of :meth:`ActuatedSim.reset`) at ``t = -preroll``, then at every step
     ``command(t, C, V_b, q, qd, theta, theta', ref, flat) -> FlatCommand`` with ``jets(t) -> (ref,
@@ -152,6 +153,8 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
     added to the actuators' (moment first, base axes), or None; at_zero : ``f(sim)`` called at
     ``t = 0`` before the first scored step (e.g. an initial offset). Logs ``0 <= t <= duration``.
     ``disturbance`` returns zeros when it is off (its wrench is applied at every step).
+    progress : ``f(done, total)`` called every 100 simulator steps and at the end (``total`` =
+    pre-roll + scored steps; e.g. :meth:`geodyn_ros.loops.report.RowProgress.step`), or None.
     """
     sim.reset(start["base_pose"], start["base_twist"], start["q"], start["qd"],
               **{k: v for k, v in start.items() if k not in ("base_pose", "base_twist", "q", "qd")})
@@ -169,6 +172,8 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
     for i in range(n_pre + steps + 1):
         k = i - n_pre            # k < 0: pre-roll, not logged
         t = k * timestep
+        if progress is not None and i % 100 == 0:
+            progress(i, n_pre + steps)
         if k == 0:               # the scored window starts: peaks and clip counts from here on
             om_peak = u_peak = 0.0
             counters.rotor_saturations = counters.motor_saturations = 0
@@ -201,6 +206,8 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
         u_peak = max(u_peak, float(np.abs(cmd.u_raw).max()))
         sim.step()
     wall = time.perf_counter() - wall
+    if progress is not None:
+        progress(n_pre + steps, n_pre + steps)
     log = TrackingLog(t_log, c_log, cd_log, R_log, Rd_log, q_log, qd_log, tuple(plant.joint_names))
     return UnderactuatedRow(name, log, om_peak, u_peak, counters.rotor_saturations, counters.motor_saturations,
                             wall, (n_pre + steps) * timestep)
@@ -217,14 +224,16 @@ def flat_start_state(ctrl: FlatnessController, ref, flat) -> dict:
 
 
 def format_table(obj: dict) -> str:
-    """The rows' metrics (``{row: UnderactuatedRow.metrics()}``) as the README's text table."""
-    w = max(6, max(len(r) for r in obj))
-    hdr = (f"{'row':{w}s} {'CoM RMS [m]':>12s} {'CoM max [m]':>12s} {'att RMS [deg]':>13s} {'joint RMS [deg]':>15s} "
-           f"{'omega peak [rad/s]':>18s} {'u peak [N m]':>12s} {'sat rot/mot':>11s} {'x real time':>11s}")
-    lines = [hdr, "-" * len(hdr)]
-    for r, m in obj.items():
-        om = "-" if r in _SPEC and _SPEC[r][1] else f"{m['rotor_speed_peak_rad_s']:.0f}"
-        lines.append(f"{r:{w}s} {m['com_rms_m']:12.3e} {m['com_max_m']:12.3e} {m['attitude_rms_deg']:13.3e} "
-                     f"{m['joint_rms_deg']:15.3e} {om:>18s} {m['motor_torque_peak_nm']:12.3f} "
-                     f"{m['rotor_saturations']:>5d}/{m['motor_saturations']:<5d} {m['real_time_factor']:11.2f}")
-    return "\n".join(lines)
+    """The rows' metrics (``{row: UnderactuatedRow.metrics()}``) as the README's text table, within
+    100 columns: CoM RMS and max, attitude and link joint RMS, peak rotor speed (``-``: ideal
+    rotors) and motor torque, clip counts (rotor/motor), real-time factor."""
+    from .report import text_table
+    cols = [("row", "", 3), ("CoM RMS", "[m]", 9), ("CoM max", "[m]", 9), ("att RMS", "[deg]", 9),
+            ("joint RMS", "[deg]", 9), ("omega pk", "[rad/s]", 5), ("u peak", "[N m]", 6), ("clips", "rot/mot", 5),
+            ("realtime", "[x]", 5)]
+    rows = [[r, f"{m['com_rms_m']:.3e}", f"{m['com_max_m']:.3e}", f"{m['attitude_rms_deg']:.3e}",
+             f"{m['joint_rms_deg']:.3e}",
+             "-" if r in _SPEC and _SPEC[r][1] else f"{m['rotor_speed_peak_rad_s']:.0f}",
+             f"{m['motor_torque_peak_nm']:.3f}", f"{m['rotor_saturations']}/{m['motor_saturations']}",
+             f"{m['real_time_factor']:.2f}"] for r, m in obj.items()]
+    return text_table(cols, rows)

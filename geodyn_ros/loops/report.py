@@ -1,0 +1,155 @@
+"""What the loops print while they run and when they finish: row progress and text tables.
+
+* :class:`RowProgress`: one line per row as it finishes (its time, real-time factor, headline
+  error and the time left), and a final summary; where stderr is a terminal, a ``tqdm`` progress
+  bar over the simulated steps of all rows as well (plain lines otherwise, e.g. in CI logs).
+* :func:`text_table`: a fixed-width table whose header is two lines, the column names and their
+  units, with two spaces between columns (no header runs into the next); the tables of
+  :mod:`geodyn_ros.loops.actuated` and :mod:`geodyn_ros.loops.underactuated` use it and fit 100
+  columns.
+* :func:`gains_text`: a gains dataclass as ``name=value`` pairs wrapped to 99 columns.
+
+No ROS, no simulator; ``tqdm`` is imported only when a bar is drawn (without it: plain lines).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+import textwrap
+import time
+
+__all__ = ["RowProgress", "text_table", "gains_text", "WIDTH"]
+
+#: the width every printed line of the tables stays within (a terminal's 100 columns, minus one)
+WIDTH = 99
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+class RowProgress:
+    """Progress of a table's rows: ``with RowProgress(rows, steps_per_row) as p:`` then, per row,
+    ``res = run(row, progress=p.step)`` and ``p.done(row, simulated_s, headline)``.
+
+    rows : the row names, in run order; steps_per_row : simulator steps of one row (pre-roll
+    included), the unit of :meth:`step`; out : where the lines go (default ``sys.stdout``);
+    bar : draw a ``tqdm`` bar on stderr (default: when stderr is a terminal and tqdm imports).
+    """
+
+    def __init__(self, rows, steps_per_row: int, *, out=None, bar: bool | None = None, what: str = "row"):
+        self.rows = list(rows)
+        if steps_per_row < 1:
+            raise ValueError(f"steps_per_row: expected >= 1, got {steps_per_row!r}")
+        self.steps_per_row = int(steps_per_row)
+        self.out = sys.stdout if out is None else out
+        self.what = what
+        self._bar = None
+        if bar is None:
+            bar = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        if bar:
+            try:
+                from tqdm import tqdm
+            except ImportError:       # not installed: plain lines only
+                tqdm = None
+            if tqdm is not None:
+                self._bar = tqdm(total=len(self.rows) * self.steps_per_row, unit="step", unit_scale=True,
+                                 file=sys.stderr, leave=False, dynamic_ncols=True,
+                                 bar_format="{desc} {percentage:3.0f}%|{bar}| {elapsed}<{remaining}")
+        self._row_done = 0          # steps of the rows already finished
+        self._last = 0              # steps of the current row reported to the bar
+        self.finished = 0
+        self.simulated = 0.0
+        self.t0 = time.perf_counter()
+        self._row_t0 = self.t0
+        self._describe()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def _describe(self):
+        if self._bar is not None and self.finished < len(self.rows):
+            self._bar.set_description_str(f"{self.what} {self.finished + 1}/{len(self.rows)} "
+                                          f"{self.rows[self.finished]}")
+
+    def _print(self, line: str):
+        if self._bar is not None:
+            self._bar.write(line, file=self.out)
+        else:
+            print(line, file=self.out, flush=True)
+
+    def step(self, done: int, total: int | None = None):
+        """The current row has run ``done`` of its steps (the loops' ``progress`` callback)."""
+        if self._bar is not None:
+            done = min(int(done), self.steps_per_row)
+            self._bar.update(done - self._last)
+            self._last = done
+
+    def done(self, row: str, simulated_s: float, headline: str = ""):
+        """Row ``row`` finished after ``simulated_s`` simulated seconds: print its line."""
+        now = time.perf_counter()
+        wall = now - self._row_t0
+        self._row_t0 = now
+        self.finished += 1
+        self.simulated += simulated_s
+        if self._bar is not None:
+            self._bar.update(self.steps_per_row - self._last)
+            self._last = 0
+        left = len(self.rows) - self.finished
+        eta = f"  ~{_minutes(left * (now - self.t0) / self.finished)} left" if left else ""
+        rt = simulated_s / wall if wall > 0 else math.inf
+        width = max(len(r) for r in self.rows)
+        n = len(self.rows)
+        self._print(f"  [{self.finished:>{len(str(n))}d}/{n}] {row:{width}s} {wall:4.0f} s  {rt:4.1f}x real time"
+                    f"{'  ' + headline if headline else ''}{eta}")
+        self._describe()
+
+    def summary(self) -> str:
+        """``N rows in T wall (S s simulated, F x real time)``."""
+        wall = time.perf_counter() - self.t0
+        rt = self.simulated / wall if wall > 0 else math.inf
+        return (f"{self.finished} {self.what}s in {_minutes(wall)} wall ({self.simulated:.0f} s simulated, "
+                f"{rt:.2f}x real time)")
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def text_table(columns, rows, *, sep: str = "  ") -> str:
+    """A text table: ``columns`` is a list of ``(name, unit, width)`` (the first column left
+    aligned, the others right aligned; ``unit`` is printed as given, e.g. ``"[m]"``, or ""),
+    ``rows`` a list of lists of already formatted cells. The header is two lines (names, then
+    units), then a rule; columns are ``sep`` apart. Raises ValueError if a row has the wrong
+    number of cells."""
+    widths = [max(w, len(n), len(u)) for n, u, w in columns]
+    for r in rows:
+        if len(r) != len(columns):
+            raise ValueError(f"rows: expected {len(columns)} cells per row, got {len(r)}: {r!r}")
+        widths = [max(w, len(c)) for w, c in zip(widths, r)]
+
+    def line(cells):
+        first = f"{cells[0]:<{widths[0]}s}"
+        return sep.join([first] + [f"{c:>{w}s}" for c, w in zip(cells[1:], widths[1:])]).rstrip()
+
+    names = line([n for n, _, _ in columns])
+    units = line([u for _, u, _ in columns])
+    rule = "-" * len(line(["-" * w for w in widths]))
+    return "\n".join([names, units, rule] + [line(r) for r in rows])
+
+
+def gains_text(gains, prefix: str = "gains: ") -> str:
+    """``prefix`` + the fields of a gains dataclass as ``name=value``, wrapped to :data:`WIDTH`."""
+    def fmt(v):
+        if isinstance(v, (tuple, list)):
+            return "(" + ",".join(fmt(x) for x in v) + ")"
+        return f"{v:g}" if isinstance(v, float) else str(v)
+    parts = [f"{f.name}={fmt(getattr(gains, f.name))}" for f in dataclasses.fields(gains)]
+    return textwrap.fill(" ".join(parts), width=WIDTH, initial_indent=prefix, subsequent_indent=" " * len(prefix),
+                         break_on_hyphens=False)
