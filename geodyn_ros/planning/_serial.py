@@ -18,7 +18,52 @@ from ..algorithms.flat import FlatResult, _message, flat_inverse_dynamics
 from ..algorithms.kernels.common import work_offset
 from ..algorithms.kernels.flat import _flat_core, flat_workspace
 
-__all__ = ["flat_map_serial"]
+__all__ = ["flat_map_serial", "poly_jets"]
+
+
+@njit(cache=True, error_model="numpy")
+def poly_jets(times, coef, t, out):
+    """Derivatives ``p^(0..rows-1)`` of a piecewise polynomial (:class:`~geodyn_ros.planning.polynomial.PiecewisePolynomial`:
+    ``coef`` (N, D, w) in each segment's normalised time) at the times ``t`` (T,) into ``out``
+    (T, rows, w); outside ``[t_0, t_N]`` the end value with zero derivatives. Horner per derivative."""
+    N, D, w = coef.shape
+    rows = out.shape[1]
+    for i in range(t.shape[0]):
+        x = t[i]
+        if x < times[0] or x > times[N]:
+            for r in range(rows):
+                for c in range(w):
+                    out[i, r, c] = 0.0
+            for c in range(w):
+                if x < times[0]:
+                    out[i, 0, c] = coef[0, 0, c]
+                else:
+                    acc = 0.0
+                    for m in range(D):
+                        acc += coef[N - 1, m, c]
+                    out[i, 0, c] = acc
+            continue
+        lo, hi = 0, N - 1                      # the segment: times[seg] <= x (< times[seg+1] but the last)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if times[mid] <= x:
+                lo = mid
+            else:
+                hi = mid - 1
+        seg = lo
+        h = times[seg + 1] - times[seg]
+        s = (x - times[seg]) / h
+        hr = 1.0
+        for r in range(rows):
+            for c in range(w):
+                acc = 0.0
+                for m in range(D - 1, r - 1, -1):
+                    f = 1.0
+                    for j in range(m - r + 1, m + 1):
+                        f *= j
+                    acc = acc * s + f * coef[seg, m, c]
+                out[i, r, c] = acc / hr
+            hr *= h
 
 
 @njit(cache=True, error_model="numpy")

@@ -22,9 +22,9 @@ limits) or the torque limit, so ``0`` is the limit and ``0.1`` is 10 % of the ra
 time (so the same points follow a time scaling). Between samples a margin ``m`` can dip below the
 sampled minimum by at most ``dt^2 / 8 max|m''|``; ``max|m''| dt^2`` is estimated by the largest
 second difference of the sampled margins, and ``sample_bound = max|Delta^2 m| / 8`` is reported.
-The worst sample is then refined on the exact margin between its neighbours (rounds of 17 points,
-each zooming onto the best one's neighbours, one batch flat map per round), so the reported worst
-is the local minimum located to ``2 (1/8)^5 < 1e-4`` of the sample spacing.
+The worst sample is then refined on the exact margin between its neighbours (3 rounds of 33 points,
+each zooming onto the best one's neighbours), so the reported worst is the local minimum located
+to ``2 (1/16)^3 < 5e-4`` of the sample spacing.
 
 **Baselines on the same trajectory.**
 
@@ -231,9 +231,9 @@ def _kind(name):
 
 
 #: zoom refinement of the worst sample: rounds of ``ZOOM_POINTS`` points between the neighbours of
-#: the current best; each round shrinks the interval 8 times, so after ``ZOOM_ROUNDS`` the minimum
-#: is located to ``2 (1/8)^5 < 1e-4`` of the sample spacing (the margin's error is quadratic in it)
-ZOOM_POINTS, ZOOM_ROUNDS = 17, 5
+#: the current best; each round shrinks the interval 16 times, so after ``ZOOM_ROUNDS`` the minimum
+#: is located to ``2 (1/16)^3 < 5e-4`` of the sample spacing (the margin's error is quadratic in it)
+ZOOM_POINTS, ZOOM_ROUNDS = 33, 3
 
 
 def _refine(evaluate, col, a, b):

@@ -39,6 +39,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, solveh_banded
 
+from ._serial import poly_jets
+
 __all__ = ["PiecewisePolynomial", "objective_order", "minimum_derivative"]
 
 
@@ -73,17 +75,6 @@ def _hermite(k: int):
     return Binv, M
 
 
-@lru_cache(maxsize=None)
-def _falling(D: int, rows: int) -> np.ndarray:
-    """(rows, D) ``m!/(m-r)!`` (0 where m < r): the derivative factors of the monomials ``s^m``."""
-    F = np.zeros((rows, D))
-    for r in range(rows):
-        for m in range(r, D):
-            F[r, m] = math.factorial(m) / math.factorial(m - r)
-    F.setflags(write=False)
-    return F
-
-
 class PiecewisePolynomial:
     """A piecewise polynomial ``p: R -> R^width`` with exact derivatives of any order.
 
@@ -97,14 +88,13 @@ class PiecewisePolynomial:
     """
 
     def __init__(self, times, coef):
-        self.times = np.asarray(times, float)
-        self.coef = np.asarray(coef, float)
+        self.times = np.ascontiguousarray(times, dtype=float)
+        self.coef = np.ascontiguousarray(coef, dtype=float)
         self.h = np.diff(self.times)
         N, D, w = self.coef.shape
         if self.times.shape != (N + 1,):
             raise ValueError(f"times: expected {N + 1} knots for {N} segments, got {self.times.shape}")
         self.width, self.degree = w, D - 1
-        self._end = self.coef[-1].sum(axis=0)      # p(t_N): s = 1
 
     @property
     def n_segments(self) -> int:
@@ -117,25 +107,11 @@ class PiecewisePolynomial:
         return PiecewisePolynomial(t0 + alpha * (self.times - t0), self.coef)
 
     def jets(self, t, rows: int) -> np.ndarray:
-        """(T, rows, width) derivatives ``p^(0..rows-1)`` at the times ``t`` (T,), vectorised."""
-        t = np.atleast_1d(np.asarray(t, float))
-        N, D = self.n_segments, self.degree + 1
-        seg = np.clip(np.searchsorted(self.times, t, side="right") - 1, 0, N - 1)
-        h = self.h[seg]
-        s = (t - self.times[seg]) / h
-        inside = (t >= self.times[0]) & (t <= self.times[-1])
-        s = np.clip(s, 0.0, 1.0)
-        F = _falling(D, rows)
-        # powers s^(m - r) for m >= r: P[T, r, m]
-        e = np.arange(D)[None, :] - np.arange(rows)[:, None]          # (rows, D)
-        S = np.where(e[None] >= 0, s[:, None, None] ** np.maximum(e, 0)[None], 0.0) * F[None]
-        out = np.einsum("trm,tmw->trw", S, self.coef[seg])
-        out *= (h[:, None] ** -np.arange(rows)[None, :])[:, :, None]
-        if not np.all(inside):
-            out[~inside, 1:] = 0.0
-            before = t < self.times[0]
-            out[before, 0] = self.coef[0, 0]
-            out[(~inside) & ~before, 0] = self._end
+        """(T, rows, width) derivatives ``p^(0..rows-1)`` at the times ``t`` (T,), vectorised (a
+        one-thread numba loop, Horner per derivative: :func:`geodyn_ros.planning._serial.poly_jets`)."""
+        t = np.ascontiguousarray(np.atleast_1d(np.asarray(t, float)))
+        out = np.empty((len(t), int(rows), self.width))
+        poly_jets(self.times, self.coef, t, out)
         return out
 
     def jet(self, t: float, rows: int) -> np.ndarray:

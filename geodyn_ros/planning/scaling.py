@@ -8,18 +8,20 @@ polynomial coefficients), so continuity is kept exactly. The worst margin ``w(al
 of ``alpha`` (the samples sit at fixed normalised times of each segment and the worst one is
 refined). The fastest feasible scaling solves ``w(alpha) = margin``:
 
-1. bracket: from ``alpha = 1``, halve (or double) until the check changes sign; a sample where the
-   flat map is undefined (free fall, yaw singularity) counts as infeasible;
-2. Illinois regula falsi on ``log alpha`` (superlinear on the smooth pieces), bisecting whenever two
-   steps did not halve the bracket (safe at kinks where the binding limit changes), and probing one
-   tolerance inside the bracket once the estimate is that close to an end, until the bracket is
-   narrower than ``tol`` (relative);
+1. the unknown is ``x = alpha^-2`` (accelerations, hence thrust and torques, scale with it; jerk
+   and snap terms with ``x^1.5``, ``x^2``), in which ``w`` is close to linear: the search needs few
+   checks. Bracket: ``x = 1`` (the plan as timed) and hover ``x = 0`` when ``x = 1`` misses the
+   margin, else ``x`` times 4 until it does; a sample where the flat map is undefined (free fall,
+   yaw singularity) counts as infeasible;
+2. Illinois regula falsi on ``x``, bisecting whenever two steps did not halve the bracket (safe at
+   kinks where the binding limit changes), and probing one tolerance inside the bracket once the
+   estimate is that close to an end, until ``alpha_lo >= alpha_hi (1 - tol)``;
 3. the result is the feasible end ``alpha_hi``: ``w(alpha_hi) >= margin`` and
-   ``w(alpha_hi (1 - tol)) < margin`` -- it touches its binding limit to ``tol``
-   (:class:`ScalingResult` keeps both values as the proof).
+   ``w(alpha_lo) < margin`` with ``alpha_lo >= alpha_hi (1 - tol)``: it touches its binding limit to
+   ``tol`` (:class:`ScalingResult` keeps both values as the proof).
 
-Hover is the limit ``alpha -> inf``: if even very slow flight misses the margin (the hover itself
-does, e.g. a margin larger than the hover's), ``ValueError`` names the margin.
+Hover is the limit ``alpha -> inf``: if the hover along the path misses the margin (e.g. a margin
+larger than the hover's), ``ValueError`` names the margin.
 """
 from __future__ import annotations
 
@@ -35,8 +37,10 @@ __all__ = ["ScalingResult", "fastest_scaling", "CHECKS"]
 
 #: the checks a scaling can be computed for: the whole body, baseline (b), baseline (a)
 CHECKS = ("whole_body", "frozen_arm", "rigid_rates")
-#: bracketing stops after this many halvings / doublings (alpha in [2^-30, 2^30])
+#: bracketing towards faster flight stops after this many steps (x = alpha^-2 times 4: alpha >= 2^-30)
 _MAX_BRACKET = 30
+#: the time scale that stands for hover (x = 0): derivatives k >= 1 below 1e-12 of their values at alpha = 1
+HOVER_ALPHA = 1e6
 
 
 @dataclass
@@ -80,10 +84,13 @@ def fastest_scaling(vehicle: Vehicle, traj: FlatTrajectory, *, margin: float, ch
     count = [0]
     reports = {}
 
-    def w(x):                        # worst margin minus the margin at alpha = exp(x)
+    def alpha_of(x):                 # x = alpha^-2; x = 0 is hover (derivatives below 1e-12 of theirs)
+        return HOVER_ALPHA if x == 0.0 else x ** -0.5
+
+    def w(x):                        # worst margin minus the margin at alpha = x^-1/2
         count[0] += 1
         try:
-            rep = _check(vehicle, traj.scaled(math.exp(x)), check, samples, refine, limits)
+            rep = _check(vehicle, traj.scaled(alpha_of(x)), check, samples, refine, limits)
         except ValueError as exc:
             if "free fall" in str(exc) or "yaw singularity" in str(exc):
                 return -np.inf
@@ -91,35 +98,36 @@ def fastest_scaling(vehicle: Vehicle, traj: FlatTrajectory, *, margin: float, ch
         reports[x] = rep
         return rep.worst - m
 
-    x0 = 0.0
-    f0 = w(x0)
-    step = -math.log(2.0) if f0 >= 0 else math.log(2.0)
-    xa, fa = x0, f0
-    for _ in range(_MAX_BRACKET):
-        xb = xa + step
-        fb = w(xb)
-        if (fb >= 0) != (fa >= 0):
-            break
-        xa, fa = xb, fb
-    else:
+    f1 = w(1.0)
+    if f1 < 0:
+        f0 = w(0.0)
         if f0 < 0:
-            raise ValueError(f"margin: {m:g} is not kept even {2 ** _MAX_BRACKET:g} times slower (worst margin "
-                             f"{fa + m:+.4f}: the hover itself misses it)")
-        raise ValueError(f"margin: {m:g} is kept even {2 ** _MAX_BRACKET:g} times faster: the limits do not bind")
-    (xl, fl), (xh, fh) = ((xa, fa), (xb, fb)) if fa < 0 else ((xb, fb), (xa, fa))
-    width = -math.log1p(-tol)        # bracket width in log alpha: alpha_lo = alpha_hi (1 - tol)
-    side, hist = 0, [abs(xh - xl)]
-    while abs(xh - xl) > width:
-        d = math.copysign(1.0, xh - xl)
+            raise ValueError(f"margin: {m:g} is not kept even in hover along the path (worst margin {f0 + m:+.4f} at "
+                             f"t = {reports[0.0].t_worst:.3f} s, {reports[0.0].limit})")
+        (xl, fl), (xh, fh) = (1.0, f1), (0.0, f0)
+    else:
+        xh, fh = 1.0, f1
+        for _ in range(_MAX_BRACKET):
+            x = 4.0 * xh
+            f = w(x)
+            if f < 0:
+                xl, fl = x, f
+                break
+            xh, fh = x, f
+        else:
+            raise ValueError(f"margin: {m:g} is kept even {2 ** _MAX_BRACKET:g} times faster: the limits do not bind")
+    shrink = (1.0 - tol) ** 2        # converged when alpha_lo >= alpha_hi (1 - tol), i.e. x_hi >= x_lo shrink
+    side, hist = 0, [xl - xh]
+    while xh < xl * shrink:
         if len(hist) >= 3 and hist[-1] > 0.5 * hist[-3] or not np.isfinite(fl):
             x = 0.5 * (xl + xh)      # safeguard: two steps without halving the bracket -> bisect
         else:
             x = xh - fh * (xh - xl) / (fh - fl)
-            x = min(max(x, min(xl, xh) + 0.01 * abs(xh - xl)), max(xl, xh) - 0.01 * abs(xh - xl))
-            if abs(x - xh) < width:      # the root is next to the feasible end: probe one tolerance below it
-                x = xh - d * width
-            elif abs(x - xl) < width:    # ... or next to the infeasible end: probe one tolerance above it
-                x = xl + d * width
+            x = min(max(x, xh + 0.01 * (xl - xh)), xl - 0.01 * (xl - xh))
+            if x <= xh / shrink:     # the root is next to the feasible end: probe one tolerance faster
+                x = xh / shrink
+            elif x >= xl * shrink:   # ... or next to the infeasible end: probe one tolerance slower
+                x = xl * shrink
         f = w(x)
         if f >= 0:
             xh, fh = x, f
@@ -131,9 +139,8 @@ def fastest_scaling(vehicle: Vehicle, traj: FlatTrajectory, *, margin: float, ch
             if side == -1:
                 fh *= 0.5
             side = -1
-        hist.append(abs(xh - xl))
-    # fh was possibly halved: report the true values
-    rep = reports[xh]
+        hist.append(xl - xh)
+    rep = reports[xh]                # fh / fl may have been halved: report the checks' own values
     below = reports.get(xl)
-    return ScalingResult(math.exp(xh), traj.scaled(math.exp(xh)), rep, m, math.exp(xl), rep.worst,
+    return ScalingResult(alpha_of(xh), traj.scaled(alpha_of(xh)), rep, m, alpha_of(xl), rep.worst,
                          below.worst if below is not None else -np.inf, count[0])
