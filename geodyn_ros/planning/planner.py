@@ -237,7 +237,8 @@ def plan_mission(com, yaw=None, q=None, times=None, *, order: int = 2, start=Non
         t = _waypoints("times", times, None, n_wp)[:, 0]
     if not np.all(np.diff(t) > 0):
         i = int(np.argmax(~(np.diff(t) > 0)))
-        raise ValueError(f"times: must be strictly increasing, but times[{i + 1}] = {t[i + 1]!r} <= times[{i}] = {t[i]!r}")
+        raise ValueError(f"times: must be strictly increasing, but times[{i + 1}] = {float(t[i + 1])!r} <= "
+                         f"times[{i}] = {float(t[i])!r}")
     widths = {"com": 3, "yaw": 1, "q": 0 if qq is None else qq.shape[1]}
     cons = _constraints(constraints, n_wp, widths)
     need = {"com": order + 4, "yaw": order + 2, "q": order + 2}

@@ -132,8 +132,14 @@ def minimum_derivative(times, values, k: int, start=None, end=None, fixed=None) 
     fixed : mapping ``{(knot, order): (w,) values}`` of interior derivative constraints
         (``1 <= order <= k-1``, ``0 < knot < N``); NaN entries are free.
 
-    Returns the :class:`PiecewisePolynomial`; raises ``ValueError`` when the free unknowns are not
-    determined (e.g. free end derivatives on too few waypoints).
+    Returns
+    -------
+    PiecewisePolynomial
+
+    Raises
+    ------
+    ValueError
+        when the free unknowns are not determined (e.g. free end derivatives on too few waypoints).
     """
     t = np.asarray(times, float)
     W = np.asarray(values, float)

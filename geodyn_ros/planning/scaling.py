@@ -69,10 +69,18 @@ def fastest_scaling(vehicle: Vehicle, traj: FlatTrajectory, *, margin: float, ch
                     refine: bool = True) -> ScalingResult:
     """The fastest uniform time scaling of ``traj`` whose ``check`` keeps ``margin`` (module docstring).
 
+    Parameters
+    ----------
+    vehicle, traj : the :class:`~geodyn_ros.planning.Vehicle` and the plan.
     margin : the dimensionless margin to keep (0: touch the limits; 0.1: keep 10 % of every range).
     check : ``"whole_body"`` (default), ``"frozen_arm"`` (baseline b) or ``"rigid_rates"`` (baseline a,
         with ``limits``).
     tol : relative width of the final bracket on ``alpha``.
+    samples, refine : as :func:`~geodyn_ros.planning.check_feasibility`.
+
+    Returns
+    -------
+    ScalingResult
     """
     if check not in CHECKS:
         raise ValueError(f"check: expected one of {CHECKS}, got {check!r}")
