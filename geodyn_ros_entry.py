@@ -63,6 +63,7 @@ def _run(module: str, executable: str | None = None) -> int:
     signal.signal(signal.SIGTERM, _raise_interrupt)
     sys.unraisablehook = _unraisable
     name = module.rsplit(".", 1)[-1]
+    mod = None
     try:
         # a warm start (kernels in numba's cache) imports in about a second and says nothing; a
         # cold one says why it waits
@@ -72,9 +73,11 @@ def _run(module: str, executable: str | None = None) -> int:
         import importlib
         mod = importlib.import_module(module)
         if _STOP_REQUESTED:   # a stop whose KeyboardInterrupt was swallowed during the imports
-            return 0
+            _exit_during_start()
         return mod.main()
     except KeyboardInterrupt:
+        if mod is None:
+            _exit_during_start()
         return 0
     except Exception as exc:
         # A stop that lands inside a C extension's initialisation surfaces as an ImportError:
@@ -82,6 +85,8 @@ def _run(module: str, executable: str | None = None) -> int:
         # message with no chain at all (numpy: 'PyCapsule_Import could not import module
         # "datetime"'), both seen on a loaded machine. After a stop request it is a stop.
         if _STOP_REQUESTED or _caused_by_interrupt(exc):
+            if mod is None:
+                _exit_during_start()
             return 0
         raise
     finally:
@@ -90,6 +95,16 @@ def _run(module: str, executable: str | None = None) -> int:
         # Ctrl-C, ros2 launch escalating) would kill the exiting process with -2/-15.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _exit_during_start() -> None:
+    """A stop during the imports: nothing was started, so end the process now (``os._exit(0)``)
+    rather than through the interpreter's finalization of the half-imported numba/LLVM/rclpy
+    modules, which takes about a second more (the nodes answer a stop within 2 s)."""
+    import os
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _caused_by_interrupt(exc: BaseException) -> bool:

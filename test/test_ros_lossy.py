@@ -131,6 +131,11 @@ def _in_process(h, **params):
     return node, jets, pubs
 
 
+def _accepted(node, topic: str, stamp: int) -> bool:
+    """The node has accepted the message of ``topic`` stamped ``stamp`` (its buffer's newest)."""
+    return node._bufs[topic].last_stamp == stamp
+
+
 def _send_set(h, node, pubs, v: Variant, stamp: int, bad: str = "") -> None:
     """Publish the set of ``v`` stamped ``stamp`` (``bad``: that topic gets a refused message)
     and spin until the node has taken each message (accepted: its buffer's last stamp; refused:
@@ -145,7 +150,7 @@ def _send_set(h, node, pubs, v: Variant, stamp: int, bad: str = "") -> None:
             msg = _with_stamp(topic, _bad(v, topic), stamp)
         pubs[topic].publish(msg)
         done = (lambda: node.diag.counters["cycles_skipped"] > skipped) if topic == bad else \
-            (lambda t=topic: node._bufs[t].last_stamp == stamp)
+            (lambda t=topic: _accepted(node, t, stamp))
         assert h.spin_until(done), f"the node did not take {topic} stamped {stamp}"
 
 
@@ -199,7 +204,7 @@ def test_one_lost_or_refused_message_costs_one_cycle(h, spacing_s):
             v.odom.header.stamp.sec, v.odom.header.stamp.nanosec = sec, nsec
             pubs["reference"].publish(v.ref)
             pubs["odom"].publish(v.odom)
-            assert h.spin_until(lambda: node._bufs["odom"].last_stamp == stamp)
+            assert h.spin_until(lambda: _accepted(node, "odom", stamp))
             continue
         before = len(jets)
         _send_set(h, node, pubs, v, stamp, bad="odom" if k == 2 else "")

@@ -14,6 +14,7 @@ Each must exit with status 0 and print no traceback.
 """
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -345,3 +346,81 @@ def test_entry_signal_handler_records_every_stop_and_raises_once_a_second(monkey
     other = types.SimpleNamespace(exc_value=ValueError("x"))
     e._unraisable(other)
     assert seen == [other]
+
+
+# The node answers a stop within this many seconds at any moment (issue 32). On an idle machine
+# the measured answer is 0.01-0.1 s at every moment below (bench-free: the process ends right after
+# the node's teardown, os._exit, instead of a ~1 s interpreter finalization), so the bound holds
+# with a 20x margin when both cores are busy.
+STOP_WITHIN_S = 2.0
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("moment", ["importing", "compiling", "model_loaded", "references_flowing"])
+def test_geodyn_node_flat_mode_answers_a_stop_within_2_s_at_any_moment(moment, sig, tmp_path, monkeypatch):
+    """Flat mode with the rotor allocation, stopped: while Python imports the package (the entry's
+    handlers in place); while numba compiles the kernels (an empty ``NUMBA_CACHE_DIR``, the process
+    has used 3 s of CPU); once the model is loaded and every kernel warmed (its start-up line
+    logged); and while flat references flow after the first output. Exit 0, no traceback, within
+    ``STOP_WITHIN_S`` of the signal."""
+    import threading
+
+    from geodyn_ros.ros.jets import make_flat_reference_msg
+    from geodyn_ros.trajectories import figure_eight_reference
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    if moment == "compiling":
+        monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    proc = _spawn("geodyn_node", "-p", f"urdf_path:={ROOT / 'urdf' / 'hexarotor_manipulator.urdf.xacro'}",
+                  "-p", "input_mode:=flat", "-p", "order:=2", "-p", "stale_timeout:=5.0",
+                  "-p", f"actuation_config:={ROOT / 'config' / 'hexarotor.yaml'}")
+    err_lines: list[str] = []
+    reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    h = Harness() if moment == "references_flowing" else None
+    try:
+        _wait_started_python(proc, 60.0)
+        if moment == "compiling":
+            end = time.monotonic() + 120
+            while _cpu_seconds(proc.pid) < 3.0 and time.monotonic() < end:
+                time.sleep(0.01)
+            assert not any("computes from" in ln for ln in err_lines), "the kernels were not compiled at start"
+        elif moment == "model_loaded":
+            end = time.monotonic() + 120
+            while not any("input_mode flat: computes from flat_reference" in ln for ln in err_lines):
+                assert time.monotonic() < end and proc.poll() is None, "".join(err_lines)[-2000:]
+                time.sleep(0.01)
+        elif moment == "references_flowing":
+            jets = h.record(Float64MultiArray, "feedforward/flat_jet", depth=1000)
+            pub = h.publisher(Float64MultiArray, "flat_reference")
+            assert h.spin_until(lambda: pub.get_subscription_count() > 0, 120.0), "node did not start"
+            ref = figure_eight_reference(2.0, 4)
+            msg = make_flat_reference_msg(0, ref.com[:7], ref.yaw[:7], ref.q[:7], NAMES)
+            end = time.monotonic() + 60
+            while len(jets) < 20:
+                msg.data[0], msg.data[1] = divmod(time.time_ns(), 10**9)
+                pub.publish(msg)
+                h.spin_for(0.001)
+                assert time.monotonic() < end, "no output from the node"
+        assert proc.poll() is None, "".join(err_lines)[-2000:]
+        t_sig = time.monotonic()
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"no exit within 30 s of {sig!r}")
+        answered = time.monotonic() - t_sig
+        reader.join(5)
+        _clean(proc.returncode, "".join(err_lines))
+        assert answered <= STOP_WITHIN_S, f"exited {answered:.2f} s after {sig!r} ({moment})"
+    finally:
+        if h is not None:
+            h.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -130,6 +130,8 @@ and messages: :mod:`geodyn_ros.ros.description`.
 """
 from __future__ import annotations
 
+import os
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -154,9 +156,9 @@ from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import (FeedforwardJetPacker, FlatFeedforwardPacker, FlatReferenceDecoder, LinearizationPacker,
                    ReferenceDecoder, RotorSpeedPacker, linearization_labels_json, make_reference_msg)
 from .description import ModelSource
-from .geodyn_params import PARAMETERS, check_parameters, load_model
+from .geodyn_params import PARAMETERS, check_parameters, load_model, node_gravity
 from .params import declare_parameters
-from .runtime import control_qos, run_nodes
+from .runtime import control_qos, run_nodes, stop_requested
 
 __all__ = ["PARAMETERS", "GeodynNode", "main"]
 
@@ -185,7 +187,7 @@ class GeodynNode(Node):
         self.base_link = None
         self.order = p["order"]
         self.mode = p["input_mode"]
-        self.gravity = np.array(p["gravity"], dtype=float)
+        self.gravity = node_gravity(p["gravity"])
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
         self.world_frame = p["world_frame"]
         self.frame_prefix = p["frame_prefix"]   # checked by _check_parameters
@@ -662,8 +664,17 @@ class GeodynNode(Node):
 
 
 def main(args=None) -> int:
-    """Console script ``geodyn_node`` (also ``ros2 run geodyn_ros geodyn_node``)."""
-    return run_nodes([GeodynNode], args)
+    """Console script ``geodyn_node`` (also ``ros2 run geodyn_ros geodyn_node``).
+
+    After a stop (SIGINT/SIGTERM) the process ends as soon as the node is torn down (``os._exit``
+    after flushing stdout and stderr): the interpreter's own finalization (numba, LLVM, rclpy
+    modules) takes about another second, which would stretch the 2 s answer to a stop."""
+    code = run_nodes([GeodynNode], args)
+    if stop_requested():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 if __name__ == "__main__":

@@ -9,13 +9,14 @@ import numpy as np
 
 import geodyn_ros as gd
 from geodyn_ros.algorithms.checks import MAX_ORDER
+from geodyn_ros.algorithms.dynamics import DEFAULT_GRAVITY
 from geodyn_ros.algorithms.representations import REPRESENTATIONS
 
 from .description import TOPIC_PARAMETER
 from .input_sync import DEFAULT_TOLERANCE
 from .params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, locked_joints_list
 
-__all__ = ["PARAMETERS", "check_parameters", "load_model", "warm_cycles"]
+__all__ = ["PARAMETERS", "check_parameters", "load_model", "node_gravity", "warm_cycles"]
 
 #: name -> (default, description); the YAML in ``config/geodyn.yaml`` uses the same names.
 PARAMETERS = {
@@ -126,13 +127,25 @@ def check_parameters(p: dict) -> None:
                                  f"{REPRESENTATIONS}, got '{p['output_representation']}'")
 
 
+def node_gravity(values):
+    """The ``gravity`` argument of the node's calls: the library's own default object when the
+    parameter is the default (its hot paths, with a reused work buffer, apply), else a read-only
+    float64 (3,) array (the type the kernels are compiled for by the default and the warm-up, so
+    no first-cycle compilation of a writable-array variant)."""
+    g = np.array(values, dtype=float)
+    if g.shape == (3,) and tuple(g.tolist()) == tuple(DEFAULT_GRAVITY):
+        return DEFAULT_GRAVITY
+    g.setflags(write=False)
+    return g
+
+
 def load_model(source, p: dict) -> SimpleNamespace:
     """``model`` (:class:`geodyn_ros.Model` of ``source``, path or URDF XML, with the parameters
     ``base_link`` and ``locked_joints``, evaluated once at rest so a model whose dynamics cannot
     be computed is refused) and, in flat mode with ``actuation_config``, its ``allocation``
     (rotor joints locked, rotor frames of the URDF) and ``rotor_names``. Raises ConfigurationError or
     ValueError naming the problem."""
-    flat, r, gravity = p["input_mode"] == "flat", p["order"], np.array(p["gravity"], dtype=float)
+    flat, r, gravity = p["input_mode"] == "flat", p["order"], node_gravity(p["gravity"])
     base = p["base_link"] or None
     locked = locked_joints_list(p)
     cfg = allocation = rotor_names = None
@@ -169,7 +182,7 @@ def warm_cycles(model, allocation, res, p: dict) -> None:
     at the node's order, the rotor allocation, the representation conversions, the linearization)
     so that no numba kernel is compiled in a cycle: loaded from the cache that ``python -m
     geodyn_ros.warmup`` fills, or compiled here, at start-up, where a stop is answered at once."""
-    r, n, gravity = p["order"], model.n_joints, np.array(p["gravity"], dtype=float)
+    r, n, gravity = p["order"], model.n_joints, node_gravity(p["gravity"])
     C, V, Q, W, tau = np.eye(4), np.zeros((r + 2, 6)), np.zeros((r + 3, n)), res.base_wrench, res.tau
     try:
         if p["input_mode"] == "flat":   # hovering at rest (a zero gravity would be free fall: nothing more to warm)
