@@ -85,7 +85,7 @@ def main(argv=None) -> int:
                    for r in rows}
     else:
         print(f"Table 3 x{args.speed:g}: {len(rows)} rows, each {args.preroll:g} s pre-roll + {args.duration:g} s "
-              "scored at 1 kHz (MuJoCo);\na line per row as it finishes: wall time, speed, RMS errors", flush=True)
+              "scored at 1 kHz (MuJoCo);\na line per row as it finishes: wall time, x real time, RMS errors", flush=True)
         results = {}
         steps = int(round(args.preroll / 1e-3)) + int(round(args.duration / 1e-3))
         with RowProgress(rows, steps) as prog:

@@ -154,7 +154,7 @@ def main(argv=None) -> int:
         results, obj = run_table(rows, args.duration, args.speed, args.preroll, cfg)
     else:
         print(f"Figure eight x{args.speed:g}: {len(rows)} rows, each {args.preroll:g} s pre-roll + {args.duration:g} s "
-              "scored at 1 kHz (MuJoCo);\na line per row as it finishes: wall time, speed, RMS errors", flush=True)
+              "scored at 1 kHz (MuJoCo);\na line per row as it finishes: wall time, x real time, RMS errors", flush=True)
         steps = int(round(args.preroll / 1e-3)) + int(round(args.duration / 1e-3))
         with RowProgress(rows, steps) as prog:
             results, obj = run_table(rows, args.duration, args.speed, args.preroll, cfg, progress=prog)

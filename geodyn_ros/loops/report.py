@@ -1,7 +1,7 @@
 """What the loops print while they run and when they finish: row progress and text tables.
 
-* :class:`RowProgress`: one line per row as it finishes (its time, real-time factor, headline
-  error and the time left), and a final summary; where stderr is a terminal, a ``tqdm`` progress
+* :class:`RowProgress`: one line per row as it finishes (its wall time, real-time factor
+  ``<f>x``, headline errors and the time left), and a final summary; where stderr is a terminal, a ``tqdm`` progress
   bar over the simulated steps of all rows as well (plain lines otherwise, e.g. in CI logs).
 * :func:`text_table`: a fixed-width table whose header is two lines, the column names and their
   units, with two spaces between columns (no header runs into the next); the tables of
@@ -105,7 +105,7 @@ class RowProgress:
         rt = simulated_s / wall if wall > 0 else math.inf
         width = max(len(r) for r in self.rows)
         n = len(self.rows)
-        self._print(f"  [{self.finished:>{len(str(n))}d}/{n}] {row:{width}s} {wall:4.0f} s  {rt:4.1f}x real time"
+        self._print(f"  [{self.finished:>{len(str(n))}d}/{n}] {row:{width}s} {wall:4.0f} s  {rt:4.1f}x"
                     f"{'  ' + headline if headline else ''}{eta}")
         self._describe()
 
