@@ -379,3 +379,57 @@ def test_console_script_serves_another_process_and_stops_on_sigint(monkeypatch):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# ---------------------------------------------------------------------- what the node waits for
+def _rosout(h):
+    """The node's log lines as it publishes them on /rosout (transient local: the start-up line
+    logged before this subscription matched is delivered too)."""
+    from rcl_interfaces.msg import Log
+    from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+    lines = []
+    qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    h.probe.create_subscription(Log, "/rosout", lambda m: lines.append(m) if m.name == "geodyn_node" else None, qos)
+    return lines
+
+
+def test_the_node_says_what_it_waits_for(h):
+    """Issue 31 item 7: one INFO line at start naming the mode and the topics needed, then, every
+    fifth diagnostics period while some input never arrived, a line naming the missing ones (here
+    measured mode with odom and joint_states but no reference: it waits for ``reference``);
+    nothing more once everything arrived."""
+    node, outs = _start(h, input_mode="measured", diagnostics_period=0.05)
+    logs = _rosout(h)
+    assert h.spin_until(lambda: any("computes from" in m.msg for m in logs))
+    start = next(m.msg for m in logs if "computes from" in m.msg)
+    assert start == ("input_mode measured: computes from reference, odom, joint_states; "
+                     "waiting for reference, odom, joint_states"), start
+    rng = np.random.default_rng(2)
+    ref_t, C, w_b, v_b, q, qd = _measured_inputs(rng)
+    po, pj = h.publisher(Odometry, "odom"), h.publisher(JointState, "joint_states")
+    h.wait_matched("odom")
+    h.wait_matched("joint_states")
+    now = _now(node)
+    po.publish(odometry_msg(now, C, w_b, v_b))
+    pj.publish(joint_states_msg(now, NAMES, q, qd))
+    waiting = "input_mode measured: still waiting for reference (received odom, joint_states)"
+    assert h.spin_until(lambda: any(m.msg == waiting for m in logs), 10.0), [m.msg for m in logs]
+    assert all(m.level == 20 for m in logs if "waiting" in m.msg)     # INFO
+    h.publisher(Float64MultiArray, "reference").publish(_ref_msg(ref_t, 2, _now(node)))
+    assert h.spin_until(lambda: node._bufs["reference"].accepted == 1)
+    n_logged = sum("still waiting" in m.msg for m in logs)
+    periods = node._summaries
+    assert h.spin_until(lambda: node._summaries >= periods + 11, 10.0)   # two more log periods
+    h.spin_for(0.05)
+    assert sum("still waiting" in m.msg for m in logs) == n_logged
+
+
+def test_the_node_says_it_waits_for_the_robot_description(h):
+    node = h.make(GeodynNode, {"urdf_path": "", "diagnostics_period": 0.05})
+    logs = _rosout(h)
+    assert h.spin_until(lambda: any(m.msg == "input_mode reference: still waiting for robot_description on "
+                                    "/robot_description" for m in logs), 10.0), [m.msg for m in logs]
+    start = next(m.msg for m in logs if "computes from" in m.msg)
+    assert start == ("input_mode reference: computes from reference once the robot model arrives on "
+                     "/robot_description; waiting for robot_description on /robot_description"), start
