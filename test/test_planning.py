@@ -386,6 +386,8 @@ def test_plan_mission_example_text(capsys):
      "constraints"),
     (dict(com=[[0, 0, 1], [1, 0, 1]], times=[0, 1], order=-1), "order"),
     (dict(com=[[0, 0, 1], [1, 0, 1]], times=[0, 1], start={"com": np.zeros((2, 3))}), "start"),
+    (dict(com=[[0, 0, 1], [1, 0, 1]], times=[0, 1], end={"coms": np.zeros((3, 3))}), "end"),
+    (dict(com=[[0, 0, 1], [0, 0, 1]], max_velocity=1.0, max_acceleration=1.0), "com"),
 ])
 def test_bad_input_names_the_argument(kwargs, arg):
     with pytest.raises(ValueError) as e:
@@ -406,6 +408,8 @@ def test_bad_scaling_and_check_input(vehicle):
         check_feasibility(vehicle, traj, samples=1)
     with pytest.raises(ValueError, match="^alpha:"):
         traj.scaled(0.0)
+    with pytest.raises(ValueError, match="^t:"):
+        traj.jets([0.0, np.nan])
     assert isinstance(traj.scaled(2.0), FlatTrajectory)
 
 

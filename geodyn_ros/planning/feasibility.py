@@ -42,15 +42,16 @@ to ``2 (1/16)^3 < 5e-4`` of the sample spacing.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._serial import flat_map_serial
 from ..control.rotors import Allocation, ElasticJointParams, RotorParams, load_actuation_config, rotor_frames_from_model
 from ..model.model import Model
 from ..model.resources import shipped_urdf
 from ..model.urdf import load_urdf
+from ._serial import flat_map_serial
 from .planner import FlatTrajectory
 
 __all__ = ["Vehicle", "FeasibilityReport", "check_feasibility", "check_rigid_rates", "RateLimits", "sample_times"]
@@ -257,7 +258,13 @@ def _check(vehicle, traj, kind, samples, refine, limits=None):
     if traj.n_joints != vehicle.model.n_joints:
         raise ValueError(f"traj: {traj.n_joints} joint columns, the model has {vehicle.model.n_joints}")
     t = sample_times(traj, samples)
-    M, names, extras = _evaluate(vehicle, traj, t, kind, limits)
+    try:
+        M, names, extras = _evaluate(vehicle, traj, t, kind, limits)
+    except ValueError as exc:            # free fall / yaw singularity at a sample: say when
+        m = re.match(r"^\w+\[(\d+)\]: ", str(exc))
+        if m is None:
+            raise
+        raise ValueError(f"traj: at t = {t[int(m.group(1))]:.4f} s the flat map is undefined: {exc}") from None
     j, col = divmod(int(np.argmin(M)), M.shape[1])
     worst, tw = float(M[j, col]), float(t[j])
     if refine:

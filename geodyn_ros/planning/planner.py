@@ -89,7 +89,7 @@ def allocate_times(com, yaw=None, q=None, *, max_velocity=None, max_acceleration
     com (N+1, 3) [m] with ``max_velocity`` [m/s] and ``max_acceleration`` [m/s^2] on the Euclidean
     distance; yaw (N+1,) [rad] with ``max_yaw_rate``, ``max_yaw_acceleration``; q (N+1, n) [rad]
     with ``max_joint_velocity``, ``max_joint_acceleration`` per joint (each pair optional). A
-    segment without motion gets the shortest time of the others (or 1 s if none moves). The
+    segment without motion gets the shortest time of the others (none moving: ``ValueError``). The
     polynomial's peaks exceed the trapezoid's: this only sets the ratios of the durations.
     """
     c = _waypoints("com", com, 3)
@@ -107,7 +107,9 @@ def allocate_times(com, yaw=None, q=None, *, max_velocity=None, max_acceleration
         w = _waypoints(nm, x, width, len(c))
         h = np.maximum(h, _trapezoid_time(np.abs(np.diff(w, axis=0)).max(axis=1), v, a))
     pos = h[h > 0]
-    h = np.where(h > 0, h, pos.min() if len(pos) else 1.0)
+    if not len(pos):
+        raise ValueError("com: no waypoint moves (with the limits given), so no time follows from them; give times")
+    h = np.where(h > 0, h, pos.min())
     return float(start_time) + np.concatenate([[0.0], np.cumsum(h)])
 
 
@@ -159,6 +161,9 @@ class FlatTrajectory:
         """``(com (T, r+5, 3), yaw (T, r+3), q (T, r+3, n))`` at the times ``t`` (T,)."""
         r = self.order if order is None else int(order)
         t = np.atleast_1d(np.asarray(t, float))
+        if t.ndim != 1 or not np.all(np.isfinite(t)):
+            raise ValueError(f"t: expected finite times (T,), got shape {t.shape}" + ("" if t.ndim != 1 else
+                                                                                          " with NaN or Inf"))
         c = self.com.jets(t, r + 5)
         y = self.yaw.jets(t, r + 3)[:, :, 0]
         q = self.q.jets(t, r + 3) if self.q is not None else np.zeros((len(t), r + 3, 0))
@@ -240,6 +245,11 @@ def plan_mission(com, yaw=None, q=None, times=None, *, order: int = 2, start=Non
         raise ValueError(f"times: must be strictly increasing, but times[{i + 1}] = {float(t[i + 1])!r} <= "
                          f"times[{i}] = {float(t[i])!r}")
     widths = {"com": 3, "yaw": 1, "q": 0 if qq is None else qq.shape[1]}
+    for label, given in (("start", start), ("end", end)):
+        if given is not None and (not hasattr(given, "items") or set(given) - {nm for nm in OUTPUTS if widths[nm]}):
+            raise ValueError(f"{label}: expected a mapping {{output: end derivatives}} with outputs among "
+                             f"{[nm for nm in OUTPUTS if widths[nm]]}, got "
+                             f"{sorted(map(str, given)) if hasattr(given, 'items') else type(given).__name__}")
     cons = _constraints(constraints, n_wp, widths)
     need = {"com": order + 4, "yaw": order + 2, "q": order + 2}
     k, cont, polys = {}, {}, {}
