@@ -81,9 +81,10 @@ def test_every_example_runs_in_text_mode_in_some_test():
                   if p.stem not in ("__init__", "figures") and "def main(" in p.read_text())
     assert mods, EXAMPLES
     missing = [m for m in mods if m not in HERE and m not in ELSEWHERE]
-    assert not missing, f"examples without a text-mode test: {missing}"
+    assert not missing, (f"examples without a text-mode test: {missing}; run each in a test (text mode) "
+                         "and list it in HERE or ELSEWHERE")
     where = {m: (Path(__file__).name, f) for m, f in HERE.items()} | ELSEWHERE
-    for mod, (fname, func) in where.items():
+    for mod, (fname, func) in ((m, where[m]) for m in mods):
         src = (ROOT / "test" / fname).read_text()
         funcs = {n.name: ast.get_source_segment(src, n) for n in ast.parse(src).body if isinstance(n, ast.FunctionDef)}
         assert func in funcs, (fname, func)

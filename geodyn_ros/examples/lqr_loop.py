@@ -22,6 +22,7 @@ import sys
 import time
 
 from geodyn_ros.control.lqr import load_lqr_weights
+from geodyn_ros.loops.report import table_line, text_table
 from geodyn_ros.loops.lqr import (CASES, CONTROLLERS, EQUIVALENT_GAINS, equivalent_stiffness, gain_schedule,
                                   geometric_equivalent, match_geometric_weights, simulate_case)
 
@@ -43,10 +44,16 @@ def run(cases=CASES, controllers=CONTROLLERS, duration: float = 10.0, preroll: f
     return out
 
 
-def _fmt(m) -> str:
+#: the table's columns (name, unit, width): :func:`geodyn_ros.loops.report.text_table`, within 100 columns
+COLUMNS = [("case", "", 8), ("controller", "", 10), ("CoM RMS", "[m]", 9), ("CoM max", "[m]", 9),
+           ("att RMS", "[deg]", 9), ("joint RMS", "[deg]", 9), ("omega pk", "[rad/s]", 5), ("clips", "rotor", 5),
+           ("recovery", "[s]", 5)]
+
+
+def _cells(case, c, m) -> list:
     rec = "-" if m["recovery_s"] is None else f"{m['recovery_s']:.2f}"
-    return (f"{m['com_rms_m']:11.3e} {m['com_max_m']:11.3e} {m['attitude_rms_deg']:11.3e} {m['joint_rms_deg']:11.3e} "
-            f"{m['rotor_speed_peak_rad_s']:9.0f} {m['rotor_saturations']:5d} {rec:>9s}")
+    return [case, c, f"{m['com_rms_m']:.3e}", f"{m['com_max_m']:.3e}", f"{m['attitude_rms_deg']:.3e}",
+            f"{m['joint_rms_deg']:.3e}", f"{m['rotor_speed_peak_rad_s']:.0f}", f"{m['rotor_saturations']}", rec]
 
 
 def main(argv=None) -> int:
@@ -90,13 +97,14 @@ def main(argv=None) -> int:
         print(f"  {'':28s} {'LQR':>9s} {'geometric':>9s}")
         for name, unit in EQUIVALENT_GAINS.items():
             print(f"  {name:28s} {k[name]:9.2f} {g[name]:9.2f}  {unit}")
-        print(f"\n{'case':8s} {'controller':11s} {'CoM RMS [m]':>11s} {'CoM max [m]':>11s} {'att [deg]':>11s} "
-              f"{'joint [deg]':>11s} {'omega pk':>9s} {'sat':>5s} {'recover s':>9s}")
+        print("\none line per run as it finishes (recovery: CoM error below 1 cm and attitude below 1 deg "
+              "for good)")
+        print(text_table(COLUMNS, []))
     t0 = time.perf_counter()
 
     def progress(case, c, m):
         if not args.json:
-            print(f"{case:8s} {c:11s} {_fmt(m)}", flush=True)
+            print(table_line(COLUMNS, _cells(case, c, m)), flush=True)
     obj = run(cases, ctrls, args.duration, args.preroll, weights, progress)
     if args.json_out:
         from pathlib import Path

@@ -19,7 +19,7 @@ import sys
 import textwrap
 import time
 
-__all__ = ["RowProgress", "text_table", "gains_text", "WIDTH"]
+__all__ = ["RowProgress", "text_table", "table_line", "gains_text", "WIDTH"]
 
 #: the width every printed line of the tables stays within (a terminal's 100 columns, minus one)
 WIDTH = 99
@@ -122,26 +122,40 @@ class RowProgress:
             self._bar = None
 
 
-def text_table(columns, rows, *, sep: str = "  ") -> str:
-    """A text table: ``columns`` is a list of ``(name, unit, width)`` (the first column left
-    aligned, the others right aligned; ``unit`` is printed as given, e.g. ``"[m]"``, or ""),
-    ``rows`` a list of lists of already formatted cells. The header is two lines (names, then
-    units), then a rule; columns are ``sep`` apart. Raises ValueError if a row has the wrong
-    number of cells."""
+def _widths(columns, rows=()):
     widths = [max(w, len(n), len(u)) for n, u, w in columns]
     for r in rows:
         if len(r) != len(columns):
             raise ValueError(f"rows: expected {len(columns)} cells per row, got {len(r)}: {r!r}")
         widths = [max(w, len(c)) for w, c in zip(widths, r)]
+    return widths
 
-    def line(cells):
-        first = f"{cells[0]:<{widths[0]}s}"
-        return sep.join([first] + [f"{c:>{w}s}" for c, w in zip(cells[1:], widths[1:])]).rstrip()
 
-    names = line([n for n, _, _ in columns])
-    units = line([u for _, u, _ in columns])
-    rule = "-" * len(line(["-" * w for w in widths]))
-    return "\n".join([names, units, rule] + [line(r) for r in rows])
+def _line(widths, cells, sep):
+    first = f"{cells[0]:<{widths[0]}s}"
+    return sep.join([first] + [f"{c:>{w}s}" for c, w in zip(cells[1:], widths[1:])]).rstrip()
+
+
+def text_table(columns, rows, *, sep: str = "  ") -> str:
+    """A text table: ``columns`` is a list of ``(name, unit, width)`` (the first column left
+    aligned, the others right aligned; ``unit`` is printed as given, e.g. ``"[m]"``, or ""),
+    ``rows`` a list of lists of already formatted cells. The header is two lines (names, then
+    units), then a rule; columns are ``sep`` apart and as wide as their widest entry. Raises
+    ValueError if a row has the wrong number of cells. ``rows=[]``: the header alone (then
+    :func:`table_line` prints rows one at a time in the same columns, as long as no cell is wider
+    than its column's ``width``)."""
+    widths = _widths(columns, rows)
+    names = _line(widths, [n for n, _, _ in columns], sep)
+    units = _line(widths, [u for _, u, _ in columns], sep)
+    rule = "-" * len(_line(widths, ["-" * w for w in widths], sep))
+    return "\n".join([names, units, rule] + [_line(widths, r, sep) for r in rows])
+
+
+def table_line(columns, cells, *, sep: str = "  ") -> str:
+    """One row of the table whose header ``text_table(columns, [])`` printed."""
+    if len(cells) != len(columns):
+        raise ValueError(f"cells: expected {len(columns)} cells, got {len(cells)}: {cells!r}")
+    return _line(_widths(columns), list(cells), sep)
 
 
 def gains_text(gains, prefix: str = "gains: ") -> str:
