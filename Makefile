@@ -18,7 +18,7 @@ $(STAMP): requirements.txt setup.py
 	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY) on PATH (or run: make PY=python3 ...)"; exit 1; }
 	@echo "venv 1/4: creating $(VENV) with $(PY) (seconds)"
 	$(PY) -m venv $(VENV)
-	@echo "venv 2/4: pip install of the pinned requirements.txt (about 1 GB installed; 1-3 minutes with a warm pip cache, more on a slow network)"
+	@echo "venv 2/4: pip install of the pinned requirements.txt (about 2 GB installed; 1-3 minutes with a warm pip cache, more on a slow network)"
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements.txt
 	@echo "venv 3/4: geodyn_ros itself, editable (seconds)"
@@ -26,7 +26,7 @@ $(STAMP): requirements.txt setup.py
 	@# geodyn_ros in the working directory (the clone itself, seen from its parent) cannot shadow the
 	@# package as an empty namespace package (test/test_install.py)
 	$(BIN)/python -m pip install -q --no-deps -e . --config-settings editable_mode=compat
-	@echo "venv 4/4: compiling the numba kernels once, cached for every later run (about 5 minutes on 2 cores; a line per family)"
+	@echo "venv 4/4: compiling the numba kernels once, cached for every later run (5-8 minutes on 2 cores; a line per family)"
 	$(BIN)/python -m geodyn_ros.warmup
 	touch $(STAMP)
 	@echo "venv: ready ($(VENV))"

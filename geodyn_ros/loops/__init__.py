@@ -9,6 +9,8 @@
 * :mod:`~geodyn_ros.loops.lqr`: the geometric controller against the time-varying LQR;
 * :mod:`~geodyn_ros.loops.underactuated`: the collinear hexarotor manipulator under the
   flatness-based controller (the README's under-actuated table, and the twin of the ROS loop).
+* :mod:`~geodyn_ros.loops.report`: what the loops print: a line per row as it finishes (a
+  progress bar on a terminal) and the text tables within 100 columns.
 
 Importing this package imports neither rclpy nor mujoco (the simulator is imported when a loop
 runs).
