@@ -13,6 +13,7 @@ Figures, not assertions (nothing fails on a slow or shared machine). Medians ove
 * ``total`` = plan + scaling (the scaling's last check is the plan's check);
 * the reference: ``gd.flat_inverse_dynamics`` at order 2 per sample, one call per sample (hot
   path) and batched (the thread pool), and the planner's one-thread loop of the same kernel;
+* the per-segment timing (:func:`~geodyn_ros.planning.fastest_segment_times`, offline);
 * ratios: total over the per-sample cost (how many flat-map samples the whole plan costs), and the
   scaling's overhead over the flat-map samples it evaluates.
 
@@ -26,7 +27,8 @@ import time
 import numpy as np
 
 import geodyn_ros as gd
-from geodyn_ros.planning import Vehicle, check_feasibility, fastest_scaling, plan_mission, sample_times
+from geodyn_ros.planning import (Vehicle, check_feasibility, fastest_scaling, fastest_segment_times, plan_mission,
+                                 sample_times)
 from geodyn_ros.planning._serial import flat_map_serial
 from geodyn_ros.planning.feasibility import ZOOM_POINTS, ZOOM_ROUNDS
 
@@ -101,6 +103,10 @@ def main(argv=None) -> int:
     print(f"  scaling / (its {evaluated} samples x one-thread cost) {t_scale / (evaluated * t_serial):6.2f}x "
           "(overhead of jets, allocation and margins)")
     print(f"  check / ({per_check} samples x one-thread cost)   {t_check / (per_check * t_serial):6.2f}x")
+    t_seg, rs = median_time(lambda: fastest_segment_times(v, traj, margin=margin), max(3, args.repeats // 4))
+    print(f"per-segment timing (offline) {t_seg * 1e3:7.1f} ms: {rs.trajectory.duration:.2f} s against the uniform "
+          f"{rs.uniform.trajectory.duration:.2f} s ({rs.evaluations} checks; segment factors "
+          f"{np.array2string(rs.factors, precision=2)})")
     for chk in ("frozen_arm", "rigid_rates"):
         t_b, rb = median_time(lambda: fastest_scaling(v, traj, margin=margin, check=chk), max(3, args.repeats // 4))
         wb = check_feasibility(v, rb.trajectory)

@@ -22,10 +22,11 @@ __all__ = ["flat_map_serial", "poly_jets"]
 
 
 @njit(cache=True, error_model="numpy")
-def poly_jets(times, coef, t, out):
+def poly_jets(times, coef, t, F, out):
     """Derivatives ``p^(0..rows-1)`` of a piecewise polynomial (:class:`~geodyn_ros.planning.polynomial.PiecewisePolynomial`:
     ``coef`` (N, D, w) in each segment's normalised time) at the times ``t`` (T,) into ``out``
-    (T, rows, w); outside ``[t_0, t_N]`` the end value with zero derivatives. Horner per derivative."""
+    (T, rows, w); outside ``[t_0, t_N]`` the end value with zero derivatives. Horner per derivative;
+    ``F`` (rows, D) the factors ``m!/(m-r)!``."""
     N, D, w = coef.shape
     rows = out.shape[1]
     for i in range(t.shape[0]):
@@ -58,10 +59,7 @@ def poly_jets(times, coef, t, out):
             for c in range(w):
                 acc = 0.0
                 for m in range(D - 1, r - 1, -1):
-                    f = 1.0
-                    for j in range(m - r + 1, m + 1):
-                        f *= j
-                    acc = acc * s + f * coef[seg, m, c]
+                    acc = acc * s + F[r, m] * coef[seg, m, c]
                 out[i, r, c] = acc / hr
             hr *= h
 

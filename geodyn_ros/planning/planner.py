@@ -134,6 +134,7 @@ class FlatTrajectory:
         self.order, self.k, self.continuity = order, dict(k), dict(continuity)
         self.times = com.times
         self.n_joints = 0 if q is None else q.width
+        self.plan_inputs = None          # plan_mission's inputs (times excluded): what replan() re-solves
 
     @property
     def start_time(self) -> float:
@@ -175,8 +176,17 @@ class FlatTrajectory:
         a = float(alpha)
         if not (math.isfinite(a) and a > 0):
             raise ValueError(f"alpha: expected a finite time scale > 0, got {alpha!r}")
-        return FlatTrajectory(self.com.scaled(a), self.yaw.scaled(a), None if self.q is None else self.q.scaled(a),
-                              self.order, self.k, self.continuity)
+        out = FlatTrajectory(self.com.scaled(a), self.yaw.scaled(a), None if self.q is None else self.q.scaled(a),
+                             self.order, self.k, self.continuity)
+        out.plan_inputs = self.plan_inputs
+        return out
+
+    def replan(self, times) -> "FlatTrajectory":
+        """The same waypoints, end conditions and constraints planned at new knot ``times`` (N+1,)
+        (:func:`plan_mission`; per-segment timing, :func:`~geodyn_ros.planning.fastest_segment_times`)."""
+        if self.plan_inputs is None:
+            raise ValueError("traj: not made by plan_mission, so there are no waypoints to replan")
+        return plan_mission(times=times, **self.plan_inputs)
 
 
 def _constraints(constraints, n_wp, widths):
@@ -271,4 +281,7 @@ def plan_mission(com, yaw=None, q=None, times=None, *, order: int = 2, start=Non
                     raise ValueError(f"{label}: {nm} contains Inf")
             ends.append(g)
         polys[nm] = minimum_derivative(t, W, kk, ends[0], ends[1], cons[nm])
-    return FlatTrajectory(polys["com"], polys["yaw"], polys.get("q"), int(order), k, cont)
+    traj = FlatTrajectory(polys["com"], polys["yaw"], polys.get("q"), int(order), k, cont)
+    traj.plan_inputs = {"com": c, "yaw": y[:, 0], "q": qq, "order": int(order), "start": start, "end": end,
+                        "constraints": constraints}
+    return traj

@@ -75,6 +75,17 @@ def _hermite(k: int):
     return Binv, M
 
 
+@lru_cache(maxsize=None)
+def _falling(D: int, rows: int) -> np.ndarray:
+    """(rows, D) ``m!/(m-r)!`` (0 where m < r): the derivative factors of the monomials ``s^m``."""
+    F = np.zeros((rows, D))
+    for r in range(rows):
+        for m in range(r, D):
+            F[r, m] = math.factorial(m) / math.factorial(m - r)
+    F.setflags(write=False)
+    return F
+
+
 class PiecewisePolynomial:
     """A piecewise polynomial ``p: R -> R^width`` with exact derivatives of any order.
 
@@ -111,7 +122,7 @@ class PiecewisePolynomial:
         one-thread numba loop, Horner per derivative: :func:`geodyn_ros.planning._serial.poly_jets`)."""
         t = np.ascontiguousarray(np.atleast_1d(np.asarray(t, float)))
         out = np.empty((len(t), int(rows), self.width))
-        poly_jets(self.times, self.coef, t, out)
+        poly_jets(self.times, self.coef, t, _falling(self.degree + 1, int(rows)), out)
         return out
 
     def jet(self, t: float, rows: int) -> np.ndarray:

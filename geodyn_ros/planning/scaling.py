@@ -33,12 +33,15 @@ import numpy as np
 from .feasibility import SAMPLES_PER_SEGMENT, FeasibilityReport, RateLimits, Vehicle, _check
 from .planner import FlatTrajectory
 
-__all__ = ["ScalingResult", "fastest_scaling", "CHECKS"]
+__all__ = ["ScalingResult", "fastest_scaling", "SegmentTimesResult", "fastest_segment_times", "CHECKS"]
 
 #: the checks a scaling can be computed for: the whole body, baseline (b), baseline (a)
 CHECKS = ("whole_body", "frozen_arm", "rigid_rates")
 #: bracketing towards faster flight stops after this many steps (x = alpha^-2 times 4: alpha >= 2^-30)
 _MAX_BRACKET = 30
+#: the smallest factor one re-allocation step of :func:`fastest_segment_times` applies to a segment
+#: (the segments are coupled through the re-plan; larger steps oscillate)
+MIN_SEGMENT_STEP = 0.8
 #: the time scale that stands for hover (x = 0): derivatives k >= 1 below 1e-12 of their values at alpha = 1
 HOVER_ALPHA = 1e6
 
@@ -152,3 +155,80 @@ def fastest_scaling(vehicle: Vehicle, traj: FlatTrajectory, *, margin: float, ch
     below = reports.get(xl)
     return ScalingResult(alpha_of(xh), traj.scaled(alpha_of(xh)), rep, m, alpha_of(xl), rep.worst,
                          below.worst if below is not None else -np.inf, count[0])
+
+
+def _segment_worst(traj, rep):
+    """(N,) the worst sampled margin inside each segment of ``traj`` (the report's samples)."""
+    seg = np.clip(np.searchsorted(traj.times, rep.times, side="right") - 1, 0, len(traj.times) - 2)
+    w = rep.margins.min(axis=1)
+    out = np.full(len(traj.times) - 1, np.inf)
+    np.minimum.at(out, seg, w)
+    return out
+
+
+@dataclass
+class SegmentTimesResult:
+    """Per-segment timing: ``trajectory`` (re-planned at its knots, then uniformly scaled to touch the
+    margin: ``scaling`` is that :class:`ScalingResult`, with its tightness proof), ``factors`` (N,)
+    each segment's duration over its duration in the uniform result ``uniform``, ``report`` its
+    check, ``segment_margins`` (N,) the worst margin inside each segment (the more segments at
+    ``margin``, the better balanced), ``iterations`` and ``evaluations`` (checks run)."""
+
+    trajectory: FlatTrajectory
+    factors: np.ndarray
+    report: FeasibilityReport
+    scaling: ScalingResult
+    uniform: ScalingResult
+    segment_margins: np.ndarray
+    iterations: int
+    evaluations: int
+
+    @property
+    def speedup(self) -> float:
+        """Duration of the uniform result over this one's."""
+        return self.uniform.trajectory.duration / self.trajectory.duration
+
+
+def fastest_segment_times(vehicle: Vehicle, traj: FlatTrajectory, *, margin: float, check: str = "whole_body",
+                          iterations: int = 4, samples: int = SAMPLES_PER_SEGMENT,
+                          limits: RateLimits | None = None) -> SegmentTimesResult:
+    """Per-segment time scaling: the uniform one (:func:`fastest_scaling`), then a re-allocation of
+    the segment durations by their slack, each time re-planned and scaled uniformly again.
+
+    A segment whose worst margin ``w_i`` is above the margin ``m`` carries less dynamic load than
+    the binding one. The load above hover grows as ``alpha^-2`` (accelerations), so the segment
+    could be ``beta_i = sqrt((h_i - w_i) / (h_i - m))`` times as long, with ``h_i`` the segment's
+    worst margin in hover. The durations are multiplied by ``sqrt(beta_i)``, at least
+    ``MIN_SEGMENT_STEP`` (damped, since the
+    segments are coupled through the re-plan: :meth:`FlatTrajectory.replan`, the
+    minimum-derivative solve at the new knots, so the continuity is kept; the path changes), the
+    re-plan is scaled uniformly to touch the margin (tight, as :func:`fastest_scaling`), and the
+    shortest of the ``iterations`` results (the uniform one included) is returned.
+    """
+    if traj.plan_inputs is None:
+        raise ValueError("traj: not made by plan_mission (per-segment timing re-plans the waypoints)")
+    if not (isinstance(iterations, (int, np.integer)) and iterations >= 1):
+        raise ValueError(f"iterations: expected an integer >= 1, got {iterations!r}")
+    uni = fastest_scaling(vehicle, traj, margin=margin, check=check, samples=samples, limits=limits)
+    m = uni.margin
+    hover = _check(vehicle, traj.scaled(HOVER_ALPHA), check, samples, False, limits)
+    h_hover = _segment_worst(traj.scaled(HOVER_ALPHA), hover)
+    best = uni
+    evaluations = uni.evaluations + 1
+    cur = uni
+    for _ in range(iterations):
+        w = _segment_worst(cur.trajectory, cur.report)
+        load = np.maximum(h_hover - w, 1e-12)
+        beta = np.sqrt(np.clip(load / np.maximum(h_hover - m, 1e-12), 0.0, 1.0))
+        h = np.diff(cur.trajectory.times) * np.clip(np.sqrt(beta), MIN_SEGMENT_STEP, 1.0)
+        plan = traj.replan(traj.times[0] + np.concatenate([[0.0], np.cumsum(h)]))
+        try:
+            cur = fastest_scaling(vehicle, plan, margin=m, check=check, samples=samples, limits=limits)
+        except ValueError:           # a re-allocation too uneven for the margin even in hover: stop here
+            break
+        evaluations += cur.evaluations
+        if cur.trajectory.duration < best.trajectory.duration:
+            best = cur
+    factors = np.diff(best.trajectory.times) / np.diff(uni.trajectory.times)
+    return SegmentTimesResult(best.trajectory, factors, best.report, best, uni,
+                              _segment_worst(best.trajectory, best.report), iterations, evaluations)
