@@ -237,6 +237,22 @@ def test_check_equals_the_ff2_controller_at_the_reference(vehicle):
         assert np.allclose(rep.motor_torque[j], cmd.u_raw, rtol=1e-9, atol=1e-9)
 
 
+def test_rigid_joints_torque_limits(vehicle):
+    """Rigid, torque-controlled joints with a limit: the margin columns are ``(limit - |tau|)/limit`` of the
+    joint torques of gd.flat_inverse_dynamics per sample (the public single-sample path); order 1 suffices."""
+    rigid = Vehicle(vehicle.model, vehicle.allocation, vehicle.rotors, None, joint_torque_limit=2.0)
+    assert rigid.check_order == 1
+    com, yaw, q, times = mission(4)
+    traj = plan_mission(com, yaw, q, times)
+    rep = check_feasibility(rigid, traj, samples=6, refine=False)
+    cols = [i for i, nm in enumerate(rep.names) if nm.startswith("joint ")]
+    assert len(cols) == 6 and rep.motor_torque is None
+    for j in range(0, len(rep.times), 3):
+        ref = traj(rep.times[j], 1)
+        tau = gd.flat_inverse_dynamics(vehicle.model, ref.com, ref.yaw, ref.q, 1).tau[0]
+        assert np.allclose(2.0 * (1.0 - rep.margins[j, cols]), np.abs(tau), rtol=1e-9, atol=1e-12)
+
+
 def test_frozen_arm_baseline_is_the_rigid_flat_map(vehicle):
     com, yaw, q, times = mission(4)
     traj = plan_mission(com, yaw, q, times)
@@ -428,6 +444,11 @@ def test_bad_scaling_and_check_input(vehicle):
         traj.scaled(0.0)
     with pytest.raises(ValueError, match="^t:"):
         traj.jets([0.0, np.nan])
+    for kw, arg in ((dict(allocation=None), "allocation"), (dict(omega_min=-1.0), "omega_min"),
+                    (dict(joint_torque_limit=[1.0, 2.0]), "joint_torque_limit"), (dict(model="x"), "model")):
+        args = dict(model=vehicle.model, allocation=vehicle.allocation, rotors=vehicle.rotors, elastic=None) | kw
+        with pytest.raises(ValueError, match=f"^{arg}:"):
+            Vehicle(**args)
     with pytest.raises(ValueError, match="^iterations:"):
         fastest_segment_times(vehicle, traj, margin=0.1, iterations=0)
     with pytest.raises(ValueError, match="^traj:"):

@@ -82,6 +82,12 @@ class Vehicle:
     _rigid: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
+        if not isinstance(self.model, Model):
+            raise ValueError(f"model: expected a geodyn_ros Model, got {type(self.model).__name__}")
+        if not isinstance(self.allocation, Allocation):
+            raise ValueError(f"allocation: expected an Allocation, got {type(self.allocation).__name__}")
+        if not isinstance(self.rotors, RotorParams) or self.rotors.n_rotors != self.allocation.n_rotors:
+            raise ValueError(f"rotors: expected RotorParams of the allocation's {self.allocation.n_rotors} rotors")
         names = self.model.joint_names
         if self.elastic is not None:
             miss = [j for j in self.elastic.joints if j not in names]
