@@ -231,8 +231,15 @@ def plan_mission(com, yaw=None, q=None, times=None, *, order: int = 2, start=Non
         ``(3, "com", 1, (0.5, 0, 0))`` for a CoM velocity at waypoint 3 (interior waypoints only;
         NaN values free).
 
-    Raises ``ValueError`` with one line naming the argument: fewer than 2 waypoints, wrong widths,
-    NaN/Inf, non-increasing times, bad constraints.
+    Returns
+    -------
+    FlatTrajectory
+
+    Raises
+    ------
+    ValueError
+        one line naming the argument: fewer than 2 waypoints, wrong widths, NaN/Inf,
+        non-increasing times, bad constraints.
     """
     if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 0:
         raise ValueError(f"order: expected a non-negative integer, got {order!r}")

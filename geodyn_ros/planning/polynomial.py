@@ -87,15 +87,14 @@ def _falling(D: int, rows: int) -> np.ndarray:
 
 
 class PiecewisePolynomial:
-    """A piecewise polynomial ``p: R -> R^width`` with exact derivatives of any order.
+    """A piecewise polynomial ``p: R -> R^width`` with exact derivatives of any order; ``p(t)``
+    outside ``[t_0, t_N]`` is the end value with zero derivatives.
 
     Parameters
     ----------
     times : (N+1,) strictly increasing knot times [s].
     coef : (N, D, width) monomial coefficients of each segment in the normalised time
         ``s = (t - t_i) / (t_{i+1} - t_i)`` (degree ``D - 1``).
-
-    ``p(t)`` outside ``[t_0, t_N]`` is the end value with zero derivatives.
     """
 
     def __init__(self, times, coef):
