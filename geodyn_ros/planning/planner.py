@@ -120,7 +120,9 @@ class FlatTrajectory:
     (order+5, 3), ``yaw`` (order+3,), ``q`` (order+3, n): exactly the rows
     ``gd.flat_inverse_dynamics(..., order=order)`` reads, so it is a ``reference`` for
     :func:`~geodyn_ros.loops.underactuated.simulate_underactuated` and the ROS reference node.
-    :meth:`jets` evaluates T times at once (the batch flat map's input layout).
+    :meth:`jets` evaluates T times at once (the batch flat map's input layout). Jets of a higher
+    order than the plan's ``order`` exist (exact on each segment) but jump at the knots beyond
+    ``continuity``.
 
     Attributes: ``times`` (N+1,) knots [s]; ``com``, ``yaw``, ``q`` the :class:`PiecewisePolynomial`
     of each output (``q`` None without joints); ``order`` the feedforward order ``r`` the
