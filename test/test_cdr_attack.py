@@ -521,3 +521,69 @@ def test_rclpy_serialized_messages_with_alignment_shifts():
         a.data = [float(x) for x in rng.normal(size=frame_len)]
         for b in _relabelled(serialize_message(a)):
             agree("ref", b)
+
+
+# ----------------------------------------------------------------------------- bounded diagnostics
+def test_diagnostics_and_logs_are_bounded_under_megabyte_input(h, monkeypatch):
+    """Issue 32: megabyte frame ids, a 50k-name unknown-joint list, a new problem key and a new
+    reason every message, megabyte exceptions, notes and hardware id, and a caller publishing a
+    status every message, at 1 kHz for 3 s (a simulated monotonic clock: no sleeping). Every
+    status serialized by rclpy is at most STATUS_MAX_BYTES, at most 2 * rate statuses and
+    LOG_LINES log lines a second (+ one window for the edges), no log line longer than a
+    traceback's bound, and every skipped cycle is still counted once."""
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticStatus
+    from types import SimpleNamespace
+
+    from geodyn_ros.ros import diagnostics as D
+    clock = SimpleNamespace(t=1000.0)
+    monkeypatch.setattr(D, "time", SimpleNamespace(monotonic=lambda: clock.t))
+    node = h.add(rclpy.create_node("attacked", context=h.ctx))
+    lines = []
+    logger = SimpleNamespace(**{lv: (lambda text, lv=lv: lines.append((clock.t, lv, text)))
+                                for lv in ("info", "warning", "error")})
+    monkeypatch.setattr(node, "get_logger", lambda: logger)
+    rate, seconds = 10.0, 3
+    rep = D.DiagnosticsReporter(node, "attacked: feedforward", rate=rate)
+    statuses = []
+    monkeypatch.setattr(rep.pub, "publish", lambda arr: statuses.append((clock.t, len(serialize_message(arr)), arr)))
+    big = "x" * 2 ** 20
+    unknown = str([f"unknown_joint_{i}" for i in range(50_000)])          # ~1 MB
+    for i in range(1000 * seconds):
+        clock.t += 0.001
+        rep.problem("odom", f"odom: header.frame_id '{big}{i}' is not the world frame 'world'")
+        rep.problem(f"joint_states {i}", f"joint_states: names the model does not know: {unknown}")
+        rep.problem("reasons", "bad " + f"{i:b}".replace("0", "a").replace("1", "b"))   # a new reason each time
+        if i % 10 == 0:
+            rep.report(DiagnosticStatus.WARN, f"robot_description refused: {big}{i}")
+            rep._flush()                                                    # the flush timer
+        if i % 50 == 0:
+            rep.exception("odom", ValueError(f"{i} {big}"))
+        rep.publish_status(DiagnosticStatus.WARN, big)                      # a careless caller
+        rep.notes[f"note {i % 20}"] = big
+        rep.hardware_id = big
+    windows = seconds + 1          # fixed 1 s windows: a window may straddle two seconds
+    assert statuses and lines
+    assert max(size for _, size, _ in statuses) <= D.STATUS_MAX_BYTES
+    assert len(statuses) <= 2 * rate * windows, len(statuses)
+    assert sum(size for _, size, _ in statuses) <= 2 * rate * windows * D.STATUS_MAX_BYTES
+    assert len(lines) <= D.LOG_LINES * windows, len(lines)
+    assert max(len(text) for _, _, text in lines) <= D.TRACEBACK_CHARS + 40      # + "... (N characters)"
+    assert any("... (1048576 characters)" in arr.status[0].message for _, _, arr in statuses)   # the size is said
+    assert any("more log lines suppressed" in text for _, _, text in lines)
+    counted = sum(int(kv.value) for _, _, arr in statuses for kv in arr.status[0].values
+                  if kv.key.startswith("skipped[")) + sum(rep.since_last.values())
+    assert counted == rep.counters["cycles_skipped"] == 3 * 1000 * seconds + seconds * 1000 // 50
+
+
+def test_clip():
+    assert D_clip("x" * 1_000_000) == "x" * 200 + "... (1000000 characters)"
+    assert D_clip("short") == "short" and D_clip(12) == "12"
+    assert D_clip("a\nb\x00") == "a\\x0ab\\x00"              # one line stays one line
+    t = D_clip("\n" * 1000)
+    assert len(t) <= 200 + 32 and D_clip(t, 232) == t
+
+
+def D_clip(*a):
+    from geodyn_ros.ros.diagnostics import clip
+    return clip(*a)
