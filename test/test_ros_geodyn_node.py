@@ -426,10 +426,63 @@ def test_the_node_says_what_it_waits_for(h):
 
 
 def test_the_node_says_it_waits_for_the_robot_description(h):
-    node = h.make(GeodynNode, {"urdf_path": "", "diagnostics_period": 0.05})
+    h.make(GeodynNode, {"urdf_path": "", "diagnostics_period": 0.05})
     logs = _rosout(h)
     assert h.spin_until(lambda: any(m.msg == "input_mode reference: still waiting for robot_description on "
                                     "/robot_description" for m in logs), 10.0), [m.msg for m in logs]
     start = next(m.msg for m in logs if "computes from" in m.msg)
     assert start == ("input_mode reference: computes from reference once the robot model arrives on "
                      "/robot_description; waiting for robot_description on /robot_description"), start
+
+
+def test_measured_mode_samples_the_newest_reference_not_after_the_state(h):
+    """The reference rule of the input matching: a pair uses the newest reference stamped at most
+    ``sync_tolerance`` after it (and within ``stale_timeout`` before it), never a newer one;
+    with none, the set is skipped and reported."""
+    order = 2
+    node, outs = _start(h, order=order, input_mode="measured", stale_timeout=5.0)
+    rng = np.random.default_rng(8)
+    _, C, w_b, v_b, q, qd = _measured_inputs(rng)
+    po, pj, pr = (h.publisher(Odometry, "odom"), h.publisher(JointState, "joint_states"),
+                  h.publisher(Float64MultiArray, "reference"))
+    h.wait_matched("odom")
+    h.wait_matched("joint_states")
+    s0 = _now(node) - 10**9
+    refs = {s0: _ref_msg(3.0, order, s0), s0 + 20_000_000: _ref_msg(7.0, order, s0 + 20_000_000)}
+
+    def send_ref(stamp):
+        pr.publish(refs[stamp])
+        assert h.spin_until(lambda: node._bufs["reference"].last_stamp == stamp)
+
+    def pair(stamp):
+        before = len(outs["jet"]), node.diag.counters["cycles_skipped"]
+        po.publish(odometry_msg(stamp, C, w_b, v_b))
+        pj.publish(joint_states_msg(stamp, NAMES, q, qd))
+        assert h.spin_until(lambda: (len(outs["jet"]), node.diag.counters["cycles_skipped"]) != before)
+        return outs["jet"][-1] if len(outs["jet"]) > before[0] else None
+
+    def answer(ref_stamp):
+        _, Vref, Qref = _decode_inputs(refs[ref_stamp], order)
+        Cm = np.eye(4)
+        Cm[:3, 3] = C[:3, 3]
+        Cm[:3, :3] = quat_to_matrix(matrix_to_quat(C[:3, :3], "xyzw"), "xyzw")
+        V, Q = Vref.copy(), Qref.copy()
+        V[0] = Ad(Cm) @ np.r_[w_b, v_b]
+        Q[0], Q[1] = q, qd
+        return gd.inverse_dynamics(node.model, Cm, V, Q, order)
+
+    def check(jet, stamp, ref_stamp):
+        st, W, tau, _ = decode_feedforward_jet(jet)
+        want = answer(ref_stamp)
+        scale = max(1.0, np.abs(want.base_wrench).max())
+        assert st == stamp
+        assert np.abs(W - want.base_wrench).max() <= TOL * scale and np.abs(tau - want.tau).max() <= TOL * scale
+
+    send_ref(s0)
+    assert pair(s0 - 5_000_000) is None                       # the only reference is 5 ms after the state
+    assert any("reference: none stamped in" in m for _, m in _diag_messages(outs)) or \
+        "reference: none stamped in" in node.diag.last_problem
+    check(pair(s0 + 5_000_000), s0 + 5_000_000, s0)          # 5 ms after the reference: uses it
+    send_ref(s0 + 20_000_000)
+    check(pair(s0 + 10_000_000), s0 + 10_000_000, s0)        # the newer reference is after the state
+    check(pair(s0 + 20_000_000), s0 + 20_000_000, s0 + 20_000_000)

@@ -481,12 +481,12 @@ class GeodynNode(Node):
         buf = self._bufs["reference"]
         after = self.skew_ns if self.skew_ns else self.tol_ns
         sel = select_reference(buf, t, self.stale_ns, after)
-        if sel is None:
+        if sel is None and buf.accepted:   # (before the first reference: "waiting for reference", _summary)
             newest = buf.newest()
-            self.diag.problem("no reference", "reference: none received yet" if newest is None else
-                              f"reference: none stamped in [{(t - self.stale_ns) * 1e-9:.6f}, "
-                              f"{(t + after) * 1e-9:.6f}] s for the state stamped {t * 1e-9:.6f} s "
-                              f"(newest {newest[0] * 1e-9:.6f} s); set skipped")
+            self.diag.problem("no reference", f"reference: none stamped in [{(t - self.stale_ns) * 1e-9:.6f}, "
+                              f"{(t + after) * 1e-9:.6f}] s for the state stamped {t * 1e-9:.6f} s (newest "
+                              + (f"{newest[0] * 1e-9:.6f} s" if newest else "forgotten at a clock reset")
+                              + "); set skipped")
         return sel
 
     def _cycle(self, now: int | None = None) -> None:
