@@ -417,6 +417,14 @@ class OnlineGains:
     ``compute_s_sum`` and ``latency_s_sum`` (means: divide by ``updates``),
     ``gain_stamp`` (the stamp of the model of the current gain), ``dropped`` (models replaced
     before use).
+
+    Which gain a threaded loop used is decided by the wall clock (how far the thread got), so it
+    varies with the machine's load; it is recorded exactly instead: the ``n``-th gain computed
+    has the sequence number ``n`` (= ``stats["updates"]`` when it became current),
+    :meth:`gain_entry` returns a gain with its number and stamp, and ``history`` (None, or a list
+    the caller sets) receives the stamp of every gain computed, in order. Replaying that chain of
+    stamps (the first a DARE, each next ``steps`` Riccati steps from the previous) gives the same
+    gains (:func:`geodyn_ros.loops.lqr.simulate_case` with ``gain_record``).
     """
 
     def __init__(self, Q, R, rate_hz: float = 100.0, steps: int = 20, *, prepare=None, threaded: bool = True):
@@ -428,9 +436,12 @@ class OnlineGains:
         self.prepare = prepare
         self.threaded = bool(threaded)
         self._lock = threading.Lock()
+        self._compute_lock = threading.Lock()   # one recomputation at a time (thread or caller)
         self._model = None
         self._P = None
         self._K = None
+        self._entry = (None, 0, None)            # (K, sequence number, stamp), replaced atomically
+        self.history = None                      # a list: the stamp of every gain computed, in order
         self._next_stamp = -np.inf
         self.stats = {"updates": 0, "compute_s": 0.0, "compute_s_max": 0.0, "latency_s": 0.0, "latency_s_max": 0.0,
                       "compute_s_sum": 0.0, "latency_s_sum": 0.0, "gain_stamp": None, "dropped": 0}
@@ -461,6 +472,12 @@ class OnlineGains:
         with self._lock:
             return self._K
 
+    def gain_entry(self):
+        """``(K, n, stamp)``: the latest gain, its sequence number (1 for the first gain computed)
+        and the stamp of its model, read together (``(None, 0, None)`` before the first)."""
+        with self._lock:
+            return self._entry
+
     def gain_stamp(self):
         """The stamp handed in with the model of the current gain (None before the first)."""
         return self.stats["gain_stamp"]
@@ -470,6 +487,10 @@ class OnlineGains:
         self._compute((model, stamp, time.perf_counter()))
 
     def _compute(self, item):
+        with self._compute_lock:
+            self._compute_locked(item)
+
+    def _compute_locked(self, item):
         model, stamp, handed = item
         t0 = time.perf_counter()
         A, B = self.prepare(*model) if self.prepare is not None else model
@@ -486,6 +507,9 @@ class OnlineGains:
             return
         with self._lock:
             self._P, self._K = P, K
+            self._entry = (K, self._entry[1] + 1, stamp)
+            if self.history is not None:
+                self.history.append(stamp)
         st.pop("error", None)
         st["updates"] += 1
         st["compute_s"] = t1 - t0
@@ -534,8 +558,15 @@ class LqrController:
     object with ``gain()`` (:class:`OnlineGains`). Commands are clipped like the geometric
     controller's and counted. The rotor speed states are estimated by running gz-sim's filter on
     the commands sent; the estimate starts at ``reset_rotors(x)``, or at the nominal speeds of the
-    first command.
+    first command. The estimate is state: ``command`` must be called once per control step (a
+    second call for the same step advances the filter again).
+
+    ``gain_log``: None, or a dict the caller sets; with an :class:`OnlineGains`, each command at
+    ``t`` then stores ``gain_log[round(t * 1e9)] = n``, the sequence number of the gain it used
+    (:meth:`OnlineGains.gain_entry`).
     """
+
+    gain_log = None
 
     def __init__(self, lin: ActuatedModel, gains):
         self.lin = lin
@@ -558,6 +589,11 @@ class LqrController:
 
     def _gain(self, t):
         g = self.gains
+        if hasattr(g, "gain_entry"):
+            K, n, _ = g.gain_entry()
+            if self.gain_log is not None and K is not None:
+                self.gain_log[int(round(t * 1e9))] = n
+            return K
         return g.gain() if hasattr(g, "gain") else g(t)
 
     def command(self, t, C, Vb, q, qd, theta, thetad, q_d, flat: FlatResult) -> FlatCommand:

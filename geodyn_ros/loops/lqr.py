@@ -132,13 +132,24 @@ def recovery_time(log, t_from: float, com_m: float = RECOVERY_COM_M, att_deg: fl
 def simulate_case(controller: str = "lqr", case: str = "nominal", duration: float = 10.0, *, preroll: float = 2.0,
                   timestep: float = 1e-3, speed: float = 1.0, weights: LqrWeights | None = None,
                   gains: FlatnessGains | None = None, schedule=None, online_rate_hz: float = 100.0,
-                  online_steps: int = 20, config=None) -> LqrCaseResult:
+                  online_steps: int = 20, config=None, gain_record=None) -> LqrCaseResult:
     """One controller in one case (module docstring); ``schedule``: precomputed TVLQR gains to reuse
-    (they depend on the reference and the nominal model only, not on the case)."""
+    (they depend on the reference and the nominal model only, not on the case).
+
+    ``gain_record`` (``lqr_online`` only): ``(chain, used)`` of a run whose gains were computed on
+    a thread (``run_ros_underactuated_loop(..., info=...)``'s ``lqr_gain_chain`` and
+    ``lqr_gains_used``): ``chain`` the stamps [s] of the models of every gain computed, in order
+    (the first a DARE, each next ``online_steps`` Riccati steps warm-started from the previous);
+    ``used`` maps each step's stamp [ns] to the sequence number (1-based index in ``chain``) of
+    the gain that step used. The loop then uses exactly those gains instead of emulating the
+    schedule (:class:`~geodyn_ros.control.lqr.OnlineGains`).
+    """
     from geodyn_ros.sim import ActuatedSim
 
     if controller not in CONTROLLERS:
         raise ValueError(f"controller: expected one of {CONTROLLERS}, got {controller!r}")
+    if gain_record is not None and controller != "lqr_online":
+        raise ValueError(f"gain_record: only for controller 'lqr_online', got {controller!r}")
     if case not in CASES:
         raise ValueError(f"case: expected one of {CASES}, got {case!r}")
     cfg, model, al, lin = _vehicle(config, timestep)
@@ -164,6 +175,10 @@ def simulate_case(controller: str = "lqr", case: str = "nominal", duration: floa
                 schedule = gain_schedule(duration, preroll=preroll, timestep=timestep, speed=speed, weights=w,
                                          config=cfg)
             ctrl = LqrController(lin, schedule)
+        elif gain_record is not None:
+            ctrl = LqrController(lin, _ReplayedOnline(w.Q(lin.n, lin.ne, lin.nr), w.R(lin.nr, lin.ne, lin.nq),
+                                                      _discrete_model(model, lin, speed), online_rate_hz, online_steps,
+                                                      *gain_record))
         else:
             ctrl = LqrController(lin, _EmulatedOnline(w.Q(lin.n, lin.ne, lin.nr), w.R(lin.nr, lin.ne, lin.nq),
                                                       _discrete_model(model, lin, speed), online_rate_hz, online_steps))
@@ -214,6 +229,30 @@ class _EmulatedOnline:
     def __call__(self, t):
         self.online.update(t, stamp=t)
         return self.online.gain()
+
+
+class _ReplayedOnline:
+    """The gains a threaded :class:`OnlineGains` actually used (``simulate_case``'s ``gain_record``):
+    the chain of models recomputed in the same order, each step handed the gain it used."""
+
+    def __init__(self, Q, R, discrete_model, rate_hz, steps, chain, used):
+        if not len(chain):
+            raise ValueError("gain_record: the chain of gain stamps is empty")
+        self.online = OnlineGains(Q, R, rate_hz, steps, prepare=discrete_model, threaded=False)
+        self.chain, self.used, self.K = [float(s) for s in chain], dict(used), []
+
+    def __call__(self, t):
+        key = int(round(t * 1e9))
+        if key not in self.used:
+            raise ValueError(f"gain_record: no gain recorded for the step at t = {t:.6f} s")
+        n = self.used[key]
+        if not 1 <= n <= len(self.chain):
+            raise ValueError(f"gain_record: step t = {t:.6f} s used gain {n}, the chain has {len(self.chain)}")
+        while len(self.K) < n:
+            s = self.chain[len(self.K)]
+            self.online.compute(s, stamp=s)
+            self.K.append(self.online.gain())
+        return self.K[n - 1]
 
 
 #: the base-axis gains compared at hover (:func:`equivalent_stiffness`), with their units

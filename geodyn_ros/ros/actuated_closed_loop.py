@@ -74,7 +74,7 @@ def actuated_start_parameters(config=None, source=None) -> dict:
 def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep: float = 1e-3,
                           urdf_path: str | None = None, actuation_config: str | None = None, gains=None,
                           wall_timeout: float | None = None, progress=None, namespace: str = "",
-                          frame_prefix: str = "", info: dict | None = None):
+                          frame_prefix: str = "", info: dict | None = None, command_timeout: float = 0.2):
     """Run actuated sim + reference + geodyn_node + actuated controller over ROS.
 
     Parameters
@@ -92,6 +92,10 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
     gains : geodyn_ros.control.TrackingGains, optional
     wall_timeout : float, optional
         ``RuntimeError`` after this many wall seconds (default ``60 + 20 x duration``).
+    command_timeout : float
+        Wall seconds the lock-step simulator waits for the commands of a state before it
+        republishes that state (``geodyn_sim``'s parameter; the result does not depend on it: a
+        republished state is answered with the command already sent).
     progress : callable(t_sim), optional
         Called about once per simulated second.
     namespace : str
@@ -151,7 +155,7 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
         start = actuated_start_parameters(cfg, urdf)
         nodes.append(ActuatedSimNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
             {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep, "lockstep": True,
-             "command_timeout": 0.2, **fp, **start})))
+             "command_timeout": float(command_timeout), **fp, **start})))
         sim = nodes[0]
         nodes.append(ReferenceNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
             {**sim_t, "order": 2})))

@@ -134,6 +134,7 @@ class ActuatedControllerNode(TrackingInputs, Node):
         self._th, self._thd = np.zeros(ne), np.zeros(ne)
         self._stamps = {k: None for k in ("odom", "joint_states", "motor_states", "reference", "jet")}
         self._last_cmd_stamp = None
+        self._last_cmd = None   # (stamp, omega, u) last published: re-sent to a republished state
 
         qos = control_qos(p["qos_depth"])
         self._subscribe_tracking_inputs(qos)
@@ -260,6 +261,7 @@ class ActuatedControllerNode(TrackingInputs, Node):
             self.diag.problem("command", f"no command: {exc}")
             return
         self.commands.publish(state, cmd.omega, cmd.u)
+        self._last_cmd = (state, np.array(cmd.omega, dtype=float), np.array(cmd.u, dtype=float))
         c = self.diag.counters
         c["rotor_saturations"] = self.ctrl.rotor_saturations
         c["motor_saturations"] = self.ctrl.motor_saturations

@@ -52,7 +52,7 @@ def table3_start_parameters() -> dict:
 def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True, order: int = 2,
                         timestep: float = 1e-3, urdf_path: str | None = None, gains=None,
                         wall_timeout: float | None = None, progress=None, namespace: str = "",
-                        frame_prefix: str = "", info: dict | None = None):
+                        frame_prefix: str = "", info: dict | None = None, command_timeout: float = 0.2):
     """Run sim + reference + geodyn_node + controller over ROS for ``duration`` simulated seconds.
 
     Parameters
@@ -70,6 +70,10 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
     gains : geodyn_ros.control.TrackingGains, optional
     wall_timeout : float, optional
         Abort with ``RuntimeError`` after this many wall seconds (default ``60 + 20 x duration``).
+    command_timeout : float
+        Wall seconds the lock-step simulator waits for the commands of a state before it
+        republishes that state (``geodyn_sim``'s parameter; the result does not depend on it: a
+        republished state is answered with the command already sent).
     progress : callable(t_sim), optional
         Called about once per simulated second.
     namespace : str
@@ -118,7 +122,7 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
         sim_t = {"use_sim_time": True}
         fp = {"frame_prefix": frame_prefix}
         nodes.append(SimNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
-            {"urdf_path": urdf, "timestep": timestep, "lockstep": True, "command_timeout": 0.2,
+            {"urdf_path": urdf, "timestep": timestep, "lockstep": True, "command_timeout": float(command_timeout),
              **fp, **table3_start_parameters()})))
         nodes.append(ReferenceNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
             {**sim_t, "order": order})))

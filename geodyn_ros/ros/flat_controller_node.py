@@ -82,6 +82,8 @@ _DEFAULT = FlatnessGains()
 GAINS = ("kp_position", "kd_position", "kp_rotation", "kd_rotation", "kp_joint", "kd_joint")
 _ORDER = {"rigid": 0, "ff0": 0, "ff1": 1, "ff2": 2}
 FEEDBACKS = ("geometric", "lqr")
+#: flat jets whose nominal rotor speeds are kept to pair with a linearization of the same stamp
+_NOMINAL_KEEP = 16
 
 PARAMETERS = {
     "robot_description": ("", "URDF with the rotor links (e.g. hexarotor_manipulator.urdf.xacro expanded)."),
@@ -181,8 +183,10 @@ class FlatControllerNode(TrackingInputs, Node):
         self.gain_timeout_ns = int(round(p["gain_timeout"] * 1e9))
         self.online = None   # OnlineGains (feedback lqr), set with the model
         self._lin = None     # (stamp, A, B) of the newest linearization, until handed to the gains
+        self._nominal_x = {}  # stamp -> nominal rotor speeds of that stamp's flat jet (the last few)
         self._lin_labels_ok = None
         self._last_cmd_stamp = None
+        self._last_cmd = None   # (stamp, omega, u) last published: re-sent to a republished state
         qos = control_qos(p["qos_depth"])
         self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos)
         self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"), qos)
@@ -320,6 +324,11 @@ class FlatControllerNode(TrackingInputs, Node):
             if tuple(names) != tuple(self.model.joint_names):
                 raise InputError(f"feedforward/flat_jet: joints {names} are not {self.model.joint_names}")
             self._ff = (T, tb, tau)
+            if self.lqr:   # the nominal rotor speeds of this stamp, for its linearization
+                al = self.ctrl.lin.allocation
+                self._nominal_x[stamp] = np.sqrt(np.clip(al.allocate_thrust_torque(T[0], tb[0]), 0.0, None))
+                while len(self._nominal_x) > _NOMINAL_KEEP:
+                    del self._nominal_x[min(self._nominal_x)]
             return stamp
         self._take("feedforward/flat_jet", parse)
 
@@ -438,6 +447,7 @@ class FlatControllerNode(TrackingInputs, Node):
             self.diag.problem("command", f"no command: {exc}")
             return
         self.commands.publish(state, cmd.omega, cmd.u)
+        self._last_cmd = (state, np.array(cmd.omega, dtype=float), np.array(cmd.u, dtype=float))
         c = self.diag.counters
         c["rotor_saturations"] = self.ctrl.rotor_saturations
         c["motor_saturations"] = self.ctrl.motor_saturations
@@ -475,14 +485,19 @@ class FlatControllerNode(TrackingInputs, Node):
         return self.weights.R(lin.nr, lin.ne, lin.nq)
 
     def _lqr_gains(self, state_ns: int, T, tb) -> bool:
-        """Hand the newest linearization to the gains (nominal rotor speeds of this cycle's flat jet),
-        make sure a usable gain exists; False (reported) when none does."""
+        """Hand the newest linearization to the gains, with the nominal rotor speeds of the flat jet
+        of its own stamp (with ``sync_stamps`` a linearization waits for that jet; without, the
+        newest jet's serve when its own is not there); make sure a usable gain exists; False
+        (reported) when none does. Which linearization a gain thread gets is decided by arrival
+        order and the thread's progress (wall clock); the model it is given is always consistent."""
         online = self.online
         if self._lin is not None:
             stamp, A, B = self._lin
-            if self.gain_thread or not self.sync or stamp == state_ns:
-                self._lin = None
+            x = self._nominal_x.get(stamp)
+            if x is None and not self.sync:
                 x = np.sqrt(np.clip(self.ctrl.lin.allocation.allocate_thrust_torque(T[0], tb[0]), 0.0, None))
+            if x is not None and (self.gain_thread or not self.sync or stamp == state_ns):
+                self._lin = None
                 if self.gain_thread and (online.gain() is None or self._gain_age(state_ns) > self.gain_timeout_ns):
                     online.compute(A, B, x, stamp=stamp * 1e-9)   # the first (a DARE) or a stale gain: synchronously
                 else:
@@ -508,7 +523,7 @@ class FlatControllerNode(TrackingInputs, Node):
 
     def _gain_age(self, state_ns: int) -> int:
         """Nanoseconds from the linearization of the current gain to ``state_ns`` (0 without a gain)."""
-        st = self.online.gain_stamp()
+        st = self.online.gain_entry()[2]
         return 0 if st is None else state_ns - int(round(st * 1e9))
 
     def destroy_node(self):

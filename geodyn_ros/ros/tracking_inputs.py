@@ -17,8 +17,14 @@ Inputs (the node subscribes them with :meth:`TrackingInputs._subscribe_tracking_
 Each accepted message stores its stamp in ``_stamps[key]`` and calls the node's
 ``_try_command()``; a refused one (:class:`~geodyn_ros.ros.conversions.InputError`) clears the
 stamp and is reported on ``/diagnostics``. Before the node has a model (robot_description from
-the topic) inputs are reported as not used. A new stamp on one of ``_STATE_KEYS`` equal to the
-last command's re-arms the command (a simulator republishing its state after a timeout).
+the topic) inputs are reported as not used. A state message (``_STATE_KEYS``) stamped like the
+last command is a lock-step simulator republishing a state it still waits on (its
+``command_timeout`` ran out: the command was lost or only late, e.g. on a loaded machine): the
+node answers it again with :meth:`TrackingInputs._answer_again`, which re-sends the command
+already computed for that stamp (``_last_cmd``: ``(stamp, omega, u)`` of the command publisher,
+set by the nodes that keep it) unchanged. Computing it anew would advance the control law's
+state (the LQR's rotor-speed estimate) a second time for one step, and the loop would then
+depend on the wall clock. Nodes without ``_last_cmd`` recompute (their law has no state).
 
 Live gains: :meth:`TrackingInputs._on_set_parameters` validates ``kp_* / kd_*`` (finite,
 >= 0, :class:`~geodyn_ros.control.feedback.TrackingGains`) and ``use_feedforward`` (bool); a bad
@@ -76,12 +82,23 @@ class TrackingInputs:
         try:
             stamp = parse()
             if key in self._STATE_KEYS and stamp == self._last_cmd_stamp:
-                self._last_cmd_stamp = None  # the simulator republished a state: answer it again
+                self._stamps[key] = stamp
+                self._answer_again(stamp)   # the simulator republished a state it waits on
+                return
             self._stamps[key] = stamp
         except InputError as exc:
             self._stamps[key] = None
             self.diag.problem(key, str(exc))
             return
+        self._try_command()
+
+    def _answer_again(self, stamp: int) -> None:
+        """Answer a republished state stamped ``stamp`` (module docstring): the same command again."""
+        last = getattr(self, "_last_cmd", None)
+        if last is not None and last[0] == stamp:
+            self.commands.publish(*last)
+            return
+        self._last_cmd_stamp = None
         self._try_command()
 
     def _on_odom(self, msg) -> None:

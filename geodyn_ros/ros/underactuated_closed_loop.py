@@ -75,7 +75,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
                                urdf_path: str | None = None, actuation_config: str | None = None, gains=None,
                                speed: float = 1.0, wall_timeout: float | None = None, progress=None,
                                namespace: str = "", frame_prefix: str = "", info: dict | None = None,
-                               lqr_parameters: dict | None = None):
+                               lqr_parameters: dict | None = None, command_timeout: float = 0.2):
     """Run actuated sim + flat reference + ``geodyn_node`` (flat mode) + flat controller over ROS.
 
     Parameters
@@ -88,13 +88,20 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
     gains : :class:`~geodyn_ros.control.flatness.FlatnessGains`, optional.
     speed : time scaling of the figure eight.
     wall_timeout : ``RuntimeError`` after this many wall seconds (default ``60 + 20 x duration``).
+    command_timeout : wall seconds the lock-step simulator waits for the commands of a state
+        before it republishes that state (``geodyn_sim``'s parameter; the result must not depend
+        on it: a republished state is answered with the command already sent).
     progress : callable(t_sim), about once per simulated second.
     namespace, frame_prefix : of every node (and the recorder).
     lqr_parameters : extra ``geodyn_flat_controller`` parameters of the LQR rows (e.g. ``gain_rate_hz``).
     info : dict, optional, filled with ``sim`` (the simulator node, destroyed on return),
         ``lqr_stats`` (the LQR rows' :class:`~geodyn_ros.control.lqr.OnlineGains` ``stats``),
         ``diagnostics`` (every ``DiagnosticStatus`` received), ``rotor_feedforward`` (stamp ->
-        ``omega_d^(0..r)`` of ``feedforward/rotor_speeds``) and ``motor_states``.
+        ``omega_d^(0..r)`` of ``feedforward/rotor_speeds``) and ``motor_states``; the LQR rows
+        also ``lqr_gain_chain`` (the stamp [s] of every gain computed, in order) and
+        ``lqr_gains_used`` (step stamp [ns] -> sequence number of the gain that step used): with a
+        gain thread they depend on the wall clock, and
+        ``simulate_case("lqr_online", ..., gain_record=(chain, used))`` replays exactly them.
 
     Returns
     -------
@@ -147,7 +154,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
         start = flat_start_parameters(cfg, urdf, speed=speed)
         nodes.append(ActuatedSimNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
             {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep, "lockstep": True,
-             "command_timeout": 0.2, **fp, **start})))
+             "command_timeout": float(command_timeout), **fp, **start})))
         sim = nodes[0]
         nodes.append(ReferenceNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
             {**sim_t, "order": 2, "trajectory": "figure_eight", "speed": float(speed)})))
@@ -165,6 +172,9 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
             {**sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2, **law})))
         ctrl_node = nodes[3]
         model = ctrl_node.model
+        gain_chain, gains_used = [], {}
+        if lqr:   # record which gains were computed and used (the thread's progress is wall clock)
+            ctrl_node.online.history, ctrl_node.ctrl.gain_log = gain_chain, gains_used
         rec = Node("geodyn_recorder", namespace=ns, context=ctx)
         nodes.append(rec)
         states: dict[int, list] = {}
@@ -218,7 +228,8 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
                              what="under-actuated loop")
         if info is not None:
             info.update(sim=sim, diagnostics=diags, motor_states=motors, rotor_feedforward=ffw,
-                        lqr_stats=dict(ctrl_node.online.stats) if ctrl_node.online is not None else None)
+                        lqr_stats=dict(ctrl_node.online.stats) if ctrl_node.online is not None else None,
+                        lqr_gain_chain=gain_chain, lqr_gains_used=gains_used)
         last = end_steps * sim.dt_ns
         stamps = sorted(s for s, v in states.items() if v[0] is not None and v[1] is not None and s <= last)
         n = len(stamps)
@@ -295,14 +306,16 @@ def main(argv=None) -> int:
     for r in rows:
         t0 = time.monotonic()
         print(f"running {r} over ROS: {args.duration:g} s simulated ...", flush=True)
+        info = {}
         results[r] = run_ros_underactuated_loop(r, args.duration, timestep=args.timestep, actuation_config=args.config,
                                                 speed=args.speed, namespace=args.namespace,
-                                                frame_prefix=args.frame_prefix)
+                                                frame_prefix=args.frame_prefix, info=info)
         print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(results[r].log.t)} samples)", flush=True)
         if args.compare:
-            if r.startswith("lqr"):   # the node's gains emulated in simulated time (equal for "lqr")
+            if r.startswith("lqr"):   # "lqr": the node's schedule emulated; "lqr_thread": the gains it used
+                record = (info["lqr_gain_chain"], info["lqr_gains_used"]) if r == "lqr_thread" else None
                 inproc[r] = simulate_case("lqr_online", "nominal", args.duration, preroll=0.0, speed=args.speed,
-                                          timestep=args.timestep, config=cfg)
+                                          timestep=args.timestep, config=cfg, gain_record=record)
             else:
                 inproc[r] = simulate_underactuated(r, args.duration, speed=args.speed, timestep=args.timestep,
                                                    config=cfg, preroll=0.0)
