@@ -82,6 +82,14 @@ class Harness:
         self.ctx.try_shutdown()
 
 
+def loop_problems(diagnostics) -> list:
+    """The messages of the ``DiagnosticStatus`` es above OK of a closed loop's run, except
+    ``geodyn_node``'s start-up "waiting for <topic>": a WARN of its wall-clock summary when that
+    fires before the topic's first message (on a loaded machine the loop starts more than a
+    period after the node); it names topics never received, so never a problem of the running loop."""
+    return [s.message for s in diagnostics if s.level != b"\x00" and not s.message.startswith("waiting for ")]
+
+
 def odometry_msg(stamp_ns, C, w_b, v_b, child="base_link", frame="world"):
     """``nav_msgs/Odometry`` (REP 105): pose ``C`` (4, 4) of ``child`` in ``frame``, twist
     ``(w_b, v_b)`` in the child frame."""

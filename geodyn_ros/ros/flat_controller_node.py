@@ -364,9 +364,14 @@ class FlatControllerNode(TrackingInputs, Node):
         if rep != "body":
             self._lin_labels_problem = (f"the labels say representation '{rep}'; the LQR needs geodyn_node's "
                                         "linearization_representation: body")
-        elif state != want:
-            self._lin_labels_problem = (f"the labels' state {state} is not this model's {want} (geodyn_node must "
-                                        "load the same robot with the rotor joints locked)")
+        elif state != want:   # the first difference only: the lists are long (42 for the hexarotor)
+            got = state if isinstance(state, list) else []
+            i = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+            first = f", first difference at {i}: {str(got[i])[:40]!r} vs {want[i]!r}" if i < min(len(got),
+                                                                                                 len(want)) else ""
+            self._lin_labels_problem = (f"the labels' state ({len(got)} entries) is not this model's ({len(want)}"
+                                        f"{first}); geodyn_node must load the same robot with the rotor joints "
+                                        "locked")
         else:
             self._lin_labels_ok = True
             return
