@@ -420,7 +420,8 @@ def test_limits_at_and_over():
     js["frame"] = odom["frame"] = "w"
     odom["child"] = "c" * 2 ** 20                               # a megabyte child frame
     _over("odom", odom, "odom.child_frame_id")
-    for names, ok in ((["j" * at], True), (["j" * (at + 1)], False), (["a", "j" * 2 ** 20], False)):
+    for names, ok in ((["j" * at], True), (["j" * 150, "k" * 190, "ö" * 70], True),   # lengths with a byte >= 0x80
+                      (["j" * (at + 1)], False), (["a", "j" * 2 ** 20], False)):
         js.update(names=names, position=[1.0] * len(names), velocity=[2.0] * len(names))
         if ok:
             agree("js", write("js", js), limits=False)

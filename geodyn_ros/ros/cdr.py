@@ -103,8 +103,8 @@ class CdrReader:
                            f"payload of {n - 4}")
         self._e = "<" if b1 & 1 else ">"
         self._a8 = 4 if b1 >= 6 else 8        # XCDR2 aligns 8-byte primitives to 4
-        self.raw = buf
-        self.buf = memoryview(buf)[4:]
+        self.raw = buf if isinstance(buf, (bytes, bytearray)) else bytes(buf)
+        self.buf = memoryview(self.raw)[4:]
         self.pos = 0
         self.end = n - 4 - pad
         self.pads = None          # a list to record the alignment padding (templates zero it)
@@ -135,8 +135,8 @@ class CdrReader:
         if n == 0:                        # Fast CDR reads "" for length 0
             return ""
         p = self._take(n, 1, what)
-        raw = bytes(self.buf[p:p + n])
-        return raw.split(b"\x00", 1)[0].decode("utf-8", "replace")
+        k = self.raw.find(b"\x00", 4 + p, 4 + p + n)          # no copy: raw is bytes-like
+        return codecs.utf_8_decode(self.buf[p:p + n if k < 0 else k - 4], "replace", True)[0]
 
     def f64_block(self, count: int, what: str) -> int:
         """The position of ``count`` consecutive float64 (aligned to 8, or 4 in XCDR2)."""
@@ -234,8 +234,8 @@ def _walk_strings(buf, words, pos, end, count, max_bytes, big, spans, info):  # 
 
 def _names(r: CdrReader, n: int, what: str) -> tuple:
     """The ``n`` strings of a ``string[]`` from ``r.pos`` (after its count): the compiled walk
-    finds them; the strings are slices of the region decoded as Latin-1 (one C pass; equal to
-    the UTF-8 decoding for an ASCII name), a name with other bytes is decoded as UTF-8."""
+    finds them; if the region is ASCII they are slices of it decoded as Latin-1 (one C pass;
+    equal to UTF-8 for ASCII), else each is decoded as UTF-8."""
     if n == 0:
         return ()
     raw = r.raw
@@ -253,11 +253,11 @@ def _names(r: CdrReader, n: int, what: str) -> tuple:
         raise CdrError(f"{what}[{i}]: message truncated ({r.end} bytes of payload)")
     r.pos = p - 4
     text = codecs.latin_1_decode(arr[base:p])[0]
+    if not text.isascii():       # (also when a length has a byte >= 0x80: names of 128-191 bytes)
+        sp = spans.tolist()
+        return tuple([raw[a:b].decode("utf-8", "replace") for a, b in zip(sp[0::2], sp[1::2])])
     sp = (spans - base).tolist()
-    names = [text[a:b] for a, b in zip(sp[0::2], sp[1::2])]
-    if not text.isascii():
-        names = [nm if nm.isascii() else nm.encode("latin-1").decode("utf-8", "replace") for nm in names]
-    return tuple(names)
+    return tuple([text[a:b] for a, b in zip(sp[0::2], sp[1::2])])
 
 
 class _NameCache:
