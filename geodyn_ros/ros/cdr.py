@@ -31,7 +31,11 @@ kind and option value, alignment-shifting strings and megabyte fields). The deco
   an empty sequence of doubles has no alignment padding.
 * **Size limits** (module constants ``MAX_*``, far above any real robot): a count or string
   length over its limit is refused in O(1), before any work, naming the field and the limit.
-  rclpy has no such limits; this is the one place where the two differ.
+  rclpy has no such limits.
+* The one other difference: a ``layout.dim`` count larger than the bytes left. rclpy's generated
+  C typesupport then returns false from the nested ``MultiArrayLayout``, which its caller
+  ignores: it reads ``data`` right after the count and returns ``dim = []``,
+  ``data_offset = 0``. This decoder refuses the message.
 
 A refused buffer raises :class:`CdrError` (an ``InputError``, a ``ValueError``) naming the field;
 the error text never quotes the input. Values are returned as read (NaN and plausibility are the
