@@ -1,0 +1,224 @@
+"""A mission: waypoints of the flat outputs with their timing, from a YAML file or a dict (ROS-free).
+
+The ROS reference node flies missions (``geodyn_reference`` with ``trajectory: waypoints``,
+:mod:`geodyn_ros.ros.reference_node`); this module is its file format and its replanning rule.
+
+**The YAML schema** (``config/mission_example.yaml``)::
+
+    joint_names: [J2, J3, J4, J5, J6, J7]   # columns of every waypoint's q (omit with no joints)
+    waypoints:                               # at least 2; the first is the start (time 0)
+      - {com: [0.0, 0.0, 1.0], yaw: 0.0, q: [0, 0, 0, 0, 0, 0]}
+      - {com: [0.6, 0.3, 1.1], yaw: 0.4, q: [0.5, -0.3, 0.4, -0.5, 0.3, -0.4], time: 2.5}
+    timing:                                  # when the waypoints have no 'time' (all or none have one)
+      max_velocity: 0.5                      # [m/s]   CoM (required with timing)
+      max_acceleration: 0.5                  # [m/s^2] CoM (required with timing)
+      max_yaw_rate: 1.0                      # [rad/s]   optional, with max_yaw_acceleration
+      max_yaw_acceleration: 1.0              # [rad/s^2]
+      max_joint_velocity: 1.0                # [rad/s]   optional, with max_joint_acceleration
+      max_joint_acceleration: 2.0            # [rad/s^2]
+    constraints:                             # optional, interior waypoints only
+      - {waypoint: 1, output: com, order: 1, values: [0.3, 0.0, 0.0]}
+
+* ``com`` (3) [m]: the system centre of mass in the world frame (REP 103: x forward/east, z up);
+  ``yaw`` [rad]: the Z-Y-X yaw of the base link (default 0), not wrapped; ``q`` [rad]: one value
+  per ``joint_names`` entry.
+* ``time`` [s]: from the mission's start, 0 for the first waypoint, strictly increasing; or no
+  ``time`` anywhere and a ``timing`` block: :func:`~geodyn_ros.planning.allocate_times`.
+* ``constraints``: :func:`~geodyn_ros.planning.plan_mission`'s ``(waypoint, output, order,
+  values)`` (``output`` one of com, yaw, q; ``values`` the output's width, ``.nan`` for free).
+
+Every error is one ``ValueError`` line naming the key (e.g. ``mission: waypoints[2].com:
+expected 3 numbers, got 2``).
+
+**Replanning** (:meth:`Mission.plan` with ``start``). A mission that replaces a running plan at
+time ``t_s`` starts from the running plan's state there: its first waypoint is replaced by the
+running jets' values at ``t_s`` and the plan's start derivatives ``1..k-1`` are the running jets'
+(``k`` the objective order per output, ``traj.k``: 4 for the CoM, 3 for the yaw and joints at
+``order`` 1 or 2). The published jets are therefore continuous at the switch up to derivative
+``k-1``: CoM position to jerk, yaw and joints position to acceleration. The higher derivatives
+(the CoM's snap and up, read by a feedforward of order ``r >= 0``) jump there, as they do at the
+plan's own start (:mod:`~geodyn_ros.planning.planner`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..trajectories import FlatReference
+from .planner import OUTPUTS, FlatTrajectory, plan_mission
+
+__all__ = ["Mission", "load_mission", "mission_from_dict", "TIMING_KEYS"]
+
+#: the keys of a ``timing`` block (:func:`~geodyn_ros.planning.allocate_times`' limits)
+TIMING_KEYS = ("max_velocity", "max_acceleration", "max_yaw_rate", "max_yaw_acceleration", "max_joint_velocity",
+               "max_joint_acceleration")
+_WAYPOINT_KEYS = ("com", "yaw", "q", "time")
+
+
+@dataclass
+class Mission:
+    """Waypoints (``com`` (N+1, 3) [m], ``yaw`` (N+1,) [rad], ``q`` (N+1, n) [rad] or None),
+    ``joint_names`` (n,), ``times`` (N+1,) [s] from the mission's start (``times[0] = 0``) or None
+    with ``timing`` (the allocation limits), ``constraints`` (plan_mission's tuples)."""
+
+    com: np.ndarray
+    yaw: np.ndarray
+    q: np.ndarray | None
+    joint_names: tuple = ()
+    times: np.ndarray | None = None
+    timing: dict = field(default_factory=dict)
+    constraints: list = field(default_factory=list)
+
+    def plan(self, start_time: float, order: int, start: FlatReference | None = None) -> FlatTrajectory:
+        """The plan of this mission starting at ``start_time`` [s] (its first knot).
+
+        ``start`` None: from the first waypoint at rest. ``start`` a :class:`FlatReference` (the
+        running plan's jets at ``start_time``, rows at least ``k``, joints in ``joint_names``
+        order): from that state, continuous to derivative ``k-1`` (module docstring). Raises
+        ValueError (plan_mission's line naming the argument)."""
+        com, yaw = self.com.copy(), self.yaw.copy()
+        q = None if self.q is None else self.q.copy()
+        if start is not None:
+            com[0], yaw[0] = start.com[0], start.yaw[0]
+            if q is not None:
+                q[0] = start.q[0]
+        kw = {"times": float(start_time) + self.times} if self.times is not None else \
+            dict(self.timing, start_time=float(start_time))
+        traj = plan_mission(com, yaw, q, order=order, constraints=self.constraints or None, **kw)
+        if start is None:
+            return traj
+        jets = {"com": np.asarray(start.com), "yaw": np.asarray(start.yaw), "q": np.asarray(start.q)}
+        given = {nm: jets[nm][1:traj.k[nm]] for nm in traj.k}
+        for nm, g in given.items():
+            if g.shape[0] != traj.k[nm] - 1:
+                raise ValueError(f"start: {nm} jets have {jets[nm].shape[0]} rows, the plan needs {traj.k[nm]}")
+        if self.times is None:      # the allocation of the first segment changes with the start position
+            kw = {"times": traj.times}
+        return plan_mission(com, yaw, q, order=order, constraints=self.constraints or None, start=given, **kw)
+
+
+def _numbers(where: str, value, width: int | None):
+    """A float (``width`` None) or a (width,) array; ValueError naming ``where``."""
+    want = "a number" if width is None else f"{width} numbers"
+    try:
+        if isinstance(value, (bool, str)) or value is None:
+            raise TypeError
+        a = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"mission: {where}: expected {want}, got {str(value)[:80]!r}") from None
+    if (width is None and a.ndim != 0) or (width is not None and a.shape != (width,)):
+        raise ValueError(f"mission: {where}: expected {want}, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"mission: {where}: contains NaN or Inf")
+    return a
+
+
+def mission_from_dict(doc) -> Mission:
+    """A :class:`Mission` from the parsed YAML (module docstring); ValueError naming the key."""
+    if not isinstance(doc, dict):
+        raise ValueError(f"mission: expected a mapping with 'waypoints', got {type(doc).__name__}")
+    unknown = sorted(set(map(str, doc)) - {"joint_names", "waypoints", "timing", "constraints"})
+    if unknown:
+        raise ValueError(f"mission: unknown key {unknown[0]!r} (known: joint_names, waypoints, timing, constraints)")
+    names = doc.get("joint_names", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names):
+        raise ValueError(f"mission: joint_names: expected a list of distinct joint names, got {str(names)[:80]!r}")
+    wps = doc.get("waypoints")
+    if not isinstance(wps, list) or len(wps) < 2:
+        raise ValueError(f"mission: waypoints: expected a list of at least 2 waypoints, got "
+                         f"{len(wps) if isinstance(wps, list) else type(wps).__name__}")
+    n = len(names)
+    com, yaw, q, times = [], [], [], []
+    for i, wp in enumerate(wps):
+        w = f"waypoints[{i}]"
+        if not isinstance(wp, dict):
+            raise ValueError(f"mission: {w}: expected a mapping with com (and yaw, q, time), got {type(wp).__name__}")
+        bad = sorted(set(map(str, wp)) - set(_WAYPOINT_KEYS))
+        if bad:
+            raise ValueError(f"mission: {w}: unknown key {bad[0]!r} (known: {', '.join(_WAYPOINT_KEYS)})")
+        if "com" not in wp:
+            raise ValueError(f"mission: {w}.com: missing")
+        com.append(_numbers(f"{w}.com", wp["com"], 3))
+        yaw.append(float(_numbers(f"{w}.yaw", wp.get("yaw", 0.0), None)))
+        if n:
+            if "q" not in wp:
+                raise ValueError(f"mission: {w}.q: missing ({n} joint_names)")
+            q.append(_numbers(f"{w}.q", wp["q"], n))
+        elif "q" in wp:
+            raise ValueError(f"mission: {w}.q: given, but joint_names is empty")
+        if "time" in wp:
+            times.append(float(_numbers(f"{w}.time", wp["time"], None)))
+    timing = doc.get("timing")
+    if times:
+        if len(times) != len(wps):
+            raise ValueError(f"mission: waypoints: {len(times)} of {len(wps)} have a 'time'; give all or none")
+        if timing is not None:
+            raise ValueError("mission: timing: given together with waypoint times; give one")
+        t = np.array(times)
+        if t[0] != 0.0:
+            raise ValueError(f"mission: waypoints[0].time: the first waypoint is the start, time 0, got {t[0]!r}")
+        d = np.diff(t)
+        if not np.all(d > 0):
+            i = int(np.argmax(~(d > 0))) + 1
+            raise ValueError(f"mission: waypoints[{i}].time: must be after waypoints[{i - 1}].time ({t[i]!r} <= "
+                             f"{t[i - 1]!r})")
+        timing = {}
+    else:
+        t = None
+        if not isinstance(timing, dict):
+            raise ValueError("mission: timing: the waypoints have no 'time', so a timing block with max_velocity "
+                             "and max_acceleration is needed")
+        bad = sorted(set(map(str, timing)) - set(TIMING_KEYS))
+        if bad:
+            raise ValueError(f"mission: timing: unknown key {bad[0]!r} (known: {', '.join(TIMING_KEYS)})")
+        for key in ("max_velocity", "max_acceleration"):
+            if key not in timing:
+                raise ValueError(f"mission: timing.{key}: missing")
+        for key, v in timing.items():
+            x = float(_numbers(f"timing.{key}", v, None))
+            if not (math.isfinite(x) and x > 0):
+                raise ValueError(f"mission: timing.{key}: expected a number > 0, got {v!r}")
+        timing = {k: float(v) for k, v in timing.items()}
+    cons = []
+    raw = doc.get("constraints") or []
+    if not isinstance(raw, list):
+        raise ValueError(f"mission: constraints: expected a list, got {type(raw).__name__}")
+    widths = {"com": 3, "yaw": 1, "q": n}
+    for j, c in enumerate(raw):
+        w = f"constraints[{j}]"
+        if not isinstance(c, dict) or set(c) != {"waypoint", "output", "order", "values"}:
+            raise ValueError(f"mission: {w}: expected a mapping with waypoint, output, order, values")
+        if c["output"] not in OUTPUTS or not widths[c["output"]]:
+            raise ValueError(f"mission: {w}.output: expected one of com, yaw{', q' if n else ''}, got {c['output']!r}")
+        for key in ("waypoint", "order"):
+            if isinstance(c[key], bool) or not isinstance(c[key], int):
+                raise ValueError(f"mission: {w}.{key}: expected an integer, got {c[key]!r}")
+        vals = c["values"] if isinstance(c["values"], list) else [c["values"]]
+        try:
+            v = np.array(vals, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"mission: {w}.values: expected {widths[c['output']]} numbers (.nan: free)") from None
+        if v.shape != (widths[c["output"]],):
+            raise ValueError(f"mission: {w}.values: expected {widths[c['output']]} numbers, got {v.size}")
+        cons.append((c["waypoint"], c["output"], c["order"], v))
+    m = Mission(np.array(com), np.array(yaw), np.array(q) if n else None, tuple(names), t, timing, cons)
+    try:     # plan once: the planner's own checks (constraint indices, allocation) name their argument
+        m.plan(0.0, 2)
+    except ValueError as exc:
+        raise ValueError(f"mission: {exc}") from None
+    return m
+
+
+def load_mission(path) -> Mission:
+    """Read a mission YAML file (module docstring); ValueError naming the file or the key."""
+    import yaml
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+    except OSError as exc:
+        raise ValueError(f"mission: cannot read {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"mission: {path} is not valid YAML ({str(exc).splitlines()[0]})") from None
+    return mission_from_dict(doc)
