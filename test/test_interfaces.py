@@ -75,7 +75,7 @@ def _sets():
         "geodyn_node": [{"urdf_path": urdf}, {"urdf_path": urdf, "input_mode": "measured",
                                                "publish_linearization": True},
                         {"urdf_path": hexa, "input_mode": "flat", "actuation_config": hexa_cfg}, {}],
-        "geodyn_reference": [{"use_sim_time": True}, {"trajectory": "figure_eight"}],
+        "geodyn_reference": [{"use_sim_time": True}, {"trajectory": "figure_eight"}, {"trajectory": "waypoints"}],
         "geodyn_sim": [{"urdf_path": urdf}, {}],
         "geodyn_actuated_sim": [{"urdf_path": tilt}, {}],
         "geodyn_controller": [{"urdf_path": urdf, "per_joint_effort_topics": True}, {}],

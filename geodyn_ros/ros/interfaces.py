@@ -66,10 +66,15 @@ NODES = (
             _DIAG)),
     Executable(
         "geodyn_reference", "geodyn_ros.ros.reference_node",
-        "a reference jet along a built-in trajectory (the paper's Table 3, or the figure eight's flat outputs)",
-        subscribes=(Topic("/clock", "rosgraph_msgs/Clock", "use_sim_time"),),
+        "a reference jet along a built-in trajectory (the paper's Table 3, or the figure eight's flat outputs) "
+        "or a planned waypoint mission",
+        subscribes=(Topic("/clock", "rosgraph_msgs/Clock", "use_sim_time"),
+                    Topic("mission/com_yaw", "trajectory_msgs/MultiDOFJointTrajectory", "trajectory waypoints"),
+                    Topic("mission/joints", "trajectory_msgs/JointTrajectory", "trajectory waypoints")),
         publishes=(Topic("reference", "std_msgs/Float64MultiArray", "trajectory table3"),
-                   Topic("flat_reference", "std_msgs/Float64MultiArray", "trajectory figure_eight"))),
+                   Topic("flat_reference", "std_msgs/Float64MultiArray", "trajectory figure_eight or waypoints"),
+                   Topic("planned_path", "nav_msgs/Path", "trajectory waypoints"),
+                   Topic("/diagnostics", "diagnostic_msgs/DiagnosticArray", "trajectory waypoints"))),
     Executable(
         "geodyn_sim", "geodyn_ros.ros.sim_node",
         "MuJoCo simulator with ideal actuators (base wrench and joint efforts), speaking like Gazebo + ros_gz_bridge",
