@@ -7,8 +7,8 @@ Installed as a top-level module by ``setup.py`` (``py_modules``), so ``ros2 laun
 
 def check_arguments(context):
     """Stop the launch, with one line naming the argument, if ROS would refuse ``namespace``
-    (rclpy's validate_namespace, on the absolute form launch_ros gives it) or ``frame_prefix``
-    (a tf2 frame id must not start with '/'). Use as ``OpaqueFunction(function=check_arguments)``
+    (rclpy's validate_namespace, on the absolute form launch_ros gives it), ``frame_prefix``
+    (a tf2 frame id must not start with '/') or, where declared, ``mission`` (:func:`_mission`). Use as ``OpaqueFunction(function=check_arguments)``
     before the first node; LaunchService prints the refusal as
     ``[ERROR] [launch]: Caught exception in launch ...: launch argument 'namespace': ...``."""
     from rclpy.exceptions import InvalidNamespaceException
@@ -25,7 +25,33 @@ def check_arguments(context):
     if prefix.startswith("/") or any(c.isspace() or not c.isprintable() for c in prefix):
         raise ValueError(f"launch argument 'frame_prefix': {prefix!r} must not start with '/' nor contain "
                          "whitespace (tf2 frame ids are relative; e.g. robot1/)")
+    if context.launch_configurations.get("mission"):
+        _mission(context)
     return []
+
+
+def _mission(context) -> None:
+    """``mission:=FILE`` (``underactuated_sim.launch.py``): refuse a missing or invalid mission in
+    one line, and set the launch configurations ``mission`` (absolute path), ``reference_trajectory``
+    (``waypoints``) and ``mission_sim_start``: a parameter file that starts the simulator on the
+    mission's plan, written by ``python -m geodyn_ros.ros.mission start-parameters`` in a child
+    process (this process does not import the dynamics package)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    cfg = context.launch_configurations
+    path = os.path.abspath(cfg["mission"])
+    if not os.path.isfile(path):
+        raise ValueError(f"launch argument 'mission': no such file: {cfg['mission']}")
+    out = os.path.join(tempfile.mkdtemp(prefix="geodyn_mission_"), "sim_start.yaml")
+    res = subprocess.run([sys.executable, "-m", "geodyn_ros.ros.mission", "start-parameters", path, cfg["urdf"],
+                          cfg["actuation"], out], capture_output=True, text=True)
+    if res.returncode != 0:
+        last = (res.stderr.strip().splitlines() or ["exit status " + str(res.returncode)])[-1]
+        raise ValueError(f"launch argument 'mission': {last}")
+    cfg["mission"], cfg["reference_trajectory"], cfg["mission_sim_start"] = path, "waypoints", out
 
 
 def namespace_arguments(namespace_description: str, frame_prefix: bool = True) -> list:

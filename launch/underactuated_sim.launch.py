@@ -4,6 +4,7 @@
     ros2 launch geodyn_ros underactuated_sim.launch.py level:=rigid    # today's rigid-body practice
     ros2 launch geodyn_ros underactuated_sim.launch.py feedback:=lqr   # time-varying LQR feedback
     ros2 launch geodyn_ros underactuated_sim.launch.py namespace:=robot1 frame_prefix:=robot1/
+    ros2 launch geodyn_ros underactuated_sim.launch.py mission:=mission.yaml   # a waypoint mission
 
 Nodes (package geodyn_ros; all but geodyn_actuated_sim run on the simulated time that it
 publishes on /clock; it must run on the wall clock):
@@ -12,8 +13,8 @@ geodyn_actuated_sim     MuJoCo model of the URDF with the rotors (gz-sim Multico
                         lag) and the elastic joints of config/hexarotor.yaml; applies
                         cmd/rotor_speeds and cmd/motor_efforts, publishes /clock, odom,
                         joint_states and motor_states (lock-step), started on the reference.
-geodyn_reference        trajectory figure_eight: the flat outputs (CoM, yaw, joints) on
-                        flat_reference.
+geodyn_reference        trajectory figure_eight (or waypoints with mission:=FILE): the flat
+                        outputs (CoM, yaw, joints) on flat_reference.
 geodyn_node             input_mode flat: desired/state, feedforward/flat_jet (thrust, body
                         torque, joint torques) and feedforward/rotor_speeds, rotor joints locked;
                         with feedback lqr also ~/linearization (body representation).
@@ -35,6 +36,10 @@ feedback      geometric (Lee's controller, default) or lqr (the time-varying LQR
               linearization, gains recomputed at 100 Hz on a background thread; needs level ff2;
               weights: the controller's lqr_weights, default config/lqr.yaml).
 speed         time scaling of the figure eight (default 1.0).
+mission       a waypoint mission YAML (e.g. share/geodyn_ros/config/mission_example.yaml; schema:
+              geodyn_ros.planning.mission) instead of the figure eight: geodyn_reference plans it
+              (trajectory waypoints, checked on the whole body with the actuation YAML) and the
+              simulator starts on the plan's first knot. Default empty: the figure eight.
 namespace     ROS namespace of the four nodes (default empty: the root); /clock and /diagnostics
               stay global, so run one simulation per ROS domain.
 frame_prefix  prefixed to the URDF link names in frame ids by the simulator, geodyn_node and the
@@ -74,14 +79,20 @@ def generate_launch_description():
     with_model = {"use_sim_time": True, "robot_description": robot_description, "frame_prefix": frame_prefix,
                   "actuation_config": actuation}
 
-    def geodyn(executable, overrides):
+    # mission:=FILE: the argument check (geodyn_ros_launch) sets these two; without a mission the
+    # simulator reads the config file a second time (no change) and the reference flies the figure eight
+    sim_start = LaunchConfiguration("mission_sim_start", default=config)
+    trajectory = ParameterValue(LaunchConfiguration("reference_trajectory", default="figure_eight"), value_type=str)
+    mission = ParameterValue(LaunchConfiguration("mission"), value_type=str)
+
+    def geodyn(executable, overrides, files=()):
         return Node(
             package="geodyn_ros",
             executable=executable,
             name=executable,
             namespace=LaunchConfiguration("namespace"),
             output="screen",
-            parameters=[config, overrides],
+            parameters=[config, *files, overrides],
         )
 
     return LaunchDescription([
@@ -116,9 +127,15 @@ def generate_launch_description():
             "speed", default_value="1.0",
             description="Time scaling of the figure-eight reference.",
         ),
+        DeclareLaunchArgument(
+            "mission", default_value="",
+            description="Waypoint mission YAML flown instead of the figure eight (empty: the figure eight).",
+        ),
         *namespace_arguments("ROS namespace of the nodes (empty = the root); /clock and /diagnostics stay global."),
-        geodyn("geodyn_actuated_sim", dict(with_model, use_sim_time=False)),
-        geodyn("geodyn_reference", {"use_sim_time": True, "order": order, "speed": speed}),
+        geodyn("geodyn_actuated_sim", dict(with_model, use_sim_time=False), files=[sim_start]),
+        geodyn("geodyn_reference", {"use_sim_time": True, "order": order, "speed": speed, "trajectory": trajectory,
+                                    "mission": mission, "robot_description": robot_description,
+                                    "actuation_config": actuation}),
         geodyn("geodyn_node", dict(with_model, order=order, publish_linearization=linearize)),
         geodyn("geodyn_flat_controller", dict(with_model, order=order, level=level, feedback=feedback)),
     ])

@@ -102,7 +102,7 @@ EXPECTED = {
         "external": set(),
         "sim_time": True,
         "wall_clock": {"geodyn_actuated_sim"},
-        "arg_defaults": {"order": "2", "level": "ff2", "speed": "1.0", "feedback": "geometric"},
+        "arg_defaults": {"order": "2", "level": "ff2", "speed": "1.0", "feedback": "geometric", "mission": ""},
         "share_defaults": {"urdf": "urdf/hexarotor_manipulator.urdf.xacro", "config": "config/underactuated.yaml",
                            "actuation": "config/hexarotor.yaml"},
     },
@@ -617,6 +617,66 @@ def test_underactuated_sim_launch_wiring(stub_launch):
     assert type(expr).__name__ == "PythonExpression"
     parts = expr.arg(0, "expression")
     assert parts[0] == "'" and _is_launch_config(parts[1], "feedback") and parts[2] == "' == 'lqr'"
+
+
+def test_underactuated_sim_launch_mission(stub_launch, tmp_path):
+    """mission:=FILE: the reference gets trajectory and mission, its check the model and actuation;
+    the simulator reads the start file after the config; the argument check refuses a missing or
+    bad mission in one line and writes a start that equals start_parameters (the mission's plan
+    through the flat map, computed here in process) and flat_start_parameters' layout."""
+    import yaml as _yaml
+
+    from geodyn_ros.planning.mission import load_mission
+    from geodyn_ros.ros.mission import start_parameters
+    launch = _Launch("underactuated_sim.launch.py")
+    by_exe = {n.kwargs["executable"]: n for n in launch.geodyn_nodes()}
+    ref = _Launch.inline_params(by_exe["geodyn_reference"])
+    assert _is_launch_config(ref["mission"].arg(0, "value"), "mission")
+    traj = ref["trajectory"].arg(0, "value")
+    assert traj.arg(0, "variable_name") == "reference_trajectory" and traj.kwargs["default"] == "figure_eight"
+    assert _is_launch_config(ref["actuation_config"].arg(0, "value"), "actuation")
+    sim_files = by_exe["geodyn_actuated_sim"].kwargs["parameters"]
+    assert _is_launch_config(sim_files[0], "config") and sim_files[1].arg(0, "variable_name") == "mission_sim_start"
+    assert _is_launch_config(sim_files[1].kwargs["default"], "config")
+    check = _check_arguments(launch)
+    urdf, act = str(REPO / "urdf" / "hexarotor_manipulator.urdf.xacro"), str(REPO / "config" / "hexarotor.yaml")
+
+    def run(mission):
+        ctx = types.SimpleNamespace(launch_configurations={"namespace": "", "frame_prefix": "", "mission": mission,
+                                                           "urdf": urdf, "actuation": act})
+        return check(ctx), ctx.launch_configurations
+    with pytest.raises(ValueError, match=r"^launch argument 'mission': no such file: nope\.yaml$"):
+        run("nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("waypoints: [{com: [0, 0, 1]}]\n")
+    with pytest.raises(ValueError) as info:
+        run(str(bad))
+    assert str(info.value) == "launch argument 'mission': mission: waypoints: expected a list of at least 2 " \
+                              "waypoints, got 1"
+    example = str(REPO / "config" / "mission_example.yaml")
+    assert run(example)[0] == []
+    cfg = run(example)[1]
+    assert cfg["reference_trajectory"] == "waypoints" and cfg["mission"] == example
+    written = _yaml.safe_load(Path(cfg["mission_sim_start"]).read_text())["/**/geodyn_actuated_sim"]["ros__parameters"]
+    want = start_parameters(load_mission(example), urdf, act)
+    assert set(written) == set(_underactuated_sections()["geodyn_actuated_sim"]) == set(want)
+    for name, v in want.items():
+        assert written[name] == pytest.approx(v, rel=0, abs=1e-12), name   # the YAML round trip of doubles
+    # at rest: zero twist and joint velocities; level at the first yaw (0), and the system CoM of
+    # that base pose and those joints (gd.center_of_mass, Alg. 1) is the mission's first waypoint
+    import numpy as np
+
+    import geodyn_ros as gd
+    from geodyn_ros.control.rotors import load_actuation_config
+    from geodyn_ros.lie import quat_to_matrix
+    assert written["initial_base_twist"] == [0.0] * 6 and written["initial_joint_velocities"] == [0.0] * 6
+    pose = np.array(written["initial_base_pose"])
+    C = np.eye(4)
+    C[:3, 3], C[:3, :3] = pose[:3], quat_to_matrix(pose[3:], "xyzw")
+    assert np.allclose(C[:3, :3], np.eye(3), atol=1e-12)
+    model = gd.load_urdf(urdf, locked_joints=list(load_actuation_config(act).rotor_joints))
+    com = gd.center_of_mass(model, C, None, np.array([written["initial_joint_positions"]]))[0]
+    assert np.abs(com - load_mission(example).com[0]).max() < 1e-12      # rounding of a ~1 m position
 
 
 def _underactuated_sections():
