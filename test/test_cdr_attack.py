@@ -588,3 +588,22 @@ def test_clip():
 def D_clip(*a):
     from geodyn_ros.ros.diagnostics import clip
     return clip(*a)
+
+
+def test_geodyn_node_diagnostics_stay_bounded_on_a_megabyte_label(h):
+    """End to end: a reference whose row label is a megabyte (within MAX_LABEL_BYTES, so it is
+    decoded, then refused by the layout check quoting it) is refused; every /diagnostics status
+    stays within STATUS_MAX_BYTES (rclpy's serialized size) and says the quoted size; the next
+    valid reference is used."""
+    from test_ros_hostile import _ref_msg, _start, _valid_then_published
+
+    from geodyn_ros.ros import diagnostics as D
+    node, jets, diag = _start(h)
+    msg = _ref_msg(1.0, 1, node.get_clock().now().nanoseconds)
+    msg.layout.dim[0].label = "d" * 2 ** 20
+    h.publisher(Float64MultiArray, "reference").publish(msg)
+    assert h.spin_until(lambda: any(s.message.startswith("reference") for a in diag for s in a.status))
+    assert not jets
+    assert max(len(serialize_message(a)) for a in diag) <= D.STATUS_MAX_BYTES
+    assert any(s.message.endswith("characters)") for a in diag for s in a.status)
+    assert _valid_then_published(h, node, jets)
