@@ -72,7 +72,8 @@ def _same(printed: str, value: float):
 
 
 def _widths_ok(text: str):
-    long = [line for line in text.splitlines() if len(line) >= WIDTH]
+    # a "figure: <path>" line prints the user's own output path, whatever its length
+    long = [line for line in text.splitlines() if len(line) >= WIDTH and not line.startswith("figure: ")]
     assert not long, f"lines of {WIDTH} or more columns: {long}"
 
 
