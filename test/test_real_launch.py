@@ -328,3 +328,67 @@ def test_bad_namespace_stops_the_launch_in_one_line(harness):
     assert len(errors) == 1, out[-4000:]
     assert "launch argument 'namespace': 'robot 1' is not a valid ROS namespace" in errors[0]
     assert "Traceback" not in out and "process started" not in out, out[-4000:]
+
+
+def test_underactuated_sim_launch_flies_a_mission(harness):
+    """underactuated_sim.launch.py mission:=config/mission_example.yaml (root namespace): the
+    simulator starts on the plan, geodyn_reference (trajectory waypoints) publishes the plan's jets
+    (equal, to rounding, to plan_mission of the file's waypoints read here with PyYAML), accepts
+    the mission after its whole-body check (/diagnostics OK with the margin), latches the planned
+    CoM on planned_path, and the ff2 loop flies it: 2.5 s of simulated time (through the middle
+    waypoint at 2 s) with the system CoM (gd.center_of_mass of odom and joint_states) within 1 cm
+    of the plan (the in-process ff2 flight of a plan tracks to ~1e-4 m, test_planning)."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    from geodyn_ros.planning import plan_mission
+    from nav_msgs.msg import Path as PathMsg
+    h = harness
+    mission = ROOT / "config" / "mission_example.yaml"
+    wps = yaml.safe_load(mission.read_text())["waypoints"]
+    plan = plan_mission([w["com"] for w in wps], [w["yaw"] for w in wps], [w["q"] for w in wps],
+                        [w["time"] for w in wps], order=2)
+    proc = _launch("underactuated_sim.launch.py", f"mission:={mission}")
+    try:
+        clocks = h.record(ClockMsg, "/clock", depth=10)
+        refs = h.record(Float64MultiArray, "flat_reference", depth=10)
+        odom = h.record(Odometry, "odom", depth=1000)
+        js = h.record(JointState, "joint_states", depth=1000)
+        diag = h.record(DiagnosticArray, "/diagnostics")
+        paths = []
+        h.probe.create_subscription(PathMsg, "planned_path", paths.append,
+                                    QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                               durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        _wait(h, proc, lambda: refs and odom and js and paths and clocks and clocks[-1].clock.sec * 10**9
+              + clocks[-1].clock.nanosec >= 2_500_000_000, "the mission did not fly 2.5 s of simulated time")
+        for m in refs[-3:]:
+            d = np.array(m.data)
+            t = d[0] + d[1] * 1e-9
+            body = d[2:].reshape(m.layout.dim[0].size, m.layout.dim[1].size)
+            want = plan(t, 2)
+            # rounding: the same plan solved twice, jets up to ~1e2 (test_ros_mission's tolerance)
+            assert np.all(np.abs(body[:, :3] - want.com) <= 1e-9 * np.maximum(1.0, np.abs(want.com))), t
+            assert np.all(np.abs(body[:5, 4:] - want.q) <= 1e-9 * np.maximum(1.0, np.abs(want.q))), t
+        assert paths[-1].header.frame_id == "world" and len(paths[-1].poses) == 81
+        accepted = [s.message for a in diag for s in a.status if "mission accepted" in s.message]
+        assert accepted and "worst margin +0.2" in accepted[-1], accepted
+        model = gd.load_urdf(str(ROOT / "urdf" / "hexarotor_manipulator.urdf.xacro"),
+                             locked_joints=[f"rotor_{i}_joint" for i in range(1, 7)])
+        by_stamp = {(m.header.stamp.sec, m.header.stamp.nanosec): m for m in js}
+        checked = 0
+        from geodyn_ros.lie import quat_to_matrix
+        for o in odom[-200:]:
+            j = by_stamp.get((o.header.stamp.sec, o.header.stamp.nanosec))
+            if j is None:
+                continue
+            p, r = o.pose.pose.position, o.pose.pose.orientation
+            C = np.eye(4)
+            C[:3, 3], C[:3, :3] = (p.x, p.y, p.z), quat_to_matrix([r.x, r.y, r.z, r.w], "xyzw")
+            q = np.array([dict(zip(j.name, j.position))[n] for n in model.joint_names])
+            com = gd.center_of_mass(model, C, None, q[None])[0]
+            t = o.header.stamp.sec + o.header.stamp.nanosec * 1e-9
+            assert np.linalg.norm(com - plan(t, 0).com[0]) < 0.01, (t, com, plan(t, 0).com[0])
+            checked += 1
+        assert checked >= 50, checked
+    finally:
+        code, out = _stop(proc)
+    _clean_stop(out, ["geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"])
