@@ -33,6 +33,8 @@ Checks, each with and without ``namespace:=robot1 frame_prefix:=robot1/``:
   ``<frame_prefix>base_link``, joint states, commands and the feedforward flow with the right names).
 * ``actuated_sim.launch.py`` and ``underactuated_sim.launch.py`` (in a namespace): the actuated and
   the under-actuated loops close in MuJoCo and their outputs flow.
+* ``underactuated_sim.launch.py mission:=config/mission_example.yaml``: the waypoint mission
+  flies (the reference's jets equal the plan, the system CoM stays within 1 cm of it).
 * ``two_robots.launch.py``: ``geodyn.launch.py`` twice, ``/robot1`` (aerial manipulator) and
   ``/robot2`` (quadruped), fed and checked by ``geodyn_ros.examples.two_robots`` (no crosstalk).
 * A namespace ROS refuses stops the launch with one line naming the argument, no traceback.

@@ -204,6 +204,24 @@ def test_infeasible_mission_is_refused_and_the_old_plan_flies(h, ros):
     assert _close(c, new(3.5, ORDER).com) and _close(q[:ORDER + 3], new(3.5, ORDER).q)
 
 
+def test_node_refuses_bad_configurations_in_one_line(h, tmp_path):
+    """At start-up: a bad mission file, a file mission below min_margin (the example's worst margin
+    is +0.2488, so min_margin 0.5 refuses it), actuation_config without a robot, bad min_margin."""
+    from geodyn_ros.ros.params import ConfigurationError
+    from geodyn_ros.ros.reference_node import ReferenceNode
+    base = {"use_sim_time": True, "trajectory": "waypoints", "urdf_path": XACRO, "actuation_config": CFG}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("waypoints: [{com: [0, 0, 1]}, {com: [1, 0]}]\ntiming: {max_velocity: 1, max_acceleration: 1}\n")
+    cases = [({"mission": str(bad)}, r"^parameter 'mission': mission: waypoints\[1\]\.com: expected 3 numbers"),
+             ({"mission": str(MISSION), "min_margin": 0.5},
+              r"^parameter 'mission': worst margin \+0\.2488 < min_margin 0\.5 at t = 1\.952 s \(rotor 5 lag max\)$"),
+             ({"urdf_path": ""}, r"^parameter 'actuation_config': the feasibility check also needs urdf_path"),
+             ({"min_margin": float("nan")}, r"^parameter 'min_margin': must be a finite number < 1")]
+    for change, message in cases:
+        with pytest.raises(ConfigurationError, match=message):
+            h.make(ReferenceNode, {**base, **change})
+
+
 # ---------------------------------------------------------------------- ROS-free: the schema
 def test_mission_file_loads_and_plans_like_plan_mission():
     m = load_mission(MISSION)
