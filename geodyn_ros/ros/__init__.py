@@ -15,6 +15,9 @@ Modules
 ``description``   the robot model from a parameter or the ``robot_description`` topic
                   (background load, hand-over between callbacks, same-robot rule).
 ``interfaces``    the executables and the topics of each node (``--help``, the docs' node list).
+``cdr``           strict decoding of the raw (serialized) inputs, equal to rclpy's, with size limits.
+``input_sync``    stamp-matched inputs of ``geodyn_node`` (approximate-time pairs, the sampled reference).
+``plausibility``, ``geodyn_params``  ``geodyn_node``'s input limits and its parameter table and model loading.
 ``geodyn_node``   the feedforward dynamics node (console script ``geodyn_node``).
 ``sim_node``, ``actuated_sim_node``  the MuJoCo simulator nodes (``geodyn_sim``, ``geodyn_actuated_sim``).
 ``reference_node``  the reference generator (``geodyn_reference``).
