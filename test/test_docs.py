@@ -176,3 +176,47 @@ def test_docstring_sections_render_as_intended():
             doc = obj.__doc__ or ""
             bad += [f"{info.name}.{getattr(obj, '__qualname__', '')}: {b}" for b in _bad_items(doc)]
     assert not bad, "\n".join(bad)
+
+
+def _prose_lines(text: str) -> list[str]:
+    """The page's lines outside fenced code blocks."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if not fenced:
+            out.append(line)
+    return out
+
+
+def test_every_page_has_one_title_and_opens_with_a_sentence():
+    """One H1 per page (the under-actuated tutorial had two in a row), and the first paragraph
+    after it starts a sentence (``howto/load_robot`` opened mid-sentence, "or strided views, ...")."""
+    bad = []
+    for page in sorted(DOC.rglob("*.md")):
+        if page.name.startswith("_"):
+            continue   # generated fragments, included by other pages
+        lines = _prose_lines(page.read_text())
+        titles = [line for line in lines if re.match(r"# \S", line)]
+        if len(titles) != 1:
+            bad.append(f"{page.relative_to(ROOT)}: {len(titles)} H1 titles")
+            continue
+        after = lines[lines.index(titles[0]) + 1:]
+        first = next((line.strip() for line in after if line.strip()), "")
+        if first and first[0].islower():
+            bad.append(f"{page.relative_to(ROOT)}: opens mid-sentence: {first[:60]!r}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_site_shows_the_figures():
+    """Every image the docs or the README reference exists, and the loop tutorials show their
+    figure (the site showed none, not even the README's)."""
+    refs = []
+    for page in _doc_pages():
+        text = page.read_text()
+        for target in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", text) + re.findall(r"```\{(?:figure|image)\}\s+(\S+)", text):
+            refs.append((page, target))
+            assert (page.parent / target).resolve().is_file(), f"{page}: missing image {target}"
+    shown = {Path(t).name for p, t in refs if p.parent.name == "tutorials"}
+    assert {"actuated_loop.png", "underactuated_loop.png"} <= shown, shown
