@@ -191,8 +191,8 @@ def _prose_lines(text: str) -> list[str]:
 
 
 def test_every_page_has_one_title_and_opens_with_a_sentence():
-    """One H1 per page (the under-actuated tutorial had two in a row), and the first paragraph
-    after it starts a sentence (``howto/load_robot`` opened mid-sentence, "or strided views, ...")."""
+    """One H1 per page, not followed at once by another heading (the under-actuated tutorial
+    had two titles in a row), and the first paragraph after it starts a sentence (``howto/load_robot`` opened mid-sentence, "or strided views, ...")."""
     bad = []
     for page in sorted(DOC.rglob("*.md")):
         if page.name.startswith("_"):
@@ -206,6 +206,8 @@ def test_every_page_has_one_title_and_opens_with_a_sentence():
         first = next((line.strip() for line in after if line.strip()), "")
         if first and first[0].islower():
             bad.append(f"{page.relative_to(ROOT)}: opens mid-sentence: {first[:60]!r}")
+        if first.startswith("#"):
+            bad.append(f"{page.relative_to(ROOT)}: a second title right under the first: {first[:60]!r}")
     assert not bad, "\n".join(bad)
 
 
