@@ -184,6 +184,9 @@ def test_infeasible_mission_is_refused_and_the_old_plan_flies(h, ros):
     assert st.level == b"\x01" and "worst margin -" in st.message and "last feasible plan keeps flying" in st.message
     kv = {v.key: v.value for v in st.values}
     assert float(kv["worst_margin"]) < 0
+    # repeated every diagnostics_period (1 s, wall clock) for a late listener (the harness spins on
+    # the wall clock; 20 s: a loaded machine)
+    assert h.spin_until(lambda: sum("mission refused" in s.message for a in diags for s in a.status) >= 2, 20.0)
     assert node.refused == 1 and len(node.plans) == 1
     for t in (0.6, 1.0, 2.5):
         _, c, y, q, _ = _decode(tick(t))

@@ -39,7 +39,9 @@ every mission is checked on the whole body (:func:`geodyn_ros.planning.check_fea
 speeds, rotor lag, elastic motor torques). A worst margin below ``min_margin`` refuses it: one log
 line, a WARN on ``/diagnostics`` with the margin, where and which limit, and the last feasible plan
 keeps flying (the file's mission at start-up: the node does not start). An accepted mission is
-reported as an OK status with its margin. Without ``actuation_config`` nothing is checked.
+reported as an OK status with its margin. The last of these events is repeated every
+``diagnostics_period`` (wall clock), so a late ``/diagnostics`` listener sees it. Without
+``actuation_config`` nothing is checked.
 
 With ``use_sim_time`` the node publishes one sample for every new simulated time it receives on
 ``/clock`` (so a lock-step simulator gets a reference for each of its steps); otherwise it
@@ -96,6 +98,8 @@ PARAMETERS = {
     "min_margin": (0.0, "waypoints: a mission whose whole-body worst margin is below this (dimensionless, a "
                    "fraction of each limit's range) is refused."),
     "path_dt": (0.05, "waypoints: time step [s] between the poses of planned_path."),
+    "diagnostics_period": (1.0, "waypoints: wall-clock period [s] of the /diagnostics status (the last mission "
+                           "event: waiting, accepted or refused, with the worst margin)."),
 }
 
 
@@ -152,7 +156,16 @@ class ReferenceNode(Node):
         self.plans = []           # [(t_switch_ns, FlatTrajectory)], the last one with t_switch <= t flies
         self._pending = {}        # stamp_ns -> {"com_yaw": msg, "joints": msg}
         self.refused = 0
+        if not (math.isfinite(p["diagnostics_period"]) and p["diagnostics_period"] > 0):
+            raise ConfigurationError(f"parameter 'diagnostics_period': must be a finite number > 0, got "
+                                     f"{p['diagnostics_period']}")
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: mission")
+        self._event = (DiagnosticStatus.OK, "waiting for a mission (file parameter mission, or the topics "
+                       "mission/com_yaw and mission/joints)")
+        from rclpy.clock import Clock, ClockType
+        self.create_timer(p["diagnostics_period"], guard(self, lambda: self.diag.publish_status(*self._event),
+                                                         "diagnostics timer"),
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
         latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.pub_path = self.create_publisher(Path, "planned_path", latched)
@@ -210,15 +223,17 @@ class ReferenceNode(Node):
         # the plans before the switch stay (one may still fly until then; at most 3 kept), later ones are replaced
         self.plans = [(ts, tr) for ts, tr in self.plans if ts < t_ns][-3:] + [(t_ns, traj)]
         self.pub_path.publish(path_msg(traj, t_s, self.world_frame, self.path_dt))
-        self.diag.report(DiagnosticStatus.OK, f"mission accepted: {len(traj.times)} waypoints from t = {t_s:.3f} s "
-                         f"to {traj.end_time:.3f} s" + (" (replanned from the current reference)" if current else "")
-                         + note)
+        self._event = (DiagnosticStatus.OK, f"mission accepted: {len(traj.times)} waypoints from t = {t_s:.3f} s "
+                       f"to {traj.end_time:.3f} s" + (" (replanned from the current reference)" if current else "")
+                       + note)
+        self.diag.report(*self._event)
         return ""
 
     def _refuse(self, reason: str) -> str:
         self.refused += 1
-        self.diag.report(DiagnosticStatus.WARN, f"mission refused: {reason}" +
-                         ("; the last feasible plan keeps flying" if self.plans else ""))
+        self._event = (DiagnosticStatus.WARN, f"mission refused: {reason}" +
+                       ("; the last feasible plan keeps flying" if self.plans else ""))
+        self.diag.report(*self._event)
         return reason
 
     def _on_part(self, kind: str, msg) -> None:
