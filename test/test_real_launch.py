@@ -34,7 +34,7 @@ Checks, each with and without ``namespace:=robot1 frame_prefix:=robot1/``:
 * ``actuated_sim.launch.py`` and ``underactuated_sim.launch.py`` (in a namespace): the actuated and
   the under-actuated loops close in MuJoCo and their outputs flow.
 * ``underactuated_sim.launch.py mission:=config/mission_example.yaml``: the waypoint mission
-  flies (the reference's jets equal the plan, the system CoM stays within 1 cm of it).
+  flies (the reference's jets equal the plan, the system CoM stays within 1 mm of it).
 * ``two_robots.launch.py``: ``geodyn.launch.py`` twice, ``/robot1`` (aerial manipulator) and
   ``/robot2`` (quadruped), fed and checked by ``geodyn_ros.examples.two_robots`` (no crosstalk).
 * A namespace ROS refuses stops the launch with one line naming the argument, no traceback.
@@ -338,7 +338,7 @@ def test_underactuated_sim_launch_flies_a_mission(harness):
     (equal, to rounding, to plan_mission of the file's waypoints read here with PyYAML), accepts
     the mission after its whole-body check (/diagnostics OK with the margin), latches the planned
     CoM on planned_path, and the ff2 loop flies it: 2.5 s of simulated time (through the middle
-    waypoint at 2 s) with the system CoM (gd.center_of_mass of odom and joint_states) within 1 cm
+    waypoint at 2 s) with the system CoM (gd.center_of_mass of odom and joint_states) within 1 mm
     of the plan (the in-process ff2 flight of a plan tracks to ~1e-4 m, test_planning)."""
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
@@ -391,7 +391,8 @@ def test_underactuated_sim_launch_flies_a_mission(harness):
             q = np.array([dict(zip(j.name, j.position))[n] for n in model.joint_names])
             com = gd.center_of_mass(model, C, None, q[None])[0]
             t = o.header.stamp.sec + o.header.stamp.nanosec * 1e-9
-            assert np.linalg.norm(com - plan(t, 0).com[0]) < 0.01, (t, com, plan(t, 0).com[0])
+            # 1 mm: measured 1.4e-5 m (t = 2.35..2.55 s); the lock-step loop does not depend on the load
+            assert np.linalg.norm(com - plan(t, 0).com[0]) < 1e-3, (t, com, plan(t, 0).com[0])
             checked += 1
         assert checked >= 50, checked
     finally:
