@@ -54,14 +54,15 @@ def _close(a, b):
     return a.shape == b.shape and np.all(np.abs(a - b) <= RTOL * np.maximum(1.0, np.abs(b)))
 
 
-@pytest.fixture
-def ros(h):
+@pytest.fixture(params=[False])
+def ros(h, request):
     from rosgraph_msgs.msg import Clock
     from std_msgs.msg import Float64MultiArray
 
     from geodyn_ros.ros.reference_node import ReferenceNode
     node = h.make(ReferenceNode, {"use_sim_time": True, "trajectory": "waypoints", "order": ORDER,
-                                  "mission": str(MISSION), "urdf_path": XACRO, "actuation_config": CFG})
+                                  "mission": str(MISSION), "urdf_path": XACRO, "actuation_config": CFG,
+                                  "slow_down": request.param})
     refs = h.record(Float64MultiArray, "flat_reference")
     pc = h.publisher(Clock, "/clock")
     h.wait_matched("/clock")
@@ -205,6 +206,49 @@ def test_infeasible_mission_is_refused_and_the_old_plan_flies(h, ros):
                        start={"com": s.com[1:4], "yaw": s.yaw[1:3], "q": s.q[1:3]})
     _, c, y, q, _ = _decode(tick(3.5))
     assert _close(c, new(3.5, ORDER).com) and _close(q[:ORDER + 3], new(3.5, ORDER).q)
+
+
+@pytest.mark.parametrize("ros", [True], indirect=True)
+def test_slow_down_makes_an_infeasible_mission_the_fastest_feasible_one(h, ros):
+    """slow_down: the 2 m in 0.4 s mission is slowed to alpha; the published jets equal plan_mission
+    from the old plan's state with the knots stretched by alpha, whose whole-body margin is >= 0
+    there and < 0 at alpha (1 - 1e-3) (checked here: tight), and the switch is continuous to k-1."""
+    import re
+
+    from diagnostic_msgs.msg import DiagnosticArray
+    from trajectory_msgs.msg import MultiDOFJointTrajectory
+
+    from geodyn_ros.planning import Vehicle, check_feasibility
+    node, tick = ros
+    diags = h.record(DiagnosticArray, "/diagnostics")
+    old = _file_plan()
+    tick(0.5)
+    m, _ = _pair(0.7, [2.0, 0.0, 1.0], 0.0, np.zeros(6), 0.4)
+    pm = h.publisher(MultiDOFJointTrajectory, "mission/com_yaw")
+    h.wait_matched("mission/com_yaw")
+    pm.publish(m)        # alone: held until the clock reaches 0.7 s
+    tick(0.7)
+    assert len(node.plans) == 2 and node.refused == 0
+    assert h.spin_until(lambda: any("slowed down" in s.message for a in diags for s in a.status), 20.0)
+    msg = next(s.message for a in diags for s in a.status if "slowed down" in s.message)
+    alpha = float(re.search(r"slowed down ([0-9.e+-]+) times", msg).group(1))     # repr: exact
+    s0 = old(0.7, ORDER)
+    vehicle = Vehicle.hexarotor()
+
+    def stretched(a):
+        return plan_mission([s0.com[0], [2.0, 0.0, 1.0]], [s0.yaw[0], 0.0], [s0.q[0], s0.q[0]], [0.7, 0.7 + 0.4 * a],
+                            order=ORDER, start={"com": s0.com[1:4], "yaw": s0.yaw[1:3], "q": s0.q[1:3]})
+    new = stretched(alpha)
+    assert 1.0 < alpha < 1024.0
+    assert check_feasibility(vehicle, new).worst >= 0.0
+    assert check_feasibility(vehicle, stretched(alpha * (1 - 1e-3))).worst < 0.0
+    _, c, y, q, _ = _decode(tick(0.7))
+    assert _close(c[:4], s0.com[:4]) and _close(y[:3], s0.yaw[:3])          # continuous at the switch
+    for t in (0.7 + 0.1 * alpha, 0.7 + 0.3 * alpha, 0.7 + 0.4 * alpha):
+        _, c, y, q, _ = _decode(tick(t))
+        want = new(t, ORDER)
+        assert _close(c, want.com) and _close(y[:ORDER + 3], want.yaw) and _close(q[:ORDER + 3], want.q), t
+    print(f"slow_down: alpha = {alpha:.4f} ({msg})")
 
 
 def test_node_refuses_bad_configurations_in_one_line(h, tmp_path):

@@ -49,7 +49,7 @@ import numpy as np
 from ..trajectories import FlatReference
 from .planner import OUTPUTS, FlatTrajectory, plan_mission
 
-__all__ = ["Mission", "load_mission", "mission_from_dict", "TIMING_KEYS"]
+__all__ = ["Mission", "load_mission", "mission_from_dict", "slow_down", "TIMING_KEYS"]
 
 #: the keys of a ``timing`` block (:func:`~geodyn_ros.planning.allocate_times`' limits)
 TIMING_KEYS = ("max_velocity", "max_acceleration", "max_yaw_rate", "max_yaw_acceleration", "max_joint_velocity",
@@ -97,6 +97,49 @@ class Mission:
         if self.times is None:      # the allocation of the first segment changes with the start position
             kw = {"times": traj.times}
         return plan_mission(com, yaw, q, order=order, constraints=self.constraints or None, start=given, **kw)
+
+
+def slow_down(mission: Mission, traj: FlatTrajectory, vehicle, margin: float, start: FlatReference | None = None,
+              *, tol: float = 1e-3, max_alpha: float = 1024.0):
+    """The fastest uniform slow-down of ``traj`` (``mission.plan(t_0, order, start)``) whose
+    whole-body worst margin keeps ``margin``: ``(alpha, plan, report)``, the knots
+    ``t_0 + alpha (t_i - t_0)``, or None when ``alpha = max_alpha`` does not keep it either.
+
+    Unlike :func:`~geodyn_ros.planning.fastest_scaling` (which scales the derivatives, start ones
+    included), every candidate is planned again from the same ``start`` state, so a replanned
+    mission stays continuous at its switch. Bisection on ``alpha`` in ``[1, max_alpha]`` (first
+    doubling from 1 until feasible), until ``alpha_below >= alpha (1 - tol)`` with ``alpha_below``
+    infeasible: the result touches its binding limit to ``tol``. A sample where the flat map is
+    undefined counts as infeasible."""
+    from .feasibility import check_feasibility
+    t0, rel, order = traj.start_time, traj.times - traj.start_time, traj.order
+    held = Mission(mission.com, mission.yaw, mission.q, mission.joint_names, None, {}, mission.constraints)
+
+    def attempt(alpha):
+        held.times = alpha * rel
+        plan = held.plan(t0, order, start)
+        try:
+            rep = check_feasibility(vehicle, plan)
+        except ValueError:
+            return None, plan
+        return (rep if rep.worst >= margin else None), plan
+
+    lo, hi = 1.0, 2.0
+    rep, plan = attempt(hi)
+    while rep is None:
+        if hi >= max_alpha:
+            return None
+        lo, hi = hi, min(2.0 * hi, max_alpha)
+        rep, plan = attempt(hi)
+    best = (hi, plan, rep)
+    while lo < hi * (1.0 - tol):
+        mid = 0.5 * (lo + hi)
+        r, p = attempt(mid)
+        if r is None:
+            lo = mid
+        else:
+            hi, best = mid, (mid, p, r)
+    return best
 
 
 def _numbers(where: str, value, width: int | None):

@@ -38,7 +38,10 @@ to jerk, yaw and joints to acceleration; the higher rows jump, as at any plan's 
 every mission is checked on the whole body (:func:`geodyn_ros.planning.check_feasibility`: rotor
 speeds, rotor lag, elastic motor torques). A worst margin below ``min_margin`` refuses it: one log
 line, a WARN on ``/diagnostics`` with the margin, where and which limit, and the last feasible plan
-keeps flying (the file's mission at start-up: the node does not start). An accepted mission is
+keeps flying (the file's mission at start-up: the node does not start); with ``slow_down`` it is
+slowed down instead to the fastest uniform timing that keeps ``min_margin``
+(:func:`geodyn_ros.planning.mission.slow_down`, re-planned from the same start state, so the
+switch stays continuous). An accepted mission is
 reported as an OK status with its margin. The last of these events is repeated every
 ``diagnostics_period`` (wall clock), so a late ``/diagnostics`` listener sees it. Without
 ``actuation_config`` nothing is checked.
@@ -97,6 +100,8 @@ PARAMETERS = {
                          "empty: missions are not checked."),
     "min_margin": (0.0, "waypoints: a mission whose whole-body worst margin is below this (dimensionless, a "
                    "fraction of each limit's range) is refused."),
+    "slow_down": (False, "waypoints: a mission below min_margin is slowed down uniformly to the fastest timing "
+                  "that keeps it (re-planned from the same start state) instead of refused."),
     "path_dt": (0.05, "waypoints: time step [s] between the poses of planned_path."),
     "diagnostics_period": (1.0, "waypoints: wall-clock period [s] of the /diagnostics status (the last mission "
                            "event: waiting, accepted or refused, with the worst margin)."),
@@ -142,6 +147,7 @@ class ReferenceNode(Node):
         if not math.isfinite(p["min_margin"]) or p["min_margin"] >= 1.0:
             raise ConfigurationError(f"parameter 'min_margin': must be a finite number < 1, got {p['min_margin']}")
         self.world_frame, self.path_dt, self.min_margin = p["world_frame"], p["path_dt"], p["min_margin"]
+        self.slow_down = bool(p["slow_down"])
         self.vehicle = None
         src = model_source(p)
         if p["actuation_config"]:
@@ -216,9 +222,20 @@ class ReferenceNode(Node):
             self.diag.notes["worst_margin"] = f"{rep.worst:+.4f}"
             self.diag.notes["worst_limit"] = f"{rep.limit} at t = {rep.t_worst:.3f} s"
             if rep.worst < self.min_margin:
-                return self._refuse(f"worst margin {rep.worst:+.4f} < min_margin {self.min_margin:g} at t = "
-                                    f"{rep.t_worst:.3f} s ({rep.limit})")
-            note = f"; worst margin {rep.worst:+.4f} at t = {rep.t_worst:.3f} s ({rep.limit})"
+                why = (f"worst margin {rep.worst:+.4f} < min_margin {self.min_margin:g} at t = {rep.t_worst:.3f} s "
+                       f"({rep.limit})")
+                if not self.slow_down:
+                    return self._refuse(why)
+                from geodyn_ros.planning.mission import slow_down
+                found = slow_down(mission, traj, self.vehicle, self.min_margin,
+                                  None if current is None else current(t_s, self.order))
+                if found is None:
+                    return self._refuse(f"{why}, and 1024 times slower too")
+                alpha, traj, rep = found
+                note = f"; slowed down {alpha!r} times ({why})"
+            note += f"; worst margin {rep.worst:+.4f} at t = {rep.t_worst:.3f} s ({rep.limit})"
+            self.diag.notes["worst_margin"] = f"{rep.worst:+.4f}"
+            self.diag.notes["worst_limit"] = f"{rep.limit} at t = {rep.t_worst:.3f} s"
         self.joint_names = names if self.joint_names is None else self.joint_names
         # the plans before the switch stay (one may still fly until then; at most 3 kept), later ones are replaced
         self.plans = [(ts, tr) for ts, tr in self.plans if ts < t_ns][-3:] + [(t_ns, traj)]
