@@ -88,6 +88,18 @@ def warm(verbose: bool = True, orders=(0, 1, 2, 3)) -> float:
         gd.inverse_mass_matrix(model, C, q, representation=rep)
     say("reduced (inertia-decoupled) dynamics")
     gd.reduced_terms(model, q)
+    say("the waypoint planner (geodyn_reference's waypoints mode): plan, whole-body and rigid checks")
+    from .loops.underactuated import hexarotor_source
+    from .planning import check_feasibility
+    from .planning.feasibility import Vehicle, check_rigid_rates
+    from .planning.mission import load_mission
+    vehicle = Vehicle.hexarotor()
+    mission = load_mission(hexarotor_source().parents[1] / "config" / "mission_example.yaml")
+    for r in orders:
+        traj = mission.plan(0.0, r)
+        check_feasibility(vehicle, traj)
+        check_rigid_rates(vehicle, traj)
+        mission.plan(0.5, r, traj(0.5))   # a replan from the running jets
     seconds = time.perf_counter() - t0
     say(f"done: the kernels are cached for the next start ({seconds:.1f} s)")
     return seconds
