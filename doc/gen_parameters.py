@@ -81,6 +81,4 @@ def write_node_table(path: Path) -> None:
 
 
 def write_parameter_reference(path: Path) -> None:
-    text = render()
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
+    _write(path, render())
