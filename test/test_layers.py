@@ -5,7 +5,8 @@ Layers, bottom to top (README "Repository layout"):
 
 0. ``lie``, ``trajectories``: SE(3) algebra and reference trajectories; import nothing of ours
    (``trajectories`` may use ``lie``).
-1. ``model``: the Model, the URDF loader, shipped resources.
+1. ``model``: the Model, the URDF loader, shipped resources; beside it ``vehicle``: the vehicle
+   file (rotors, rotor constants, joints; imports only ``model`` and ``lie``).
 2. ``algorithms``, itself layered: ``kernels`` (numba, flat arrays) < ``checks`` (input
    validation shared by every algorithm) < ``dynamics`` (the spatial single-sample core) <
    ``batch``, ``eom`` < ``linearization``, ``representations``, ``constrained``, ``reduced``,
@@ -46,6 +47,8 @@ def rank(mod):
         return (0, 1)
     if top == "model":
         return (1, 0)
+    if top == "vehicle":                      # the vehicle file: beside model, imports only model and lie
+        return (1, 1)
     if top == "algorithms":
         if len(parts) == 1:
             return (2, len(ALG))   # the package __init__ (imports nothing)
@@ -192,6 +195,10 @@ def test_the_checks_can_fail(tmp_path):
     assert upward_imports("trajectories", {ROOT})                              # "import geodyn_ros"
     assert upward_imports("algorithms.eom", {ROOT})
     assert upward_imports("sim.mujoco_sim", {"ros.jets"})
+    assert upward_imports("vehicle.schema", {"control.rotors"})                # the vehicle never imports control
+    assert upward_imports("vehicle.schema", {"algorithms.api"})
+    assert not upward_imports("vehicle.schema", {"model.urdf", "lie"})
+    assert not upward_imports("control.rotors", {"vehicle.params"})
     assert not upward_imports("ros.geodyn_node", {ROOT, "algorithms.checks", "sim"})
     assert not upward_imports("algorithms.reduced", {"algorithms.representations", "algorithms.eom", "lie"})
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
