@@ -1,0 +1,169 @@
+"""urdf/vehicle_gazebo.urdf.xacro: a user's vehicle for gz-sim from the URDF and ONE vehicle file,
+expanded with the real xacro (PyPI) and checked without Gazebo (none on this machine).
+
+For every vehicle (the shipped TiltHex-generator files and the list-form files of test/data: a PX4-form
+X quadrotor with no arm, a collinear hexarotor with mixed joints, a tilted hexarotor): one
+MulticopterMotorModel per rotor with actuator numbers 0..n-1; every element a gz-sim 8 element
+(PLUGIN_ELEMENTS of test_launch_files, read from the gz-sim sources); each plugin's constants equal
+the file's (per-rotor overrides honoured), read here with plain yaml; one ApplyJointForce per arm
+joint; each generated rotor link's pose (from the joint origin's xyz/rpy the xacro computed)
+against the file read here (PX4 FRD -> FLU, axis or rpy) and against the rotor frames of the
+project's loader on the expanded URDF. What is not checked: anything a running gz sim does.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+import geodyn_ros as gd
+from test_launch_files import PLUGIN_ELEMENTS
+
+xacro = pytest.importorskip("xacro")   # a test dependency (requirements.txt); never absent in CI
+
+REPO = Path(__file__).resolve().parents[1]
+XACRO = REPO / "urdf" / "vehicle_gazebo.urdf.xacro"
+DATA = REPO / "test" / "data"
+ARM = REPO / "urdf" / "aerial_manipulator.urdf"
+MOTOR = "gz-sim-multicopter-motor-model-system"
+FORCE = "gz-sim-apply-joint-force-system"
+# (URDF, vehicle file, the arm joints that get a torque input)
+VEHICLES = {
+    "hexarotor": (REPO / "urdf" / "hexarotor_manipulator.urdf.xacro", REPO / "config" / "hexarotor.yaml",
+                  ["J2", "J3", "J4", "J5", "J6", "J7"]),
+    "tilthex": (REPO / "urdf" / "tilthex_manipulator.urdf.xacro", REPO / "config" / "tilthex.yaml",
+                ["J2", "J3", "J4", "J5", "J6", "J7"]),
+    "quad_x": (DATA / "quad_x.urdf", DATA / "quad_x.yaml", []),
+    "hex_list": (ARM, DATA / "hex_list.yaml", ["J2", "J3", "J4"]),
+    "tilted_list": (ARM, DATA / "tilted_list.yaml", []),
+}
+DEFAULTS = {"rotor_drag_coefficient": 0.0, "rolling_moment_coefficient": 0.0, "rotor_velocity_slowdown_sim": 10.0,
+            "rotor_mass": 0.005}
+TAGS = {"motorConstant": "motor_constant", "momentConstant": "moment_constant", "timeConstantUp": "time_constant_up",
+        "timeConstantDown": "time_constant_down", "maxRotVelocity": "max_rot_velocity",
+        "rotorDragCoefficient": "rotor_drag_coefficient", "rollingMomentCoefficient": "rolling_moment_coefficient",
+        "rotorVelocitySlowdownSim": "rotor_velocity_slowdown_sim"}
+
+
+def _expand(urdf, vehicle, **extra):
+    return xacro.process_file(str(XACRO), mappings={"urdf": str(urdf), "vehicle": str(vehicle), **extra}).toxml()
+
+
+def _expected_rotors(path):
+    """Per rotor, from the file read with plain yaml (the schema's rules, api33): (position FLU,
+    thrust axis FLU or None, rpy or None, turning direction, constants)."""
+    v = yaml.safe_load(Path(path).read_text())
+    rot = v.get("rotors")
+    if rot is None:   # the TiltHex generator: no poses here (the URDF has the links), constants per section
+        sec = v.get("tilthex") or v.get("multirotor")
+        return [(None, None, None, d, {**DEFAULTS, **v.get("constants", {}), **sec})
+                for d in sec["turning_direction"]]
+    out = []
+    for r in rot:
+        c = {**DEFAULTS, **v.get("constants", {})}
+        if "px4" in r:
+            x = r["px4"]
+            p, a = np.array([x["PX"], -x["PY"], -x["PZ"]], float), np.array([x["AX"], -x["AY"], -x["AZ"]], float)
+            d = "ccw" if x["KM"] > 0 else "cw"
+            c["moment_constant"] = abs(x["KM"])
+        else:
+            p = np.array(r["position"], float)
+            a = np.array(r["axis"], float) if "axis" in r else None
+            d = r["turning_direction"]
+        c.update({k: r[k] for k in c if k in r})
+        out.append((p, a, np.array(r["rpy"], float) if "rpy" in r else None, d, c))
+    return out
+
+
+def _rpy_matrix(r, p, y):
+    """URDF: R = Rz(y) Ry(p) Rx(r)."""
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    Rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
+    Ry = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
+    Rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
+    return Rz @ Ry @ Rx
+
+
+@pytest.mark.parametrize("name", sorted(VEHICLES))
+def test_one_motor_model_per_rotor_with_the_files_constants(name):
+    urdf, vehicle, arm = VEHICLES[name]
+    root = ET.fromstring(_expand(urdf, vehicle))
+    expected = _expected_rotors(vehicle)
+    plugins = list(root.iter("plugin"))
+    for p in plugins:   # only elements gz-sim 8 reads
+        cls, elements = PLUGIN_ELEMENTS[p.get("filename")]
+        assert p.get("name") == cls
+        assert not {c.tag for c in p} - elements, p.get("filename")
+    motors = sorted((p for p in plugins if p.get("filename") == MOTOR), key=lambda p: int(p.findtext("actuator_number")))
+    assert [int(p.findtext("actuator_number")) for p in motors] == list(range(len(expected)))
+    joints = {j.get("name"): j for j in root.iter("joint")}
+    links = {lk.get("name") for lk in root.iter("link")}
+    for p, (_, _, _, direction, c) in zip(motors, expected):
+        joint = joints[p.findtext("jointName")]
+        assert joint.get("type") == "continuous"
+        assert joint.find("child").get("link") == p.findtext("linkName") in links
+        assert p.findtext("turningDirection") == direction
+        assert p.findtext("motorType") == "velocity"
+        assert p.findtext("robotNamespace") == "aerial_manipulator"   # config/gz_bridge.yaml's model name
+        for tag, key in TAGS.items():
+            assert float(p.findtext(tag)) == float(c[key]), (tag, p.findtext("linkName"))
+    assert sorted(p.findtext("joint_name") for p in plugins if p.get("filename") == FORCE) == sorted(arm)
+    odom = [p for p in plugins if p.get("filename") == "gz-sim-odometry-publisher-system"]
+    assert [p.findtext("robot_base_frame") for p in odom] == ["base_link"]
+
+
+@pytest.mark.parametrize("name", ["quad_x", "hex_list", "tilted_list"])
+def test_rotor_link_poses_are_the_files(name):
+    """The rotor joint origin (xyz, rpy) the xacro wrote: its position is the file's (FLU) and its z
+    axis the file's thrust axis (1e-12: the xacro's atan2/sqrt and the text round trip of a double,
+    repr-exact, leave a few ulp); with rpy given, the whole rotation is the file's."""
+    urdf, vehicle, _ = VEHICLES[name]
+    root = ET.fromstring(_expand(urdf, vehicle))
+    joints = {j.get("name"): j for j in root.iter("joint")}
+    for k, (p, a, rpy, _, _) in enumerate(_expected_rotors(vehicle), start=1):
+        o = joints[f"rotor_{k}_joint"].find("origin")
+        assert joints[f"rotor_{k}_joint"].find("parent").get("link") == "base_link"
+        xyz, R = np.array(o.get("xyz").split(), float), _rpy_matrix(*np.array(o.get("rpy").split(), float))
+        np.testing.assert_allclose(xyz, p, rtol=0, atol=1e-15)
+        if rpy is not None:
+            np.testing.assert_allclose(R, _rpy_matrix(*rpy), rtol=0, atol=1e-12)
+        else:
+            np.testing.assert_allclose(R[:, 2], a / np.linalg.norm(a), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(VEHICLES))
+def test_rotor_frames_agree_with_the_project_loader(name):
+    """The expanded URDF loaded by the project (rotor joints locked): the rotor links' frames in the
+    base link equal the frames the vehicle loader gives for the user's URDF (geodyn_ros.vehicle:
+    cfg.rotor_frames) -- position and thrust axis to 1e-12 (the same doubles through two chains of
+    trigonometry)."""
+    from geodyn_ros.control.rotors import rotor_frames_from_model
+    from geodyn_ros.vehicle import load_vehicle
+    urdf, vehicle, _ = VEHICLES[name]
+    cfg = load_vehicle(vehicle)
+    xml = _expand(urdf, vehicle)
+    n = len(_expected_rotors(vehicle))
+    gz = gd.load_urdf(xml, locked_joints=[f"rotor_{k}_joint" for k in range(1, n + 1)])
+    _, frames_gz = rotor_frames_from_model(gz, [f"rotor_{k}" for k in range(1, n + 1)])
+    _, frames = cfg.rotor_frames(cfg.load_model(str(urdf)))
+    np.testing.assert_allclose(frames_gz[:, :3, 3], frames[:, :3, 3], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(frames_gz[:, :3, 2], frames[:, :3, 2], rtol=0, atol=1e-12)
+
+
+def test_from_urdf_rotors_are_refused_in_one_line(tmp_path):
+    bad = tmp_path / "v.yaml"
+    bad.write_text("rotors: {from_urdf: '^rotor_\\\\d+$', turning_direction: [ccw, cw, ccw, cw, ccw, cw]}\n"
+                   + (REPO / "config" / "hexarotor.yaml").read_text().split("multirotor:")[0])
+    with pytest.raises(xacro.XacroException, match="not from_urdf; give the rotors as a list"):
+        _expand(VEHICLES["hexarotor"][0], bad)
+
+
+def test_arguments_override_the_file():
+    """base_link:= and arm_joints:= win over the file; rotor_prefix:= renames the generated rotors."""
+    root = ET.fromstring(_expand(ARM, DATA / "hex_list.yaml", arm_joints="J5, J6", rotor_prefix="prop_"))
+    plugins = list(root.iter("plugin"))
+    assert sorted(p.findtext("joint_name") for p in plugins if p.get("filename") == FORCE) == ["J5", "J6"]
+    assert [p.findtext("linkName") for p in plugins if p.get("filename") == MOTOR] == [f"prop_{k}" for k in range(1, 7)]
