@@ -12,6 +12,8 @@ project's loader on the expanded URDF. What is not checked: anything a running g
 """
 from __future__ import annotations
 
+import re
+import sysconfig
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -28,6 +30,8 @@ REPO = Path(__file__).resolve().parents[1]
 XACRO = REPO / "urdf" / "vehicle_gazebo.urdf.xacro"
 DATA = REPO / "test" / "data"
 ARM = REPO / "urdf" / "aerial_manipulator.urdf"
+VEH = REPO / "config" / "vehicles"
+ERD = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
 MOTOR = "gz-sim-multicopter-motor-model-system"
 FORCE = "gz-sim-apply-joint-force-system"
 # (URDF, vehicle file, the arm joints that get a torque input)
@@ -39,6 +43,12 @@ VEHICLES = {
     "quad_x": (DATA / "quad_x.urdf", DATA / "quad_x.yaml", []),
     "hex_list": (ARM, DATA / "hex_list.yaml", ["J2", "J3", "J4"]),
     "tilted_list": (ARM, DATA / "tilted_list.yaml", []),
+    # the third-party vehicles of config/vehicles (example-robot-data's URDFs, installed in the venv)
+    "iris": (ERD / "iris_description" / "robots" / "iris.urdf", VEH / "iris.yaml", []),
+    "borinot_flying_arm_2": (ERD / "borinot_description" / "urdf" / "borinot_flying_arm_2.urdf",
+                             VEH / "borinot_flying_arm_2.yaml", None),
+    "hextilt_flying_arm_5": (ERD / "hextilt_description" / "urdf" / "hextilt_flying_arm_5.urdf",
+                             VEH / "hextilt_flying_arm_5.yaml", None),
 }
 DEFAULTS = {"rotor_drag_coefficient": 0.0, "rolling_moment_coefficient": 0.0, "rotor_velocity_slowdown_sim": 10.0,
             "rotor_mass": 0.005}
@@ -49,7 +59,15 @@ TAGS = {"motorConstant": "motor_constant", "momentConstant": "moment_constant", 
 
 
 def _expand(urdf, vehicle, **extra):
+    rot = yaml.safe_load(Path(vehicle).read_text()).get("rotors")
+    if isinstance(rot, dict) and "from_urdf" in rot and "rotor_links" not in extra:
+        extra["rotor_links"] = ",".join(_urdf_links_matching(urdf, rot["from_urdf"]))
     return xacro.process_file(str(XACRO), mappings={"urdf": str(urdf), "vehicle": str(vehicle), **extra}).toxml()
+
+
+def _urdf_links_matching(urdf, pattern):
+    """The URDF's links whose names match the file's from_urdf regex, in name order (the schema's order)."""
+    return sorted(lk.get("name") for lk in ET.parse(urdf).getroot().iter("link") if re.search(pattern, lk.get("name")))
 
 
 def _expected_rotors(path):
@@ -57,6 +75,8 @@ def _expected_rotors(path):
     thrust axis FLU or None, rpy or None, turning direction, constants)."""
     v = yaml.safe_load(Path(path).read_text())
     rot = v.get("rotors")
+    if isinstance(rot, dict):   # from_urdf: the URDF's links (no poses here)
+        return [(None, None, None, d, {**DEFAULTS, **v.get("constants", {})}) for d in rot["turning_direction"]]
     if rot is None:   # the TiltHex generator: no poses here (the URDF has the links), constants per section
         sec = v.get("tilthex") or v.get("multirotor")
         return [(None, None, None, d, {**DEFAULTS, **v.get("constants", {}), **sec})
@@ -92,6 +112,8 @@ def test_one_motor_model_per_rotor_with_the_files_constants(name):
     urdf, vehicle, arm = VEHICLES[name]
     root = ET.fromstring(_expand(urdf, vehicle))
     expected = _expected_rotors(vehicle)
+    if arm is None:   # the file's joints: section
+        arm = list(yaml.safe_load(Path(vehicle).read_text())["joints"])
     plugins = list(root.iter("plugin"))
     for p in plugins:   # only elements gz-sim 8 reads
         cls, elements = PLUGIN_ELEMENTS[p.get("filename")]
@@ -103,7 +125,11 @@ def test_one_motor_model_per_rotor_with_the_files_constants(name):
     links = {lk.get("name") for lk in root.iter("link")}
     for p, (_, _, _, direction, c) in zip(motors, expected):
         joint = joints[p.findtext("jointName")]
-        assert joint.get("type") == "continuous"
+        # the xacro's rotor joints are continuous; a from_urdf URDF's own may be revolute with limits
+        # that never bind (iris.urdf: +-1e16 rad, the SDF export of a continuous joint)
+        lim = joint.find("limit")
+        assert joint.get("type") == "continuous" or (
+            joint.get("type") == "revolute" and min(-float(lim.get("lower")), float(lim.get("upper"))) >= 1e15)
         assert joint.find("child").get("link") == p.findtext("linkName") in links
         assert p.findtext("turningDirection") == direction
         assert p.findtext("motorType") == "velocity"
@@ -112,10 +138,11 @@ def test_one_motor_model_per_rotor_with_the_files_constants(name):
             assert float(p.findtext(tag)) == float(c[key]), (tag, p.findtext("linkName"))
     assert sorted(p.findtext("joint_name") for p in plugins if p.get("filename") == FORCE) == sorted(arm)
     odom = [p for p in plugins if p.get("filename") == "gz-sim-odometry-publisher-system"]
-    assert [p.findtext("robot_base_frame") for p in odom] == ["base_link"]
+    base = yaml.safe_load(Path(vehicle).read_text()).get("base_link", "base_link")
+    assert [p.findtext("robot_base_frame") for p in odom] == [base]
 
 
-@pytest.mark.parametrize("name", ["quad_x", "hex_list", "tilted_list"])
+@pytest.mark.parametrize("name", ["quad_x", "hex_list", "tilted_list", "borinot_flying_arm_2", "hextilt_flying_arm_5"])
 def test_rotor_link_poses_are_the_files(name):
     """The rotor joint origin (xyz, rpy) the xacro wrote: its position is the file's (FLU) and its z
     axis the file's thrust axis (1e-12: the xacro's atan2/sqrt and the text round trip of a double,
@@ -125,7 +152,8 @@ def test_rotor_link_poses_are_the_files(name):
     joints = {j.get("name"): j for j in root.iter("joint")}
     for k, (p, a, rpy, _, _) in enumerate(_expected_rotors(vehicle), start=1):
         o = joints[f"rotor_{k}_joint"].find("origin")
-        assert joints[f"rotor_{k}_joint"].find("parent").get("link") == "base_link"
+        base = yaml.safe_load(Path(vehicle).read_text()).get("base_link", "base_link")
+        assert joints[f"rotor_{k}_joint"].find("parent").get("link") == base
         xyz, R = np.array(o.get("xyz").split(), float), _rpy_matrix(*np.array(o.get("rpy").split(), float))
         np.testing.assert_allclose(xyz, p, rtol=0, atol=1e-15)
         if rpy is not None:
@@ -145,20 +173,18 @@ def test_rotor_frames_agree_with_the_project_loader(name):
     urdf, vehicle, _ = VEHICLES[name]
     cfg = load_vehicle(vehicle)
     xml = _expand(urdf, vehicle)
-    n = len(_expected_rotors(vehicle))
-    gz = gd.load_urdf(xml, locked_joints=[f"rotor_{k}_joint" for k in range(1, n + 1)])
-    _, frames_gz = rotor_frames_from_model(gz, [f"rotor_{k}" for k in range(1, n + 1)])
+    motors = sorted((p for p in ET.fromstring(xml).iter("plugin") if p.get("filename") == MOTOR),
+                    key=lambda p: int(p.findtext("actuator_number")))
+    gz = gd.load_urdf(xml, locked_joints=[p.findtext("jointName") for p in motors])
+    _, frames_gz = rotor_frames_from_model(gz, [p.findtext("linkName") for p in motors])
     _, frames = cfg.rotor_frames(cfg.load_model(str(urdf)))
     np.testing.assert_allclose(frames_gz[:, :3, 3], frames[:, :3, 3], rtol=0, atol=1e-12)
     np.testing.assert_allclose(frames_gz[:, :3, 2], frames[:, :3, 2], rtol=0, atol=1e-12)
 
 
-def test_from_urdf_rotors_are_refused_in_one_line(tmp_path):
-    bad = tmp_path / "v.yaml"
-    bad.write_text("rotors: {from_urdf: '^rotor_\\\\d+$', turning_direction: [ccw, cw, ccw, cw, ccw, cw]}\n"
-                   + (REPO / "config" / "hexarotor.yaml").read_text().split("multirotor:")[0])
-    with pytest.raises(xacro.XacroException, match="not from_urdf; give the rotors as a list"):
-        _expand(VEHICLES["hexarotor"][0], bad)
+def test_from_urdf_without_rotor_links_is_refused_in_one_line():
+    with pytest.raises(xacro.XacroException, match="rotors.from_urdf: xacro cannot match the regex; give the URDF's"):
+        _expand(VEHICLES["iris"][0], VEHICLES["iris"][1], rotor_links="")
 
 
 def test_arguments_override_the_file():
