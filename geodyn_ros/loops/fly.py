@@ -1,0 +1,354 @@
+"""``geodyn_fly``: fly YOUR aerial manipulator (a URDF + one vehicle file) in MuJoCo, every level.
+
+::
+
+    geodyn_fly --urdf X --vehicle Y [--reference hover|figure8|FILE] [--levels ...]
+               [--duration S] [--preroll S] [--json] [--plot PNG]
+    geodyn_fly --vehicle borinot_flying_arm_2        # a shipped vehicle: its URDF is found
+    python -m geodyn_ros.loops.fly --where iris      # print a shipped vehicle's URDF path
+
+1. loads the vehicle file (:func:`geodyn_ros.vehicle.load_vehicle`) and the URDF with the rotor
+   joints locked (``ActuationConfig.load_model``), then ``ActuationConfig.check``: a vehicle that
+   cannot fly (allocation rank below 4 or 5, thrust-to-weight below 1.2, hover above the maximum
+   rotor speed, a joint or rotor link not in the URDF) is refused in ONE line on stderr with exit
+   code 2, before any simulation;
+2. designs the gains from the model (:func:`geodyn_ros.control.gain_design.design_gains`; the
+   file's ``gains:`` section if any) and refuses, the same way, gains whose discrete loop is
+   unstable at the control period;
+3. prints the summary of the vehicle report (mass, allocation rank and controller, hover speeds,
+   thrust-to-weight, gains with bandwidths and the discrete margins);
+4. flies the levels in MuJoCo (:class:`~geodyn_ros.sim.ActuatedSim`: gz-sim's rotor lag, the
+   file's rigid or series-elastic joints) at the file's control period, on the reference of
+   :mod:`geodyn_ros.loops.fly_references` (scaled to the vehicle): allocation rank 4 (a collinear
+   multirotor) runs the flatness controller's ``rigid, ff0, ff1, ff2``
+   (:func:`~geodyn_ros.loops.underactuated.simulate_underactuated`, the error is the system CoM's),
+   rank 6 (fully actuated) the actuated controller's ``pd, ff0, ff1, ff2``
+   (:func:`~geodyn_ros.loops.actuated.simulate_actuated`, the error is the base origin's). A line
+   per row as it finishes (:class:`~geodyn_ros.loops.report.RowProgress`), then the table
+   (<= 100 columns): position RMS and max [m], attitude and joint RMS [deg], peak rotor speed
+   against the maximum [rad/s], peak joint torque [N m], clipped commands (rotor/joint).
+
+``--json``: one JSON object on stdout instead (``vehicle``, ``report``, ``rows``). ``--plot
+PNG``: the position error of every row against time. Exit codes: 0 flown; 2 refused (bad
+argument, bad vehicle file, a vehicle that cannot fly, unstable gains); 1 a row that diverged
+(non-finite state).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["LEVELS", "SHIPPED_URDFS", "shipped_vehicle", "example_robot_data_dir", "resolve", "prepare",
+           "fly", "format_rows", "main"]
+
+#: the levels per allocation rank (the table's rows, in order)
+LEVELS = {4: ("rigid", "ff0", "ff1", "ff2"), 6: ("pd", "ff0", "ff1", "ff2")}
+#: the shipped vehicle files' URDFs: example-robot-data's (installed with the venv, not copied) and ours
+SHIPPED_URDFS = {"borinot_flying_arm_2": ("erd", "borinot_description/urdf/borinot_flying_arm_2.urdf"),
+                 "hextilt_flying_arm_5": ("erd", "hextilt_description/urdf/hextilt_flying_arm_5.urdf"),
+                 "iris": ("erd", "iris_description/robots/iris.urdf"),
+                 "hexarotor": ("ours", "hexarotor_manipulator.urdf.xacro"),
+                 "tilthex": ("ours", "tilthex_manipulator.urdf.xacro")}
+
+
+class Refused(ValueError):
+    """A vehicle, reference or gain that cannot fly: one line, exit code 2."""
+
+
+def example_robot_data_dir() -> Path:
+    """``share/example-robot-data/robots`` of the installed ``example-robot-data`` (the cmeel wheel
+    puts it under ``site-packages/cmeel.prefix``; a ROS install under ``<prefix>/share``).
+    FileNotFoundError listing the places searched."""
+    tried = []
+    for base in (sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]):
+        tried.append(Path(base) / "cmeel.prefix" / "share" / "example-robot-data" / "robots")
+    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) + [sys.prefix]:
+        if prefix:
+            tried.append(Path(prefix) / "share" / "example-robot-data" / "robots")
+    for d in tried:
+        if d.is_dir():
+            return d
+    raise FileNotFoundError("example-robot-data not found (pip install example-robot-data); searched: "
+                            + ", ".join(str(d) for d in tried))
+
+
+def shipped_vehicle(name: str) -> tuple:
+    """``(urdf path, vehicle file path)`` of a shipped vehicle ``name`` (:data:`SHIPPED_URDFS`)."""
+    from geodyn_ros.model.resources import shipped_urdf
+    from geodyn_ros.vehicle.params import default_actuation_config_path
+    if name not in SHIPPED_URDFS:
+        raise Refused(f"vehicle: {name!r} is not a shipped vehicle ({', '.join(SHIPPED_URDFS)}); "
+                      "give a vehicle file path")
+    where, rel = SHIPPED_URDFS[name]
+    urdf = example_robot_data_dir() / rel if where == "erd" else shipped_urdf(rel)
+    cfg_dir = default_actuation_config_path().parent
+    vehicle = cfg_dir / "vehicles" / f"{name}.yaml" if where == "erd" else cfg_dir / f"{name}.yaml"
+    return urdf, vehicle
+
+
+def resolve(urdf, vehicle) -> tuple:
+    """``(urdf, vehicle file)``: paths as given, or a shipped vehicle's name for either."""
+    if vehicle is None:
+        raise Refused("vehicle: required (a vehicle file, or one of " + ", ".join(SHIPPED_URDFS) + ")")
+    if not Path(vehicle).is_file() and vehicle in SHIPPED_URDFS:
+        s_urdf, vehicle = shipped_vehicle(vehicle)
+        urdf = s_urdf if urdf is None else urdf
+    if urdf is None:
+        raise Refused("urdf: required for a vehicle file that is not shipped (--urdf my_robot.urdf)")
+    if not Path(urdf).is_file():
+        raise Refused(f"urdf: {urdf}: no such file")
+    if not Path(vehicle).is_file():
+        raise Refused(f"vehicle: {vehicle}: no such file (or a shipped name: {', '.join(SHIPPED_URDFS)})")
+    return Path(urdf), Path(vehicle)
+
+
+def _rank(allocation) -> int:
+    A = np.asarray(allocation.A, float)
+    scale = np.linalg.norm(A, axis=1, keepdims=True)
+    scale[scale == 0] = 1.0
+    return int(np.linalg.matrix_rank(A / scale, tol=1e-9))
+
+
+def prepare(urdf, vehicle, *, reference: str = "figure8") -> dict:
+    """Load, check and design; everything :func:`fly` needs, as a dict: ``cfg``, ``model``,
+    ``allocation``, ``rank`` (4 or 6), ``design`` (GainDesign), ``reference`` (``f(t, order)``),
+    ``reference_duration`` (a mission's length, else None), ``report`` (the summary dict).
+    Raises :class:`Refused` (one line) for anything that cannot fly."""
+    from geodyn_ros.control.gain_design import design_gains
+    from geodyn_ros.control.rotors import Allocation
+    from geodyn_ros.vehicle import load_vehicle
+    from .fly_references import REFERENCES, fly_reference, joint_swing, mission_reference, vehicle_size
+
+    try:
+        cfg = load_vehicle(vehicle)
+        model = cfg.load_model(urdf)
+        cfg.check(model)
+        _, frames = cfg.rotor_frames(model)
+        al = Allocation.from_frames(frames, cfg.rotors)
+    except ValueError as exc:
+        raise Refused(str(exc).splitlines()[0]) from None
+    rank = _rank(al)
+    if rank not in LEVELS:
+        raise Refused(f"{vehicle}: rotors: allocation rank {rank}; geodyn_fly flies rank 4 (collinear) or 6 "
+                      "(fully actuated) vehicles")
+    kind = "flatness" if rank == 4 else "actuated"
+    design = design_gains(model, al, cfg, kind=kind, period=cfg.control_period)
+    if design.refusals:
+        raise Refused(f"{vehicle}: gains: {design.refusals[0]}")
+    form = "flat" if rank == 4 else "base"
+    if reference in REFERENCES:
+        ref = fly_reference(reference, vehicle_size(frames), joint_swing(urdf, model.joint_names), kind=form)
+        ref_duration = None
+    else:
+        try:
+            ref, ref_duration = mission_reference(reference, model.joint_names, kind=form)
+        except ValueError as exc:
+            raise Refused(str(exc).splitlines()[0]) from None
+    return {"cfg": cfg, "model": model, "allocation": al, "rank": rank, "design": design, "reference": ref,
+            "reference_duration": ref_duration, "report": _summary(model, al, cfg, rank, design),
+            "urdf": Path(urdf), "vehicle": Path(vehicle)}
+
+
+def _summary(model, al, cfg, rank, design) -> dict:
+    """The report's summary (the full report is ``geodyn_vehicle``): mass, rank, controller,
+    hover speeds and thrust-to-weight at the home configuration, gains and margins."""
+    import geodyn_ros as gd
+    m = float(np.sum(model.mass))
+    g = 9.81
+    wmax = np.asarray(cfg.rotors.per_rotor("max_rot_velocity"), float)
+    A = np.asarray(al.A, float)
+    # hover: the wrench that holds the home configuration's weight at the CoM, in base axes
+    C = np.eye(4)
+    c = gd.center_of_mass(model, C, np.zeros((1, 6)), np.zeros((1, model.n_joints)))[0]
+    W = np.zeros(6)
+    W[3:] = (0.0, 0.0, m * g)
+    W[:3] = np.cross(c, W[3:])
+    u = np.linalg.lstsq(A, W, rcond=None)[0]
+    hover = np.sqrt(np.clip(u, 0.0, None)) / wmax
+    t2w = float(np.sum(A[5] * wmax ** 2)) / (m * g)     # A[5]: c_f,i axis_i.z per omega_i^2
+    return {"mass_kg": m, "n_joints": int(model.n_joints), "n_rotors": int(A.shape[1]), "rank": rank,
+            "controller": "flatness" if rank == 4 else "actuated",
+            "hover_speed_pct_max": float(100 * hover.max()), "thrust_to_weight": t2w,
+            "control_period_s": float(cfg.control_period),
+            "loops": [{k: lp[k] for k in ("loop", "axis", "bandwidth", "damping", "spectral_radius") if k in lp}
+                      for lp in design.loops]}
+
+
+def _summary_text(name: str, rep: dict) -> str:
+    lines = [f"vehicle {name}: {rep['mass_kg']:.3f} kg, {rep['n_rotors']} rotors, {rep['n_joints']} arm joints; "
+             f"allocation rank {rep['rank']} -> {rep['controller']} controller",
+             f"  hover at {rep['hover_speed_pct_max']:.0f} % of the max rotor speed; thrust-to-weight "
+             f"{rep['thrust_to_weight']:.2f}; control period {1e3 * rep['control_period_s']:g} ms"]
+    seen = {}
+    for lp in rep["loops"]:
+        key = lp.get("loop")
+        if key in seen or "bandwidth" not in lp:
+            continue
+        seen[key] = lp
+    if seen:
+        gains = ", ".join(f"{k} {lp['bandwidth']:.3g} rad/s z={lp.get('damping', float('nan')):.2g} "
+                          f"rho={lp.get('spectral_radius', float('nan')):.3f}" for k, lp in seen.items())
+        lines.append("  gains: " + gains)
+    return "\n".join(lines)
+
+
+def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: float | None = None,
+        progress=None) -> dict:
+    """Fly ``levels`` (default all of the rank's) of a :func:`prepare`-d vehicle; ``{row: result}``
+    (:class:`~geodyn_ros.loops.underactuated.UnderactuatedRow` or
+    :class:`~geodyn_ros.loops.actuated.RowResult`). duration [s] scored (default: a mission's
+    length, else 16 s); preroll [s] on the reference before t = 0 (default the loops' 5 s);
+    progress: a :class:`~geodyn_ros.loops.report.RowProgress` or None."""
+    rank = prep["rank"]
+    levels = LEVELS[rank] if levels is None else tuple(levels)
+    for lv in levels:
+        if lv not in LEVELS[rank]:
+            raise Refused(f"levels: {lv!r} is not a level of a rank {rank} vehicle ({', '.join(LEVELS[rank])})")
+    if duration is None:
+        duration = prep["reference_duration"] or 16.0
+    kw = dict(config=prep["cfg"], source=prep["urdf"], gains=prep["design"].gains,
+              timestep=float(prep["cfg"].control_period), reference=prep["reference"])
+    if preroll is not None:
+        kw["preroll"] = preroll
+    if rank == 4:
+        from .underactuated import simulate_underactuated as run
+    else:
+        from .actuated import simulate_actuated as run
+    out = {}
+    for lv in levels:
+        res = run(lv, duration, progress=None if progress is None else progress.step, **kw)
+        out[lv] = res
+        if progress is not None:
+            r = res.log.rms()
+            progress.done(lv, res.simulated_s, f"{'CoM' if rank == 4 else 'base'} RMS {r['position_m']:.2e} m")
+    return out
+
+
+def _metrics(res) -> dict:
+    r = res.log.rms()
+    return {"position_rms_m": r["position_m"], "position_max_m": r["max_position_m"],
+            "attitude_rms_deg": r["attitude_deg"], "joint_rms_deg": r["joint_deg"],
+            "rotor_speed_peak_rad_s": float(res.rotor_speed_peak), "joint_torque_peak_nm": float(res.motor_torque_peak),
+            "rotor_saturations": int(res.rotor_saturations), "joint_saturations": int(res.motor_saturations),
+            "real_time_factor": res.simulated_s / res.wall_time_s if res.wall_time_s > 0 else math.inf}
+
+
+def format_rows(rows: dict, rank: int, max_rot_velocity: float) -> str:
+    """The table (<= 100 columns) of ``{row: result}``."""
+    from .report import text_table
+    what = "CoM" if rank == 4 else "base"
+    cols = [("row", "", 3), (f"{what} RMS", "[m]", 9), (f"{what} max", "[m]", 9), ("att RMS", "[deg]", 9),
+            ("joint RMS", "[deg]", 9), ("omega pk", "[rad/s]", 5), ("u peak", "[N m]", 6), ("clips", "rot/jnt", 5),
+            ("realtime", "[x]", 5)]
+    body = []
+    for name, res in rows.items():
+        m = _metrics(res)
+        body.append([name, f"{m['position_rms_m']:.3e}", f"{m['position_max_m']:.3e}", f"{m['attitude_rms_deg']:.3e}",
+                     f"{m['joint_rms_deg']:.3e}" if np.isfinite(m["joint_rms_deg"]) else "-",
+                     f"{m['rotor_speed_peak_rad_s']:.0f}", f"{m['joint_torque_peak_nm']:.3f}",
+                     f"{m['rotor_saturations']}/{m['joint_saturations']}", f"{m['real_time_factor']:.2f}"])
+    return (f"max rotor speed {max_rot_velocity:g} rad/s; clips: commands cut to the rotor speed and joint "
+            f"torque limits\n" + text_table(cols, body))
+
+
+def _plot(path, rows: dict, rank: int) -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    # Okabe-Ito colours (colour-blind safe), the loop figures' order: baseline, ff0, ff1, ff2
+    styles = (("#D55E00", "--"), ("#E69F00", "-."), ("#0072B2", ":"), ("#009E73", "-"))
+    fig, ax = plt.subplots(figsize=(8, 3.2), layout="constrained")
+    for (name, res), (c, ls) in zip(rows.items(), styles):
+        ax.semilogy(res.log.t, np.maximum(res.log.position_error(), 1e-12), color=c, ls=ls, lw=1.3, label=name)
+    ax.set_xlabel("t [s]")
+    ax.set_ylabel(f"{'CoM' if rank == 4 else 'base'} error [m]")
+    ax.legend(ncols=len(rows), loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
+    ax.grid(True, which="major", alpha=0.3)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="geodyn_fly", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--urdf", help="the robot's URDF or xacro (optional for a shipped vehicle name)")
+    p.add_argument("--vehicle", help="the vehicle file (YAML, schema 1) or a shipped name: "
+                   + ", ".join(SHIPPED_URDFS))
+    p.add_argument("--reference", default="figure8", help="figure8 (default), hover, or a mission YAML file")
+    p.add_argument("--levels", help="comma-separated subset of the rank's levels (rigid|pd, ff0, ff1, ff2)")
+    p.add_argument("--duration", type=float, help="scored seconds per level (default: the mission's, else 16)")
+    p.add_argument("--preroll", type=float, help="seconds flown on the reference before scoring (default 5)")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout instead of the text")
+    p.add_argument("--plot", help="write the position error of every level to this PNG")
+    p.add_argument("--where", metavar="NAME", help="print the URDF path of a shipped vehicle and exit")
+    return p
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.where:
+            print(shipped_vehicle(args.where)[0])
+            return 0
+        for name in ("duration", "preroll"):
+            v = getattr(args, name)
+            if v is not None and not (math.isfinite(v) and v >= (0 if name == "preroll" else 1e-3)):
+                raise Refused(f"{name}: expected a finite time{' >= 0' if name == 'preroll' else ' > 0'} [s], "
+                              f"got {v!r}")
+        urdf, vehicle = resolve(args.urdf, args.vehicle)
+        reference = args.reference
+        if reference not in ("figure8", "hover") and not Path(reference).is_file():
+            raise Refused(f"reference: {reference}: not figure8, hover or an existing mission file")
+        prep = prepare(urdf, vehicle, reference=reference)
+        levels = None if not args.levels else tuple(s.strip() for s in args.levels.split(",") if s.strip())
+        name = vehicle.stem
+        if not args.json:
+            print(_summary_text(name, prep["report"]), flush=True)
+        from .report import RowProgress
+        duration = args.duration if args.duration is not None else (prep["reference_duration"] or 16.0)
+        preroll = 5.0 if args.preroll is None else args.preroll
+        todo = LEVELS[prep["rank"]] if levels is None else levels
+        steps = max(1, int(round((duration + preroll) / prep["cfg"].control_period)))
+        out = open(os.devnull, "w") if args.json else sys.stdout
+        try:
+            with RowProgress(todo, steps, out=out, what="level") as prog:
+                rows = fly(prep, levels, duration=duration, preroll=preroll, progress=prog)
+                summary = prog.summary()
+        finally:
+            if out is not sys.stdout:
+                out.close()
+    except Refused as exc:
+        print(f"geodyn_fly: refused: {exc}", file=sys.stderr)
+        return 2
+    max_w = float(np.max(prep["cfg"].rotors.per_rotor("max_rot_velocity")))
+    diverged = [k for k, r in rows.items() if not np.isfinite(r.log.rms()["position_m"])]
+    if args.json:
+        json.dump({"vehicle": str(vehicle), "urdf": str(urdf), "reference": reference, "duration_s": duration,
+                   "preroll_s": preroll, "report": prep["report"], "gains": prep["design"].as_dict(),
+                   "rows": {k: _metrics(r) for k, r in rows.items()}}, sys.stdout, indent=1, default=float)
+        print()
+    else:
+        print(summary)
+        print(format_rows(rows, prep["rank"], max_w))
+    if args.plot:
+        p = _plot(args.plot, rows, prep["rank"])
+        if not args.json:
+            print(f"plot: {p}")
+    if diverged:
+        print(f"geodyn_fly: diverged: {', '.join(diverged)} (non-finite error)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""References for any vehicle (``geodyn_fly --reference hover|figure8|FILE``), scaled to the vehicle.
+
+A user's vehicle is not the shipped 4 kg hexarotor, so the built-in references are scaled:
+
+* **size** ``L`` [m]: the largest horizontal distance of a rotor from the base origin (the
+  vehicle's radius; 0.25 m for the shipped vehicles, 0.185 m for Borinot, 0.39 m for Hextilt);
+* **figure eight**: :func:`~geodyn_ros.trajectories.figure_eight_reference`'s curve with its
+  amplitudes times ``s = L / 0.25 m`` (the shipped vehicle's (0.6, 0.3, 0.1) m) and its periods
+  times ``sqrt(s)``, so the peak acceleration, and with it the tilt (4.3 deg), is that of the
+  shipped figure eight for every size; the yaw sweep (+-45 deg) over ``12 sqrt(s)`` s;
+* **hover**: the CoM and the yaw still at the centre ``(0, 0, 1) m``, the arm swinging;
+* **arm joints** (any count ``n >= 0``): ``q_j(t) = c_j + a_j sin(2 pi t / T_j)`` with
+  ``a_j = min(35 deg, 0.4 (upper_j - lower_j))`` and ``c_j`` the joint's zero clipped to
+  ``[lower_j + a_j, upper_j - a_j]``, so the swing stays inside the URDF limits (joints
+  without limits: ``c_j = 0``, ``a_j = 35 deg``); periods ``T_j`` cycle through
+  :data:`~geodyn_ros.trajectories.FIGURE8_Q_PERIOD` (1.5..4 s);
+* **FILE**: a mission YAML (:mod:`geodyn_ros.planning.mission`, e.g.
+  ``config/mission_example.yaml``) planned at order 2 from ``t = 0``; before its start and
+  after its end it holds its end points at rest (the polynomial's own rule).
+
+Two forms of the same reference (``kind``):
+
+* ``"flat"`` (rank 4 vehicles, the flatness controller): ``f(t, order) -> FlatReference``
+  (CoM, yaw and joint jets, :func:`gd.flat_inverse_dynamics`' input);
+* ``"base"`` (rank 6 vehicles, the actuated controller): ``f(t, order) -> Reference`` with the
+  base link's origin on the same curve, the base level (roll = pitch = 0) and the yaw and joints
+  as above (:func:`gd.inverse_dynamics`' input). A mission FILE's ``com`` waypoints are then the
+  base origin's (a fully actuated vehicle holds its base level; the docs say so).
+"""
+from __future__ import annotations
+
+import math
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from geodyn_ros.trajectories import (FIGURE8_Q_PERIOD, FlatReference, Reference, _sin_jet,
+                                     spatial_twist_jet)
+
+__all__ = ["REFERENCES", "vehicle_size", "joint_swing", "fly_reference", "mission_reference", "SHIPPED_SIZE_M"]
+
+#: the built-in reference names (anything else is a mission file)
+REFERENCES = ("figure8", "hover")
+#: the shipped vehicles' rotor radius [m], the size the built-in figure eight was designed for
+SHIPPED_SIZE_M = 0.25
+#: the figure eight of the shipped vehicle (trajectories.figure_eight_reference's defaults)
+_AMPLITUDE = np.array([0.6, 0.3, 0.1])
+_PERIOD, _YAW_AMPLITUDE, _YAW_PERIOD = 8.0, math.radians(45.0), 12.0
+_CENTER = np.array([0.0, 0.0, 1.0])
+#: the largest joint swing [rad] (the shipped figure eight's 35 deg)
+_Q_AMPLITUDE = math.radians(35.0)
+
+
+def vehicle_size(rotor_frames) -> float:
+    """The vehicle's radius ``L`` [m]: the largest horizontal distance of a rotor frame's origin
+    from the base origin. rotor_frames: (n_r, 4, 4) in the base link (``ActuationConfig.rotor_frames``)."""
+    F = np.asarray(rotor_frames, float)
+    if F.ndim != 3 or F.shape[1:] != (4, 4) or F.shape[0] < 1 or not np.all(np.isfinite(F)):
+        raise ValueError(f"rotor_frames: expected finite (n, 4, 4) transforms, n >= 1, got shape {F.shape}")
+    size = float(np.max(np.hypot(F[:, 0, 3], F[:, 1, 3])))
+    if size <= 0:
+        raise ValueError("rotor_frames: every rotor is on the base's z axis; the vehicle has no size")
+    return size
+
+
+def _urdf_limits(source, joint_names) -> dict:
+    """``{joint: (lower, upper)}`` [rad or m] of the URDF's ``<limit>`` (continuous or no limit:
+    absent from the dict)."""
+    from geodyn_ros.model.urdf import _read_source
+    text, _ = _read_source(os.fspath(source) if isinstance(source, os.PathLike) else source)
+    out = {}
+    for je in ET.fromstring(text).iter("joint"):
+        name, lim = je.get("name"), je.find("limit")
+        if name in joint_names and je.get("type") != "continuous" and lim is not None \
+                and lim.get("lower") is not None and lim.get("upper") is not None:
+            lo, hi = float(lim.get("lower")), float(lim.get("upper"))
+            if hi > lo:
+                out[name] = (lo, hi)
+    return out
+
+
+def joint_swing(source, joint_names) -> tuple:
+    """``(center (n,), amplitude (n,), period (n,))`` of the arm's swing (module docstring) for the
+    joints ``joint_names`` of the URDF/xacro ``source``; n = 0 gives three empty arrays."""
+    names = tuple(joint_names)
+    n = len(names)
+    limits = _urdf_limits(source, names) if n else {}
+    c, a = np.zeros(n), np.full(n, _Q_AMPLITUDE)
+    for j, nm in enumerate(names):
+        if nm in limits:
+            lo, hi = limits[nm]
+            a[j] = min(_Q_AMPLITUDE, 0.4 * (hi - lo))
+            c[j] = min(max(0.0, lo + a[j]), hi - a[j])
+    period = np.array([FIGURE8_Q_PERIOD[j % len(FIGURE8_Q_PERIOD)] for j in range(n)])
+    return c, a, period
+
+
+def _curve(t: float, rows: int, size: float, hover: bool):
+    """CoM (or base origin) jet (rows, 3) and yaw jet (rows,) of the scaled figure eight (or hover)."""
+    p = np.zeros((rows, 3))
+    y = np.zeros(rows)
+    p[0] = _CENTER
+    if hover:
+        return p, y
+    s = size / SHIPPED_SIZE_M
+    w = 2.0 * math.pi / (_PERIOD * math.sqrt(s))
+    amp = _AMPLITUDE * s
+    s1 = _sin_jet(t, w, rows)
+    p[:, 0] += amp[0] * s1
+    p[:, 1] += amp[1] * _sin_jet(t, 2.0 * w, rows)
+    p[:, 2] += amp[2] * s1
+    y[:] = _YAW_AMPLITUDE * _sin_jet(t, 2.0 * math.pi / (_YAW_PERIOD * math.sqrt(s)), rows)
+    return p, y
+
+
+def _joints(t: float, rows: int, swing) -> np.ndarray:
+    c, a, period = swing
+    q = np.zeros((rows, len(c)))
+    for j in range(len(c)):
+        q[:, j] = a[j] * _sin_jet(t, 2.0 * math.pi / period[j], rows)
+    q[0] += c
+    return q
+
+
+def fly_reference(name: str, size: float, swing, *, kind: str = "flat"):
+    """The built-in reference ``name`` (``"figure8"`` or ``"hover"``) for a vehicle of radius
+    ``size`` [m] (:func:`vehicle_size`) and arm swing ``swing`` (:func:`joint_swing`), as
+    ``f(t, order)`` returning a :class:`FlatReference` (``kind="flat"``: com (order+5, 3), yaw
+    (order+3,), q (order+3, n)) or a :class:`Reference` (``kind="base"``: base_pose (4, 4),
+    base_twist (order+2, 6) spatial, q (order+3, n)). Closed-form jets, valid for every t."""
+    if name not in REFERENCES:
+        raise ValueError(f"reference: expected one of {REFERENCES} or a mission file, got {name!r}")
+    if kind not in ("flat", "base"):
+        raise ValueError(f"kind: expected 'flat' or 'base', got {kind!r}")
+    if not (math.isfinite(size) and size > 0):
+        raise ValueError(f"size: expected a finite length > 0 [m], got {size!r}")
+    hover = name == "hover"
+
+    def flat(t, order):
+        p, y = _curve(t, order + 5, size, hover)
+        return FlatReference(com=p, yaw=y[:order + 3], q=_joints(t, order + 3, swing))
+
+    def base(t, order):
+        p, y = _curve(t, order + 3, size, hover)
+        return _base_reference(p, y, _joints(t, order + 3, swing))
+
+    return flat if kind == "flat" else base
+
+
+def _base_reference(p_jet, yaw_jet, q) -> Reference:
+    """A level base (roll = pitch = 0) at ``p_jet`` (order+3, 3) with yaw ``yaw_jet`` (order+3,):
+    the angular velocity is ``(0, 0, psi')``, the spatial twist jet from
+    :func:`~geodyn_ros.trajectories.spatial_twist_jet` (as Table 3's reference builds it)."""
+    rows = p_jet.shape[0] - 1
+    w = np.zeros((rows, 3))
+    w[:, 2] = yaw_jet[1:rows + 1]
+    cy, sy = math.cos(yaw_jet[0]), math.sin(yaw_jet[0])
+    pose = np.eye(4)
+    pose[:3, :3] = [[cy, -sy, 0.0], [sy, cy, 0.0], [0.0, 0.0, 1.0]]
+    pose[:3, 3] = p_jet[0]
+    return Reference(base_pose=pose, base_twist=spatial_twist_jet(p_jet, w), q=q)
+
+
+def mission_reference(path, joint_names, *, kind: str = "flat"):
+    """A mission YAML (:func:`geodyn_ros.planning.load_mission`) planned at order 2 from t = 0, as
+    ``(f(t, order), duration [s])`` in the form ``kind`` (:func:`fly_reference`). The mission's
+    ``joint_names`` must be the model's joints (any order; columns are reordered to
+    ``joint_names``); ValueError naming the file and the joints otherwise."""
+    from geodyn_ros.planning.mission import load_mission
+    if kind not in ("flat", "base"):
+        raise ValueError(f"kind: expected 'flat' or 'base', got {kind!r}")
+    mission = load_mission(path)
+    names = tuple(joint_names)
+    given = tuple(mission.joint_names)
+    if set(given) != set(names) or len(given) != len(names):
+        raise ValueError(f"reference: {os.fspath(path)}: joint_names {list(given)} are not the model's joints "
+                         f"{list(names)}; give one q value per model joint")
+    cols = np.array([given.index(nm) for nm in names], dtype=int)
+    traj = mission.plan(0.0, 2)
+
+    def flat(t, order):
+        r = traj(t, order)
+        return FlatReference(com=r.com, yaw=r.yaw, q=r.q[:, cols] if len(cols) else r.q)
+
+    def base(t, order):
+        r = traj(t, order + 1)     # rows order+6 / order+4: the base form needs order+3 of each
+        return _base_reference(r.com[:order + 3], r.yaw[:order + 3],
+                               (r.q[:, cols] if len(cols) else r.q)[:order + 3])
+
+    return (flat if kind == "flat" else base), traj.duration
