@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= out
 SPEED  ?= 1
 
-.PHONY: venv lint docs test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget figures lqr bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize clean
+.PHONY: venv lint docs test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget figures lqr bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize fly clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -74,6 +74,16 @@ actuated: $(STAMP)
 underactuated: $(STAMP)
 	$(BIN)/python -m geodyn_ros.examples.underactuated_loop --speed $(SPEED) --out $(OUT) --json-out $(OUT)/underactuated.json $(DEMO_DURATION)
 	$(BIN)/python -m geodyn_ros.examples.underactuated_budget --speed $(SPEED)
+
+## Your own aerial manipulator (doc/howto/fly_your_vehicle.md): geodyn_fly on URDF + VEHICLE (a
+## vehicle file, or a shipped name: borinot_flying_arm_2, hextilt_flying_arm_5, iris, hexarotor,
+## tilthex; URDF may be omitted for those): the report's summary, then every level of the
+## vehicle's rank in MuJoCo on REFERENCE (figure8, hover or a mission file), DURATION s each.
+URDF ?=
+VEHICLE ?= borinot_flying_arm_2
+REFERENCE ?= figure8
+fly: $(STAMP)
+	$(BIN)/python -m geodyn_ros.loops.fly $(if $(URDF),--urdf $(URDF)) --vehicle $(VEHICLE) --reference $(REFERENCE) $(DEMO_DURATION)
 
 ## The README's and the docs' figures, doc/_static/actuated_loop.png and underactuated_loop.png
 ## (committed): the full demo, 30 s per row at speed 1 (about 12 minutes), tables on stdout.

@@ -161,3 +161,7 @@ def geodyn_flat_controller() -> int:
 
 def geodyn_closed_loop() -> int:
     return _run("geodyn_ros.ros.closed_loop")
+
+
+def geodyn_fly() -> int:
+    return _run("geodyn_ros.loops.fly")

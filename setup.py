@@ -17,6 +17,7 @@ setup(
         ("share/" + package_name + "/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
         ("share/" + package_name + "/launch", glob("launch/*.py")),
         ("share/" + package_name + "/config", glob("config/*.yaml")),
+        ("share/" + package_name + "/config/vehicles", glob("config/vehicles/*.yaml")),
     ],
     package_data={package_name: ["py.typed"]},
     install_requires=["setuptools", "numpy", "numba", "xacro", "pyyaml"],
@@ -34,6 +35,7 @@ setup(
         "geodyn_actuated_controller = geodyn_ros_entry:geodyn_actuated_controller",
         "geodyn_flat_controller = geodyn_ros_entry:geodyn_flat_controller",
         "geodyn_closed_loop = geodyn_ros_entry:geodyn_closed_loop",
+        "geodyn_fly = geodyn_ros_entry:geodyn_fly",
         "geodyn_warmup = geodyn_ros.warmup:main",
     ]},
 )
