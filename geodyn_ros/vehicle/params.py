@@ -1,26 +1,52 @@
-"""Rotor constants, elastic joints and the vehicle's actuation config (issue 33, schema 1).
+"""Rotor constants, joints and the vehicle's actuation config (issue 33, vehicle file schema 1).
 
-Layer 1 (beside ``model``): imports only ``model``, numpy and yaml. Moved here from
-``geodyn_ros.control.rotors``, which re-exports every name (old imports keep working).
+Layer 1 (beside ``model``): imports only ``model``, ``lie``, numpy and yaml. Moved here from
+``geodyn_ros.control.rotors``, which re-exports every name (old imports keep working). The file
+format is doc/reference/vehicle_file.md; :func:`geodyn_ros.vehicle.load_vehicle` reads it.
 """
 from __future__ import annotations
 
+import difflib
+import re
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-_SPIN = {"ccw": -1.0, "cw": 1.0}
+from .geometry import (_SPIN, _pos, allocation_rank, multirotor_frames, natural_key, rotor_frames_from_model,
+                       rotor_wrench_columns, urdf_joint_table)
+
+__all__ = ["RotorParams", "ElasticJointParams", "ActuationConfig", "default_actuation_config_path",
+           "ROTOR_SECTIONS", "PER_ROTOR", "MIN_THRUST_TO_WEIGHT", "GRAVITY"]
+
+#: the rotor constants that may differ per rotor (scalar when equal for every rotor, else (n,))
+PER_ROTOR = ("motor_constant", "moment_constant", "time_constant_up", "time_constant_down", "max_rot_velocity",
+             "min_rot_velocity", "rotor_drag_coefficient", "rolling_moment_coefficient")
+#: :meth:`ActuationConfig.check` refuses a vehicle whose full thrust is below this multiple of its
+#: weight (issue 33): below it the controller has too little margin to tilt and to reject errors
+MIN_THRUST_TO_WEIGHT = 1.2
+#: [m/s^2] the gravity of every controller of the package (``gravity=(0, 0, -9.81)``)
+GRAVITY = 9.81
+_ZERO_OK = ("moment_constant", "min_rot_velocity", "rotor_drag_coefficient", "rolling_moment_coefficient")
+_MOVING = ("revolute", "continuous", "prismatic")
 
 
-def _pos(name, v, *, allow_zero=False):
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a real number, got {v!r}") from None
-    if not np.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
-        raise ValueError(f"{name}: expected a finite {'non-negative' if allow_zero else 'positive'} number, got {v!r}")
-    return x
+def _scalar_or_array(name, v, n, *, allow_zero):
+    """A non-negative (positive unless ``allow_zero``) scalar, or (n,) array; an array whose
+    entries are all equal becomes that scalar."""
+    a = np.array(v, dtype=float) if not isinstance(v, (str, bytes)) else None
+    if a is None or a.ndim > 1 or (a.ndim == 1 and a.shape != (n,)):
+        raise ValueError(f"{name}: expected a real number or {n} of them (one per rotor), got {v!r}")
+    if a.ndim == 0:
+        return _pos(name, v, allow_zero=allow_zero)
+    if not np.all(np.isfinite(a)) or np.any(a < 0) or (not allow_zero and np.any(a == 0)):
+        raise ValueError(f"{name}: expected {n} finite {'non-negative' if allow_zero else 'positive'} numbers, "
+                         f"got {v!r}")
+    if np.all(a == a[0]):
+        return float(a[0])
+    a.setflags(write=False)
+    return a
 
 
 @dataclass(frozen=True)
@@ -30,9 +56,12 @@ class RotorParams:
     motor_constant c_f [N s^2/rad^2]: thrust ``c_f omega |omega|``; moment_constant [m]: drag torque
     ``moment_constant * thrust``; time_constant_up / time_constant_down [s]: the speed filter's
     time constants when accelerating / decelerating; max_rot_velocity [rad/s]: the reference is
-    limited to it; rotor_drag_coefficient [N s/m per rad/s], rolling_moment_coefficient [N m s/m
-    per rad/s]: airspeed terms ``-|omega| coef v_perp``; turning_direction: ``"ccw"``/``"cw"`` per
-    rotor.
+    limited to it; min_rot_velocity [rad/s]: idle speed (0: none); rotor_drag_coefficient [N s/m
+    per rad/s], rolling_moment_coefficient [N m s/m per rad/s]: airspeed terms
+    ``-|omega| coef v_perp``; turning_direction: ``"ccw"``/``"cw"`` per rotor.
+
+    Every constant of ``PER_ROTOR`` is a float (the same for every rotor) or an (n,) array (it
+    differs); :meth:`per_rotor` always gives the (n,) array.
     """
 
     turning_direction: tuple
@@ -43,21 +72,29 @@ class RotorParams:
     max_rot_velocity: float = 1000.0
     rotor_drag_coefficient: float = 0.0
     rolling_moment_coefficient: float = 0.0
+    min_rot_velocity: float = 0.0
 
     def __post_init__(self):
-        for k in ("motor_constant", "moment_constant", "time_constant_up", "time_constant_down",
-                  "max_rot_velocity"):
-            _pos(k, getattr(self, k), allow_zero=(k == "moment_constant"))
-        for k in ("rotor_drag_coefficient", "rolling_moment_coefficient"):
-            _pos(k, getattr(self, k), allow_zero=True)
-        td = tuple(self.turning_direction)
+        td = self.turning_direction
+        td = (td,) if isinstance(td, str) else tuple(td)
         if not td or any(s not in _SPIN for s in td):
             raise ValueError(f"turning_direction: expected a non-empty list of 'ccw'/'cw', got {self.turning_direction!r}")
         object.__setattr__(self, "turning_direction", td)
+        for k in PER_ROTOR:
+            object.__setattr__(self, k, _scalar_or_array(k, getattr(self, k), len(td), allow_zero=k in _ZERO_OK))
+        if np.any(self.per_rotor("min_rot_velocity") >= self.per_rotor("max_rot_velocity")):
+            raise ValueError(f"min_rot_velocity: must be below max_rot_velocity, got {self.min_rot_velocity!r} and "
+                             f"{self.max_rot_velocity!r}")
 
     @property
     def n_rotors(self) -> int:
         return len(self.turning_direction)
+
+    def per_rotor(self, name) -> np.ndarray:
+        """(n,) the constant ``name`` (one of ``PER_ROTOR``) of every rotor."""
+        if name not in PER_ROTOR:
+            raise ValueError(f"name: expected one of {', '.join(PER_ROTOR)}, got {name!r}")
+        return np.broadcast_to(np.asarray(getattr(self, name), float), (self.n_rotors,)).copy()
 
     @property
     def spin(self) -> np.ndarray:
@@ -65,8 +102,8 @@ class RotorParams:
         return np.array([_SPIN[s] for s in self.turning_direction])
 
     @property
-    def drag_constant(self) -> float:
-        """``c_d = moment_constant * motor_constant`` [N m s^2/rad^2]."""
+    def drag_constant(self):
+        """``c_d = moment_constant * motor_constant`` [N m s^2/rad^2]: float, or (n,) when they differ."""
         return self.moment_constant * self.motor_constant
 
 
@@ -74,8 +111,9 @@ class RotorParams:
 class ElasticJointParams:
     """Series-elastic joints (Spong's reduced model): ``B theta'' + K (theta - q) = u``.
 
-    joints: joint names; stiffness K [N m/rad] (> 0); motor_inertia B [kg m^2] (> 0);
-    max_motor_torque [N m] (> 0, the saturation of ``u``).
+    joints: joint names (may be empty: a rigid or absent arm); stiffness K [N m/rad] (> 0);
+    motor_inertia B [kg m^2] (> 0); max_motor_torque [N m] (> 0, the saturation of ``u``; a float,
+    or an (n_el,) array when the joints differ; ``inf``: not limited here).
     """
 
     joints: tuple
@@ -95,17 +133,44 @@ class ElasticJointParams:
             if v.shape != (len(j),) or not np.all(np.isfinite(v)) or np.any(v <= 0):
                 raise ValueError(f"{name}: expected {len(j)} finite positive values, got {getattr(self, name)!r}")
             object.__setattr__(self, name, v)
-        _pos("max_motor_torque", self.max_motor_torque)
+        m = self.max_motor_torque
+        try:
+            a = np.array(m, dtype=float)
+        except (TypeError, ValueError):
+            a = np.array(np.nan)
+        if a.ndim > 1 or (a.ndim == 1 and a.shape != (len(j),)) or np.any(np.isnan(a)) or np.any(a <= 0):
+            raise ValueError(f"max_motor_torque: expected a positive number or {len(j)} of them, got {m!r}")
+        if a.ndim == 1:
+            if a.size and np.all(a == a[0]):
+                a = a[0]
+            else:
+                a.setflags(write=False)
+        object.__setattr__(self, "max_motor_torque", float(a) if a.ndim == 0 else a)
 
     def natural_frequencies(self) -> np.ndarray:
         """(n,) ``sqrt(K/B)`` [rad/s]: the motor's frequency against a locked link."""
         return np.sqrt(self.stiffness / self.motor_inertia)
 
 
+# the URDF joint tables of the models made by ActuationConfig.load_model (for effort_limits)
+_MODEL_JOINTS = weakref.WeakKeyDictionary()
+
+
+def _did_you_mean(name, options):
+    m = difflib.get_close_matches(str(name), [str(o) for o in options], n=1)
+    return f" (did you mean {m[0]!r}?)" if m else ""
+
+
 @dataclass(frozen=True)
 class ActuationConfig:
-    """Everything of an actuation YAML (``config/tilthex.yaml``, ``config/hexarotor.yaml``): rotor
-    constants, geometry and elastic joints."""
+    """A vehicle file (doc/reference/vehicle_file.md), or an old actuation YAML
+    (``config/tilthex.yaml``, ``config/hexarotor.yaml``): rotors, their constants, joints, gains.
+
+    ``rotor_geometry`` says where the rotor frames come from: ``"tilthex"`` (the URDF links
+    ``<rotor_prefix><i>`` when the URDF has them, else the generator of eq. (28) from
+    ``arm_length``, ``alpha``, ``beta``), ``"list"`` (``rotor_poses``, from the file) or
+    ``"from_urdf"`` (the URDF links matching ``rotor_regex``, in natural order).
+    """
 
     rotors: RotorParams
     elastic: ElasticJointParams
@@ -115,14 +180,177 @@ class ActuationConfig:
     beta: np.ndarray = field(default_factory=lambda: np.zeros(6))
     rotor_velocity_slowdown_sim: float = 10.0
     rotor_mass: float = 0.005
+    rotor_geometry: str = "tilthex"
+    rotor_poses: np.ndarray | None = None        # (n, 4, 4) in the base link, rotor_geometry "list"
+    rotor_names: tuple | None = None             # names of the listed rotors ("list")
+    rotor_regex: str | None = None               # "from_urdf"
+    joint_actuation: dict = field(default_factory=dict)
+    gains_spec: dict | None = None
+    control_period: float = 0.001
+    base_link: str | None = None
+    source_path: Path | None = None
+    extra_locked_joints: tuple = ()
 
+    # ---- names -------------------------------------------------------------------------------
     @property
     def rotor_links(self) -> tuple:
+        """The rotor links: ``<rotor_prefix><i>`` (TiltHex form), the listed names ("list"), or
+        ``()`` for ``from_urdf`` (known only with the URDF: use :meth:`rotor_frames`)."""
+        if self.rotor_geometry == "list":
+            return tuple(self.rotor_names)
+        if self.rotor_geometry == "from_urdf":
+            return ()
         return tuple(f"{self.rotor_prefix}{i}" for i in range(1, self.rotors.n_rotors + 1))
 
     @property
     def rotor_joints(self) -> tuple:
+        """The TiltHex form's rotor joints ``<rotor_prefix><i>_joint``; ``()`` otherwise (see
+        :meth:`locked_joints`)."""
+        if self.rotor_geometry != "tilthex":
+            return ()
         return tuple(f"{self.rotor_prefix}{i}_joint" for i in range(1, self.rotors.n_rotors + 1))
+
+    def _where(self) -> str:
+        return str(self.source_path) if self.source_path is not None else "vehicle"
+
+    def _fail(self, key, msg):
+        raise ValueError(f"{self._where()}: {key}: {msg}")
+
+    # ---- the URDF ----------------------------------------------------------------------------
+    def _rotor_links_in(self, links) -> list:
+        rx = re.compile(self.rotor_regex)
+        names = sorted((ln for ln in links if rx.search(ln)), key=natural_key)
+        if not names:
+            self._fail("rotors.from_urdf", f"the pattern {self.rotor_regex!r} matches no link of the URDF (links: "
+                       f"{', '.join(list(links)[:12])}{', ...' if len(links) > 12 else ''}); fix the regex")
+        if len(names) != self.rotors.n_rotors:
+            self._fail("rotors.turning_direction", f"{self.rotors.n_rotors} directions but the pattern "
+                       f"{self.rotor_regex!r} matches {len(names)} links ({', '.join(names)}); give one per link")
+        return names
+
+    def locked_joints(self, urdf_source) -> tuple:
+        """The joints to lock when loading ``urdf_source`` (path, xacro or XML string): the moving
+        joints above the rotor links (TiltHex form: ``rotor_joints`` present in the URDF;
+        ``from_urdf``: the parent joint of each matched link), then ``locked_joints`` of the file."""
+        joints, links = urdf_joint_table(urdf_source)
+        moving = {n for n, j in joints.items() if j["type"] in _MOVING}
+        if self.rotor_geometry == "tilthex":
+            out = [j for j in self.rotor_joints if j in moving]
+        elif self.rotor_geometry == "from_urdf":
+            rl = set(self._rotor_links_in(links))
+            out = [n for n, j in joints.items() if j["child"] in rl and n in moving]
+        else:
+            out = []
+        for j in self.extra_locked_joints:
+            if j not in moving:
+                self._fail(f"locked_joints.{j}", "not a revolute, continuous or prismatic joint of the URDF"
+                           f"{_did_you_mean(j, moving)}; fix the name or remove it")
+            if j not in out:
+                out.append(j)
+        return tuple(out)
+
+    def load_model(self, urdf_source, **kw):
+        """``gd.load_urdf(urdf_source, base_link=..., locked_joints=...)`` with the rotor joints of
+        :meth:`locked_joints` locked (added to ``kw["locked_joints"]`` if given) and the file's
+        ``base_link`` (unless ``kw`` names one); remembers the URDF's effort limits for
+        :meth:`effort_limits`."""
+        from ..model.urdf import load_urdf
+        locked = list(kw.pop("locked_joints", None) or [])
+        locked += [j for j in self.locked_joints(urdf_source) if j not in locked]
+        if self.base_link is not None:
+            kw.setdefault("base_link", self.base_link)
+        model = load_urdf(urdf_source, locked_joints=locked, **kw)
+        _MODEL_JOINTS[model] = urdf_joint_table(urdf_source)[0]
+        return model
+
+    def rotor_frames(self, model) -> tuple:
+        """``(names, frames)``: the rotor names and their (n, 4, 4) frames in the base link of
+        ``model`` (loaded with :meth:`load_model`, or with the rotor joints locked)."""
+        if self.rotor_geometry == "list":
+            return tuple(self.rotor_names), np.array(self.rotor_poses, dtype=float)
+        if self.rotor_geometry == "from_urdf":
+            return rotor_frames_from_model(model, self._rotor_links_in(list(model.link_home)))
+        links = self.rotor_links
+        present = [ln for ln in links if ln in model.link_home]
+        if len(present) == len(links):
+            return rotor_frames_from_model(model, links)
+        if present:
+            self._fail("rotor_prefix", f"the URDF has the rotor links {', '.join(present)} but not "
+                       f"{', '.join(ln for ln in links if ln not in present)}; give every rotor a link or none")
+        return links, multirotor_frames(self.arm_length, self.alpha, self.beta)
+
+    def effort_limits(self, model, urdf_source=None) -> np.ndarray:
+        """(n,) per joint of ``model``: the file's ``max_torque`` (``joints:`` or the elastic
+        ``max_motor_torque``), else the URDF ``<limit effort>`` (of ``urdf_source``, or of the URDF
+        ``model`` was loaded from by :meth:`load_model`), else ``inf`` [N m, or N if prismatic]."""
+        table = urdf_joint_table(urdf_source)[0] if urdf_source is not None else _MODEL_JOINTS.get(model, {})
+        out = np.full(model.n_joints, np.inf)
+        for k, name in enumerate(model.joint_names):
+            spec = self.joint_actuation.get(name, {})
+            if spec.get("max_torque") is not None:
+                out[k] = spec["max_torque"]
+            elif table.get(name, {}).get("effort") is not None:
+                out[k] = table[name]["effort"]
+        return out
+
+    # ---- model-aware validation --------------------------------------------------------------
+    def check(self, model) -> None:
+        """Refuse (ValueError, one line naming the file and the key) a vehicle that cannot fly:
+        a ``joints:`` entry or elastic joint not a joint of ``model``; a rotor link not found;
+        a base link other than the file's; an allocation of rank below 4, or not 4 with every thrust
+        along base z, or 6 (a rank 5 set is refused with the directions it lacks); thrust-to-weight
+        ``sum(c_f,i max_i^2 axis_i.z) / (m g)`` below ``MIN_THRUST_TO_WEIGHT`` (base level); a
+        hover (base level, home configuration, the least-squares ``u = A^+ W``) needing a rotor
+        speed above its max or a negative ``omega^2``."""
+        if self.base_link is not None and model.base_link != self.base_link:
+            self._fail("base_link", f"{self.base_link!r} but the model's base is {model.base_link!r}; load it with "
+                       "ActuationConfig.load_model or fix the name")
+        names = set(model.joint_names)
+        for key, js in (("joints", self.joint_actuation), ("elastic_joints.joints", self.elastic.joints)):
+            for j in js:
+                if j not in names:
+                    self._fail(f"{key}.{j}" if key == "joints" else key,
+                               f"{j!r} is not a movable joint of the model{_did_you_mean(j, names)} (joints: "
+                               f"{', '.join(model.joint_names) or 'none'}); fix the name or remove it")
+        try:
+            _, F = self.rotor_frames(model)
+        except ValueError as exc:
+            if str(exc).startswith(self._where()):
+                raise
+            self._fail("rotors", f"{exc}; lock the rotor joints (ActuationConfig.load_model) or fix the names")
+        rp = self.rotors
+        if len(F) != rp.n_rotors:
+            self._fail("rotors", f"{len(F)} rotor frames but {rp.n_rotors} turning directions; give one per rotor")
+        A = rotor_wrench_columns(F, rp.per_rotor("motor_constant"), rp.spin * rp.per_rotor("moment_constant")
+                                 * rp.per_rotor("motor_constant"))
+        rank, collinear, missing = allocation_rank(A)
+        if not ((collinear and rank == 4) or (not collinear and rank == 6)):
+            what = (f"a collinear set (every thrust along base z) of rank {rank} < 4" if collinear else
+                    f"rank {rank}" + (" < 4" if rank < 4 else " (neither 6 nor a collinear 4)"))
+            self._fail("rotors", f"the allocation matrix has {what}: the rotors cannot produce [{missing}]; place and "
+                       "orient them so that they produce thrust and three moments (collinear, rank 4) or any wrench "
+                       "(rank 6)")
+        umax = rp.per_rotor("max_rot_velocity") ** 2
+        m = model.total_mass
+        weight = m * GRAVITY
+        tw = float(np.sum(A[5] * umax)) / weight
+        if tw < MIN_THRUST_TO_WEIGHT:
+            self._fail("constants.max_rot_velocity", f"thrust-to-weight {tw:.3g} < {MIN_THRUST_TO_WEIGHT} (full "
+                       f"thrust {tw * weight:.4g} N along base z, weight {weight:.4g} N); raise max_rot_velocity or "
+                       "motor_constant, or lighten the vehicle")
+        c = (model.mass @ model.com) / m                      # home CoM in the base link
+        f = np.array([0.0, 0.0, weight])
+        W = np.concatenate([np.cross(c, f), f])               # the wrench that holds the weight
+        M, w = (A[[5, 0, 1, 2]], W[[5, 0, 1, 2]]) if collinear else (A, W)
+        u = np.linalg.pinv(M) @ w
+        for i in range(rp.n_rotors):
+            if u[i] < 0 or u[i] > umax[i]:
+                om = np.sqrt(abs(u[i]))
+                self._fail(f"rotors[{i}]", (f"hover needs omega = {om:.4g} rad/s > max_rot_velocity "
+                           f"{np.sqrt(umax[i]):.4g}" if u[i] > 0 else f"hover needs a negative thrust "
+                           f"(omega^2 = {u[i]:.4g} rad^2/s^2): the CoM {np.round(c, 4).tolist()} m lies outside "
+                           "what the rotors can hold") + "; raise max_rot_velocity or motor_constant, or move "
+                           "the rotors around the centre of mass")
 
 
 def default_actuation_config_path() -> Path:
@@ -138,5 +366,5 @@ def default_actuation_config_path() -> Path:
     raise ValueError("config: config/tilthex.yaml not found in the source tree or share/geodyn_ros")
 
 
-#: top-level keys of the rotor section of an actuation YAML, in the order they are looked for
+#: top-level keys of the rotor section of an old actuation YAML, in the order they are looked for
 ROTOR_SECTIONS = ("multirotor", "tilthex")
