@@ -167,7 +167,7 @@ def test_rotor_frames_agree_with_the_project_loader(name):
     """The expanded URDF loaded by the project (rotor joints locked): the rotor links' frames in the
     base link equal the frames the vehicle loader gives for the user's URDF (geodyn_ros.vehicle:
     cfg.rotor_frames) -- position and thrust axis to 1e-12 (the same doubles through two chains of
-    trigonometry)."""
+    trigonometry); the plugins' constants and turning directions are the loader's per rotor."""
     from geodyn_ros.control.rotors import rotor_frames_from_model
     from geodyn_ros.vehicle import load_vehicle
     urdf, vehicle, _ = VEHICLES[name]
@@ -180,6 +180,13 @@ def test_rotor_frames_agree_with_the_project_loader(name):
     _, frames = cfg.rotor_frames(cfg.load_model(str(urdf)))
     np.testing.assert_allclose(frames_gz[:, :3, 3], frames[:, :3, 3], rtol=0, atol=1e-12)
     np.testing.assert_allclose(frames_gz[:, :3, 2], frames[:, :3, 2], rtol=0, atol=1e-12)
+    # the plugins' constants are the loader's per-rotor values (exactly: the same decimal text)
+    for tag in ("motorConstant", "momentConstant", "timeConstantUp", "timeConstantDown", "maxRotVelocity"):
+        np.testing.assert_array_equal([float(p.findtext(tag)) for p in motors], cfg.rotors.per_rotor(TAGS[tag]),
+                                      err_msg=tag)
+    # spin s_i = -1 for ccw, +1 for cw (the allocation's drag-torque sign; config/hexarotor.yaml)
+    np.testing.assert_array_equal([-1.0 if p.findtext("turningDirection") == "ccw" else 1.0 for p in motors],
+                                  cfg.rotors.spin)
 
 
 def test_from_urdf_without_rotor_links_is_refused_in_one_line():
