@@ -1,0 +1,213 @@
+"""``geodyn_vehicle``: what a vehicle (a URDF and a vehicle file) can do, before it flies.
+
+Usage::
+
+    geodyn_vehicle                                   # the shipped hexarotor manipulator
+    geodyn_vehicle --vehicle tilthex                 # the shipped TiltHex manipulator
+    geodyn_vehicle --urdf my.urdf --vehicle my.yaml [--json] [--period 0.001]
+
+``--vehicle`` is a vehicle file (doc/reference/vehicle_file.md) or the name of a shipped vehicle
+(``hexarotor``, the default, or ``tilthex``); ``--urdf`` defaults to the shipped vehicle's xacro and
+is required with a file of your own. Also ``python -m geodyn_ros.loops.vehicle_report``.
+
+The report (:func:`vehicle_report`; every figure at the home configuration ``q = 0``, level base,
+``g = 9.81 m/s^2``):
+
+* mass [kg], CoM [m] in the base link, inertia about the CoM [kg m^2] (base axes);
+* the allocation's rank (4: collinear, the flatness controller; 6: fully actuated, the actuated
+  controller) and its scaled condition number (:meth:`Allocation.condition_number`);
+* hover rotor speeds as % of each rotor's maximum: ``u = A^+ W_hover`` with ``W_hover = (c x f, f)``,
+  ``f = (0, 0, m g)`` (the rotors also hold the moment of the weight about the base origin);
+* thrust-to-weight ``sum_i c_f,i omega_max,i^2 z_i . e_z / (m g)``;
+* collinear: the largest tilt at which full collective thrust still holds altitude,
+  ``acos(m g / T_max)``; fully actuated: the largest lateral acceleration at level attitude, the
+  smallest over +-x, +-y of the linear program ``max f_x`` s.t. ``A u = (c x f, f)``,
+  ``f = (f_x, 0, m g)``, ``omega_min^2 <= u <= omega_max^2`` (``scipy.optimize.linprog``);
+* yaw authority: the largest yaw moment at hover (the same program with the hover force and the
+  roll/pitch moments held, smaller of the two signs) and the yaw acceleration it gives,
+  ``tau_z / I_c,zz``;
+* the gains in use (:func:`geodyn_ros.control.gain_design.design_gains`: the file's ``gains:``,
+  else designed from the model), with each loop's bandwidth, damping and discrete spectral radius
+  at the control period, and any refusal.
+
+The text fits 100 columns; ``--json`` prints the same as one JSON object. Exit 0, or 2 with one
+line ``geodyn_vehicle: error: ...`` for a vehicle the loader refuses; 2 after the report when
+a gain is refused (its ``REFUSED:`` lines name the gain and the bound).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["vehicle_report", "format_report", "load_vehicle_model", "main", "GRAVITY"]
+
+#: [m/s^2]
+GRAVITY = 9.81
+_SHIPPED = {"hexarotor": "hexarotor_manipulator.urdf.xacro", "tilthex": "tilthex_manipulator.urdf.xacro"}
+
+
+def load_vehicle_model(urdf=None, vehicle=None):
+    """``(config, model, allocation, urdf_source)`` for a vehicle: ``vehicle`` a file or a shipped
+    name (default ``"hexarotor"``); ``urdf`` defaults to the shipped vehicle's xacro."""
+    from geodyn_ros.control.rotors import Allocation
+    from geodyn_ros.model.resources import shipped_urdf
+    from geodyn_ros.vehicle import load_vehicle
+    vehicle = "hexarotor" if vehicle is None else vehicle
+    if urdf is None:
+        if str(vehicle) not in _SHIPPED:
+            raise ValueError(f"urdf: required with the vehicle file {vehicle} (the default URDF belongs to the "
+                             f"shipped vehicles {', '.join(_SHIPPED)})")
+        urdf = shipped_urdf(_SHIPPED[str(vehicle)])
+    cfg = load_vehicle(vehicle)
+    model = cfg.load_model(urdf)
+    _, frames = cfg.rotor_frames(model)
+    al = Allocation.from_frames(frames, cfg.rotors)
+    if hasattr(cfg, "check"):
+        cfg.check(model)
+    return cfg, model, al, urdf
+
+
+def _lp(c, A_eq, b_eq, lo, hi):
+    from scipy.optimize import linprog
+    res = linprog(c, A_eq=A_eq, b_eq=b_eq, bounds=list(zip(lo, hi)), method="highs")
+    return res.x if res.status == 0 else None
+
+
+def vehicle_report(urdf=None, vehicle=None, *, period=None) -> dict:
+    """The report of the module docstring as a JSON-ready dict (SI units, angles in degrees)."""
+    from geodyn_ros.control.gain_design import design_gains, model_inertias
+    cfg, model, al, src = load_vehicle_model(urdf, vehicle)
+    dt = float(cfg.control_period if period is None else period)
+    inr = model_inertias(model)
+    m, c, Ic = inr["mass"], inr["com"], inr["inertia_com"]
+    W = m * GRAVITY
+    rot = cfg.rotors
+    cf = rot.per_rotor("motor_constant")
+    wmax = rot.per_rotor("max_rot_velocity")
+    wmin = rot.per_rotor("min_rot_velocity") if "min_rot_velocity" in getattr(type(rot), "__dataclass_fields__", {}) \
+        else np.zeros(rot.n_rotors)
+    _, frames = cfg.rotor_frames(model)
+    A = al.A
+    f_hover = np.array([0.0, 0.0, W])
+    n_hover = np.cross(c, f_hover)
+    if al.collinear:
+        u_hover = al.allocate_thrust_torque(W, n_hover)
+    else:
+        u_hover = al.allocate(np.concatenate([n_hover, f_hover]))
+    om_hover = np.sqrt(np.clip(u_hover, 0.0, None))
+    t_max = float(np.sum(cf * wmax ** 2 * frames[:, 2, 2]))
+    lo, hi = wmin ** 2, wmax ** 2
+    out = {"urdf": str(src), "vehicle": str(cfg.source_path or vehicle), "base_link": model.base_link,
+           "n_joints": model.n_joints, "joint_names": list(model.joint_names), "n_rotors": int(rot.n_rotors),
+           "mass_kg": m, "com_m": c.tolist(), "inertia_com_kg_m2": Ic.tolist(),
+           "rank": 4 if al.collinear else 6, "controller": "flatness" if al.collinear else "actuated",
+           "condition_number": al.condition_number(),
+           "hover_speed_rad_s": om_hover.tolist(), "hover_speed_pct": (100 * om_hover / wmax).tolist(),
+           "hover_feasible": bool(np.all(u_hover >= lo) and np.all(u_hover <= hi)),
+           "thrust_to_weight": t_max / W, "control_period_s": dt}
+    if al.collinear:
+        out["max_tilt_deg"] = math.degrees(math.acos(min(1.0, W / t_max)))
+        Aeq_yaw = A[[0, 1, 5]]
+        b_yaw = np.array([n_hover[0], n_hover[1], W])
+    else:
+        acc = []
+        for k, s in ((3, 1.0), (3, -1.0), (4, 1.0), (4, -1.0)):
+            e = np.zeros(3)
+            e[k - 3] = s
+            other = 7 - k            # the other lateral row (4 or 3)
+            # A_n u - (c x e)(s A_k u) = c x (0, 0, W);  A_other u = 0;  A_fz u = W
+            Aeq = np.vstack([A[:3] - np.outer(np.cross(c, e), s * A[k]), A[other], A[5]])
+            beq = np.concatenate([np.cross(c, f_hover), [0.0, W]])
+            x = _lp(-s * A[k], Aeq, beq, lo, hi)
+            acc.append(float(s * A[k] @ x) / m if x is not None else 0.0)
+        out["max_lateral_acceleration_m_s2"] = min(acc)
+        out["lateral_acceleration_by_direction_m_s2"] = dict(zip(("+x", "-x", "+y", "-y"), acc))
+        Aeq_yaw = A[[0, 1, 3, 4, 5]]
+        b_yaw = np.array([n_hover[0], n_hover[1], 0.0, 0.0, W])
+    yaw = []
+    for s in (1.0, -1.0):
+        x = _lp(-s * A[2], Aeq_yaw, b_yaw, lo, hi)
+        yaw.append(float(s * A[2] @ x) if x is not None else 0.0)
+    out["yaw_moment_nm"] = min(yaw)
+    out["yaw_acceleration_rad_s2"] = min(yaw) / float(Ic[2, 2])
+    d = design_gains(model, al, cfg, period=dt)
+    out["gains_source"] = ("from the file's gains:" if getattr(cfg, "gains_spec", None)
+                          else "designed from the model (default bandwidths)")
+    out["gains"] = d.as_dict()
+    return out
+
+
+def _fmt_vec(v, f="{:.4g}"):
+    """``(a, b, c)``; entries below 1e-12 (rounding of a symmetric vehicle) print as 0."""
+    return "(" + ", ".join(f.format(0.0 if abs(x) < 1e-12 else x) for x in v) + ")"
+
+
+def format_report(r: dict) -> str:
+    """The text form of :func:`vehicle_report` (lines <= 99 columns)."""
+    L = [f"vehicle {r['vehicle']}", f"  urdf {r['urdf']}",
+         f"  base link {r['base_link']}, {r['n_joints']} joints, {r['n_rotors']} rotors, "
+         f"control period {r['control_period_s'] * 1e3:g} ms",
+         f"mass {r['mass_kg']:.4g} kg   CoM {_fmt_vec(r['com_m'])} m (base link, home)"]
+    Ic = np.array(r["inertia_com_kg_m2"])
+    L.append(f"inertia about the CoM [kg m^2]: diag {_fmt_vec(np.diag(Ic))}, "
+             f"off-diag (xy, xz, yz) {_fmt_vec((Ic[0, 1], Ic[0, 2], Ic[1, 2]), '{:.2g}')}")
+    L.append(f"allocation rank {r['rank']} -> {r['controller']} controller; scaled condition number "
+             f"{r['condition_number']:.3g}")
+    pct = r["hover_speed_pct"]
+    L.append(f"hover speeds [% of max]: {' '.join(f'{p:.1f}' for p in pct)}"
+             + ("" if r["hover_feasible"] else "  (OUTSIDE the speed limits)"))
+    L.append(f"thrust-to-weight {r['thrust_to_weight']:.3f}")
+    if "max_tilt_deg" in r:
+        L.append(f"max tilt holding altitude {r['max_tilt_deg']:.1f} deg")
+    else:
+        L.append(f"max lateral acceleration at level attitude {r['max_lateral_acceleration_m_s2']:.3g} m/s^2 "
+                 "(smallest of +-x, +-y)")
+    L.append(f"yaw authority at hover {r['yaw_moment_nm']:.3g} N m -> {r['yaw_acceleration_rad_s2']:.3g} rad/s^2")
+    g = r["gains"]
+    L.append(f"gains {r['gains_source']}, discrete loop at {r['control_period_s'] * 1e3:g} ms:")
+    L.append(f"  {'loop':<9}{'axis':<18}{'inertia':>10}{'kp':>10}{'kd':>10}{'w [rad/s]':>11}{'damping':>9}"
+             f"{'radius':>9}  ok")
+    for lp in g["loops"]:
+        axis = lp["axis"] + (" (B)" if lp.get("elastic") else "")
+        axis = axis if len(axis) <= 17 else axis[:16] + "~"
+        L.append(f"  {lp['loop']:<9}{axis:<18}{lp['inertia']:>10.3g}{lp['kp']:>10.4g}{lp['kd']:>10.4g}"
+                 f"{lp['bandwidth']:>11.3g}{lp['damping']:>9.3g}{lp['spectral_radius']:>9.5f}  "
+                 f"{'yes' if lp['ok'] else 'NO'}")
+    L.append("  (radius: spectral radius of the PD under zero-order hold with one step of delay; ok: "
+             "below 1")
+    L.append("   with the gains x1.5; inertia in kg for the CoM, kg m^2 otherwise; (B): elastic joint, the")
+    L.append("   motor inertia)")
+    for n in g["notes"]:
+        L.append(f"  note: {n}")
+    for x in g["refusals"]:
+        L.append(f"  REFUSED: {x}")
+    import textwrap
+    return "\n".join(w for line in L for w in (textwrap.wrap(line, 99, subsequent_indent="    ") or [""]))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="geodyn_vehicle", description="What a vehicle (URDF + vehicle file) can do: "
+                                "mass, allocation, hover, thrust-to-weight, tilt, yaw authority, gains and "
+                                "their discrete stability.")
+    p.add_argument("--urdf", help="URDF or xacro (default: the shipped vehicle's)")
+    p.add_argument("--vehicle", default="hexarotor",
+                   help="vehicle file, or a shipped vehicle: hexarotor (default), tilthex")
+    p.add_argument("--period", type=float, default=None, help="control period [s] (default: the file's, 1 ms)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
+    a = p.parse_args(argv)
+    try:
+        r = vehicle_report(a.urdf, a.vehicle if a.vehicle in _SHIPPED else Path(a.vehicle), period=a.period)
+    except ValueError as exc:
+        print(f"geodyn_vehicle: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    print(json.dumps(r, indent=1) if a.json else format_report(r))
+    return 2 if r["gains"]["refusals"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
