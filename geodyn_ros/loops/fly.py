@@ -15,8 +15,9 @@
 2. designs the gains from the model (:func:`geodyn_ros.control.gain_design.design_gains`; the
    file's ``gains:`` section if any) and refuses, the same way, gains whose discrete loop is
    unstable at the control period;
-3. prints the summary of the vehicle report (mass, allocation rank and controller, hover speeds,
-   thrust-to-weight, gains with bandwidths and the discrete margins);
+3. prints the vehicle report (:mod:`geodyn_ros.loops.vehicle_report`, ``geodyn_vehicle``: mass,
+   allocation rank and controller, hover speeds, thrust-to-weight, tilt or lateral acceleration,
+   yaw authority, gains with bandwidths and the discrete margins);
 4. flies the levels in MuJoCo (:class:`~geodyn_ros.sim.ActuatedSim`: gz-sim's rotor lag, the
    file's rigid or series-elastic joints) at the file's control period, on the reference of
    :mod:`geodyn_ros.loops.fly_references` (scaled to the vehicle): allocation rank 4 (a collinear
@@ -124,6 +125,7 @@ def prepare(urdf, vehicle, *, reference: str = "figure8") -> dict:
     from geodyn_ros.control.gain_design import design_gains
     from geodyn_ros.control.rotors import Allocation
     from geodyn_ros.vehicle import load_vehicle
+    from .vehicle_report import vehicle_report
     from .fly_references import REFERENCES, fly_reference, joint_swing, mission_reference, vehicle_size
 
     try:
@@ -152,51 +154,8 @@ def prepare(urdf, vehicle, *, reference: str = "figure8") -> dict:
         except ValueError as exc:
             raise Refused(str(exc).splitlines()[0]) from None
     return {"cfg": cfg, "model": model, "allocation": al, "rank": rank, "design": design, "reference": ref,
-            "reference_duration": ref_duration, "report": _summary(model, al, cfg, rank, design),
+            "reference_duration": ref_duration, "report": vehicle_report(urdf, vehicle, period=cfg.control_period),
             "urdf": Path(urdf), "vehicle": Path(vehicle)}
-
-
-def _summary(model, al, cfg, rank, design) -> dict:
-    """The report's summary (the full report is ``geodyn_vehicle``): mass, rank, controller,
-    hover speeds and thrust-to-weight at the home configuration, gains and margins."""
-    import geodyn_ros as gd
-    m = float(np.sum(model.mass))
-    g = 9.81
-    wmax = np.asarray(cfg.rotors.per_rotor("max_rot_velocity"), float)
-    A = np.asarray(al.A, float)
-    # hover: the wrench that holds the home configuration's weight at the CoM, in base axes
-    C = np.eye(4)
-    c = gd.center_of_mass(model, C, np.zeros((1, 6)), np.zeros((1, model.n_joints)))[0]
-    W = np.zeros(6)
-    W[3:] = (0.0, 0.0, m * g)
-    W[:3] = np.cross(c, W[3:])
-    u = np.linalg.lstsq(A, W, rcond=None)[0]
-    hover = np.sqrt(np.clip(u, 0.0, None)) / wmax
-    t2w = float(np.sum(A[5] * wmax ** 2)) / (m * g)     # A[5]: c_f,i axis_i.z per omega_i^2
-    return {"mass_kg": m, "n_joints": int(model.n_joints), "n_rotors": int(A.shape[1]), "rank": rank,
-            "controller": "flatness" if rank == 4 else "actuated",
-            "hover_speed_pct_max": float(100 * hover.max()), "thrust_to_weight": t2w,
-            "control_period_s": float(cfg.control_period),
-            "loops": [{k: lp[k] for k in ("loop", "axis", "bandwidth", "damping", "spectral_radius") if k in lp}
-                      for lp in design.loops]}
-
-
-def _summary_text(name: str, rep: dict) -> str:
-    lines = [f"vehicle {name}: {rep['mass_kg']:.3f} kg, {rep['n_rotors']} rotors, {rep['n_joints']} arm joints; "
-             f"allocation rank {rep['rank']} -> {rep['controller']} controller",
-             f"  hover at {rep['hover_speed_pct_max']:.0f} % of the max rotor speed; thrust-to-weight "
-             f"{rep['thrust_to_weight']:.2f}; control period {1e3 * rep['control_period_s']:g} ms"]
-    seen = {}
-    for lp in rep["loops"]:
-        key = lp.get("loop")
-        if key in seen or "bandwidth" not in lp:
-            continue
-        seen[key] = lp
-    if seen:
-        gains = ", ".join(f"{k} {lp['bandwidth']:.3g} rad/s z={lp.get('damping', float('nan')):.2g} "
-                          f"rho={lp.get('spectral_radius', float('nan')):.3f}" for k, lp in seen.items())
-        lines.append("  gains: " + gains)
-    return "\n".join(lines)
 
 
 def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: float | None = None,
@@ -311,9 +270,9 @@ def main(argv=None) -> int:
             raise Refused(f"reference: {reference}: not figure8, hover or an existing mission file")
         prep = prepare(urdf, vehicle, reference=reference)
         levels = None if not args.levels else tuple(s.strip() for s in args.levels.split(",") if s.strip())
-        name = vehicle.stem
         if not args.json:
-            print(_summary_text(name, prep["report"]), flush=True)
+            from .vehicle_report import format_report
+            print(format_report(prep["report"]), flush=True)
         from .report import RowProgress
         duration = args.duration if args.duration is not None else (prep["reference_duration"] or 16.0)
         preroll = 5.0 if args.preroll is None else args.preroll
