@@ -165,3 +165,7 @@ def geodyn_closed_loop() -> int:
 
 def geodyn_fly() -> int:
     return _run("geodyn_ros.loops.fly")
+
+
+def geodyn_vehicle() -> int:
+    return _run("geodyn_ros.loops.vehicle_report")

@@ -37,5 +37,6 @@ setup(
         "geodyn_closed_loop = geodyn_ros_entry:geodyn_closed_loop",
         "geodyn_fly = geodyn_ros_entry:geodyn_fly",
         "geodyn_warmup = geodyn_ros.warmup:main",
+        "geodyn_vehicle = geodyn_ros_entry:geodyn_vehicle",
     ]},
 )

@@ -131,6 +131,9 @@ EXECUTABLES = NODES + (
                "a whole closed loop (simulator, reference, geodyn_node, controller) in one process", is_node=False),
     Executable("geodyn_warmup", "geodyn_ros.warmup",
                "compile the numba kernels ahead of time (make venv runs it)", is_node=False),
+    Executable("geodyn_vehicle", "geodyn_ros.loops.vehicle_report",
+               "the report of a vehicle (URDF + vehicle file): mass, allocation, hover, gains, discrete "
+               "stability", is_node=False),
 )
 
 
