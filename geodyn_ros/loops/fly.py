@@ -98,7 +98,9 @@ def resolve(urdf, vehicle) -> tuple:
     """``(urdf, vehicle file)``: paths as given, or a shipped vehicle's name for either."""
     if vehicle is None:
         raise Refused("vehicle: required (a vehicle file, or one of " + ", ".join(SHIPPED_URDFS) + ")")
-    if not Path(vehicle).is_file() and vehicle in SHIPPED_URDFS:
+    if not Path(vehicle).is_file():
+        if vehicle not in SHIPPED_URDFS:
+            raise Refused(f"vehicle: {vehicle}: no such file (or a shipped name: {', '.join(SHIPPED_URDFS)})")
         s_urdf, vehicle = shipped_vehicle(vehicle)
         urdf = s_urdf if urdf is None else urdf
     if urdf is None:
@@ -270,6 +272,10 @@ def main(argv=None) -> int:
             raise Refused(f"reference: {reference}: not figure8, hover or an existing mission file")
         prep = prepare(urdf, vehicle, reference=reference)
         levels = None if not args.levels else tuple(s.strip() for s in args.levels.split(",") if s.strip())
+        for lv in levels or ():
+            if lv not in LEVELS[prep["rank"]]:
+                raise Refused(f"levels: {lv!r} is not a level of a rank {prep['rank']} vehicle "
+                              f"({', '.join(LEVELS[prep['rank']])})")
         if not args.json:
             from .vehicle_report import format_report
             print(format_report(prep["report"]), flush=True)
