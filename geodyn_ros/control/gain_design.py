@@ -55,7 +55,7 @@ __all__ = ["DEFAULTS", "ROTOR_LAG_FRACTION", "SAMPLES_PER_PERIOD", "GAIN_MARGIN"
 #: rad/s); yaw 12 rad/s, critically damped (drag torques give a collinear vehicle little yaw
 #: authority). Actuated (rank 6): the position acts directly through the rotors (no attitude
 #: cascade): 10 rad/s, 0.5; rotation 20 rad/s, 1.0. Joints 30 rad/s, 0.7 for both. On the shipped
-#: 4.03 kg vehicles the CoM and attitude defaults give today's explicit numbers within 6 %
+#: 4.03 kg vehicles the CoM and attitude defaults give today's explicit numbers within 7 %
 #: (``doc/explanation/gains.md`` has the comparison).
 DEFAULTS = {
     "flatness": {"com": (4.0, 0.9), "attitude": (17.0, 0.7), "yaw": (12.0, 1.0), "joints": (30.0, 0.7)},

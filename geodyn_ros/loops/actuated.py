@@ -49,7 +49,7 @@ import numpy as np
 import geodyn_ros as gd
 from geodyn_ros.control.actuated import ActuatedController
 from geodyn_ros.control.feedback import TrackingGains, tracking_command
-from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from .tracking import TrackingLog
 from geodyn_ros.lie import Ad, Ad_inv
 from geodyn_ros.model.resources import shipped_urdf
@@ -235,8 +235,8 @@ def feedforward_speed_range(duration: float = 30.0, speed: float = 1.0, config=N
     [rad/s] along the time-scaled Table 3 (no feedback; a negative ``u`` gives a negative min,
     ``-sqrt(-u)``) and the (unit-scaled) condition number of the allocation matrix A."""
     cfg = load_actuation_config() if config is None else config
-    model = gd.load_urdf(tilthex_source(), locked_joints=list(cfg.rotor_joints))
-    al = Allocation.from_frames(rotor_frames_from_model(model)[1], cfg.rotors)
+    model = cfg.load_model(tilthex_source())
+    al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
     reference = scaled_reference(speed)
     us = []
     for t in np.arange(0.0, duration + 1e-12, dt):

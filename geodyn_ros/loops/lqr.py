@@ -78,9 +78,8 @@ def heavier_arm_urdf(source=None, factor: float = 1.1) -> str:
 def _vehicle(config, timestep):
     """(config, nominal model, allocation, ActuatedModel) of the hexarotor manipulator."""
     cfg = load_actuation_config("hexarotor") if config is None else config
-    model = gd.load_urdf(hexarotor_source(), locked_joints=list(cfg.rotor_joints))
-    from geodyn_ros.control.rotors import rotor_frames_from_model
-    al = Allocation.from_frames(rotor_frames_from_model(model, cfg.rotor_links)[1], cfg.rotors)
+    model = cfg.load_model(hexarotor_source())
+    al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
     return cfg, model, al, ActuatedModel(model, al, cfg.rotors, cfg.elastic, timestep)
 
 

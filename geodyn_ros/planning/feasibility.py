@@ -47,10 +47,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..control.rotors import Allocation, ElasticJointParams, RotorParams, load_actuation_config, rotor_frames_from_model
+from ..control.rotors import Allocation, ElasticJointParams, RotorParams, load_actuation_config
 from ..model.model import Model
 from ..model.resources import shipped_urdf
-from ..model.urdf import load_urdf
 from ._serial import flat_map_serial
 from .planner import FlatTrajectory
 
@@ -112,8 +111,8 @@ class Vehicle:
         """The shipped under-actuated vehicle: ``urdf/hexarotor_manipulator.urdf.xacro`` with
         ``config/hexarotor.yaml`` (rotor limits, lag, elastic arm joints)."""
         cfg = load_actuation_config("hexarotor") if config is None else config
-        model = load_urdf(str(shipped_urdf("hexarotor_manipulator.urdf.xacro")), locked_joints=list(cfg.rotor_joints))
-        al = Allocation.from_frames(rotor_frames_from_model(model)[1], cfg.rotors)
+        model = cfg.load_model(str(shipped_urdf("hexarotor_manipulator.urdf.xacro")))
+        al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
         return cls(model, al, cfg.rotors, cfg.elastic)
 
     @property

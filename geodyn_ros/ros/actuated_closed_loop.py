@@ -43,16 +43,15 @@ def actuated_start_parameters(config=None, source=None) -> dict:
     """
     import geodyn_ros as gd
     from geodyn_ros.control.actuated import ActuatedController
-    from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+    from geodyn_ros.control.rotors import Allocation, load_actuation_config
     from geodyn_ros.loops.actuated import tilthex_source
     from geodyn_ros.lie import Ad_inv, matrix_to_quat
     from geodyn_ros.trajectories import table3_reference
 
     cfg = load_actuation_config() if config is None else config
     src = tilthex_source() if source is None else source
-    moving = gd.load_urdf(src).joint_names
-    model = gd.load_urdf(src, locked_joints=[j for j in cfg.rotor_joints if j in moving])
-    al = Allocation.from_frames(rotor_frames_from_model(model, cfg.rotor_links)[1], cfg.rotors)
+    model = cfg.load_model(src)
+    al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
     ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names)
     ref = table3_reference(0.0, 2)
     res = gd.inverse_dynamics(model, ref.base_pose, ref.base_twist, ref.q, 2)
@@ -161,7 +160,7 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
             {**sim_t, "order": 2})))
         nodes.append(GeodynNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
             {**sim_t, **fp, "urdf_path": urdf, "order": 2, "input_mode": "reference", "output_representation": "body",
-             "locked_joints": ",".join(j for j in cfg.rotor_joints if j in _moving_joints(urdf))})))
+             "locked_joints": ",".join(cfg.locked_joints(urdf))})))
         nodes.append(ActuatedControllerNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
             {**sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2,
              "feedforward_order": 2 if level is None else level, "use_feedforward": level is not None,

@@ -52,7 +52,7 @@ from std_msgs.msg import Float64MultiArray
 
 from geodyn_ros.control.actuated import ActuatedController
 from geodyn_ros.control.feedback import TrackingGains
-from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from geodyn_ros.lie import Ad_inv
 
 from .actuator_commands import HAVE_ACTUATOR_MSGS, ActuatorCommandPublisher
@@ -157,12 +157,10 @@ class ActuatedControllerNode(TrackingInputs, Node):
         XML), as a namespace ``model, allocation, ctrl``; touches no node state (for the topic it
         runs on the loader thread). Raises ``ValueError`` (bad URDF or rotor links) or
         :class:`ConfigurationError` (the actuation config does not fit the robot)."""
-        import geodyn_ros as gd
         cfg, base = self.cfg, self._p["base_link"] or None
         # lock the rotor joints that the URDF has as moving joints (a Gazebo URDF: continuous)
-        moving = gd.load_urdf(source, base_link=base).joint_names
-        model = gd.load_urdf(source, base_link=base, locked_joints=[j for j in cfg.rotor_joints if j in moving])
-        _, frames = rotor_frames_from_model(model, cfg.rotor_links)
+        model = cfg.load_model(source, base_link=base)
+        _, frames = cfg.rotor_frames(model)
         try:
             al = Allocation.from_frames(frames, cfg.rotors)
             ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, self.gains, self._level)

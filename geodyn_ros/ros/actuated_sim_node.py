@@ -137,10 +137,9 @@ class ActuatedSimNode(SimNode):
         except ValueError as exc:
             raise ValueError(f"parameter 'actuation_config': {exc}") from exc
         base = p["base_link"] or None
-        moving = gd.load_urdf(source, base_link=base).joint_names
         sim = _actuated_sim_class()(source, cfg, base_link=base, timestep=p["timestep"], gravity=p["gravity"],
                                     integrator=p["integrator"], joint_limits=p["joint_limits"],
-                                    locked_joints=[j for j in cfg.rotor_joints if j in moving])
+                                    locked_joints=cfg.locked_joints(source))
         al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
         nr, ne = len(sim.rotor_names), len(sim.elastic_joints)
         given = {}

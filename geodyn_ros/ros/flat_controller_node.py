@@ -64,7 +64,7 @@ from std_msgs.msg import Float64MultiArray
 from geodyn_ros.algorithms.flat import FlatResult
 from geodyn_ros.control.flatness import FLATNESS_LEVELS, FlatnessController, FlatnessGains
 from geodyn_ros.control.lqr import ActuatedModel, LqrController, OnlineGains, load_lqr_weights
-from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+from geodyn_ros.control.rotors import Allocation, load_actuation_config
 
 from .actuator_commands import HAVE_ACTUATOR_MSGS, ActuatorCommandPublisher
 from .conversions import InputError, JointNameMatcher, stamp_to_ns
@@ -223,13 +223,11 @@ class FlatControllerNode(TrackingInputs, Node):
     def _load_model(self, source):
         """Model (rotor joints locked), allocation and control law of ``source``; touches no node
         state (for the topic it runs on the loader thread)."""
-        import geodyn_ros as gd
         cfg, p = self.cfg, self._p
         base = p["base_link"] or None
-        moving = gd.load_urdf(source, base_link=base).joint_names
-        model = gd.load_urdf(source, base_link=base, locked_joints=[j for j in cfg.rotor_joints if j in moving])
+        model = cfg.load_model(source, base_link=base)
         try:
-            _, frames = rotor_frames_from_model(model, cfg.rotor_links)
+            _, frames = cfg.rotor_frames(model)
             al = Allocation.from_frames(frames, cfg.rotors)
             ctrl = FlatnessController(model, al, cfg.rotors, cfg.elastic if self.elastic else None, self.gains,
                                       self.level, gravity=p["gravity"], lag_timestep=p["lag_timestep"] or None)

@@ -155,8 +155,8 @@ def load_model(source, p: dict) -> SimpleNamespace:
             cfg = load_actuation_config(p["actuation_config"])
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
-        moving = gd.load_urdf(source, base_link=base).joint_names
-        locked = locked + [j for j in cfg.rotor_joints if j in moving and j not in locked]
+        base = base or cfg.base_link
+        locked = locked + [j for j in cfg.locked_joints(source) if j not in locked]
     model = gd.load_urdf(source, base_link=base, locked_joints=locked or None)
     n = model.n_joints
     res = gd.inverse_dynamics(model, np.eye(4), None if model.fixed_base else np.zeros((r + 2, 6)),
@@ -167,9 +167,9 @@ def load_model(source, p: dict) -> SimpleNamespace:
         raise ConfigurationError("input_mode 'flat': the model has a fixed base; the flat map needs a floating "
                                  "base (a multirotor)")
     if cfg is not None:
-        from geodyn_ros.control.rotors import Allocation, rotor_frames_from_model
+        from geodyn_ros.control.rotors import Allocation
         try:
-            rotor_names, frames = rotor_frames_from_model(model, cfg.rotor_links)
+            rotor_names, frames = cfg.rotor_frames(model)
             allocation = Allocation.from_frames(frames, cfg.rotors)
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc

@@ -159,14 +159,12 @@ def path_msg(traj, t_switch: float, world_frame: str, dt: float = 0.05):
 def vehicle_from(source: str, actuation_config: str):
     """The :class:`~geodyn_ros.planning.Vehicle` of a URDF (path or XML) and an actuation YAML (path,
     or ``hexarotor``): rotor joints locked, rotor frames of the URDF (as ``geodyn_node``'s flat mode)."""
-    import geodyn_ros as gd
-    from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+    from geodyn_ros.control.rotors import Allocation, load_actuation_config
     from geodyn_ros.planning import Vehicle
 
     cfg = load_actuation_config(actuation_config)
-    moving = gd.load_urdf(source).joint_names
-    model = gd.load_urdf(source, locked_joints=[j for j in cfg.rotor_joints if j in moving] or None)
-    al = Allocation.from_frames(rotor_frames_from_model(model, cfg.rotor_links)[1], cfg.rotors)
+    model = cfg.load_model(source)
+    al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
     return Vehicle(model, al, cfg.rotors, cfg.elastic)
 
 

@@ -46,16 +46,15 @@ def flat_start_parameters(config=None, source=None, *, speed: float = 1.0) -> di
     """
     import geodyn_ros as gd
     from geodyn_ros.control.flatness import FlatnessController
-    from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+    from geodyn_ros.control.rotors import Allocation, load_actuation_config
     from geodyn_ros.lie import Ad_inv, matrix_to_quat
     from geodyn_ros.loops.underactuated import flat_start_state, hexarotor_source
     from geodyn_ros.trajectories import figure_eight_reference
 
     cfg = load_actuation_config("hexarotor") if config is None else config
     src = hexarotor_source() if source is None else source
-    moving = gd.load_urdf(src).joint_names
-    model = gd.load_urdf(src, locked_joints=[j for j in cfg.rotor_joints if j in moving])
-    al = Allocation.from_frames(rotor_frames_from_model(model, cfg.rotor_links)[1], cfg.rotors)
+    model = cfg.load_model(src)
+    al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
     ctrl = FlatnessController(model, al, cfg.rotors, cfg.elastic)
     ref = figure_eight_reference(0.0, 2, speed=speed)
     st = flat_start_state(ctrl, ref, gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, 2))

@@ -72,9 +72,10 @@ class ActuatedSim(MujocoSim):
     config : ActuationConfig, optional
         Rotor constants, rotor names and elastic joints; default ``config/tilthex.yaml``.
     rotor_links : sequence of str, optional
-        Rotor links in actuator order; default ``config.rotor_links``.
+        Rotor links in actuator order; default: the frames of ``config.rotor_frames(model)``
+        (the vehicle file's rotor list, URDF links or TiltHex links).
     locked_joints : optional
-        Joints locked before import; default ``config.rotor_joints`` (the rotor joints).
+        Joints locked before import; default ``config.locked_joints(source)`` (the rotor joints).
     ideal_rotors, ideal_joints : bool
         Use the ideal body wrench / ideal joint torques instead of the rotor / motor models.
     **kwargs : passed to :class:`MujocoSim` (timestep, gravity, integrator, joint_limits, ...).
@@ -92,16 +93,19 @@ class ActuatedSim(MujocoSim):
         self.config = load_actuation_config() if config is None else config
         if not isinstance(self.config, ActuationConfig):
             raise ValueError(f"config: expected an ActuationConfig, got {type(config).__name__}")
-        self._rotor_links = self.config.rotor_links if rotor_links is None else tuple(rotor_links)
+        self._rotor_links = None if rotor_links is None else tuple(rotor_links)   # None: config.rotor_frames
         self.ideal_rotors, self.ideal_joints = bool(ideal_rotors), bool(ideal_joints)
         if locked_joints is None:
-            locked_joints = self.config.rotor_joints
+            locked_joints = self.config.locked_joints(source)
+        if kwargs.get("base_link") is None and self.config.base_link is not None:
+            kwargs["base_link"] = self.config.base_link
         super().__init__(source, locked_joints=locked_joints, **kwargs)
 
     # ------------------------------------------------------------------ construction
     def _extend_spec(self, spec, base_body):
         rp = self.config.rotors
-        self.rotor_names, self.rotor_frames = rotor_frames_from_model(self.model, self._rotor_links)
+        self.rotor_names, self.rotor_frames = (self.config.rotor_frames(self.model) if self._rotor_links is None
+                                               else rotor_frames_from_model(self.model, self._rotor_links))
         if len(self.rotor_names) != rp.n_rotors:
             raise ValueError(f"rotor_links: {len(self.rotor_names)} rotors but the config has "
                              f"{rp.n_rotors} turning directions")

@@ -257,8 +257,8 @@ class ActuationConfig:
         from ..model.urdf import load_urdf
         locked = list(kw.pop("locked_joints", None) or [])
         locked += [j for j in self.locked_joints(urdf_source) if j not in locked]
-        if self.base_link is not None:
-            kw.setdefault("base_link", self.base_link)
+        if kw.get("base_link") is None and self.base_link is not None:
+            kw["base_link"] = self.base_link
         model = load_urdf(urdf_source, locked_joints=locked, **kw)
         _MODEL_JOINTS[model] = urdf_joint_table(urdf_source)[0]
         return model
