@@ -75,7 +75,7 @@ from .runtime import control_qos, run_nodes
 
 __all__ = ["PARAMETERS", "ReferenceNode", "main"]
 
-TRAJECTORIES = ("table3", "figure_eight", "waypoints")
+TRAJECTORIES = ("table3", "figure_eight", "waypoints", "vehicle")
 #: missions held while waiting for their partner message (older ones are dropped)
 MAX_PENDING = 8
 
@@ -84,7 +84,10 @@ PARAMETERS = {
                    "'figure_eight' (flat outputs of the under-actuated vehicle: CoM figure eight, yaw sweep, "
                    "swinging arms; topic flat_reference) or 'waypoints' (planned missions from the file "
                    "'mission' and the topics mission/com_yaw, mission/joints; topics flat_reference, "
-                   "planned_path)."),
+                   "planned_path) or 'vehicle' (a user's vehicle: vehicle_reference for the robot and the "
+                   "actuation_config vehicle file; topic flat_reference at allocation rank 4, reference at rank 6)."),
+    "vehicle_reference": ("figure8", "vehicle: 'figure8', 'hover' or a mission YAML file, scaled to the vehicle "
+                          "(geodyn_ros.loops.fly_references, the references of geodyn_fly)."),
     "order": (2, "Dynamics order r of the consumers: table3 publishes V^(0..r+2), q^(0..r+2); figure_eight "
               "rows 0..r+4 of the CoM, yaw and joints."),
     "speed": (1.0, "figure_eight: time scaling of the reference (2 = twice as fast); table3 ignores it."),
@@ -121,6 +124,19 @@ class ReferenceNode(Node):
             raise ConfigurationError(f"parameter 'speed': must be a finite number > 0, got {p['speed']}")
         self.flat = p["trajectory"] in ("figure_eight", "waypoints")
         self.waypoints = p["trajectory"] == "waypoints"
+        self._vehicle_ref = None
+        if p["trajectory"] == "vehicle":   # geodyn_fly's reference for this vehicle (rank 4: flat outputs)
+            from .fly_closed_loop import vehicle_reference
+            src = model_source(p)
+            if src is None or not p["actuation_config"]:
+                raise ConfigurationError("parameter 'trajectory': 'vehicle' needs actuation_config (the vehicle file) "
+                                         "and urdf_path or robot_description")
+            try:
+                self._vehicle_ref, rank, self.joint_names = vehicle_reference(src[0], p["actuation_config"],
+                                                                              p["vehicle_reference"])
+            except ValueError as exc:
+                raise ConfigurationError(f"parameter 'vehicle_reference': {str(exc).splitlines()[0]}") from None
+            self.flat = rank == 4
         self.speed = float(p["speed"])
         if p["order"] < 0:
             raise ConfigurationError(f"parameter 'order': must be >= 0, got {p['order']}")
@@ -299,6 +315,15 @@ class ReferenceNode(Node):
             q = traj.q.jets(t, K1)[0] if traj.q is not None else np.zeros((K1, 0))
             return make_flat_reference_msg(stamp_ns, traj.com.jets(t, K1)[0], traj.yaw.jets(t, K1)[0, :, 0], q,
                                            self.joint_names, self._msg)
+        if self._vehicle_ref is not None:   # the same jets as the in-process loop's reference(t, order)
+            t = (stamp_ns - self.start_ns) * 1e-9
+            if self.flat:
+                ref, K1 = self._vehicle_ref(t, self.order + 2), self.order + 5
+                return make_flat_reference_msg(stamp_ns, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], self.joint_names,
+                                               self._msg)
+            ref, K1 = self._vehicle_ref(t, self.order + 1), self.order + 3
+            return make_reference_msg(stamp_ns, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], self.joint_names,
+                                      self._msg)
         if self.flat:
             ref = figure_eight_reference((stamp_ns - self.start_ns) * 1e-9, self.order + 2, speed=self.speed)
             K1 = self.order + 5
