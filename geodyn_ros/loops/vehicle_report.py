@@ -170,13 +170,13 @@ def format_report(r: dict) -> str:
     L.append(f"yaw authority at hover {r['yaw_moment_nm']:.3g} N m -> {r['yaw_acceleration_rad_s2']:.3g} rad/s^2")
     g = r["gains"]
     L.append(f"gains {r['gains_source']}, discrete loop at {r['control_period_s'] * 1e3:g} ms:")
-    L.append(f"  {'loop':<9}{'axis':<18}{'inertia':>10}{'kp':>10}{'kd':>10}{'w [rad/s]':>11}{'damping':>9}"
+    L.append(f"  {'loop':<9}{'axis':<28}{'inertia':>9}{'kp':>9}{'kd':>9}{'w rad/s':>8}{'damping':>8}"
              f"{'radius':>9}  ok")
     for lp in g["loops"]:
         axis = lp["axis"] + (" (B)" if lp.get("elastic") else "")
-        axis = axis if len(axis) <= 17 else axis[:16] + "~"
-        L.append(f"  {lp['loop']:<9}{axis:<18}{lp['inertia']:>10.3g}{lp['kp']:>10.4g}{lp['kd']:>10.4g}"
-                 f"{lp['bandwidth']:>11.3g}{lp['damping']:>9.3g}{lp['spectral_radius']:>9.5f}  "
+        axis = axis if len(axis) <= 27 else "~" + axis[-26:]
+        L.append(f"  {lp['loop']:<9}{axis:<28}{lp['inertia']:>9.3g}{lp['kp']:>9.4g}{lp['kd']:>9.4g}"
+                 f"{lp['bandwidth']:>8.3g}{lp['damping']:>8.3g}{lp['spectral_radius']:>9.5f}  "
                  f"{'yes' if lp['ok'] else 'NO'}")
     L.append("  (radius: spectral radius of the PD under zero-order hold with one step of delay; ok: "
              "below 1")
