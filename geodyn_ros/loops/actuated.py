@@ -122,7 +122,7 @@ class RowResult:
 def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float = 1.0, timestep: float = 1e-3,
                       gains: TrackingGains | None = None, config=None, source=None,
                       gravity=(0.0, 0.0, -9.81), rigid_joints: bool = False, lag_discrete: bool = False,
-                      preroll: float = PREROLL_S, progress=None) -> RowResult:
+                      preroll: float = PREROLL_S, progress=None, reference=None) -> RowResult:
     """Run one row of the table (module docstring) and return its :class:`RowResult`.
 
     duration [s] of simulated time; speed: time scaling of Table 3; timestep [s]: simulator and
@@ -136,6 +136,9 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     state its controller does not hold (module docstring). ``preroll=0``: scored from the start.
     progress: ``f(done, total)`` called every 100 simulator steps and at the end (``total`` =
     pre-roll + scored steps), e.g. :meth:`geodyn_ros.loops.report.RowProgress.step`; None: silent.
+    reference: ``f(t, order) -> Reference`` (base pose, spatial twist jet, joint jets; e.g.
+    :func:`geodyn_ros.loops.fly_references.fly_reference` with ``kind="base"``) in place of Table 3
+    (``speed`` is then unused); None: Table 3 at ``speed``.
     """
     from geodyn_ros.sim import ActuatedSim
 
@@ -153,7 +156,7 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
     ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, gains,
                               feedforward_order=level, lag_timestep=timestep if lag_discrete else None)
-    reference = scaled_reference(speed)
+    reference = scaled_reference(speed) if reference is None else reference
     g = np.asarray(gravity, float)
 
     def jets(t):
