@@ -35,6 +35,9 @@ Checks, each with and without ``namespace:=robot1 frame_prefix:=robot1/``:
   the under-actuated loops close in MuJoCo and their outputs flow.
 * ``underactuated_sim.launch.py mission:=config/mission_example.yaml``: the waypoint mission
   flies (the reference's jets equal the plan, the system CoM stays within 1 mm of it).
+* ``fly.launch.py urdf:=... vehicle:=test/data/hex_list.yaml``: a user's vehicle (rotor list, mixed
+  joints) flies geodyn_fly's figure eight (system CoM within 1 mm); a vehicle that cannot fly
+  stops the launch in one line.
 * ``two_robots.launch.py``: ``geodyn.launch.py`` twice, ``/robot1`` (aerial manipulator) and
   ``/robot2`` (quadruped), fed and checked by ``geodyn_ros.examples.two_robots`` (no crosstalk).
 * A namespace ROS refuses stops the launch with one line naming the argument, no traceback.
@@ -398,3 +401,60 @@ def test_underactuated_sim_launch_flies_a_mission(harness):
     finally:
         code, out = _stop(proc)
     _clean_stop(out, ["geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"])
+
+
+def test_fly_launch_flies_a_users_vehicle_and_refuses_one_that_cannot(harness, tmp_path):
+    """fly.launch.py urdf:=urdf/aerial_manipulator.urdf vehicle:=test/data/hex_list.yaml (a rotor
+    list, no rotor links in the URDF, mixed rigid/elastic joints): the rank-4 composition starts
+    (geodyn_flat_controller, not the actuated one), geodyn_reference publishes geodyn_fly's
+    figure eight for this vehicle, and 1.5 s of simulated time fly with the system CoM within 1 mm
+    of it (the lock-step loop equals the in-process one, test_ros_fly, which tracks at ~1e-5 m).
+    The same vehicle with a quarter of the motor constant (thrust-to-weight 0.49) stops the launch
+    with one [ERROR] line naming thrust-to-weight, a non-zero exit and no node started."""
+    from geodyn_ros.lie import quat_to_matrix
+    from geodyn_ros.ros.fly_closed_loop import vehicle_reference
+    h = harness
+    urdf, vehicle = ROOT / "urdf" / "aerial_manipulator.urdf", ROOT / "test" / "data" / "hex_list.yaml"
+    ref, rank, names = vehicle_reference(str(urdf), str(vehicle), "figure8")
+    assert rank == 4
+    proc = _launch("fly.launch.py", f"urdf:={urdf}", f"vehicle:={vehicle}")
+    try:
+        clocks = h.record(ClockMsg, "/clock", depth=10)
+        odom = h.record(Odometry, "odom", depth=1000)
+        js = h.record(JointState, "joint_states", depth=1000)
+        _wait(h, proc, lambda: odom and js and clocks and clocks[-1].clock.sec * 10**9 + clocks[-1].clock.nanosec
+              >= 1_500_000_000, "fly.launch.py did not fly 1.5 s of simulated time")
+        model = gd.load_urdf(str(urdf))
+        by_stamp = {(m.header.stamp.sec, m.header.stamp.nanosec): m for m in js}
+        checked = 0
+        for o in odom[-200:]:
+            j = by_stamp.get((o.header.stamp.sec, o.header.stamp.nanosec))
+            if j is None:
+                continue
+            p, r = o.pose.pose.position, o.pose.pose.orientation
+            C = np.eye(4)
+            C[:3, 3], C[:3, :3] = (p.x, p.y, p.z), quat_to_matrix([r.x, r.y, r.z, r.w], "xyzw")
+            q = np.array([dict(zip(j.name, j.position))[n] for n in model.joint_names])
+            com = gd.center_of_mass(model, C, None, q[None])[0]
+            t = o.header.stamp.sec + o.header.stamp.nanosec * 1e-9
+            assert np.linalg.norm(com - ref(t, 0).com[0]) < 1e-3, (t, com, ref(t, 0).com[0])
+            checked += 1
+        assert checked >= 50, checked
+    finally:
+        code, out = _stop(proc)
+    _clean_stop(out, ["geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"])
+    assert "geodyn_actuated_controller" not in out
+    weak = tmp_path / "weak.yaml"
+    weak.write_text(vehicle.read_text().replace("motor_constant: 1.269e-05", "motor_constant: 3.17e-06")
+                    .replace("motor_constant: 1.3e-05", "motor_constant: 3.2e-06"))
+    proc = _launch("fly.launch.py", f"urdf:={urdf}", f"vehicle:={weak}")
+    try:
+        out, _ = proc.communicate(timeout=START_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        pytest.fail("the launch of a vehicle that cannot fly did not stop:\n" + out[-4000:])
+    assert proc.returncode != 0
+    errors = [ln for ln in out.splitlines() if "[ERROR]" in ln]
+    assert len(errors) == 1 and "fly.launch.py: refused: " in errors[0] and "thrust-to-weight" in errors[0], out[-4000:]
+    assert "Traceback" not in out and "process started" not in out, out[-4000:]

@@ -266,7 +266,7 @@ def test_reference_node_publishes_the_figure_eight(h):
     assert com.shape == (6, 3)
     assert np.array_equal(com, want.com[:6]) and np.array_equal(yaw, want.yaw[:6]) and np.array_equal(q, want.q[:6])
     with pytest.raises(ConfigurationError,
-                       match=r"parameter 'trajectory': must be one of \('table3', 'figure_eight', 'waypoints'\)"):
+                       match=r"parameter 'trajectory': must be one of \('table3', 'figure_eight', 'waypoints', 'vehicle'\)"):
         h.make(ReferenceNode, {"trajectory": "circle"})
     with pytest.raises(ConfigurationError, match=r"parameter 'speed': must be a finite number > 0"):
         h.make(ReferenceNode, {"trajectory": "figure_eight", "speed": 0.0})

@@ -87,6 +87,9 @@ PARAMETERS = {
     "kd_rotation": (6.0, "Base angular-velocity damping [N m s/rad]."),
     "kp_joint": (40.0, "Motor-angle stiffness [N m/rad]."),
     "kd_joint": (0.5, "Motor-angle damping [N m s/rad]."),
+    "kp_joints": ([], "Per-joint kp_joint [N m/rad], model joint order (e.g. designed from the model: "
+                  "fly.launch.py); empty = kp_joint for every joint."),
+    "kd_joints": ([], "Per-joint kd_joint [N m s/rad], model joint order; empty = kd_joint for every joint."),
     "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
     "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
     "per_joint_effort_topics": (False, "Also publish std_msgs/Float64 on cmd/joint_effort/<joint>."),
@@ -109,7 +112,8 @@ class ActuatedControllerNode(TrackingInputs, Node):
                                      f"order >= {ffo}, got order {p['order']}")
         level = ffo if p["use_feedforward"] else None
         try:
-            gains = TrackingGains(*(p[k] for k in GAINS))
+            gains = TrackingGains(*(tuple(p[k + "s"]) if k in ("kp_joint", "kd_joint") and p[k + "s"] else p[k]
+                                    for k in GAINS))
         except ValueError as exc:
             raise ConfigurationError(f"parameter {exc}") from exc
         try:

@@ -14,7 +14,8 @@ Subscribes (commands held between steps, zero-order hold)
     (``data``; no stamp: a command counts for the state last published, so lock-step relies on
     the controller publishing its rotor speeds before its motor efforts, which it does);
     ``cmd/motor_efforts``: ``sensor_msgs/JointState`` ``effort`` = motor torques ``u`` [N m] of the
-    elastic joints, by name (extra names ignored);
+    elastic joints and, for a vehicle file with mixed joints, the torques [N m] of the joints it
+    leaves rigid (torque-controlled), by name (extra names ignored; lock-step waits for all);
     ``cmd/wrench``, ``cmd/joint_efforts`` (as ``geodyn_sim``): an extra body wrench and extra link
     torques **added** to what the rotors and springs produce (disturbances; zero unless sent, not
     waited for by lock-step).
@@ -119,6 +120,12 @@ class ActuatedSimNode(SimNode):
         self._motor_matcher = JointNameMatcher(self.elastic_joints)
         self._ms = JointState()
         self._ms.name = list(self.elastic_joints)
+        # the rigid (torque-controlled) joints of a vehicle file with mixed joints (none when every
+        # joint is elastic); their torques come on cmd/motor_efforts with the motors'
+        self.rigid_joints = tuple(sim.rigid_joints)
+        self._rigid_matcher = JointNameMatcher(self.rigid_joints)
+        self._rigid_idx = np.array([sim.model.joint_names.index(j) for j in self.rigid_joints], dtype=np.intp)
+        self._rigid_cmd = np.zeros(len(self.rigid_joints))
         self._rotor_stamp = self._motor_stamp = None
         super()._setup_model(sim, first)   # resets the simulation (actuators by the start rule), publishes
         self._rotor_cmd = sim.rotor_speed()
@@ -197,10 +204,19 @@ class ActuatedSimNode(SimNode):
         pub.publish(m)
 
     def step(self) -> None:
-        """Apply the held rotor speeds and motor torques (and the additive wrench/torques), step."""
+        """Apply the held rotor speeds, motor torques and rigid-joint torques (and the additive
+        wrench/torques), step."""
         self.sim.set_rotor_command(self._rotor_cmd)
         self.sim.set_motor_torque(self._motor_cmd)
-        super().step()
+        if not self._rigid_idx.size:
+            super().step()
+            return
+        extra = self._cmd_tau.copy()   # cmd/joint_efforts (added); joint_states.effort shows the sum
+        self._cmd_tau[self._rigid_idx] += self._rigid_cmd
+        try:
+            super().step()
+        finally:
+            self._cmd_tau[:] = extra
 
     # ------------------------------------------------------------------ commands
     def _on_rotor_speeds(self, msg) -> None:
@@ -237,14 +253,18 @@ class ActuatedSimNode(SimNode):
         if not self._ready("cmd/motor_efforts"):
             return
         u = np.empty(len(self.elastic_joints))
+        rt = np.empty(len(self.rigid_joints))
         try:
             self._motor_matcher.gather(msg.name, msg.effort, u, "cmd/motor_efforts")
+            self._rigid_matcher.gather(msg.name, msg.effort, rt, "cmd/motor_efforts")
             self._plausible(u, "cmd/motor_efforts")
+            self._plausible(rt, "cmd/motor_efforts")
             stamp = stamp_to_ns(msg.header.stamp)
         except InputError as exc:
             self.diag.problem("cmd/motor_efforts", str(exc))
             return
         self._motor_cmd[:] = u
+        self._rigid_cmd[:] = rt
         self._motor_stamp = stamp
         self._maybe_step()
 

@@ -16,7 +16,8 @@ Subscribes
 Publishes (:mod:`geodyn_ros.ros.actuator_commands`)
     ``cmd/rotor_speeds`` (``actuator_msgs/Actuators``, or ``std_msgs/Float64MultiArray`` where that
     package is missing), ``cmd/motor_efforts`` (``sensor_msgs/JointState``: the elastic joints' motor
-    torques, or every joint's torque without ``elastic_joints``), ``cmd/joint_effort/<joint>`` with
+    torques, then the torques of the joints the actuation file leaves rigid -- a vehicle file with
+    mixed joints; or every joint's torque without ``elastic_joints``), ``cmd/joint_effort/<joint>`` with
     ``per_joint_effort_topics``; ``/diagnostics`` with the counters ``rotor_saturations`` and
     ``motor_saturations`` and a WARN while clipping.
 
@@ -105,6 +106,9 @@ PARAMETERS = {
     "kd_rotation": (list(_DEFAULT.kd_rotation), "Body-rate damping k_W [N m s/rad] per base axis (x, y, z)."),
     "kp_joint": (_DEFAULT.kp_joint, "Motor-angle (or joint-angle) stiffness [N m/rad]."),
     "kd_joint": (_DEFAULT.kd_joint, "Motor-angle (or joint-angle) damping [N m s/rad]."),
+    "kp_joints": ([], "Per-joint kp_joint [N m/rad], model joint order (e.g. designed from the model: "
+                  "fly.launch.py); empty = kp_joint for every joint."),
+    "kd_joints": ([], "Per-joint kd_joint [N m s/rad], model joint order; empty = kd_joint for every joint."),
     "lag_timestep": (0.0, "0: continuous rotor-lag compensation omega + T omega'; > 0: the exact inverse of the "
                      "discrete rotor filter of this step [s]."),
     "feedback": ("geometric", "Feedback law: 'geometric' (Lee's controller, the gains above) or 'lqr' (time-varying "
@@ -130,8 +134,10 @@ PARAMETERS = {
 
 
 def _gains(values: dict) -> FlatnessGains:
-    """FlatnessGains from parameter values (``ValueError`` naming the gain)."""
-    return FlatnessGains(**{k: (tuple(values[k]) if k in ("kp_rotation", "kd_rotation") else values[k])
+    """FlatnessGains from parameter values (``ValueError`` naming the gain); ``kp_joints`` /
+    ``kd_joints``, when given, are the per-joint ``kp_joint`` / ``kd_joint``."""
+    return FlatnessGains(**{k: (tuple(values[k]) if k in ("kp_rotation", "kd_rotation")
+                                else tuple(values[k + "s"]) if values.get(k + "s") else values[k])
                             for k in GAINS})
 
 
@@ -210,9 +216,10 @@ class FlatControllerNode(TrackingInputs, Node):
             self.create_subscription(String, topic.rstrip("/") + "/labels",
                                      guard(self, self._on_linearization_labels, "linearization/labels"), latched)
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        joints = self.cfg.elastic.joints if self.elastic else None   # rigid: every model joint (set with the model)
+        # the driven joints are known with the model: the elastic joints' motors, then the rigid joints
         self._per_joint, self._qos = p["per_joint_effort_topics"], qos
-        self.commands = ActuatorCommandPublisher(self, joints, qos, self._per_joint) if joints is not None else None
+        self.commands = None
+        self._rigid_idx = np.zeros(0, dtype=np.intp)   # model indices of the rigid joints after the motors
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: flatness", "")
         guard_time_source(self)
         self.diag.counters.update(rotor_saturations=0, motor_saturations=0)
@@ -269,8 +276,14 @@ class FlatControllerNode(TrackingInputs, Node):
         self._com, self._yaw, self._Qd = np.zeros((5, 3)), np.zeros(3), np.zeros((3, n))
         self._desired = None
         self._ff = None
-        if self.commands is None:   # rigid joints: every model joint is driven
-            self.commands = ActuatorCommandPublisher(self, model.joint_names, self._qos, self._per_joint)
+        if self.commands is None:
+            if self.elastic:   # the motors of the elastic joints, then the torques of the others (mixed joints)
+                rigid = [j for j in model.joint_names if j not in self.cfg.elastic.joints]
+                self._rigid_idx = np.array([model.joint_names.index(j) for j in rigid], dtype=np.intp)
+                names = list(self.cfg.elastic.joints) + rigid
+            else:              # rigid joints: every model joint is driven
+                names = model.joint_names
+            self.commands = ActuatorCommandPublisher(self, names, self._qos, self._per_joint)
         al = loaded.allocation
         self.get_logger().info(
             f"model '{model.name}', {al.n_rotors} rotors ({'collinear' if al.collinear else 'fully actuated'}, "
@@ -449,8 +462,9 @@ class FlatControllerNode(TrackingInputs, Node):
         except ValueError as exc:
             self.diag.problem("command", f"no command: {exc}")
             return
-        self.commands.publish(state, cmd.omega, cmd.u)
-        self._last_cmd = (state, np.array(cmd.omega, dtype=float), np.array(cmd.u, dtype=float))
+        u = np.r_[cmd.u, cmd.joint_torque[self._rigid_idx]] if self._rigid_idx.size else cmd.u
+        self.commands.publish(state, cmd.omega, u)
+        self._last_cmd = (state, np.array(cmd.omega, dtype=float), np.array(u, dtype=float))
         c = self.diag.counters
         c["rotor_saturations"] = self.ctrl.rotor_saturations
         c["motor_saturations"] = self.ctrl.motor_saturations
