@@ -190,6 +190,7 @@ class ActuationConfig:
     base_link: str | None = None
     source_path: Path | None = None
     extra_locked_joints: tuple = ()
+    schema: int = 1                              # 0: an old tilthex:/multirotor: file
 
     # ---- names -------------------------------------------------------------------------------
     @property
@@ -306,12 +307,11 @@ class ActuationConfig:
             self._fail("base_link", f"{self.base_link!r} but the model's base is {model.base_link!r}; load it with "
                        "ActuationConfig.load_model or fix the name")
         names = set(model.joint_names)
-        for key, js in (("joints", self.joint_actuation), ("elastic_joints.joints", self.elastic.joints)):
-            for j in js:
-                if j not in names:
-                    self._fail(f"{key}.{j}" if key == "joints" else key,
-                               f"{j!r} is not a movable joint of the model{_did_you_mean(j, names)} (joints: "
-                               f"{', '.join(model.joint_names) or 'none'}); fix the name or remove it")
+        for j in dict.fromkeys(list(self.joint_actuation) + list(self.elastic.joints)):
+            if j not in names:
+                self._fail(f"joints.{j}" if self.schema >= 1 else "elastic_joints.joints",
+                           f"{j!r} is not a movable joint of the model{_did_you_mean(j, names)} (joints: "
+                           f"{', '.join(model.joint_names) or 'none'}); fix the name or remove it")
         try:
             _, F = self.rotor_frames(model)
         except ValueError as exc:

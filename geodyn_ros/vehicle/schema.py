@@ -166,7 +166,7 @@ def _load_old(doc, p) -> ActuationConfig:
                                                                 t.get("rotor_velocity_slowdown_sim", 10.0)),
                                rotor_mass=_pos("rotor_mass", t.get("rotor_mass", 0.005)),
                                rotor_geometry="tilthex", joint_actuation=ja, gains_spec=gains, control_period=period,
-                               base_link=base, source_path=Path(p))
+                               base_link=base, source_path=Path(p), schema=0)
     except KeyError as exc:
         raise ValueError(f"config: {p} misses the key {exc.args[0]!r}") from None
     except TypeError as exc:
