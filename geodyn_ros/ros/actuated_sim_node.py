@@ -122,7 +122,7 @@ class ActuatedSimNode(SimNode):
         self._ms.name = list(self.elastic_joints)
         # the rigid (torque-controlled) joints of a vehicle file with mixed joints (none when every
         # joint is elastic); their torques come on cmd/motor_efforts with the motors'
-        self.rigid_joints = tuple(sim.rigid_joints)
+        self.rigid_joints = tuple(getattr(sim, "rigid_joints", ()))
         self._rigid_matcher = JointNameMatcher(self.rigid_joints)
         self._rigid_idx = np.array([sim.model.joint_names.index(j) for j in self.rigid_joints], dtype=np.intp)
         self._rigid_cmd = np.zeros(len(self.rigid_joints))
