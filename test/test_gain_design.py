@@ -199,6 +199,17 @@ def test_shipped_files_give_todays_gains(hexarotor, tilthex):
         np.testing.assert_array_equal(d.kd_joint, np.full(6, g.kd_joint))
 
 
+def test_gains_object_for_the_controllers(hexarotor, tilthex):
+    """GainDesign.gains is the controller's dataclass with the designed numbers."""
+    for (cfg, model, al), cls in ((hexarotor, FlatnessGains), (tilthex, TrackingGains)):
+        d = design_gains(model, al, cfg, spec={}, period=DT)
+        g = d.gains
+        assert type(g) is cls
+        assert g.kp_position == d.kp_position
+        np.testing.assert_array_equal(np.broadcast_to(g.kd_rotation, (3,)), np.broadcast_to(d.kd_rotation, (3,)))
+        np.testing.assert_array_equal(np.broadcast_to(g.kp_joint, (6,)), d.kp_joint)
+
+
 def test_default_bandwidths_near_todays_numbers(hexarotor, tilthex):
     """Designed with the default bandwidths (no gains: section), the CoM and attitude gains of the
     shipped 4.03 kg vehicles are within 7 % of today's hand-set numbers (FlatnessGains /

@@ -51,7 +51,7 @@ def test_text_fits_100_columns_and_names_every_figure(hexa_text):
     lines = hexa_text.splitlines()
     assert max(map(len, lines)) <= 99
     for s in ("mass 4.03 kg", "allocation rank 4 -> flatness controller", "hover speeds [% of max]",
-              "thrust-to-weight", "max tilt holding altitude", "yaw authority at hover", "gains from the file's gains:",
+              "thrust-to-weight", "max tilt holding altitude", "yaw authority at hover", "gains (the file's gains: section)",
               "radius"):
         assert s in hexa_text, s
     assert sum(ln.split()[0] == "joint" for ln in lines if ln.strip()) == 6

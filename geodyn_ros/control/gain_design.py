@@ -216,13 +216,18 @@ class GainDesign:
     @property
     def gains(self):
         """The controller's gains object: :class:`~geodyn_ros.control.flatness.FlatnessGains` or
-        :class:`~geodyn_ros.control.feedback.TrackingGains` with per-joint arrays."""
+        :class:`~geodyn_ros.control.feedback.TrackingGains`, with per-joint tuples (scalars for
+        TrackingGains when every joint has the same gain)."""
         kw = {k: getattr(self, k) for k in _EXPLICIT}
         if self.kind == "flatness":
             from .flatness import FlatnessGains
             kw["kp_rotation"], kw["kd_rotation"] = tuple(kw["kp_rotation"]), tuple(kw["kd_rotation"])
             return FlatnessGains(**kw)
         from .feedback import TrackingGains
+        for k in ("kp_joint", "kd_joint"):   # a uniform array is the scalar (TrackingGains takes either form)
+            a = np.asarray(kw[k], float)
+            if a.size and np.all(a == a.flat[0]):
+                kw[k] = float(a.flat[0])
         return TrackingGains(**kw)
 
     def as_dict(self) -> dict:

@@ -136,8 +136,8 @@ def vehicle_report(urdf=None, vehicle=None, *, period=None) -> dict:
     out["yaw_moment_nm"] = min(yaw)
     out["yaw_acceleration_rad_s2"] = min(yaw) / float(Ic[2, 2])
     d = design_gains(model, al, cfg, period=dt)
-    out["gains_source"] = ("from the file's gains:" if getattr(cfg, "gains_spec", None)
-                          else "designed from the model (default bandwidths)")
+    out["gains_source"] = ("the file's gains: section" if getattr(cfg, "gains_spec", None)
+                          else "designed from the model, default bandwidths")
     out["gains"] = d.as_dict()
     return out
 
@@ -169,7 +169,7 @@ def format_report(r: dict) -> str:
                  "(smallest of +-x, +-y)")
     L.append(f"yaw authority at hover {r['yaw_moment_nm']:.3g} N m -> {r['yaw_acceleration_rad_s2']:.3g} rad/s^2")
     g = r["gains"]
-    L.append(f"gains {r['gains_source']}, discrete loop at {r['control_period_s'] * 1e3:g} ms:")
+    L.append(f"gains ({r['gains_source']}), discrete loop at {r['control_period_s'] * 1e3:g} ms:")
     L.append(f"  {'loop':<9}{'axis':<28}{'inertia':>9}{'kp':>9}{'kd':>9}{'w rad/s':>8}{'damping':>8}"
              f"{'radius':>9}  ok")
     for lp in g["loops"]:
