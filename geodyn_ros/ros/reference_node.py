@@ -126,14 +126,15 @@ class ReferenceNode(Node):
         self.waypoints = p["trajectory"] == "waypoints"
         self._vehicle_ref = None
         if p["trajectory"] == "vehicle":   # geodyn_fly's reference for this vehicle (rank 4: flat outputs)
-            from .fly_closed_loop import vehicle_reference
+            from geodyn_ros.loops.fly import prepare
             src = model_source(p)
             if src is None or not p["actuation_config"]:
                 raise ConfigurationError("parameter 'trajectory': 'vehicle' needs actuation_config (the vehicle file) "
                                          "and urdf_path or robot_description")
             try:
-                self._vehicle_ref, rank, self.joint_names = vehicle_reference(src[0], p["actuation_config"],
-                                                                              p["vehicle_reference"])
+                prep = prepare(src[0], p["actuation_config"], reference=p["vehicle_reference"])
+                self._vehicle_ref, rank = prep["reference"], prep["rank"]
+                self.joint_names = tuple(prep["model"].joint_names)
             except ValueError as exc:
                 raise ConfigurationError(f"parameter 'vehicle_reference': {str(exc).splitlines()[0]}") from None
             self.flat = rank == 4
