@@ -257,6 +257,12 @@ def test_caps(hexarotor):
     assert len(d.notes) == 2 and "attitude" in d.notes[0] and "joints" in d.notes[1]
 
 
+def test_actuated_yaw_entry_noted(tilthex):
+    cfg, model, al = tilthex
+    d = design_gains(model, al, cfg, spec={"yaw": {"bandwidth": 5.0}}, period=DT)
+    assert d.notes == ["yaw: not used (the actuated controller has one rotation gain, set by attitude)"]
+
+
 def test_bad_input(hexarotor):
     cfg, model, al = hexarotor
     with pytest.raises(ValueError, match=r"gains\.kp_positon: unknown key"):

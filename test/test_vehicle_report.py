@@ -160,3 +160,21 @@ def test_bad_invocation_one_line():
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("geodyn_vehicle: error: urdf: required"), out.stderr
+
+
+def test_quadrotor_without_arm():
+    """n = 0 (example-robot-data's Iris, config/vehicles/iris.yaml, rotors from its URDF links):
+    no joint loop, thrust-to-weight 4 c_f w_max^2 / (m g) with the file's constants and
+    Pinocchio's mass, and four equal hover speeds sqrt(m g / (4 c_f)) (CoM on the z axis within
+    3e-4 m, the rotors symmetric: the moment share of the hover speed is below 1e-3 of it, hence
+    the 1e-3 tolerance)."""
+    from geodyn_ros.loops.vehicle_report import vehicle_report
+    d = example_robot_data_dir()
+    urdf = f"{d}/iris_description/robots/iris.urdf"
+    r = vehicle_report(urdf, ROOT / "config/vehicles/iris.yaml")
+    m = pin.computeTotalMass(build_pin_model(urdf))
+    cf, wmax = 8.54858e-06, 1100.0
+    assert r["n_joints"] == 0 and r["rank"] == 4
+    assert [lp["loop"] for lp in r["gains"]["loops"]] == ["com", "attitude", "attitude", "yaw"]
+    assert r["thrust_to_weight"] == pytest.approx(4 * cf * wmax ** 2 / (m * G), rel=1e-9)
+    np.testing.assert_allclose(r["hover_speed_rad_s"], math.sqrt(m * G / (4 * cf)), rtol=1e-3)

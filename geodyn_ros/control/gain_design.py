@@ -333,12 +333,14 @@ def design_gains(model, allocation, config, *, kind=None, spec=None, period=None
             raise ValueError(f"gains.{k}: unknown key; expected some of {', '.join(sorted(known))}")
     inertias = model_inertias(model, q)
     joint_names = tuple(model.joint_names)
+    notes = []
+    if kind == "actuated" and "yaw" in spec:
+        notes.append("yaw: not used (the actuated controller has one rotation gain, set by attitude)")
     n = len(joint_names)
     elastic = _elastic_map(config, rigid_joints)
     t_up = _t_up(config)
     w_rate = 2 * math.pi / (SAMPLES_PER_PERIOD * dt)
     w_rotor = ROTOR_LAG_FRACTION / t_up
-    notes = []
 
     def bw(key):
         w, z = _bw_spec(spec, key, DEFAULTS[kind][key], "gains")
