@@ -371,3 +371,21 @@ def test_file_level_refusals_keep_their_former_prefix(tmp_path):
         load_vehicle(write(tmp_path, "constants: {}\n"))
     with pytest.raises(ValueError, match=r": rotors: expected a list of rotors"):
         load_vehicle(write(tmp_path, {"rotors": 3}))
+
+
+def test_a_rotor_list_flies_in_the_simulator_without_rotor_links(tmp_path):
+    """The call sites use the file's frames: ActuatedSim and Allocation on a URDF with no rotor link."""
+    from geodyn_ros.control.rotors import Allocation
+    from geodyn_ros.sim.actuated import ActuatedSim
+    cfg = load_vehicle(write(tmp_path, quad_x(joints={"J1": {"type": "rigid"}})))
+    src = urdf(joints=[("J1", 2.0)])
+    sim = ActuatedSim(src, cfg)
+    assert sim.rotor_names == ("rotor_1", "rotor_2", "rotor_3", "rotor_4") and sim.model.joint_names == ("J1",)
+    assert np.array_equal(sim.rotor_frames, cfg.rotor_frames(sim.model)[1])
+    al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
+    assert al.collinear and np.allclose(al.A, A_of(cfg, sim.model), rtol=0, atol=1e-20)
+
+
+def test_a_bare_name_is_a_shipped_vehicle_file():
+    p = ROOT / "config" / "vehicles" / "iris.yaml"
+    assert load_vehicle("iris").source_path == p and load_vehicle(p).rotor_regex == load_vehicle("iris").rotor_regex

@@ -233,7 +233,9 @@ class ActuationConfig:
         """The joints to lock when loading ``urdf_source`` (path, xacro or XML string): the moving
         joints above the rotor links (TiltHex form: ``rotor_joints`` present in the URDF;
         ``from_urdf``: the parent joint of each matched link), then ``locked_joints`` of the file."""
-        joints, links = urdf_joint_table(urdf_source)
+        return self._locked_in(*urdf_joint_table(urdf_source))
+
+    def _locked_in(self, joints, links) -> tuple:
         moving = {n for n, j in joints.items() if j["type"] in _MOVING}
         if self.rotor_geometry == "tilthex":
             out = [j for j in self.rotor_joints if j in moving]
@@ -256,12 +258,13 @@ class ActuationConfig:
         ``base_link`` (unless ``kw`` names one); remembers the URDF's effort limits for
         :meth:`effort_limits`."""
         from ..model.urdf import load_urdf
+        table = urdf_joint_table(urdf_source)        # the URDF (or xacro) is expanded here and in load_urdf
         locked = list(kw.pop("locked_joints", None) or [])
-        locked += [j for j in self.locked_joints(urdf_source) if j not in locked]
+        locked += [j for j in self._locked_in(*table) if j not in locked]
         if kw.get("base_link") is None and self.base_link is not None:
             kw["base_link"] = self.base_link
         model = load_urdf(urdf_source, locked_joints=locked, **kw)
-        _MODEL_JOINTS[model] = urdf_joint_table(urdf_source)[0]
+        _MODEL_JOINTS[model] = table[0]
         return model
 
     def rotor_frames(self, model) -> tuple:
