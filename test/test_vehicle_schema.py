@@ -358,10 +358,9 @@ def test_refusals_of_the_model_check(tmp_path):
     d["constants"]["max_rot_velocity"] = 700.0
     msg = refused(tmp_path, d, "rotors[0]", model_urdf=urdf(mass=1.5, com_x=0.15), extra="hover needs omega")
     assert "> max_rot_velocity 700" in msg
-    d = quad_x(base_link="nope")
-    with pytest.raises(ValueError, match=r"base_link"):
-        cfg = load_vehicle(write(tmp_path, d))
-        cfg.check(gd.load_urdf(urdf()))
+    p = write(tmp_path, quad_x(base_link="nope"))
+    with pytest.raises(ValueError, match=rf"^{p}: base_link: 'nope' but the model's base is 'base'; "):
+        load_vehicle(p).check(gd.load_urdf(urdf()))
 
 
 def test_file_level_refusals_keep_their_former_prefix(tmp_path):
