@@ -72,6 +72,15 @@ def load_vehicle_model(urdf=None, vehicle=None):
     return cfg, model, al, urdf
 
 
+def _finite(x):
+    """``float(x)``, or None (JSON null; "n/a" in the text) when the program had no solution."""
+    return float(x) if math.isfinite(x) else None
+
+
+def _g(x, spec=".3g"):
+    return "n/a (no hover within the speed limits)" if x is None else format(x, spec)
+
+
 def _lp(c, A_eq, b_eq, lo, hi):
     from scipy.optimize import linprog
     res = linprog(c, A_eq=A_eq, b_eq=b_eq, bounds=list(zip(lo, hi)), method="highs")
@@ -89,8 +98,7 @@ def vehicle_report(urdf=None, vehicle=None, *, period=None) -> dict:
     rot = cfg.rotors
     cf = rot.per_rotor("motor_constant")
     wmax = rot.per_rotor("max_rot_velocity")
-    wmin = rot.per_rotor("min_rot_velocity") if "min_rot_velocity" in getattr(type(rot), "__dataclass_fields__", {}) \
-        else np.zeros(rot.n_rotors)
+    wmin = rot.per_rotor("min_rot_velocity")
     _, frames = cfg.rotor_frames(model)
     A = al.A
     f_hover = np.array([0.0, 0.0, W])
@@ -124,17 +132,17 @@ def vehicle_report(urdf=None, vehicle=None, *, period=None) -> dict:
             Aeq = np.vstack([A[:3] - np.outer(np.cross(c, e), s * A[k]), A[other], A[5]])
             beq = np.concatenate([np.cross(c, f_hover), [0.0, W]])
             x = _lp(-s * A[k], Aeq, beq, lo, hi)
-            acc.append(float(s * A[k] @ x) / m if x is not None else 0.0)
-        out["max_lateral_acceleration_m_s2"] = min(acc)
-        out["lateral_acceleration_by_direction_m_s2"] = dict(zip(("+x", "-x", "+y", "-y"), acc))
+            acc.append(float(s * A[k] @ x) / m if x is not None else math.nan)   # nan: no hover in the limits
+        out["max_lateral_acceleration_m_s2"] = _finite(np.min(acc))
+        out["lateral_acceleration_by_direction_m_s2"] = dict(zip(("+x", "-x", "+y", "-y"), map(_finite, acc)))
         Aeq_yaw = A[[0, 1, 3, 4, 5]]
         b_yaw = np.array([n_hover[0], n_hover[1], 0.0, 0.0, W])
     yaw = []
     for s in (1.0, -1.0):
         x = _lp(-s * A[2], Aeq_yaw, b_yaw, lo, hi)
-        yaw.append(float(s * A[2] @ x) if x is not None else 0.0)
-    out["yaw_moment_nm"] = min(yaw)
-    out["yaw_acceleration_rad_s2"] = min(yaw) / float(Ic[2, 2])
+        yaw.append(float(s * A[2] @ x) if x is not None else math.nan)       # nan: no hover in the limits
+    out["yaw_moment_nm"] = _finite(np.min(yaw))
+    out["yaw_acceleration_rad_s2"] = _finite(np.min(yaw) / float(Ic[2, 2]))
     d = design_gains(model, al, cfg, period=dt)
     out["gains_source"] = ("the file's gains: section" if getattr(cfg, "gains_spec", None)
                           else "designed from the model, default bandwidths")
@@ -165,9 +173,9 @@ def format_report(r: dict) -> str:
     if "max_tilt_deg" in r:
         L.append(f"max tilt holding altitude {r['max_tilt_deg']:.1f} deg")
     else:
-        L.append(f"max lateral acceleration at level attitude {r['max_lateral_acceleration_m_s2']:.3g} m/s^2 "
+        L.append(f"max lateral acceleration at level attitude {_g(r['max_lateral_acceleration_m_s2'])} m/s^2 "
                  "(smallest of +-x, +-y)")
-    L.append(f"yaw authority at hover {r['yaw_moment_nm']:.3g} N m -> {r['yaw_acceleration_rad_s2']:.3g} rad/s^2")
+    L.append(f"yaw authority at hover {_g(r['yaw_moment_nm'])} N m -> {_g(r['yaw_acceleration_rad_s2'])} rad/s^2")
     g = r["gains"]
     L.append(f"gains ({r['gains_source']}), discrete loop at {r['control_period_s'] * 1e3:g} ms:")
     L.append(f"  {'loop':<9}{'axis':<28}{'inertia':>9}{'kp':>9}{'kd':>9}{'w rad/s':>8}{'damping':>8}"
