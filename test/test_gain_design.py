@@ -257,6 +257,14 @@ def test_caps(hexarotor):
     assert len(d.notes) == 2 and "attitude" in d.notes[0] and "joints" in d.notes[1]
 
 
+def test_zero_stiffness_refused_as_such(hexarotor):
+    """kp_joint 0 on a rigid joint leaves its angle without a restoring force (a pole at z = 1):
+    refused with 'need kp_joint[...] > 0'."""
+    cfg, model, al = hexarotor
+    d = design_gains(model, al, cfg, spec={"kp_joint": 0.0}, period=DT, rigid_joints=True)
+    assert len(d.refusals) == 6 and "need kp_joint[J2] > 0" in d.refusals[0]
+
+
 def test_actuated_yaw_entry_noted(tilthex):
     cfg, model, al = tilthex
     d = design_gains(model, al, cfg, spec={"yaw": {"bandwidth": 5.0}}, period=DT)

@@ -148,6 +148,8 @@ def gain_bound(I, kp, kd, dt, *, lag=None, stiffness=0.0):
     gain follows it at damping :data:`_BOUND_DAMPING`. ``None`` if the loop is accepted."""
     if _ok(I, kp, kd, dt, lag, stiffness):
         return None
+    if kp <= 0.0 and stiffness <= 0.0:
+        return "kp", ">", 0.0       # no restoring force: the position drifts (a pole at z = 1)
     grid = kd * np.logspace(-4, 2, 61) if kd > 0 else np.sqrt(max(kp, 1e-12) * I) * np.logspace(-4, 2, 61)
     good = [g for g in grid if _ok(I, kp, g, dt, lag, stiffness)]
     if good:
@@ -417,7 +419,7 @@ def _evaluate(d: GainDesign, inertias, elastic, t_up, dt):
         bound = gain_bound(I, kp, kd, dt, lag=lag, stiffness=k)
         w = math.sqrt(kp / I)
         entry = {"loop": loop, "axis": axis, "inertia": float(I), "kp": kp, "kd": kd, "bandwidth": w,
-                 "damping": kd / (2 * math.sqrt(kp * I)) if kp > 0 else float("inf"),
+                 "damping": kd / (2 * math.sqrt(kp * I)) if kp > 0 else None,   # None: no stiffness
                  "spectral_radius": rad, "spectral_radius_at_margin": rad_m, "ok": bound is None,
                  "elastic": loop == "joint" and axis in elastic, "bound": None}
         if bound is not None:

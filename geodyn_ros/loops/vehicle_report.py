@@ -184,7 +184,8 @@ def format_report(r: dict) -> str:
         axis = lp["axis"] + (" (B)" if lp.get("elastic") else "")
         axis = axis if len(axis) <= 27 else "~" + axis[-26:]
         L.append(f"  {lp['loop']:<9}{axis:<28}{lp['inertia']:>9.3g}{lp['kp']:>9.4g}{lp['kd']:>9.4g}"
-                 f"{lp['bandwidth']:>8.3g}{lp['damping']:>8.3g}{lp['spectral_radius']:>9.5f}  "
+                 f"{lp['bandwidth']:>8.3g}{'-' if lp['damping'] is None else format(lp['damping'], '.3g'):>8}"
+                 f"{lp['spectral_radius']:>9.5f}  "
                  f"{'yes' if lp['ok'] else 'NO'}")
     L.append("  (radius: spectral radius of the PD under zero-order hold with one step of delay; ok: "
              "below 1")
