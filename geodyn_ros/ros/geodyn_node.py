@@ -132,6 +132,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from types import SimpleNamespace
 
 import numpy as np
@@ -150,11 +151,13 @@ from geodyn_ros.lie import Ad_inv
 from .cdr import (decode_float64_multiarray, decode_joint_state, decode_odometry, joint_state_template,
                   name_cache, wrench_stamped_template)
 from .conversions import (InputError, JointNameMatcher, odometry_from_fields, spatial_to_body_wrench)
+from .fast_inputs import FastFlatReference, FastJointState, FastOdometry
+from .raw_outputs import DesiredStateOutput, JetOutput, sqrt_jet
 from .input_sync import PairMatcher, TopicBuffer, buffer_depth, select_reference
 from .plausibility import LIMIT_NAMES, check_plausible, check_plausible_flat
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
-from .jets import (FeedforwardJetPacker, FlatFeedforwardPacker, FlatReferenceDecoder, LinearizationPacker,
-                   ReferenceDecoder, RotorSpeedPacker, linearization_labels_json, make_reference_msg)
+from .jets import (FlatFeedforwardPacker, FlatReferenceDecoder, LinearizationPacker,
+                   ReferenceDecoder, RotorSpeedPacker, linearization_labels_json)
 from .description import ModelSource
 from .geodyn_params import PARAMETERS, check_parameters, load_model, node_gravity
 from .params import declare_parameters
@@ -207,9 +210,11 @@ class GeodynNode(Node):
         self._bufs = {}            # topic -> TopicBuffer (input_sync), made by _setup_model
         self._set = None           # the input set of the next cycle (None: no new set)
         self._last_now = -1
+        self._clock_handle = self.get_clock().handle
         self._summaries = 0
 
-        qos = control_qos(p["qos_depth"])
+        qos = control_qos(p["qos_depth"], p["output_reliability"])
+        qos_in = control_qos(p["qos_depth"], p["input_reliability"])
         self._pub_wrench = self.create_publisher(WrenchStamped, "feedforward/wrench", qos)
         self._pub_efforts = self.create_publisher(JointState, "feedforward/joint_efforts", qos)
         self._pub_jet = self.create_publisher(Float64MultiArray, "feedforward/jet", qos)
@@ -236,14 +241,17 @@ class GeodynNode(Node):
         # compiled or loaded from the cache, before the inputs are subscribed), or later from the topic
         self.model_source = ModelSource(self, p, self.diag, load=self._load_model, apply=self._setup_model,
                                         model_of=lambda loaded: loaded.model, period=p["diagnostics_period"])
-        # raw (serialized) subscriptions, decoded with numpy (geodyn_ros.ros.cdr): no Python
-        # message objects on the 1 kHz path
+        # raw (serialized) subscriptions, decoded with numpy (geodyn_ros.ros.cdr) or compiled
+        # (geodyn_ros.ros.fast_inputs): no Python message objects on the 1 kHz path.
+        # _on_<topic>(msg) = _receive(<topic>, _parse_<topic>, msg)
+        for t in ("reference", "flat_reference", "odom", "joint_states"):
+            setattr(self, f"_on_{t}", partial(self._receive, t, getattr(self, f"_parse_{t}")))
         callbacks = {"reference": (Float64MultiArray, self._on_reference),
                      "flat_reference": (Float64MultiArray, self._on_flat_reference),
                      "odom": (Odometry, self._on_odom), "joint_states": (JointState, self._on_joint_states)}
         for topic in self._topics:
             msg_type, cb = callbacks[topic]
-            self.create_subscription(msg_type, topic, guard(self, cb, topic), qos, raw=True)
+            self.create_subscription(msg_type, topic, guard(self, cb, topic), qos_in, raw=True)
         self._js_names = name_cache()
         guard_time_source(self)
         self.get_logger().info(f"input_mode {self.mode}: computes from {', '.join(self._topics)}"
@@ -272,6 +280,8 @@ class GeodynNode(Node):
         self.model = model
         self.allocation, self.rotor_names = loaded.allocation, loaded.rotor_names
         self.diag.hardware_id = model.name
+        # measured/reference modes: preallocated order-r inverse dynamics, rebuilt for a new model
+        self._ws = None if self.flat else gd.Workspace(model, self.order, gravity=self.gravity)
         if not first:
             if self.publish_linearization:
                 self._publish_linearization_labels()
@@ -284,14 +294,18 @@ class GeodynNode(Node):
         self._bufs = {t: TopicBuffer(t, depth, lambda t=t: self._entry(t)) for t in self._topics}
         if self.mode == "measured":
             self._pair = PairMatcher(self._bufs["odom"], self._bufs["joint_states"], self.tol_ns)
+        # a measured cycle's inputs: the pair's C, V^(0), q, qdot (copied in at the match), the reference's rows above
         self._C_meas = np.eye(4)
-        self._V0_meas = np.zeros(6)
-        self._q_meas = np.zeros(n)
-        self._qd_meas = np.zeros(n)
         self._V_in = np.zeros((r + 2, 6))
         self._Q_in = np.zeros((r + 3, n))
         self._ref_decoder = ReferenceDecoder(model.joint_names, r)
         self._matcher = JointNameMatcher(model.joint_names)
+        # one compiled call per input message shaped like the last accepted one (geodyn_ros.ros.fast_inputs)
+        self._fast_odom = FastOdometry(self.limits)
+        self._fast_js = FastJointState(self.limits)
+        if self.flat:
+            self._fast_flat = FastFlatReference(self.limits, r)
+            self._desired_out = DesiredStateOutput(model.joint_names, r)
         self._wrench_msg = WrenchStamped()
         self.base_frame = self.frame_prefix + self.base_link   # frame id of the base link
         self._wrench_msg.header.frame_id = self.base_frame
@@ -302,10 +316,9 @@ class GeodynNode(Node):
         # rclpy, the stamp and values rewritten in place (geodyn_ros.ros.cdr)
         self._raw_wrench = wrench_stamped_template(self._wrench_msg)
         self._raw_efforts = joint_state_template(self._efforts_msg)
-        self._jet = FeedforwardJetPacker(model.joint_names, r)
+        self._jet_out = JetOutput(model.joint_names, r)   # (geodyn_ros.ros.raw_outputs)
         if self.flat:
             self._flat_decoder = FlatReferenceDecoder(model.joint_names, r)
-            self._desired_msg = Float64MultiArray()
             self._flat_jet = FlatFeedforwardPacker(model.joint_names, r)
             if self.allocation is not None:
                 self._rotor_jet = RotorSpeedPacker(self.rotor_names, r)
@@ -355,7 +368,9 @@ class GeodynNode(Node):
                                V_sp=np.zeros((r + 2, 6)) if self._convert_ref else V)
 
     def _now_ns(self) -> int:
-        now = self.get_clock().now().nanoseconds
+        clock = self._clock_handle
+        with clock:   # rclpy's Clock.now() without its Time object
+            now = clock.get_now().nanoseconds
         if now < self._last_now:  # simulated time was reset: forget the old stamps and messages
             for b in self._bufs.values():
                 b.reset()
@@ -371,9 +386,9 @@ class GeodynNode(Node):
             return [f"robot_description on {self.model_source.topic}"]
         return [t for t in self._topics if not self._bufs[t].accepted]
 
-    def _receive(self, topic: str, parse) -> None:
-        """Decode a message into its topic's scratch entry (``parse(entry)`` returns the stamp or
-        raises InputError), accept it into the buffer, then form the input set and run the cycle."""
+    def _receive(self, topic: str, parse, msg) -> None:
+        """Decode a message into its topic's scratch entry (``parse(entry, msg)`` returns the stamp
+        or raises InputError), accept it into the buffer, then form the input set and run the cycle."""
         self.model_source.poll()   # apply a loaded robot_description (between cycles)
         if self.model is None:
             self.model_source.refuse_input(topic)
@@ -382,7 +397,7 @@ class GeodynNode(Node):
         buf.received = True
         now = self._now_ns()  # detects a simulated-time reset before the stamp-order check
         try:
-            stamp = parse(buf.scratch)
+            stamp = parse(buf.scratch, msg)
             entry = buf.accept(stamp, now, self.stale_ns)
         except InputError as exc:
             self.diag.problem(topic, str(exc))
@@ -395,52 +410,57 @@ class GeodynNode(Node):
                 return
             t_odom, odom, t_js, js = pair
             self._C_meas[:] = odom.C
-            self._V0_meas[:] = odom.V0
-            self._q_meas[:] = js.q
-            self._qd_meas[:] = js.qd
+            self._V_in[0] = odom.V0
+            self._Q_in[0] = js.q
+            self._Q_in[1] = js.qd
             self._set = (t_odom, t_js)
         else:
             return
         if self._rate_zero:
             self._cycle(now)
 
-    def _on_reference(self, msg) -> None:
-        def parse(e):
-            e.converted = False
-            ref = decode_float64_multiarray(msg, "reference")
-            stamp = self._ref_decoder.decode(ref, e.C, e.V, e.Q)
-            check_plausible(self.limits, "reference", e.C, e.V if not self._convert_ref else None, e.Q)
+    def _parse_reference(self, e, msg) -> int:
+        e.converted = False
+        ref = decode_float64_multiarray(msg, "reference")
+        stamp = self._ref_decoder.decode(ref, e.C, e.V, e.Q)
+        check_plausible(self.limits, "reference", e.C, e.V if not self._convert_ref else None, e.Q)
+        return stamp
+
+    def _parse_flat_reference(self, e, msg) -> int:
+        stamp = self._fast_flat.decode(msg, e.com, e.yaw, e.Q)   # -1: not the learned shape, or declined
+        if stamp >= 0:
             return stamp
-        self._receive("reference", parse)
+        ref = decode_float64_multiarray(msg, "flat_reference")
+        stamp = self._flat_decoder.decode(ref, e.com, e.yaw, e.Q)
+        check_plausible_flat(self.limits, e.com, e.yaw, e.Q)
+        names = ref.layout.dim[1].label.split(",")[4:]
+        self._fast_flat.learn(msg, self._matcher.indices(names, "flat_reference joint columns") + 4)
+        return stamp
 
-    def _on_flat_reference(self, msg) -> None:
-        def parse(e):
-            ref = decode_float64_multiarray(msg, "flat_reference")
-            stamp = self._flat_decoder.decode(ref, e.com, e.yaw, e.Q)
-            check_plausible_flat(self.limits, e.com, e.yaw, e.Q)
+    def _parse_odom(self, e, msg) -> int:
+        stamp = self._fast_odom.decode(msg, e.C, e.V0)   # -1: not the learned shape, or declined
+        if stamp >= 0:
             return stamp
-        self._receive("flat_reference", parse)
+        sec, nsec, frame, child, pose, twist = decode_odometry(msg, "odom")
+        if frame and frame != self.world_frame:
+            raise InputError(f"odom: header.frame_id '{frame}' is not the world frame '{self.world_frame}'")
+        odometry_from_fields(child, pose, twist, e.C, e.V0, self.base_frame)
+        check_plausible(self.limits, "odom", e.C, e.V0[None, :])
+        self._fast_odom.learn(msg)
+        return sec * 1_000_000_000 + nsec
 
-    def _on_odom(self, msg) -> None:
-        def parse(e):
-            sec, nsec, frame, child, pose, twist = decode_odometry(msg, "odom")
-            if frame and frame != self.world_frame:
-                raise InputError(f"odom: header.frame_id '{frame}' is not the world frame '{self.world_frame}'")
-            odometry_from_fields(child, pose, twist, e.C, e.V0, self.base_frame)
-            check_plausible(self.limits, "odom", e.C, e.V0[None, :])
-            return sec * 1_000_000_000 + nsec
-        self._receive("odom", parse)
-
-    def _on_joint_states(self, msg) -> None:
-        def parse(e):
-            sec, nsec, names, position, velocity = decode_joint_state(msg, "joint_states", self._js_names)
-            if len(velocity) == 0:
-                raise InputError("joint_states: no velocity field (measured mode needs qdot)")
-            self._matcher.gather(names, position, e.q, "joint_states.position")
-            self._matcher.gather(names, velocity, e.qd, "joint_states.velocity")
-            check_plausible(self.limits, "joint_states", qd=e.qd, q=e.q)
-            return sec * 1_000_000_000 + nsec
-        self._receive("joint_states", parse)
+    def _parse_joint_states(self, e, msg) -> int:
+        stamp = self._fast_js.decode(msg, e.q, e.qd)
+        if stamp >= 0:
+            return stamp
+        sec, nsec, names, position, velocity = decode_joint_state(msg, "joint_states", self._js_names)
+        if len(velocity) == 0:
+            raise InputError("joint_states: no velocity field (measured mode needs qdot)")
+        self._matcher.gather(names, position, e.q, "joint_states.position")
+        self._matcher.gather(names, velocity, e.qd, "joint_states.velocity")
+        check_plausible(self.limits, "joint_states", qd=e.qd, q=e.q)
+        self._fast_js.learn(msg, self._matcher.indices(names, "joint_states.name"))
+        return sec * 1_000_000_000 + nsec
 
     def _on_timer(self) -> None:
         self.model_source.poll()
@@ -527,13 +547,10 @@ class GeodynNode(Node):
                     return
                 stamp = min(stamps)
             C, V, Q = self._C_meas, self._V_in, self._Q_in
-            V[:] = e.V_sp  # the reference's spatial jet (converted at the reference pose)
-            Q[:] = e.Q
-            V[0] = self._V0_meas
-            Q[0] = self._q_meas
-            Q[1] = self._qd_meas
+            V[1:] = e.V_sp[1:]  # the reference's spatial jet (converted at the reference pose) above V^(0)
+            Q[2:] = e.Q[2:]     # and its joint jet above q, qdot
         try:
-            res = gd.inverse_dynamics(self.model, C, V, Q, self.order, gravity=self.gravity)
+            res = self._ws.inverse_dynamics(C, V, Q)   # arrays owned by _ws, valid during this cycle
         except ValueError as exc:  # e.g. a pose that is not rigid
             self.diag.problem("dynamics", f"inverse dynamics rejected the inputs: {exc}")
             return
@@ -541,7 +558,9 @@ class GeodynNode(Node):
         if not (np.isfinite(W).all() and np.isfinite(tau).all()):
             self.diag.problem("nonfinite", "inverse dynamics produced NaN/Inf; not published")
             return
-        W0_body = spatial_to_body_wrench(C, W[0])
+        # the base-link wrench only while feedforward/wrench has a subscriber (or for the linearization)
+        W0_body = (spatial_to_body_wrench(C, W[0]) if self.publish_linearization
+                   or self._pub_wrench.get_subscription_count() else None)
         W_out = W
         if self.output_representation != "spatial" and self.publish_jet:
             try:
@@ -576,11 +595,10 @@ class GeodynNode(Node):
         if self.allocation is not None:
             omega = self._rotor_speed_jet(res.thrust, res.body_torque)
         self._publish(stamp, W0_body, W_out, tau)
-        self._pub_desired.publish(make_reference_msg(stamp, C, V, res.q[:V.shape[0]], self.model.joint_names,
-                                                     self._desired_msg))
-        self._pub_flat.publish(self._flat_jet.pack(stamp, res.thrust, res.body_torque, tau))
+        self._pub_desired.publish(self._desired_out.write(stamp, C, V, res.q[:V.shape[0]]))
+        self._pub_flat.publish(self._flat_jet.pack_blocks_raw(stamp, res.thrust, res.body_torque, tau))
         if omega is not None:
-            self._pub_rotors.publish(self._rotor_jet.pack(stamp, omega))
+            self._pub_rotors.publish(self._rotor_jet.pack_blocks_raw(stamp, omega))
         if self.publish_linearization and not self._publish_linearization(stamp, C, V, res.q, W, W0_body, tau):
             return
         if self.allocation is not None and omega is None:
@@ -600,14 +618,7 @@ class GeodynNode(Node):
                               f"{self.rotor_names[i]} would need omega^2 = {u[0, i]:.6g} (outside (0, "
                               f"{al.max_rot_velocity:g}^2) rad^2/s^2); the other outputs are published")
             return None
-        # Taylor coefficients: u_k = u^(k)/k!, w = sqrt(u): w_0 = sqrt(u_0), w_k = (u_k - sum w_j w_(k-j)) / (2 w_0)
-        fact = np.cumprod(np.r_[1.0, np.arange(1, len(u))])
-        ut = u / fact[:, None]
-        w = np.empty_like(ut)
-        w[0] = np.sqrt(ut[0])
-        for k in range(1, len(ut)):
-            w[k] = (ut[k] - sum(w[j] * w[k - j] for j in range(1, k))) / (2.0 * w[0])
-        return w * fact[:, None]
+        return sqrt_jet(u)   # the square-root series (geodyn_ros.ros.raw_outputs)
 
     def _convert_reference(self, e) -> bool:
         """Fill ``e.V_sp`` with the spatial jet of the reference twist jet ``e.V`` (in
@@ -627,18 +638,23 @@ class GeodynNode(Node):
         return True
 
     def _publish(self, stamp_ns: int, W0_body, W, tau) -> None:
-        w = self._raw_wrench
-        w.set_stamp(stamp_ns)
-        w.fields["torque"][:] = W0_body[:3]
-        w.fields["force"][:] = W0_body[3:]
-        e = self._raw_efforts
-        e.set_stamp(stamp_ns)
-        if "effort" in e.fields:
-            e.fields["effort"][:] = tau[0]
-        self._pub_wrench.publish(w.payload())
-        self._pub_efforts.publish(e.payload())
+        """Publish the outputs of every cycle; the convenience topics ``feedforward/wrench`` and
+        ``feedforward/joint_efforts`` only while they have a subscriber (a sub-microsecond query
+        per cycle: a new subscriber gets the very next cycle; ``W0_body`` None: no wrench)."""
+        if W0_body is not None and self._pub_wrench.get_subscription_count():
+            w = self._raw_wrench
+            w.set_stamp(stamp_ns)
+            w.fields["torque"][:] = W0_body[:3]
+            w.fields["force"][:] = W0_body[3:]
+            self._pub_wrench.publish(w.payload())
+        if self._pub_efforts.get_subscription_count():
+            e = self._raw_efforts
+            e.set_stamp(stamp_ns)
+            if "effort" in e.fields:
+                e.fields["effort"][:] = tau[0]
+            self._pub_efforts.publish(e.payload())
         if self.publish_jet:
-            self._pub_jet.publish(self._jet.pack_raw(stamp_ns, W, tau))
+            self._pub_jet.publish(self._jet_out.write(stamp_ns, W, tau))
 
     def _publish_linearization(self, stamp_ns: int, C, V, Q, W, W0_body, tau) -> bool:
         """Linearize about ``(C, V^(0), q^(0), q^(1))`` and ``(W^(0), tau^(0))`` and publish;

@@ -42,6 +42,12 @@ PARAMETERS = {
     "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: feedforward/wrench header.frame_id and the "
                      "odom child_frame_id check."),
     "qos_depth": (2, "Keep-last depth of the control topics."),
+    "input_reliability": ("reliable", "QoS reliability of the input subscriptions: 'reliable' or "
+                          "'best_effort' (matches reliable and best-effort publishers alike; a sample lost "
+                          "on the wire is not resent and costs its cycle; less CPU per cycle)."),
+    "output_reliability": ("reliable", "QoS reliability of the outputs: 'reliable' (a reliable or best-effort "
+                           "subscriber receives them) or 'best_effort' (less CPU per cycle, no resending; a "
+                           "reliable subscriber does not match and receives nothing)."),
     "publish_jet": (True, "Publish feedforward/jet with all orders 0..r."),
     "diagnostics_period": (1.0, "Period [s, wall clock] of the /diagnostics summary."),
     "diagnostics_rate": (10.0, "At most this many /diagnostics messages per second; each carries the "
@@ -103,6 +109,9 @@ def check_parameters(p: dict) -> None:
         raise ConfigurationError(f"parameter 'rate_hz': must be >= 0, got {p['rate_hz']}")
     if not (np.isfinite(p["stale_timeout"]) and p["stale_timeout"] > 0):
         raise ConfigurationError(f"parameter 'stale_timeout': must be > 0 s, got {p['stale_timeout']}")
+    for name in ("input_reliability", "output_reliability"):
+        if p[name] not in ("reliable", "best_effort"):
+            raise ConfigurationError(f"parameter '{name}': must be 'reliable' or 'best_effort', got {p[name]!r}")
     if p["qos_depth"] < 1:
         raise ConfigurationError(f"parameter 'qos_depth': must be >= 1, got {p['qos_depth']}")
     if not p["diagnostics_period"] > 0:

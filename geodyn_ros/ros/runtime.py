@@ -160,14 +160,21 @@ def split_namespace_option(argv):
     return namespace, out
 
 
-def control_qos(depth: int) -> QoSProfile:
+def control_qos(depth: int, reliability: str = "reliable") -> QoSProfile:
     """QoS for control data: keep last ``depth`` (small), reliable, volatile.
 
     Keep-last with a small depth means a slow consumer sees the newest samples rather than a
     growing backlog; reliable delivery keeps the lock-step simulator from losing a command.
+    ``reliability="best_effort"`` (``geodyn_node``'s ``input_reliability`` /
+    ``output_reliability``): no acknowledgements or resending, less CPU per message; a
+    best-effort subscription matches any publisher, a best-effort publisher only best-effort
+    subscriptions.
     """
+    if reliability not in ("reliable", "best_effort"):
+        raise ValueError(f"reliability: must be 'reliable' or 'best_effort', got {reliability!r}")
     return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=max(1, int(depth)),
-                      reliability=ReliabilityPolicy.RELIABLE,
+                      reliability=(ReliabilityPolicy.RELIABLE if reliability == "reliable"
+                                   else ReliabilityPolicy.BEST_EFFORT),
                       durability=DurabilityPolicy.VOLATILE)
 
 

@@ -1,0 +1,104 @@
+"""``geodyn_node``'s ``Float64MultiArray`` outputs as serialized templates rewritten in place.
+
+Each output message is built once by :mod:`geodyn_ros.ros.jets` (the layout, labels and length of
+the topic), serialized once by rclpy (:func:`geodyn_ros.ros.cdr.multiarray_template`), and every
+cycle only its numbers are written into the bytes that ``Publisher.publish`` sends: no Python
+message, no ``array.array`` and no serialization per cycle. ``test/test_ros_geodyn_node.py`` and
+``test/test_ros_flat.py`` decode what the node publishes with rclpy's own deserializer.
+
+Also :func:`sqrt_jet`, the derivatives of a square root (the rotor speeds of flat mode), compiled.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+
+from .cdr import multiarray_template
+from .jets import FEEDFORWARD_OFFSET, REFERENCE_OFFSET, FeedforwardJetPacker, make_reference_msg
+
+__all__ = ["JetOutput", "DesiredStateOutput", "sqrt_jet"]
+
+
+class _RawArray:
+    """A serialized ``Float64MultiArray`` (of ``msg``'s layout and length); ``body`` is the
+    writable (rows, cols) view of its data after ``offset`` leading values (the stamp first)."""
+
+    __slots__ = ("_raw", "data", "body")
+
+    def __init__(self, msg, offset: int, rows: int, cols: int):
+        self._raw = multiarray_template(msg)
+        self.data = self._raw.fields["data"]
+        self.body = self.data[offset:].reshape(rows, cols)
+
+    def _stamp(self, stamp_ns: int) -> None:
+        self.data[0], self.data[1] = divmod(int(stamp_ns), 1_000_000_000)
+
+
+class JetOutput(_RawArray):
+    """``feedforward/jet`` (layout of :class:`geodyn_ros.ros.jets.FeedforwardJetPacker`)."""
+
+    def __init__(self, joint_names, order: int):
+        r1, n = order + 1, len(joint_names)
+        super().__init__(FeedforwardJetPacker(joint_names, order).pack(0, np.zeros((r1, 6)), np.zeros((r1, n))),
+                         FEEDFORWARD_OFFSET, r1, 6 + n)
+
+    def write(self, stamp_ns: int, W: np.ndarray, tau: np.ndarray) -> bytes:
+        """The serialized message of ``W^(0..r)`` (r+1, 6) and ``tau^(0..r)`` (r+1, n) stamped ``stamp_ns``."""
+        self._stamp(stamp_ns)
+        self.body[:, :6] = W
+        self.body[:, 6:] = tau
+        return self._raw.payload()
+
+
+class DesiredStateOutput(_RawArray):
+    """``desired/state`` (the reference-jet layout of :func:`geodyn_ros.ros.jets.make_reference_msg`:
+    stamp, base position, ``xyzw`` quaternion, then rows ``(V^(k), q^(k))``)."""
+
+    def __init__(self, joint_names, order: int):
+        K1, n = order + 2, len(joint_names)
+        super().__init__(make_reference_msg(0, np.eye(4), np.zeros((K1, 6)), np.zeros((K1, n)), joint_names),
+                         REFERENCE_OFFSET, K1, 6 + n)
+
+    def write(self, stamp_ns: int, C: np.ndarray, V: np.ndarray, q: np.ndarray) -> bytes:
+        """The serialized message of the pose ``C`` (4, 4), twist jet ``V`` (r+2, 6) and joint jet
+        ``q`` (r+2, n), as ``make_reference_msg`` would pack them."""
+        from ..lie import matrix_to_quat
+        self._stamp(stamp_ns)
+        self.data[2:5] = C[:3, 3]
+        self.data[5:9] = matrix_to_quat(C[:3, :3], "xyzw")
+        self.body[:, :6] = V
+        self.body[:, 6:] = q
+        return self._raw.payload()
+
+
+@njit(types.Array(types.float64, 2, "C")(types.Array(types.float64, 2, "C", readonly=True)), cache=True,
+      nogil=True)
+def _sqrt_jet(u):  # pragma: no cover (compiled)
+    K, m = u.shape
+    w = np.empty((K, m))
+    fact = 1.0
+    for j in range(m):
+        w[0, j] = np.sqrt(u[0, j])
+    for k in range(1, K):   # Taylor coefficients u_k = u^(k)/k!: w_k = (u_k - sum_{j=1}^{k-1} w_j w_(k-j)) / (2 w_0)
+        fact *= k
+        for j in range(m):
+            s = u[k, j] / fact
+            for i in range(1, k):
+                s -= w[i, j] * w[k - i, j]
+            w[k, j] = s / (2.0 * w[0, j])
+    fact = 1.0
+    for k in range(1, K):   # back from Taylor coefficients to derivatives
+        fact *= k
+        for j in range(m):
+            w[k, j] *= fact
+    return w
+
+
+def sqrt_jet(u: np.ndarray) -> np.ndarray:
+    """Derivatives ``w^(0..K-1)`` (K, m) of ``w = sqrt(u)`` column by column from ``u^(0..K-1)``
+    (K, m) with ``u^(0) > 0`` (the caller checks), by the Taylor series of the square root
+    (``w_0 = sqrt(u_0)``, ``w_k = (u_k - sum_{j=1}^{k-1} w_j w_{k-j}) / (2 w_0)`` on the
+    coefficients ``x_k = x^(k) / k!``)."""
+    u = np.ascontiguousarray(u, dtype=np.float64).view()   # a read-only view (the compiled signature)
+    u.flags.writeable = False
+    return _sqrt_jet(u)

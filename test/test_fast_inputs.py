@@ -1,0 +1,186 @@
+"""geodyn_ros.ros.fast_inputs (geodyn_node's compiled one-call decoding of odom / joint_states)
+against rclpy's own (de)serializer and the node's full path (cdr + conversions + plausibility).
+
+* **Same answer:** for randomized messages (frame names of every alignment, shuffled and extra
+  joint names) the fast path gives the stamp of rclpy's deserialized header exactly, and the pose
+  and spatial twist of ``quat_to_matrix`` / ``Ad_C`` applied to rclpy's deserialized fields to
+  8e-15 (the same products summed in another order: a few ulp of values <= 6).
+* **Only ever accepts what the full path accepts:** NaN/Inf in every number, a quaternion off
+  unit norm by 2e-6 (tolerance 1e-6), each plausibility limit exceeded, another frame or joint
+  name of the same length, another length, a negative stamp, big-endian CDR: declined (-1) with
+  the output arrays untouched. Differing alignment padding (left uninitialized by serializers)
+  does not matter.
+"""
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy")
+from nav_msgs.msg import Odometry  # noqa: E402
+from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+from geodyn_ros.lie import quat_to_matrix  # noqa: E402
+from geodyn_ros.ros.fast_inputs import FastJointState, FastOdometry  # noqa: E402
+
+RNG = np.random.default_rng(11)
+LIMITS = dict(max_position=100.0, max_speed=10.0, max_joint_rate=5.0, max_input_magnitude=50.0)
+MODEL_JOINTS = ["J2", "J3", "J4"]
+# The two evaluate the same sums of products in another order. Every entry here is a sum of at
+# most 6 products of factors <= 1.8 (|p|, |v|, |w| <= sqrt(3), |R_ij| <= 1), so |entry| <= 6 and
+# each evaluation is within ~3 eps * 6 = 4e-15 of the exact value: 8e-15 bounds the difference.
+TOL = 8e-15
+
+
+def _odom(frame="world", child="base_link", stamp=(12, 345), v=None):
+    m = Odometry()
+    m.header.stamp.sec, m.header.stamp.nanosec = stamp
+    m.header.frame_id, m.child_frame_id = frame, child
+    if v is None:
+        q = RNG.normal(size=4)
+        v = np.r_[RNG.uniform(-1, 1, 3), q / np.linalg.norm(q), RNG.uniform(-1, 1, 6)]
+    p, o, t = m.pose.pose.position, m.pose.pose.orientation, m.twist.twist
+    p.x, p.y, p.z, o.x, o.y, o.z, o.w = (float(x) for x in v[:7])
+    t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = (float(x) for x in v[7:])
+    return m, v
+
+
+def _expected_odom(raw):
+    """Pose and spatial twist from rclpy's deserialization, independently of the node's code."""
+    m = deserialize_message(raw, Odometry)
+    p, o, t = m.pose.pose.position, m.pose.pose.orientation, m.twist.twist
+    C = np.eye(4)
+    C[:3, :3] = quat_to_matrix(np.array([o.x, o.y, o.z, o.w]), "xyzw")
+    C[:3, 3] = p.x, p.y, p.z
+    w = C[:3, :3] @ [t.angular.x, t.angular.y, t.angular.z]
+    v = np.cross(C[:3, 3], w) + C[:3, :3] @ [t.linear.x, t.linear.y, t.linear.z]
+    return m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec, C, np.r_[w, v]
+
+
+@pytest.mark.parametrize("frame", ["", "w", "wo", "wor", "world", "wörld_13_bytes"])
+@pytest.mark.parametrize("child", ["", "b", "base_link", "robot1/base_link"])
+def test_odometry_equals_rclpy(frame, child):
+    fast = FastOdometry(LIMITS)
+    m, _ = _odom(frame, child)
+    C, V = np.full((4, 4), 7.0), np.full(6, 7.0)
+    assert fast.decode(serialize_message(m), C, V) == -1 and (C == 7.0).all()   # nothing learned yet
+    fast.learn(serialize_message(m))
+    for k in range(20):
+        m, _ = _odom(frame, child, stamp=(1000 + k, 999_999_999 - k))
+        raw = serialize_message(m)
+        stamp = fast.decode(raw, C, V)
+        want_stamp, want_C, want_V = _expected_odom(raw)
+        assert stamp == want_stamp
+        assert np.abs(C - want_C).max() <= TOL and np.abs(V - want_V).max() <= TOL
+
+
+def _assert_declined(fast, raw):
+    C, V = np.full((4, 4), 7.0), np.full(6, 7.0)
+    assert fast.decode(raw, C, V) == -1
+    assert (C == 7.0).all() and (V == 7.0).all()
+
+
+def test_odometry_declines_what_the_full_path_refuses():
+    fast = FastOdometry(LIMITS)
+    good, v = _odom()
+    fast.learn(serialize_message(good))
+    for i in range(13):
+        for bad in (np.nan, np.inf, -np.inf):
+            w = v.copy()
+            w[i] = bad
+            _assert_declined(fast, serialize_message(_odom(v=w)[0]))
+    w = v.copy()
+    w[3:7] *= 1 + 2e-6                        # |q| = 1 + 2e-6 > 1 + QUATERNION_TOLERANCE
+    _assert_declined(fast, serialize_message(_odom(v=w)[0]))
+    for i, big in ((0, 101.0), (10, 11.0), (7, 11.0)):   # position, angular, linear speed over the limits
+        w = v.copy()
+        w[i] = big
+        _assert_declined(fast, serialize_message(_odom(v=w)[0]))
+    _assert_declined(fast, serialize_message(_odom(frame="wyrld")[0]))      # same length, other name
+    _assert_declined(fast, serialize_message(_odom(child="base_lin_")[0]))
+    _assert_declined(fast, serialize_message(_odom(child="base_links")[0]))  # another length
+    _assert_declined(fast, serialize_message(_odom(stamp=(-1, 0))[0]))
+    raw = bytearray(serialize_message(good))
+    raw[1] = 0                                 # big-endian encapsulation
+    _assert_declined(fast, bytes(raw))
+    other = FastOdometry(LIMITS)
+    other.learn(bytes(raw))                    # not learned: always the full path
+    _assert_declined(other, bytes(raw))
+    assert fast.decode(serialize_message(good), np.eye(4), np.zeros(6)) >= 0   # still accepts the good one
+
+
+def _js(names, pos, vel, stamp=(5, 6), effort=()):
+    m = JointState()
+    m.header.stamp.sec, m.header.stamp.nanosec = stamp
+    m.header.frame_id = "f"
+    m.name, m.position, m.velocity, m.effort = list(names), [float(x) for x in pos], [float(x) for x in vel], \
+        [float(x) for x in effort]
+    return serialize_message(m)
+
+
+def _learned(names, effort=()):
+    fast = FastJointState(LIMITS)
+    idx = np.array([names.index(j) for j in MODEL_JOINTS])
+    fast.learn(_js(names, np.zeros(len(names)), np.zeros(len(names)), effort=effort), idx)
+    return fast
+
+
+@pytest.mark.parametrize("names", [MODEL_JOINTS, ["J4", "J2", "J3"], ["extra", "J3", "J2", "abcde", "J4"]])
+@pytest.mark.parametrize("effort", [(), (1.0, 2.0, 3.0)])
+def test_joint_state_equals_rclpy(names, effort):
+    if effort:
+        effort = effort[:1] * len(names)
+    fast = _learned(names, effort)
+    q, qd = np.zeros(3), np.zeros(3)
+    for k in range(10):
+        pos, vel = RNG.uniform(-40, 40, len(names)), RNG.uniform(-4, 4, len(names))
+        raw = _js(names, pos, vel, stamp=(k, 10 * k), effort=effort)
+        m = deserialize_message(raw, JointState)
+        assert fast.decode(raw, q, qd) == k * 1_000_000_000 + 10 * k
+        by_name = dict(zip(m.name, zip(m.position, m.velocity)))
+        assert np.array_equal(q, [by_name[j][0] for j in MODEL_JOINTS])
+        assert np.array_equal(qd, [by_name[j][1] for j in MODEL_JOINTS])
+
+
+def test_joint_state_declines_what_the_full_path_refuses():
+    names = ["J4", "J2", "J3"]
+    fast = _learned(names)
+    ok = np.array([0.1, 0.2, 0.3])
+
+    def declined(raw):
+        q, qd = np.full(3, 7.0), np.full(3, 7.0)
+        return fast.decode(raw, q, qd) == -1 and (q == 7.0).all() and (qd == 7.0).all()
+    for i in range(3):
+        for bad in (np.nan, np.inf):
+            p = ok.copy()
+            p[i] = bad
+            assert declined(_js(names, p, ok)) and declined(_js(names, ok, p))
+    assert declined(_js(names, ok, [0.0, 5.5, 0.0]))                 # |qdot| > max_joint_rate
+    assert declined(_js(names, [0.0, 0.0, 51.0], ok))                # |q| > max_input_magnitude
+    assert declined(_js(["J4", "J2", "J5"], ok, ok))                 # same length, another joint
+    assert declined(_js(names, ok, ok[:2]))                          # fewer velocities
+    assert declined(_js(names, ok, ok, effort=(1.0,)))               # an effort more: another length
+    assert declined(_js(names, ok, ok, stamp=(-3, 0)))
+    assert fast.decode(_js(names, ok, ok), np.zeros(3), np.zeros(3)) == 5_000_000_006
+
+
+def test_alignment_padding_is_not_compared():
+    """Serializers leave the padding before an aligned field uninitialized: a learned shape must
+    match whatever those bytes hold ("J4xy" and its NUL end 3 bytes before the next 4-aligned count)."""
+    names = ["J4xy", "J2", "J3", "J4"]
+    fast = _learned(names)
+    raw = bytearray(_js(names, np.zeros(4), np.ones(4)))
+    key_end = raw.index(b"J4xy\x00") + 5           # the string ends here ...
+    raw[key_end:key_end + 3] = b"\xaa\xbb\xcc"     # ... padding up to the next name's count
+    q, qd = np.zeros(3), np.zeros(3)
+    assert fast.decode(bytes(raw), q, qd) == 5_000_000_006 and np.array_equal(qd, np.ones(3))
+    m = Odometry()
+    m.header.frame_id, m.child_frame_id = "w", "ab"   # child ends unaligned before the 8-aligned pose
+    m.pose.pose.orientation.w = 1.0
+    odom = FastOdometry(LIMITS)
+    raw = bytearray(serialize_message(m))
+    odom.learn(bytes(raw))
+    end = raw.index(b"ab\x00") + 3
+    pad = (-(end - 4)) % 8
+    assert pad > 0
+    raw[end:end + pad] = b"\xee" * pad
+    assert odom.decode(bytes(raw), np.eye(4), np.zeros(6)) == 0
