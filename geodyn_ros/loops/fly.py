@@ -212,7 +212,7 @@ def format_rows(rows: dict, rank: int, max_rot_velocity: float) -> str:
     for name, res in rows.items():
         m = _metrics(res)
         body.append([name, f"{m['position_rms_m']:.3e}", f"{m['position_max_m']:.3e}", f"{m['attitude_rms_deg']:.3e}",
-                     f"{m['joint_rms_deg']:.3e}" if np.isfinite(m["joint_rms_deg"]) else "-",
+                     f"{m['joint_rms_deg']:.3e}" if res.log.q.shape[1] else "-",
                      f"{m['rotor_speed_peak_rad_s']:.0f}", f"{m['joint_torque_peak_nm']:.3f}",
                      f"{m['rotor_saturations']}/{m['joint_saturations']}", f"{m['real_time_factor']:.2f}"])
     return (f"max rotor speed {max_rot_velocity:g} rad/s; clips: commands cut to the rotor speed and joint "
