@@ -18,8 +18,8 @@ and ``zeta`` its damping ratio):
   home (``gd`` mass matrix). It is the smallest of the candidate inertias (``M_jj`` with
   everything else locked is the largest), hence the safe one for the discrete check: on
   example-robot-data's Borinot arm the distal joint has ``M_jj = 1.7e-3`` but ``1 / (M^-1)_jj
-  = 2.7e-4 kg m^2``, and only the latter explains the divergence of ``kd_joint = 0.5`` at 1 ms
-  (issue 33);
+  = 2.7e-4 kg m^2``: with one step of delay ``kd_joint = 0.5`` at 1 ms is unstable with the latter
+  (radius 1.39) but would pass with the former (0.88);
 * **series-elastic joints** (the PD acts on the motor angle): ``I = B``, the motor inertia.
 
 Caps (a requested bandwidth above a cap is lowered to it, and the design says so in
@@ -37,7 +37,9 @@ lag ``T f' = u - f`` for the CoM and attitude loops, with ``u`` held over one pe
 hold) and computed from the state sampled one period earlier (one step of delay: measurement,
 computation, transport). The loop is accepted when the spectral radius of the closed loop stays
 below 1 with both gains multiplied by ``GAIN_MARGIN`` (1.5, i.e. 3.5 dB: it tolerates an inertia
-2/3 of the modelled one). A refused gain is named with the bound found by bisection on that gain.
+2/3 of the modelled one). The delay is that of a ROS 2 loop or of hardware; the in-process MuJoCo loop
+applies joint torques without it, so a joint gain refused here may still fly there
+(doc/explanation/gains.md has the measurement). A refused gain is named with the bound found by bisection on that gain.
 """
 from __future__ import annotations
 
