@@ -246,3 +246,23 @@ def test_the_command_runs_as_the_howto_writes_it():
     assert set(rows) == {"rigid", "ff0", "ff1", "ff2"}, text
     assert rows["rigid"] >= rows["ff0"] >= rows["ff1"] >= rows["ff2"], rows
     assert max(len(line) for line in text.splitlines() if not line.startswith("  urdf ")) <= 100
+
+
+def test_a_mission_file_flies_with_json_and_plot(tmp_path, capsys):
+    """--reference FILE (a mission without joints for the arm-less iris), --levels, --json, --plot."""
+    import json
+    from geodyn_ros.loops.fly import main
+    mission = tmp_path / "hop.yaml"
+    mission.write_text("waypoints:\n  - {com: [0.0, 0.0, 1.0], yaw: 0.0, time: 0.0}\n"
+                       "  - {com: [0.3, -0.2, 1.2], yaw: 0.3, time: 1.5}\n")
+    png = tmp_path / "err.png"
+    rc = main(["--vehicle", "iris", "--reference", str(mission), "--levels", "ff0,ff2", "--preroll", "0.2",
+               "--json", "--plot", str(png)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    doc = json.loads(out)
+    assert doc["duration_s"] == 1.5                    # the mission's length by default
+    assert list(doc["rows"]) == ["ff0", "ff2"] and doc["report"]["rank"] == 4
+    assert all(r["rotor_saturations"] == 0 for r in doc["rows"].values())
+    assert doc["rows"]["ff2"]["position_rms_m"] <= doc["rows"]["ff0"]["position_rms_m"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
