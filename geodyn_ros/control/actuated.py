@@ -30,13 +30,15 @@ Level ``k`` needs jets of order ``>= k`` (``ValueError`` naming ``order``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
 
+from ..algorithms.eom import gravity_vector
 from .feedback import TrackingGains
-from .rotors import Allocation, ElasticJointParams, RotorParams
+from .flatness import effort_limit_array, joint_gain_array
+from .rotors import Allocation, ElasticJointParams, RotorParams, per_rotor_constant
 
 __all__ = ["ActuatedController", "ActuatedCommand", "FEEDFORWARD_LEVELS", "level_name"]
 
@@ -45,11 +47,16 @@ FEEDFORWARD_LEVELS = (None, 0, 1, 2)
 
 
 @njit(cache=True, error_model="numpy")
-def _command_kernel(C, Vb, q, qd, th, thd, Cd, Vbd, Qd, W, tau, gains, level, Ainv, lag_up, lag_down,
-                    Kinv, B, idx, wmax, umax, om_out, u_out, om_raw, u_raw):
+def _command_kernel(C, Vb, q, qd, th, thd, Cd, Vbd, Qd, W, tau, gains, kp_q, kd_q, level, Ainv, lag_up, lag_down,
+                    Kinv, B, idx, wmin, wmax, umax, ridx, grav, tlim, om_out, u_out, om_raw, u_raw, jt_out, jt_raw):
     """The law of the module docstring in one compiled pass (the same formulas as
     :func:`geodyn_ros.control.feedback.tracking_command` for the feedback). Returns
-    ``(status, rotor clips, motor clips)``; status 1 = a non-finite input or command."""
+    ``(status, rotor clips, motor clips)``; status 1 = a non-finite input or command.
+
+    gains (4,): kp_p, kd_p, kp_R, kd_R; kp_q, kd_q (n,): per model joint; lag_up, lag_down, wmin,
+    wmax (n_rot,): per rotor; Kinv, B, umax (n_el,) and idx (n_el,): the elastic joints; ridx: the
+    rigid joints, grav (n,) their gravity torques (used at level -1), tlim (n,) their limits;
+    jt_out, jt_raw (n,): the rigid joints' torques (0 elsewhere; the motor clips count theirs)."""
     # the rows the level reads must be finite
     r = 0 if level < 0 else level
     ok = True
@@ -70,7 +77,7 @@ def _command_kernel(C, Vb, q, qd, th, thd, Cd, Vbd, Qd, W, tau, gains, level, Ai
                 ok = False
     if not ok:
         return 1, 0, 0
-    kp_p, kd_p, kp_R, kd_R, kp_q, kd_q = gains[0], gains[1], gains[2], gains[3], gains[4], gains[5]
+    kp_p, kd_p, kp_R, kd_R = gains[0], gains[1], gains[2], gains[3]
     R = np.ascontiguousarray(C[:3, :3])
     Rd = np.ascontiguousarray(Cd[:3, :3])
     RtRd = R.T @ Rd
@@ -107,7 +114,7 @@ def _command_kernel(C, Vb, q, qd, th, thd, Cd, Vbd, Qd, W, tau, gains, level, Ai
         ud = Ainv @ W0
         for i in range(n_rot):
             omd = du[i] / (2.0 * max(np.sqrt(max(ud[i], 0.0)), 1e-6))
-            om_raw[i] += (lag_up if omd > 0.0 else lag_down) * omd
+            om_raw[i] += (lag_up[i] if omd > 0.0 else lag_down[i]) * omd
     ne = idx.shape[0]
     for k in range(ne):
         j = idx[k]
@@ -115,15 +122,21 @@ def _command_kernel(C, Vb, q, qd, th, thd, Cd, Vbd, Qd, W, tau, gains, level, Ai
             th_d = Qd[0, j] + Kinv[k] * tau[0, j]
             thd_d = Qd[1, j] + Kinv[k] * tau[1, j]
             thdd_d = Qd[2, j] + Kinv[k] * tau[2, j]
-            u_raw[k] = B[k] * thdd_d + tau[0, j] + kp_q * (th_d - th[k]) + kd_q * (thd_d - thd[k])
+            u_raw[k] = B[k] * thdd_d + tau[0, j] + kp_q[j] * (th_d - th[k]) + kd_q[j] * (thd_d - thd[k])
         else:
-            u_raw[k] = kp_q * (Qd[0, j] - th[k]) + kd_q * (Qd[1, j] - thd[k])
+            u_raw[k] = kp_q[j] * (Qd[0, j] - th[k]) + kd_q[j] * (Qd[1, j] - thd[k])
             if level >= 0:
                 u_raw[k] += tau[0, j]
+    for j in range(jt_raw.shape[0]):
+        jt_raw[j] = 0.0
+    for k in range(ridx.shape[0]):
+        j = ridx[k]
+        jt_raw[j] = kp_q[j] * (Qd[0, j] - q[j]) + kd_q[j] * (Qd[1, j] - qd[j])
+        jt_raw[j] += tau[0, j] if level >= 0 else grav[j]
     for i in range(n_rot):
         if not np.isfinite(om_raw[i]):
             return 1, 0, 0
-        v = min(max(om_raw[i], 0.0), wmax)
+        v = min(max(om_raw[i], wmin[i]), wmax[i])
         if v != om_raw[i]:
             clips_r += 1
         om_out[i] = v
@@ -131,10 +144,17 @@ def _command_kernel(C, Vb, q, qd, th, thd, Cd, Vbd, Qd, W, tau, gains, level, Ai
     for k in range(ne):
         if not np.isfinite(u_raw[k]):
             return 1, 0, 0
-        v = min(max(u_raw[k], -umax), umax)
+        v = min(max(u_raw[k], -umax[k]), umax[k])
         if v != u_raw[k]:
             clips_m += 1
         u_out[k] = v
+    for j in range(jt_raw.shape[0]):
+        if not np.isfinite(jt_raw[j]):
+            return 1, 0, 0
+        v = min(max(jt_raw[j], -tlim[j]), tlim[j])
+        if v != jt_raw[j]:
+            clips_m += 1
+        jt_out[j] = v
     return 0, clips_r, clips_m
 
 
@@ -146,7 +166,11 @@ def level_name(level) -> str:
 @dataclass
 class ActuatedCommand:
     """One cycle's output: ``omega`` (n_rot,) rotor speed commands [rad/s] (clipped), ``u`` (n_el,)
-    motor torques [N m] (clipped), the unclipped values, and the clip counts of this cycle."""
+    motor torques [N m] of the elastic joints (clipped; with ``elastic=None`` the joint torques
+    (n,), as ``joint_torque``), the unclipped values, the clip counts of this cycle
+    (``motor_saturations`` counts motor and rigid-joint clips), and ``joint_torque`` (n,) [N m]:
+    the torques of the rigid (torque-controlled) joints, model joint order, 0 at the elastic
+    joints (clipped to the effort limits; ``joint_torque_raw`` unclipped)."""
 
     omega: np.ndarray
     u: np.ndarray
@@ -154,6 +178,8 @@ class ActuatedCommand:
     u_raw: np.ndarray
     rotor_saturations: int
     motor_saturations: int
+    joint_torque: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    joint_torque_raw: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 class ActuatedController:
@@ -164,13 +190,18 @@ class ActuatedController:
     allocation : Allocation
         ``W_b = A omega^2`` of the base (fully actuated, checked by :class:`Allocation`).
     rotors : RotorParams
-        Time constants [s] (``> 0``) for the lag compensation.
-    elastic : ElasticJointParams
-        ``K`` [N m/rad], ``B`` [kg m^2] (``> 0``) and the motor torque limit.
+        Time constants [s] (``> 0``) for the lag compensation, per rotor when they differ.
+    elastic : ElasticJointParams or None
+        ``K`` [N m/rad], ``B`` [kg m^2] (``> 0``) and the motor torque limit of the elastic joints:
+        any subset of ``joint_names`` (or none). Every other joint is rigid and torque-controlled:
+        ``tau_d + Kp (q_d - q) + Kd (q_d' - q')`` at ff0..ff2, gravity ``g_j(q)`` + the PD at
+        ``pd``, clipped to ``effort_limits``, in :attr:`ActuatedCommand.joint_torque`. ``None``:
+        every joint rigid (and :attr:`ActuatedCommand.u` is the joint torque (n,) too).
     joint_names : sequence of str
         The model's joint order (the columns of ``q``, ``tau``); every elastic joint must be in it.
     gains : TrackingGains
-        Feedback gains, the same for every level. The joint gains act on the motor angles.
+        Feedback gains, the same for every level. The joint gains act on the motor angles (elastic
+        joints) or the link angles (rigid joints); ``kp_joint``/``kd_joint`` scalar or one per joint.
     feedforward_order : None, 0, 1 or 2
         The level (module docstring).
     lag_timestep : float, optional
@@ -179,10 +210,16 @@ class ActuatedController:
         jet, ``u(k) = (omega_d(t_k + dt) - a omega_d(t_k)) / (1 - a)`` with
         ``omega_d(t_k + dt) ~ omega_d + dt omega_d'``, i.e. the gain ``dt / (1 - a)`` ~
         ``T + dt/2`` in place of ``T`` (``a = exp(-dt/T)``).
+    effort_limits : (n,) or None, keyword
+        Torque limits [N m] of the rigid joints (e.g. ``config.effort_limits(model)``); None: none.
+    model : Model, keyword
+        Needed when there are rigid joints: their gravity torques at the ``pd`` level
+        (``gd.gravity_vector`` at the measured state); ``gravity`` (3,) [m/s^2] is the world's.
     """
 
-    def __init__(self, allocation: Allocation, rotors: RotorParams, elastic: ElasticJointParams, joint_names,
-                 gains: TrackingGains | None = None, feedforward_order=2, lag_timestep=None):
+    def __init__(self, allocation: Allocation, rotors: RotorParams, elastic: ElasticJointParams | None, joint_names,
+                 gains: TrackingGains | None = None, feedforward_order=2, lag_timestep=None, *,
+                 effort_limits=None, model=None, gravity=(0.0, 0.0, -9.81)):
         if not isinstance(allocation, Allocation):
             raise ValueError(f"allocation: expected an Allocation, got {type(allocation).__name__}")
         if feedforward_order not in FEEDFORWARD_LEVELS or isinstance(feedforward_order, bool):
@@ -196,19 +233,38 @@ class ActuatedController:
         self.gains = TrackingGains() if gains is None else gains
         self.level = feedforward_order
         self.joint_names = tuple(joint_names)
-        missing = [j for j in elastic.joints if j not in self.joint_names]
+        n = len(self.joint_names)
+        el_joints = () if elastic is None else elastic.joints
+        missing = [j for j in el_joints if j not in self.joint_names]
         if missing:
             raise ValueError(f"elastic: joints {missing} are not in joint_names {self.joint_names}")
-        self.idx = np.array([self.joint_names.index(j) for j in elastic.joints], dtype=np.int64)
-        self._Kinv = 1.0 / elastic.stiffness
-        self._B = elastic.motor_inertia
+        self.idx = np.array([self.joint_names.index(j) for j in el_joints], dtype=np.int64)
+        #: model indices of the rigid (torque-controlled) joints
+        self.rigid_idx = np.array([k for k, j in enumerate(self.joint_names) if j not in el_joints], dtype=np.int64)
+        if self.rigid_idx.size and model is None:
+            raise ValueError(f"model: the rigid joints {[self.joint_names[k] for k in self.rigid_idx]} need the model "
+                             "(their gravity torques at the pd level); pass model=")
+        if model is not None and tuple(model.joint_names) != self.joint_names:
+            raise ValueError(f"model: its joints {tuple(model.joint_names)} differ from joint_names {self.joint_names}")
+        self.model = model
+        self.gravity = np.array(gravity, dtype=float)
+        if self.gravity.shape != (3,) or not np.all(np.isfinite(self.gravity)):
+            raise ValueError(f"gravity: expected a finite 3-vector, got {gravity!r}")
+        self._Kinv = np.ascontiguousarray(np.zeros(0) if elastic is None else 1.0 / elastic.stiffness)
+        self._B = np.ascontiguousarray(np.zeros(0) if elastic is None else elastic.motor_inertia, dtype=float)
+        self._umax = np.ascontiguousarray(np.broadcast_to(np.asarray(
+            10.0 if elastic is None else elastic.max_motor_torque, float), (len(el_joints),)))
+        self._tlim = effort_limit_array(effort_limits, n)
+        self._zeros_n = np.zeros(n)
         self._Ainv = allocation.A_pinv
-        self._wmax = allocation.max_rot_velocity
+        nr = allocation.n_rotors
+        self._wmax = np.ascontiguousarray(np.broadcast_to(np.asarray(allocation.max_rot_velocity, float), (nr,)))
+        self._wmin = np.ascontiguousarray(np.broadcast_to(np.asarray(allocation.min_rot_velocity, float), (nr,)))
         self.rotor_saturations = 0
         self.motor_saturations = 0
         self.set_gains(self.gains)
         self._Ainv = np.ascontiguousarray(self._Ainv)
-        Tu, Td = rotors.time_constant_up, rotors.time_constant_down
+        Tu, Td = per_rotor_constant(rotors, "time_constant_up"), per_rotor_constant(rotors, "time_constant_down")
         if lag_timestep is None:
             self._lag_gain = (Tu, Td)
         else:
@@ -221,9 +277,12 @@ class ActuatedController:
         """Replace the feedback gains (live tuning); the next :meth:`command` uses them."""
         if not isinstance(gains, TrackingGains):
             raise ValueError(f"gains: expected TrackingGains, got {type(gains).__name__}")
+        n = len(self.joint_names)
+        self._kpj = joint_gain_array("kp_joint", gains.kp_joint, n)
+        self._kdj = joint_gain_array("kd_joint", gains.kd_joint, n)
         self.gains = gains
-        self._gains = np.array([gains.kp_position, gains.kd_position, gains.kp_rotation, gains.kd_rotation,
-                                gains.kp_joint, gains.kd_joint], dtype=float)
+        self._gains = np.array([gains.kp_position, gains.kd_position, gains.kp_rotation, gains.kd_rotation],
+                               dtype=float)
 
     def set_level(self, feedforward_order) -> None:
         """Switch the level (``None``, 0, 1 or 2; e.g. feedforward on/off at run time)."""
@@ -277,12 +336,18 @@ class ActuatedController:
                 f64(theta, dtype=float), f64(thetad, dtype=float), f64(C_d, dtype=float),
                 f64(V_body_d, dtype=float), f64(q_d, dtype=float), f64(W_b_jet, dtype=float),
                 f64(tau_jet, dtype=float)]
-        nr, ne = self._Ainv.shape[0], len(self.idx)
+        nr, ne, n = self._Ainv.shape[0], len(self.idx), len(self.joint_names)
         om_c, u_c, om, u = np.empty(nr), np.empty(ne), np.empty(nr), np.empty(ne)
-        status, ns_r, ns_m = _command_kernel(*args, self._gains, -1 if lvl is None else lvl, self._Ainv,
-                                             self._lag_gain[0], self._lag_gain[1], self._Kinv, self._B,
-                                             self.idx, self._wmax, self.elastic.max_motor_torque,
-                                             om_c, u_c, om, u)
+        jt_c, jt = np.empty(n), np.empty(n)
+        if self.elastic is None:     # theta is unused: any (0,) array will do
+            args[4] = args[5] = np.zeros(0)
+        grav = self._zeros_n
+        if lvl is None and self.rigid_idx.size and np.all(np.isfinite(args[0])) and np.all(np.isfinite(args[2])):
+            grav = np.ascontiguousarray(gravity_vector(self.model, args[0], args[2], gravity=tuple(self.gravity))[6:])
+        status, ns_r, ns_m = _command_kernel(*args, self._gains, self._kpj, self._kdj, -1 if lvl is None else lvl,
+                                             self._Ainv, self._lag_gain[0], self._lag_gain[1], self._Kinv, self._B,
+                                             self.idx, self._wmin, self._wmax, self._umax, self.rigid_idx, grav,
+                                             self._tlim, om_c, u_c, om, u, jt_c, jt)
         if status:
             names = ("C", "V_body", "q", "qd", "theta", "thetad", "C_d", "V_body_d", "q_d", "W_b_jet", "tau_jet")
             rows = {"q_d": 3, "W_b_jet": r + 1, "tau_jet": r + 1}
@@ -290,4 +355,6 @@ class ActuatedController:
             raise ValueError(f"{bad[0] if bad else 'inputs'}: contains NaN or Inf (the command is not finite)")
         self.rotor_saturations += ns_r
         self.motor_saturations += ns_m
-        return ActuatedCommand(om_c, u_c, om, u, ns_r, ns_m)
+        if self.elastic is None:
+            return ActuatedCommand(om_c, jt_c, om, jt, ns_r, ns_m, jt_c, jt)
+        return ActuatedCommand(om_c, u_c, om, u, ns_r, ns_m, jt_c, jt)

@@ -35,7 +35,8 @@ class TrackingGains:
     """PD gains of :func:`tracking_command` (SI units; scalars apply to every axis/joint).
 
     kp_position [N/m], kd_position [N s/m], kp_rotation [N m/rad], kd_rotation [N m s/rad],
-    kp_joint [N m/rad], kd_joint [N m s/rad].
+    kp_joint [N m/rad], kd_joint [N m s/rad]: a scalar (kept as a float) or one per joint (an (n,)
+    sequence, kept as a tuple of floats).
     """
 
     kp_position: float = 400.0
@@ -46,7 +47,12 @@ class TrackingGains:
     kd_joint: float = 0.5
 
     def __post_init__(self):
+        from .flatness import joint_gain     # kp_joint/kd_joint: a scalar (float) or one per joint (tuple)
+        for name in ("kp_joint", "kd_joint"):
+            object.__setattr__(self, name, joint_gain(name, getattr(self, name)))
         for name, value in self.__dict__.items():
+            if name in ("kp_joint", "kd_joint"):
+                continue
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f"{name}: gains must be finite and >= 0, got {value}")
 

@@ -46,7 +46,7 @@ Commanded rotor speeds are clipped to ``[0, max_rot_velocity]`` and motor torque
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -56,7 +56,7 @@ from ..algorithms.flat import FlatResult
 from ..algorithms.reduced import centroidal_locked_terms
 from ..model.model import Model
 from .quadrotor import rigid_flat_map
-from .rotors import Allocation, ElasticJointParams, RotorParams
+from .rotors import Allocation, ElasticJointParams, RotorParams, per_rotor_constant
 
 __all__ = ["FlatnessGains", "FlatnessController", "FlatCommand", "FLATNESS_LEVELS", "commanded_attitude"]
 
@@ -83,7 +83,9 @@ class FlatnessGains:
 
     kp_position ``k_x`` [N/m], kd_position ``k_v`` [N s/m] on the CoM; kp_rotation ``k_R``
     [N m/rad] and kd_rotation ``k_W`` [N m s/rad] per base axis (x, y, z; a scalar applies to all
-    three); kp_joint [N m/rad], kd_joint [N m s/rad] on the motor (or link) angles.
+    three); kp_joint [N m/rad], kd_joint [N m s/rad] on the motor (or link) angles: a scalar for
+    every joint (kept as a float) or one per model joint (an (n,) sequence, kept as a tuple of
+    floats, model joint order).
 
     Defaults for the 4 kg hexarotor manipulator: a CoM loop of ``sqrt(k_x / m) = 4 rad/s`` with
     damping 0.9; roll/pitch ``sqrt(k_R / J) = 20 rad/s`` (J ~ 0.1 kg m^2 with the arms), damping
@@ -100,18 +102,56 @@ class FlatnessGains:
     kd_joint: float = 0.5
 
     def __post_init__(self):
-        for name in ("kp_position", "kd_position", "kp_joint", "kd_joint"):
+        for name in ("kp_position", "kd_position"):
             object.__setattr__(self, name, float(_gain(name, getattr(self, name))))
         for name in ("kp_rotation", "kd_rotation"):
             object.__setattr__(self, name, tuple(_gain(name, getattr(self, name), 3).tolist()))
+        for name in ("kp_joint", "kd_joint"):
+            object.__setattr__(self, name, joint_gain(name, getattr(self, name)))
+
+
+def joint_gain(name, v):
+    """A joint gain: a finite ``>= 0`` scalar (returned as a float) or a 1-D sequence of them, one per
+    joint (returned as a tuple of floats); ValueError naming ``name`` otherwise."""
+    a = np.array(v, dtype=float) if not isinstance(v, (str, bytes)) else np.array(np.nan)
+    if a.ndim > 1:
+        raise ValueError(f"{name}: expected a scalar or one value per joint, got {v!r}")
+    if not (np.all(np.isfinite(a)) and np.all(a >= 0)):
+        raise ValueError(f"{name}: gains must be finite and >= 0, got {v!r}")
+    return float(a) if a.ndim == 0 else tuple(a.tolist())
+
+
+def joint_gain_array(name, v, n) -> np.ndarray:
+    """(n,) array of the joint gain ``v`` (a scalar repeated, or ``n`` values; ValueError naming ``name``)."""
+    a = np.asarray(v, dtype=float)
+    if a.ndim == 0:
+        return np.full(n, float(a))
+    if a.shape != (n,):
+        raise ValueError(f"{name}: {a.size} values but the model has {n} joints (give a scalar or one per joint)")
+    return a.copy()
+
+
+def effort_limit_array(effort_limits, n) -> np.ndarray:
+    """(n,) torque limits [N m] of the rigid joints (``None``: +-inf; ValueError naming ``effort_limits``)."""
+    if effort_limits is None:
+        return np.full(n, np.inf)
+    e = np.array(effort_limits, dtype=float).reshape(-1)
+    if e.size == 1 and n != 1:
+        e = np.full(n, e[0])
+    if e.shape != (n,) or np.any(np.isnan(e)) or np.any(e <= 0):
+        raise ValueError(f"effort_limits: expected {n} positive values (inf: no limit), got {effort_limits!r}")
+    return e
 
 
 @dataclass
 class FlatCommand:
     """One cycle's output: ``omega`` (n_rot,) rotor speed commands [rad/s] (clipped; empty with
-    ideal rotors), ``u`` (n_el,) motor torques [N m] (clipped; with ideal joints the joint
-    torques (n,)), ``thrust`` [N] and ``torque`` (3,) [N m] (the body wrench asked of the rotors),
-    the unclipped values, and the clip counts of this cycle."""
+    ideal rotors), ``u`` (n_el,) motor torques [N m] of the elastic joints (clipped; with
+    ``elastic=None`` the joint torques (n,), as ``joint_torque``), ``thrust`` [N] and ``torque``
+    (3,) [N m] (the body wrench asked of the rotors), the unclipped values, the clip counts of this
+    cycle (``motor_saturations`` counts motor and rigid-joint clips), and ``joint_torque`` (n,)
+    [N m]: the torques of the rigid (torque-controlled) joints, model joint order, 0 at the
+    elastic joints (clipped to the effort limits; ``joint_torque_raw`` unclipped)."""
 
     omega: np.ndarray
     u: np.ndarray
@@ -121,6 +161,8 @@ class FlatCommand:
     u_raw: np.ndarray
     rotor_saturations: int
     motor_saturations: int
+    joint_torque: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    joint_torque_raw: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def commanded_attitude(F, yaw) -> np.ndarray:
@@ -156,9 +198,12 @@ class FlatnessController:
     allocation : Allocation
         Collinear or fully actuated; :meth:`Allocation.allocate_thrust_torque` maps ``(T, tau)``.
     rotors : RotorParams
-        Time constants for the lag compensation (``ff1``, ``ff2``).
+        Time constants for the lag compensation (``ff1``, ``ff2``), per rotor when they differ.
     elastic : ElasticJointParams or None
-        ``K``, ``B`` and the motor torque limit; ``None``: rigid, torque-controlled joints.
+        ``K``, ``B`` and the motor torque limit of the elastic joints, which may be any subset of
+        the model's joints (or none); every other joint is rigid and torque-controlled, its torque
+        in :attr:`FlatCommand.joint_torque`. ``None``: every joint rigid, and
+        :attr:`FlatCommand.u` is the joint torque (n,) too (as before mixed joints existed).
     gains : FlatnessGains, optional
     level : ``"rigid"``, ``"ff0"``, ``"ff1"`` or ``"ff2"``.
     ideal_rotors : bool
@@ -169,11 +214,19 @@ class FlatnessController:
         [s]: the exact inverse of gz-sim's discrete filter to first order in the jet, the gain
         ``dt / (1 - exp(-dt / T))`` (~ ``T + dt/2``) in place of ``T`` (as
         :class:`~geodyn_ros.control.actuated.ActuatedController`).
+    effort_limits : (n,) or None
+        Torque limits [N m] of the rigid joints (model joint order; e.g.
+        ``config.effort_limits(model)``); their commands are clipped to ``+-`` these. ``None``: no
+        limit.
+
+    Rigid joints get ``tau_d + k_p (q_d - q) + k_d (q_d' - q')`` at ``ff0``..``ff2`` and gravity
+    compensation ``g_j(q) + k_p (q_d - q) + k_d (q_d' - q')`` at ``rigid``; elastic joints the motor
+    laws of the module docstring. A model without joints (n = 0) is accepted.
     """
 
     def __init__(self, model: Model, allocation: Allocation, rotors: RotorParams, elastic: ElasticJointParams | None,
                  gains: FlatnessGains | None = None, level: str = "ff2", *, ideal_rotors: bool = False,
-                 gravity=(0.0, 0.0, -9.81), lag_timestep=None):
+                 gravity=(0.0, 0.0, -9.81), lag_timestep=None, effort_limits=None):
         if not isinstance(model, Model):
             raise ValueError(f"model: expected a geodyn_ros Model, got {type(model).__name__}")
         if not isinstance(allocation, Allocation):
@@ -182,6 +235,7 @@ class FlatnessController:
             raise ValueError(f"rotors: {rotors.n_rotors} rotors but the allocation has {allocation.n_rotors}")
         self.model, self.allocation, self.rotors, self.elastic = model, allocation, rotors, elastic
         self.set_level(level)
+        self._effort = effort_limit_array(effort_limits, model.n_joints)
         self.set_gains(FlatnessGains() if gains is None else gains)
         self.ideal_rotors = bool(ideal_rotors)
         self.gravity = np.array(gravity, dtype=float)
@@ -197,8 +251,11 @@ class FlatnessController:
         else:
             self.idx = np.arange(len(names), dtype=np.int64)
             self._Kinv = np.zeros(len(names))
+        #: model indices of the rigid (torque-controlled) joints
+        self.rigid_idx = (np.arange(len(names), dtype=np.int64) if elastic is None else
+                          np.array([k for k, j in enumerate(names) if j not in elastic.joints], dtype=np.int64))
         self.mass = model.total_mass
-        Tu, Td = rotors.time_constant_up, rotors.time_constant_down
+        Tu, Td = per_rotor_constant(rotors, "time_constant_up"), per_rotor_constant(rotors, "time_constant_down")
         if lag_timestep is None:
             self._lag_gain = (Tu, Td)
         else:
@@ -214,6 +271,9 @@ class FlatnessController:
         """Replace the feedback gains (live tuning); the next :meth:`command` uses them."""
         if not isinstance(gains, FlatnessGains):
             raise ValueError(f"gains: expected FlatnessGains, got {type(gains).__name__}")
+        n = self.model.n_joints
+        self._kpj = joint_gain_array("kp_joint", gains.kp_joint, n)
+        self._kdj = joint_gain_array("kd_joint", gains.kd_joint, n)
         self.gains = gains
         self._kR = np.array(gains.kp_rotation)
         self._kW = np.array(gains.kd_rotation)
@@ -300,31 +360,41 @@ class FlatnessController:
         e_R = _half_vee(R_c.T @ R - R.T @ R_c)
         e_W = Vb[:3] - RtRc @ W_d
         tau = RtRc @ tau_ff - self._kR * e_R - self._kW * e_W
-        # joints
+        # joints: rigid ones torque-controlled, elastic ones through their motors
         tau_d = flat.tau
-        i = self.idx
-        if self.elastic is None:            # rigid, torque-controlled joints
-            u_raw = g.kp_joint * (q_d[0] - q) + g.kd_joint * (q_d[1] - qd)
-            u_raw = u_raw + (_gravity_torque(model, C, q, self.gravity) if lvl == "rigid" else tau_d[0])
-            umax = np.inf
+        i, ri = self.idx, self.rigid_idx
+        kp, kd = self._kpj, self._kdj
+        grav = _gravity_torque(model, C, q, self.gravity) if lvl == "rigid" else None
+        jt_raw = np.zeros(model.n_joints)
+        if ri.size:
+            v = kp[ri] * (q_d[0, ri] - q[ri]) + kd[ri] * (q_d[1, ri] - qd[ri])
+            jt_raw[ri] = v + (grav[ri] if lvl == "rigid" else tau_d[0, ri])
+        jt = np.clip(jt_raw, -self._effort, self._effort)
+        n_mot = int(np.sum(jt != jt_raw))
+        if self.elastic is None:            # every joint rigid: u is the joint torque (as before mixed joints)
+            u_raw, u = jt_raw, jt
         else:
-            th, thd = np.asarray(theta, float), np.asarray(thetad, float)
+            th = np.zeros(0) if theta is None and not i.size else np.asarray(theta, float)
+            thd = np.zeros(0) if thetad is None and not i.size else np.asarray(thetad, float)
             if not (np.all(np.isfinite(th)) and np.all(np.isfinite(thd))):
                 raise ValueError("theta: contains NaN or Inf" if not np.all(np.isfinite(th)) else
                                  "thetad: contains NaN or Inf")
+            if th.shape != (i.size,) or thd.shape != (i.size,):
+                raise ValueError(f"theta, thetad: expected {i.size} motor angles and rates (one per elastic joint), "
+                                 f"got shapes {th.shape} and {thd.shape}")
             if lvl == "ff2":
                 K = self._Kinv
                 th_d = q_d[0, i] + K * tau_d[0, i]
                 thd_d = q_d[1, i] + K * tau_d[1, i]
                 thdd_d = q_d[2, i] + K * tau_d[2, i]
-                u_raw = (self.elastic.motor_inertia * thdd_d + tau_d[0, i] + g.kp_joint * (th_d - th)
-                         + g.kd_joint * (thd_d - thd))
+                u_raw = (self.elastic.motor_inertia * thdd_d + tau_d[0, i] + kp[i] * (th_d - th)
+                         + kd[i] * (thd_d - thd))
             else:
-                u_raw = g.kp_joint * (q_d[0, i] - th) + g.kd_joint * (q_d[1, i] - thd)
-                u_raw = u_raw + (_gravity_torque(model, C, q, self.gravity)[i] if lvl == "rigid" else tau_d[0, i])
+                u_raw = kp[i] * (q_d[0, i] - th) + kd[i] * (q_d[1, i] - thd)
+                u_raw = u_raw + (grav[i] if lvl == "rigid" else tau_d[0, i])
             umax = self.elastic.max_motor_torque
-        u = np.clip(u_raw, -umax, umax)
-        n_mot = int(np.sum(u != u_raw))
+            u = np.clip(u_raw, -umax, umax)
+            n_mot += int(np.sum(u != u_raw))
         # rotors
         if self.ideal_rotors:
             om_raw = om = np.zeros(0)
@@ -340,13 +410,14 @@ class FlatnessController:
                 om_d = np.sqrt(np.clip(al.allocate_thrust_torque(T_d, RtRc @ tau_ff), 0.0, None))
                 omd = du / (2.0 * np.maximum(om_d, 1e-6))
                 om_raw = om_raw + np.where(omd > 0.0, self._lag_gain[0], self._lag_gain[1]) * omd
-            om = np.clip(om_raw, 0.0, al.max_rot_velocity)
+            om = np.clip(om_raw, al.min_rot_velocity, al.max_rot_velocity)
             n_rot = int(np.sum((ur < 0.0) | (om != om_raw)))   # a negative u^2 or a speed clipped
-        if not (np.all(np.isfinite(om)) and np.all(np.isfinite(u)) and np.isfinite(T) and np.all(np.isfinite(tau))):
+        if not (np.all(np.isfinite(om)) and np.all(np.isfinite(u)) and np.isfinite(T) and np.all(np.isfinite(tau))
+                and np.all(np.isfinite(jt))):
             raise ValueError("inputs: the command is not finite")
         self.rotor_saturations += n_rot
         self.motor_saturations += n_mot
-        return FlatCommand(om, u, T, tau, om_raw, u_raw, n_rot, n_mot)
+        return FlatCommand(om, u, T, tau, om_raw, u_raw, n_rot, n_mot, jt, jt_raw)
 
 
 def _centroidal(model, q):

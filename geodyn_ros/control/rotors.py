@@ -51,6 +51,28 @@ LATERAL_FORCE_RTOL = 1e-9
 FULL_ACTUATION_RTOL = 1e-9
 
 
+def per_rotor_constant(rotors, name) -> np.ndarray:
+    """(n,) rotor constant ``name`` of :class:`RotorParams` (a scalar is repeated for every rotor)."""
+    v = np.asarray(getattr(rotors, name), float)
+    if v.ndim == 0:
+        return np.full(rotors.n_rotors, float(v))
+    if v.shape != (rotors.n_rotors,):
+        raise ValueError(f"{name}: expected a scalar or {rotors.n_rotors} values (one per rotor), got shape {v.shape}")
+    return v
+
+
+def _speed_limit(name, v, n, *, allow_zero=False):
+    """A speed limit [rad/s]: a float (every rotor), or a (n,) array of them (one per rotor)."""
+    a = np.asarray(v, float) if not isinstance(v, (str, bytes)) else None
+    if a is None or a.ndim > 1 or (a.ndim == 1 and a.shape != (n,)):
+        raise ValueError(f"{name}: expected a number or {n} numbers (one per rotor), got {v!r}")
+    if a.ndim == 0:
+        return _pos(name, v, allow_zero=allow_zero)
+    for x in a:
+        _pos(name, x, allow_zero=allow_zero)
+    return a.copy()
+
+
 class Allocation:
     """Allocation ``W_b = A u`` (``u = omega^2``) and its weighted pseudo-inverse.
 
@@ -67,10 +89,14 @@ class Allocation:
     Parameters
     ----------
     A : (6, n) allocation matrix, body wrench moment first per unit ``omega^2``.
-    max_rot_velocity : float
-        Rotor speed limit [rad/s] for :meth:`speeds` and :meth:`check_speeds`.
+    max_rot_velocity : float or (n,)
+        Rotor speed limit [rad/s] for :meth:`speeds` and :meth:`check_speeds`, one for every rotor
+        or one per rotor (kept as given: a float stays a float).
     weights : (n,) positive, optional
         ``Q = diag(weights)`` of the weighted pseudo-inverse (module docstring); default ones.
+    min_rot_velocity : float or (n,), keyword
+        Idle speed [rad/s] (``0 <= min < max``), the lower limit of :meth:`speeds` and
+        :meth:`check_speeds`; default 0.
 
     Raises
     ------
@@ -88,12 +114,16 @@ class Allocation:
     singular_values : of ``A`` (fully actuated) or ``A4`` (collinear)
     """
 
-    def __init__(self, A, max_rot_velocity=1000.0, weights=None):
+    def __init__(self, A, max_rot_velocity=1000.0, weights=None, *, min_rot_velocity=0.0):
         A = np.array(A, dtype=float)
         if A.ndim != 2 or A.shape[0] != 6 or not np.all(np.isfinite(A)):
             raise ValueError(f"A: expected a finite (6, n) matrix, got shape {A.shape}")
         n = A.shape[1]
-        self.max_rot_velocity = _pos("max_rot_velocity", max_rot_velocity)
+        self.max_rot_velocity = _speed_limit("max_rot_velocity", max_rot_velocity, n)
+        self.min_rot_velocity = _speed_limit("min_rot_velocity", min_rot_velocity, n, allow_zero=True)
+        if np.any(np.asarray(self.min_rot_velocity) >= np.asarray(self.max_rot_velocity)):
+            raise ValueError(f"min_rot_velocity: must be below max_rot_velocity for every rotor, got "
+                             f"{min_rot_velocity!r} and {max_rot_velocity!r}")
         w = np.ones(n) if weights is None else np.array(weights, float).reshape(-1)
         if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
             raise ValueError(f"weights: expected {n} finite positive values, got {weights!r}")
@@ -136,11 +166,24 @@ class Allocation:
 
     @classmethod
     def from_frames(cls, frames, rotors: RotorParams, weights=None) -> "Allocation":
-        """Build ``A`` from rotor frames (n, 4, 4) in the base link and :class:`RotorParams`."""
-        if len(frames) != rotors.n_rotors:
-            raise ValueError(f"frames: {len(frames)} rotor frames but {rotors.n_rotors} turning directions")
-        A = rotor_wrench_columns(frames, rotors.motor_constant, rotors.spin * rotors.drag_constant)
-        return cls(A, rotors.max_rot_velocity, weights)
+        """Build ``A`` from rotor frames (n, 4, 4) in the base link and :class:`RotorParams`.
+
+        Column i uses rotor i's own constants: ``c_f,i`` and ``s_i c_d,i = s_i moment_constant_i
+        c_f,i`` (a constant given once applies to every rotor); the speed limits are
+        ``max_rot_velocity`` and ``min_rot_velocity`` (per rotor when they differ)."""
+        n = rotors.n_rotors
+        if len(frames) != n:
+            raise ValueError(f"frames: {len(frames)} rotor frames but {n} turning directions")
+        cf = np.asarray(rotors.motor_constant, float)
+        if cf.ndim == 0:     # one constant for every rotor: today's single call (bit-identical A)
+            A = rotor_wrench_columns(frames, rotors.motor_constant, rotors.spin * rotors.drag_constant)
+        else:                # column i from c_f,i (rotor_wrench_columns takes one c_f per call)
+            cf = per_rotor_constant(rotors, "motor_constant")
+            cd = rotors.spin * per_rotor_constant(rotors, "moment_constant") * cf
+            F = np.asarray(frames, float)
+            A = np.column_stack([rotor_wrench_columns(F[i:i + 1], cf[i], cd[i:i + 1])[:, 0] for i in range(n)])
+        vmin = getattr(rotors, "min_rot_velocity", 0.0)
+        return cls(A, rotors.max_rot_velocity, weights, min_rot_velocity=vmin)
 
     @property
     def n_rotors(self) -> int:
@@ -196,18 +239,26 @@ class Allocation:
         return np.asarray(u, float) @ self.A.T
 
     def speeds(self, u) -> tuple:
-        """``(omega, n_saturated)``: ``sqrt(u)`` clipped to ``[0, max_rot_velocity]``, and how many
-        entries were clipped (negative ``u`` or above the limit)."""
+        """``(omega, n_saturated)``: ``sqrt(u)`` clipped to ``[min_rot_velocity, max_rot_velocity]``
+        (per rotor: the last axis of ``u`` (n,) or (T, n) is the rotor), and how many entries were
+        clipped (below the idle speed, e.g. a negative ``u``, or above the limit)."""
         u = np.asarray(u, float)
-        lo, hi = u < 0.0, u > self.max_rot_velocity ** 2
-        return np.sqrt(np.clip(u, 0.0, self.max_rot_velocity ** 2)), int(np.sum(lo) + np.sum(hi))
+        lo2, hi2 = np.square(self.min_rot_velocity), np.square(self.max_rot_velocity)
+        lo, hi = u < lo2, u > hi2
+        return np.sqrt(np.clip(u, lo2, hi2)), int(np.sum(lo) + np.sum(hi))
 
     def check_speeds(self, u) -> None:
-        """ValueError unless every ``u`` gives ``0 < omega < max_rot_velocity`` (``u``: (n,) or (T, n))."""
+        """ValueError unless every ``u`` gives ``min_rot_velocity < omega < max_rot_velocity``
+        (``min`` 0 by default; per rotor; ``u``: (n,) or (T, n)), naming the first rotor out of range."""
         u = np.asarray(u, float)
         if not np.all(np.isfinite(u)):
             raise ValueError("u: contains NaN or Inf")
-        if np.any(u <= 0.0) or np.any(u >= self.max_rot_velocity ** 2):
+        lo2, hi2 = np.square(self.min_rot_velocity), np.square(self.max_rot_velocity)
+        bad = (u <= lo2) | (u >= hi2)
+        if np.any(bad):
             om = np.sqrt(np.clip(u, 0, None))
-            raise ValueError(f"u: rotor speeds leave (0, {self.max_rot_velocity:g}) rad/s: min u = {u.min():.4g}, "
+            k = int(np.nonzero(bad)[-1][0])
+            lo_k, hi_k = np.broadcast_to(self.min_rot_velocity, (self.n_rotors,))[k], \
+                np.broadcast_to(self.max_rot_velocity, (self.n_rotors,))[k]
+            raise ValueError(f"u: rotor speeds leave ({lo_k:g}, {hi_k:g}) rad/s (rotor {k}): min u = {u.min():.4g}, "
                              f"max omega = {om.max():.4g} rad/s")

@@ -51,6 +51,7 @@ from geodyn_ros.control.actuated import ActuatedController
 from geodyn_ros.control.feedback import TrackingGains, tracking_command
 from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from .tracking import TrackingLog
+from .underactuated import _NO_WRENCH, _peak, rigid_effort_limits
 from geodyn_ros.lie import Ad, Ad_inv
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.trajectories import table3_reference
@@ -154,8 +155,15 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
                       ideal_rotors=ideal, ideal_joints=ideal or rigid_joints)
     model = sim.model
     al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
-    ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, gains,
-                              feedforward_order=level, lag_timestep=timestep if lag_discrete else None)
+    eff = rigid_effort_limits(cfg, model, tilthex_source() if source is None else source)
+    if rigid_joints:     # the diagnostic rows: the elastic joints made rigid keep their motors' limit (as before)
+        umax = np.broadcast_to(np.asarray(cfg.elastic.max_motor_torque, float), (len(cfg.elastic.joints),))
+        for j, lim in zip(cfg.elastic.joints, umax):
+            eff[model.joint_names.index(j)] = lim
+    ctrl = ActuatedController(al, cfg.rotors, None if rigid_joints else cfg.elastic, model.joint_names, gains,
+                              feedforward_order=level, lag_timestep=timestep if lag_discrete else None,
+                              effort_limits=eff, model=model, gravity=gravity)
+    mixed = not (ideal or rigid_joints) and bool(sim.rigid_joints)   # some joints rigid, the others elastic
     reference = scaled_reference(speed) if reference is None else reference
     g = np.asarray(gravity, float)
 
@@ -209,19 +217,22 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
         if ideal:
             W, tq = tracking_command(gains, C, Vb, q, qd, Cd, Vbd, ref.q[0], ref.q[1], Wb[0], tau[0])
             sim.set_command(W, tq)
-            u_peak = max(u_peak, float(np.abs(tq).max()))
+            u_peak = max(u_peak, _peak(tq))
         elif rigid_joints:
             cmd = ctrl.command(C, Vb, q, qd, q, qd, Cd, Vbd, ref.q, Wb, tau)
             sim.set_rotor_command(cmd.omega)
             sim.set_command(np.zeros(6), cmd.u)
             om_peak = max(om_peak, float(cmd.omega_raw.max()))
-            u_peak = max(u_peak, float(np.abs(cmd.u_raw).max()))
+            u_peak = max(u_peak, _peak(cmd.u_raw))
         else:
             cmd = ctrl.command(C, Vb, q, qd, sim.motor_angle(), sim.motor_velocity(), Cd, Vbd, ref.q, Wb, tau)
             sim.set_rotor_command(cmd.omega)
+            if mixed:         # the rigid joints' torques (0 at the elastic joints, driven by their springs)
+                sim.set_command(_NO_WRENCH, cmd.joint_torque)
+                u_peak = max(u_peak, _peak(cmd.joint_torque_raw))
             sim.set_motor_torque(cmd.u)
             om_peak = max(om_peak, float(cmd.omega_raw.max()))
-            u_peak = max(u_peak, float(np.abs(cmd.u_raw).max()))
+            u_peak = max(u_peak, _peak(cmd.u_raw))
         sim.step()
     wall = time.perf_counter() - wall
     if progress is not None:
@@ -266,12 +277,16 @@ def format_table(results: dict, cfg, *, settled: bool = False) -> str:
     cols = ([("row", "", 3)] + [(name, "[m]" if k.startswith("base") else "[deg]", 9) for name, k in zip(two, keys)]
             + [("omega pk", "[rad/s]", 5), ("u peak", "[N m]", 6), ("clips", "rot/mot", 5), ("realtime", "[x]", 5)])
     rows = []
+    # the largest limits when they differ per rotor / per motor (nan: no elastic joint)
+    wmax = float(np.max(cfg.rotors.max_rot_velocity))
+    mt = np.asarray(cfg.elastic.max_motor_torque, float)
+    umax = float(mt.max()) if mt.size and cfg.elastic.joints else float("nan")
     for name, res in results.items():
-        m = res.metrics(cfg.rotors.max_rot_velocity, cfg.elastic.max_motor_torque)
+        m = res.metrics(wmax, umax)
         rows.append([name] + [f"{m[k]:.3e}" for k in keys]
                     + ["-" if name == "ideal" else f"{m['rotor_speed_peak_rad_s']:.0f}",
                        f"{m['motor_torque_peak_nm']:.3f}", f"{m['rotor_saturations']}/{m['motor_saturations']}",
                        f"{m['real_time_factor']:.2f}"])
-    limits = (f"limits: rotor speed {cfg.rotors.max_rot_velocity:g} rad/s, motor torque "
-              f"{cfg.elastic.max_motor_torque:g} N m (clips: commands cut to them; ideal: no rotors)")
+    limits = (f"limits: rotor speed {wmax:g} rad/s, motor torque "
+              f"{umax:g} N m (clips: commands cut to them; ideal: no rotors)")
     return limits + "\n" + text_table(cols, rows)

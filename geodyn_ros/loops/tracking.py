@@ -73,8 +73,10 @@ class TrackingLog:
 
     def rms(self) -> dict:
         """RMS errors over all samples: ``position_m``, ``attitude_deg``, ``joint_deg`` (over all
-        joints and samples) and the maxima ``max_position_m``, ``max_joint_deg``."""
+        joints and samples; 0 without joints) and the maxima ``max_position_m``, ``max_joint_deg``."""
         ep, eR, eq = self.position_error(), self.attitude_error(), self.joint_error()
+        if not eq.size:          # no joints (n = 0): no joint error
+            eq = np.zeros(1)
         return {
             "position_m": float(np.sqrt(np.mean(ep ** 2))),
             "attitude_deg": float(np.degrees(np.sqrt(np.mean(eR ** 2)))),

@@ -106,7 +106,9 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     model = sim.model
     al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
     ctrl = FlatnessController(model, al, cfg.rotors, None if rigid_joints else cfg.elastic, gains, level,
-                              ideal_rotors=ideal, lag_timestep=timestep if discrete else None)
+                              ideal_rotors=ideal, lag_timestep=timestep if discrete else None,
+                              effort_limits=rigid_effort_limits(cfg, model, hexarotor_source() if source is None
+                                                                else source))
     if reference is None:
         def reference(t, order):
             return figure_eight_reference(t, order, speed=speed)
@@ -139,6 +141,23 @@ def _zeros_n(n):
     return np.zeros(n)
 
 
+def _peak(a) -> float:
+    """max |a| (0 for an empty array: no joint, or no motor)."""
+    return float(np.abs(a).max()) if np.size(a) else 0.0
+
+
+def rigid_effort_limits(cfg, model, source) -> np.ndarray:
+    """(n,) torque limits [N m] of the joints the vehicle file makes rigid:
+    ``cfg.effort_limits(model, source)`` (the file's ``max_torque``, else the URDF effort limit);
+    ``inf`` for the elastic joints (their motors have ``max_motor_torque``; a diagnostic row that
+    makes them rigid keeps them unlimited, as before) and for a URDF effort of 0 (unset)."""
+    n = model.n_joints
+    lim = np.asarray(cfg.effort_limits(model, source), float) if hasattr(cfg, "effort_limits") else np.full(n, np.inf)
+    el = set(cfg.elastic.joints)
+    return np.array([np.inf if (j in el or not lim[k] > 0) else lim[k] for k, j in enumerate(model.joint_names)],
+                    dtype=float).reshape(n)
+
+
 def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: float, timestep: float, *,
              name: str, counters, ideal: bool = False, rigid_joints: bool = False, disturbance=None,
              at_zero=None, progress=None) -> UnderactuatedRow:
@@ -167,6 +186,7 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
     q_log, qd_log = np.empty((steps + 1, n)), np.empty((steps + 1, n))
     om_peak = u_peak = 0.0
     W = np.zeros(6)
+    mixed = not rigid_joints and bool(getattr(sim, "rigid_joints", ()))   # some joints rigid, the others elastic
     ref, flat = jets(-n_pre * timestep)
     wall = time.perf_counter()
     for i in range(n_pre + steps + 1):
@@ -200,10 +220,14 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
         if rigid_joints:
             sim.set_command(W + extra, cmd.u)   # the ideal body wrench (zero with rotors) and the joint torques
         else:
-            if disturbance is not None:
+            if mixed:                           # the rigid joints' torques (0 at the elastic ones)
+                sim.set_command(W + extra, cmd.joint_torque)
+            elif disturbance is not None:
                 sim.set_command(extra, _zeros_n(n))
             sim.set_motor_torque(cmd.u)
-        u_peak = max(u_peak, float(np.abs(cmd.u_raw).max()))
+            if mixed:
+                u_peak = max(u_peak, _peak(cmd.joint_torque_raw))
+        u_peak = max(u_peak, _peak(cmd.u_raw))
         sim.step()
     wall = time.perf_counter() - wall
     if progress is not None:

@@ -45,7 +45,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from ..control.rotors import ActuationConfig, load_actuation_config, rotor_frames_from_model
+from ..control.rotors import ActuationConfig, load_actuation_config, per_rotor_constant, rotor_frames_from_model
 from ..lie import matrix_to_quat
 from .mujoco_sim import _PREFIX, MujocoSim, _array
 
@@ -55,7 +55,9 @@ __all__ = ["ActuatedSim", "rotor_filter_step"]
 def rotor_filter_step(x, command, dt, time_constant_up, time_constant_down, max_rot_velocity):
     """One step of gz-sim's rotor speed filter (module docstring), vectorised.
 
-    x, command : (n,) speed state and commanded speed [rad/s]; dt [s]. Returns the new (n,) state.
+    x, command : (n,) speed state and commanded speed [rad/s]; dt [s]; the time constants [s] and
+    ``max_rot_velocity`` [rad/s]: one for every rotor or (n,), one per rotor. Returns the new (n,)
+    state.
     """
     r = np.minimum(np.asarray(command, float), max_rot_velocity)
     up = r > x
@@ -86,6 +88,15 @@ class ActuatedSim(MujocoSim):
     rotor_names : tuple of str
     rotor_frames : (n, 4, 4) in the base link
     elastic_joints : tuple of str, empty when ``ideal_joints``
+        Driven by their motors (:meth:`set_motor_torque`) through the springs.
+    rigid_joints : tuple of str
+        The other joints of the model (every joint when ``ideal_joints``): torque-controlled, their
+        torques are the ``tau`` of :meth:`set_command` (model joint order; give 0 at the elastic
+        joints, whose link side is driven by the spring alone).
+
+    Rotor constants may differ per rotor (``RotorParams`` fields given as (n,) arrays): each
+    thrust actuator's gear uses its rotor's ``c_f,i`` and ``c_d,i``, the filter its time constants
+    and maximum speed.
     """
 
     def __init__(self, source, config: ActuationConfig | None = None, *, rotor_links=None,
@@ -112,15 +123,18 @@ class ActuatedSim(MujocoSim):
         extra_nu = 0
         if not self.ideal_rotors:
             spin = rp.spin
+            cf = per_rotor_constant(rp, "motor_constant")                 # rotor i's own constants
+            cd = per_rotor_constant(rp, "moment_constant") * cf
             for k, (nm, C) in enumerate(zip(self.rotor_names, self.rotor_frames)):
                 site = _PREFIX + "rotor_" + nm
                 base_body.add_site(name=site, pos=C[:3, 3], quat=matrix_to_quat(C[:3, :3], order="wxyz"))
                 spec.add_actuator(name=_PREFIX + "thrust_" + nm, target=site, trntype=mujoco.mjtTrn.mjTRN_SITE,
-                                  gear=[0.0, 0.0, rp.motor_constant, 0.0, 0.0, spin[k] * rp.drag_constant])
+                                  gear=[0.0, 0.0, cf[k], 0.0, 0.0, spin[k] * cd[k]])
                 extra_nu += 1
         extra_nv = 0
         el = self.config.elastic
         self.elastic_joints = () if self.ideal_joints else el.joints
+        self.rigid_joints = tuple(j for j in self.model.joint_names if j not in self.elastic_joints)
         if not self.ideal_joints:
             for j, K, B in zip(el.joints, el.stiffness, el.motor_inertia):
                 if j not in self.model.joint_names:
@@ -149,7 +163,8 @@ class ActuatedSim(MujocoSim):
         self._u = np.zeros(len(self.elastic_joints))
         self._base_dofs = np.arange(self._bv, self._bv + 6)
         rp = self.config.rotors
-        self._airspeed = (not self.ideal_rotors) and (rp.rotor_drag_coefficient > 0 or rp.rolling_moment_coefficient > 0)
+        self._airspeed = (not self.ideal_rotors) and bool(np.any(np.asarray(rp.rotor_drag_coefficient) > 0)
+                                                          or np.any(np.asarray(rp.rolling_moment_coefficient) > 0))
         self._qfrc_air = np.zeros(m.nv)
 
     # ------------------------------------------------------------------ state
@@ -229,8 +244,8 @@ class ActuatedSim(MujocoSim):
             z = d.site_xmat[sid].reshape(3, 3)[:, 2]
             v = vel[3:]
             vp = v - (v @ z) * z
-            f = -abs(self._x[k]) * rp.rotor_drag_coefficient * vp
-            n = -abs(self._x[k]) * rp.rolling_moment_coefficient * vp
+            f = -abs(self._x[k]) * np.broadcast_to(rp.rotor_drag_coefficient, self._x.shape)[k] * vp
+            n = -abs(self._x[k]) * np.broadcast_to(rp.rolling_moment_coefficient, self._x.shape)[k] * vp
             mujoco.mj_applyFT(m, d, f, n, d.site_xpos[sid], self._base_body, self._qfrc_air)
         d.qfrc_applied[self._base_dofs] += self._qfrc_air[self._base_dofs]
 
