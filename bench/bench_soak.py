@@ -142,6 +142,9 @@ def main(argv=None) -> int:
     ap.add_argument("--window-seconds", type=float, default=30.0, help="--pair: length of one window")
     ap.add_argument("--best-effort", action="store_true",
                     help="--pair: best-effort inputs and outputs on node, floor and driver alike")
+    ap.add_argument("--subscribe-all", action="store_true",
+                    help="--pair: the driver subscribes every output (default: feedforward/jet only, so "
+                         "geodyn_node skips feedforward/wrench and joint_efforts, which the floor still publishes)")
     ap.add_argument("--floor", action="store_true",
                     help="run bench/rclpy_floor_node.py instead of geodyn_node: the same topics, QoS and "
                          "executor, raw in and out, no decoding and no dynamics (the rclpy floor)")
@@ -286,7 +289,7 @@ class PairDriver:
     """Feeds one namespace at a time (``/node`` or ``/floor``) with the same messages, on the same
     schedule, and counts the ``feedforward/jet`` outputs of each."""
 
-    def __init__(self, ctx, order, flat, best_effort):
+    def __init__(self, ctx, order, flat, best_effort, subscribe_all=False):
         self.node = rclpy.create_node("pair_driver", context=ctx)
         self.ex = make_executor(context=ctx)
         self.ex.add_node(self.node)
@@ -303,6 +306,15 @@ class PairDriver:
                                        (Float64MultiArray, "reference")))
             self.node.create_subscription(Float64MultiArray, f"/{ns}/feedforward/jet",
                                           lambda m, ns=ns: self._count(ns), _qos(100, best_effort), raw=True)
+            if subscribe_all:   # every other output too (received and dropped)
+                from geometry_msgs.msg import WrenchStamped
+                outs = [(WrenchStamped, "feedforward/wrench"), (JointState, "feedforward/joint_efforts")]
+                if flat:
+                    outs += [(Float64MultiArray, t) for t in ("desired/state", "feedforward/flat_jet",
+                                                              "feedforward/rotor_speeds")]
+                for t, topic in outs:
+                    self.node.create_subscription(t, f"/{ns}/{topic}", lambda m: None, _qos(100, best_effort),
+                                                  raw=True)
         if flat:
             from geodyn_ros.ros.jets import make_flat_reference_msg
             from geodyn_ros.trajectories import figure_eight_reference
@@ -390,7 +402,7 @@ def run_pair(args) -> int:
                                    "floor")}
     ctx = Context()
     rclpy.init(context=ctx)
-    drv = PairDriver(ctx, args.order, flat, args.best_effort)
+    drv = PairDriver(ctx, args.order, flat, args.best_effort, args.subscribe_all)
     ref_every = args.ref_every
     rows = {"node": [], "floor": []}   # per window: (us per cycle, {group: us per cycle}, outputs/sends, load)
     try:
@@ -430,7 +442,8 @@ def run_pair(args) -> int:
             drv.spin_for(1.0)
     finally:
         codes = {ns: p.stop() for ns, p in procs.items()}
-    qos = "best-effort" if args.best_effort else "reliable"
+    qos = ("best-effort" if args.best_effort else "reliable") + (", every output subscribed" if args.subscribe_all
+                                                                  else ", feedforward/jet subscribed")
     print(f"geodyn_node vs rclpy floor: {args.mode} mode, order {args.order}, {args.rate:g} Hz, {qos} inputs and "
           f"outputs, {args.windows} alternating windows of {args.window_seconds:g} s each "
           f"(load average during the run: {_median_range([r[3] for r in rows['node'] + rows['floor']], '{:.2f}')})")

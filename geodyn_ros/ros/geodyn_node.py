@@ -152,7 +152,7 @@ from .cdr import (decode_float64_multiarray, decode_joint_state, decode_odometry
                   name_cache, wrench_stamped_template)
 from .conversions import (InputError, JointNameMatcher, odometry_from_fields, spatial_to_body_wrench)
 from .fast_inputs import FastFlatReference, FastJointState, FastOdometry
-from .raw_outputs import DesiredStateOutput, JetOutput, sqrt_jet
+from .raw_outputs import DesiredStateOutput, FlatJetOutput, JetOutput, RotorSpeedOutput, sqrt_jet
 from .input_sync import PairMatcher, TopicBuffer, buffer_depth, select_reference
 from .plausibility import LIMIT_NAMES, check_plausible, check_plausible_flat
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
@@ -306,6 +306,8 @@ class GeodynNode(Node):
         if self.flat:
             self._fast_flat = FastFlatReference(self.limits, r)
             self._desired_out = DesiredStateOutput(model.joint_names, r)
+            self._flat_out = FlatJetOutput(model.joint_names, r)
+            self._rotor_out = None if self.allocation is None else RotorSpeedOutput(self.rotor_names, r)
         self._wrench_msg = WrenchStamped()
         self.base_frame = self.frame_prefix + self.base_link   # frame id of the base link
         self._wrench_msg.header.frame_id = self.base_frame
@@ -596,9 +598,9 @@ class GeodynNode(Node):
             omega = self._rotor_speed_jet(res.thrust, res.body_torque)
         self._publish(stamp, W0_body, W_out, tau)
         self._pub_desired.publish(self._desired_out.write(stamp, C, V, res.q[:V.shape[0]]))
-        self._pub_flat.publish(self._flat_jet.pack_blocks_raw(stamp, res.thrust, res.body_torque, tau))
+        self._pub_flat.publish(self._flat_out.write(stamp, res.thrust, res.body_torque, tau))
         if omega is not None:
-            self._pub_rotors.publish(self._rotor_jet.pack_blocks_raw(stamp, omega))
+            self._pub_rotors.publish(self._rotor_out.write(stamp, omega))
         if self.publish_linearization and not self._publish_linearization(stamp, C, V, res.q, W, W0_body, tau):
             return
         if self.allocation is not None and omega is None:

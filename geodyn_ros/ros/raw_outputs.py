@@ -14,9 +14,10 @@ import numpy as np
 from numba import njit, types
 
 from .cdr import multiarray_template
-from .jets import FEEDFORWARD_OFFSET, REFERENCE_OFFSET, FeedforwardJetPacker, make_reference_msg
+from .jets import (FEEDFORWARD_OFFSET, REFERENCE_OFFSET, FeedforwardJetPacker, FlatFeedforwardPacker,
+                   RotorSpeedPacker, make_reference_msg)
 
-__all__ = ["JetOutput", "DesiredStateOutput", "sqrt_jet"]
+__all__ = ["JetOutput", "DesiredStateOutput", "FlatJetOutput", "RotorSpeedOutput", "quat_xyzw", "sqrt_jet"]
 
 
 class _RawArray:
@@ -61,18 +62,83 @@ class DesiredStateOutput(_RawArray):
 
     def write(self, stamp_ns: int, C: np.ndarray, V: np.ndarray, q: np.ndarray) -> bytes:
         """The serialized message of the pose ``C`` (4, 4), twist jet ``V`` (r+2, 6) and joint jet
-        ``q`` (r+2, n), as ``make_reference_msg`` would pack them."""
-        from ..lie import matrix_to_quat
+        ``q`` (r+2, n), as ``make_reference_msg`` would pack them (the quaternion to rounding)."""
         self._stamp(stamp_ns)
         self.data[2:5] = C[:3, 3]
-        self.data[5:9] = matrix_to_quat(C[:3, :3], "xyzw")
+        self.data[5:9] = quat_xyzw(C)
         self.body[:, :6] = V
         self.body[:, 6:] = q
         return self._raw.payload()
 
 
-@njit(types.Array(types.float64, 2, "C")(types.Array(types.float64, 2, "C", readonly=True)), cache=True,
-      nogil=True)
+class FlatJetOutput(_RawArray):
+    """``feedforward/flat_jet`` (layout of :class:`geodyn_ros.ros.jets.FlatFeedforwardPacker`)."""
+
+    def __init__(self, joint_names, order: int):
+        r1, n = order + 1, len(joint_names)
+        super().__init__(FlatFeedforwardPacker(joint_names, order).pack(0, np.zeros(r1), np.zeros((r1, 3)),
+                                                                         np.zeros((r1, n))), FEEDFORWARD_OFFSET, r1, 4 + n)
+
+    def write(self, stamp_ns: int, thrust: np.ndarray, torque: np.ndarray, tau: np.ndarray) -> bytes:
+        """``T^(0..r)`` (r+1,), ``tau_b^(0..r)`` (r+1, 3), ``tau^(0..r)`` (r+1, n), serialized."""
+        self._stamp(stamp_ns)
+        self.body[:, 0] = thrust
+        self.body[:, 1:4] = torque
+        self.body[:, 4:] = tau
+        return self._raw.payload()
+
+
+class RotorSpeedOutput(_RawArray):
+    """``feedforward/rotor_speeds`` (layout of :class:`geodyn_ros.ros.jets.RotorSpeedPacker`)."""
+
+    def __init__(self, rotor_names, order: int):
+        r1, m = order + 1, len(rotor_names)
+        super().__init__(RotorSpeedPacker(rotor_names, order).pack(0, np.zeros((r1, m))), FEEDFORWARD_OFFSET, r1, m)
+
+    def write(self, stamp_ns: int, omega: np.ndarray) -> bytes:
+        """``omega_d^(0..r)`` (r+1, n_r), serialized."""
+        self._stamp(stamp_ns)
+        self.body[:] = omega
+        return self._raw.payload()
+
+
+_F2R = types.Array(types.float64, 2, "C", readonly=True)
+_F2A = types.Array(types.float64, 2, "A", readonly=True)
+
+
+@njit(types.Array(types.float64, 1, "C")(_F2A), cache=True, nogil=True)
+def _quat(C):  # pragma: no cover (compiled)
+    """:func:`geodyn_ros.lie.matrix_to_quat` of ``C[:3, :3]``, ``xyzw`` (the same branches and formulas)."""
+    R = C
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    if tr > 0:
+        s = 2.0 * np.sqrt(tr + 1.0)
+        w, x, y, z = 0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
+    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
+        w, x, y, z = (R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s
+    elif R[1, 1] > R[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
+        w, x, y, z = (R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s
+    else:
+        s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
+        w, x, y, z = (R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s
+    if w < 0:
+        w, x, y, z = -w, -x, -y, -z
+    nrm = np.sqrt(w * w + x * x + y * y + z * z)
+    out = np.empty(4)
+    out[0], out[1], out[2], out[3] = x / nrm, y / nrm, z / nrm, w / nrm
+    return out
+
+
+def quat_xyzw(C: np.ndarray) -> np.ndarray:
+    """Unit quaternion ``xyzw`` (w >= 0) of the rotation of the pose ``C`` (4, 4) (or of ``C`` (3, 3))."""
+    C = np.asarray(C, dtype=np.float64).view()
+    C.flags.writeable = False
+    return _quat(C)
+
+
+@njit(types.Array(types.float64, 2, "C")(_F2R), cache=True, nogil=True)
 def _sqrt_jet(u):  # pragma: no cover (compiled)
     K, m = u.shape
     w = np.empty((K, m))

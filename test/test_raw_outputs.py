@@ -1,0 +1,99 @@
+"""geodyn_ros.ros.raw_outputs (geodyn_node's serialized output templates) against rclpy's own
+deserializer and the message builders of geodyn_ros.ros.jets, and its compiled helpers against
+closed forms.
+
+* Every template, written with random numbers and a stamp, deserializes (rclpy) to exactly the
+  message the ``jets`` packer (or ``make_reference_msg``) builds from the same numbers; the
+  quaternion of ``desired/state`` to 4e-16 (the same formula, its norm summed in another order).
+* ``quat_xyzw`` equals ``geodyn_ros.lie.matrix_to_quat`` to 4e-16 on random rotations and on the
+  four branches (trace > 0 and each diagonal entry largest), and rebuilds the rotation.
+* ``sqrt_jet`` of ``u(t) = a + b t + c t^2 + d t^3`` at t = 0 equals the derivatives of
+  ``sqrt(u)`` in closed form (sympy-free: written out by hand below) to 1e-13 relative.
+"""
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy")
+from rclpy.serialization import deserialize_message  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+from geodyn_ros.lie import matrix_to_quat, quat_to_matrix  # noqa: E402
+from geodyn_ros.ros.jets import (FeedforwardJetPacker, FlatFeedforwardPacker, RotorSpeedPacker,  # noqa: E402
+                                 make_reference_msg)
+from geodyn_ros.ros.raw_outputs import (DesiredStateOutput, FlatJetOutput, JetOutput,  # noqa: E402
+                                        RotorSpeedOutput, quat_xyzw, sqrt_jet)
+
+RNG = np.random.default_rng(3)
+NAMES = ("J2", "J3", "J4")
+STAMP = 1_700_000_123_456_789_012
+
+
+def _same(raw, msg, data_tol=0.0):
+    got = deserialize_message(raw, Float64MultiArray)
+    assert [(d.label, d.size, d.stride) for d in got.layout.dim] == \
+        [(d.label, d.size, d.stride) for d in msg.layout.dim]
+    assert got.layout.data_offset == msg.layout.data_offset
+    a, b = np.array(got.data), np.array(msg.data)
+    assert a.shape == b.shape and np.abs(a - b).max() <= data_tol
+
+
+@pytest.mark.parametrize("order", [0, 2, 3])
+def test_jet_templates_equal_the_packers(order):
+    r1 = order + 1
+    jet, flat = JetOutput(NAMES, order), FlatJetOutput(NAMES, order)
+    rot = RotorSpeedOutput(("r0", "r1", "r2", "r3"), order)
+    for _ in range(3):
+        W, tau = RNG.normal(size=(r1, 6)), RNG.normal(size=(r1, 3))
+        T, tb, om = RNG.normal(size=r1), RNG.normal(size=(r1, 3)), RNG.normal(size=(r1, 4))
+        _same(jet.write(STAMP, W, tau), FeedforwardJetPacker(NAMES, order).pack(STAMP, W, tau))
+        _same(flat.write(STAMP, T, tb, tau), FlatFeedforwardPacker(NAMES, order).pack(STAMP, T, tb, tau))
+        _same(rot.write(STAMP, om), RotorSpeedPacker(("r0", "r1", "r2", "r3"), order).pack(STAMP, om))
+
+
+def test_desired_state_equals_make_reference_msg():
+    out = DesiredStateOutput(NAMES, 2)
+    for _ in range(5):
+        q = RNG.normal(size=4)
+        C = np.eye(4)
+        C[:3, :3] = quat_to_matrix(q / np.linalg.norm(q), "xyzw")
+        C[:3, 3] = RNG.normal(size=3)
+        V, Q = RNG.normal(size=(4, 6)), RNG.normal(size=(4, 3))
+        # unit quaternion entries: the two normalize the same four numbers, summed in another order
+        _same(out.write(STAMP, C, V, Q), make_reference_msg(STAMP, C, V, Q, NAMES), data_tol=4e-16)
+
+
+@pytest.mark.parametrize("case", ["random", "x", "y", "z"])
+def test_quat_xyzw_equals_matrix_to_quat(case):
+    for _ in range(20):
+        if case == "random":
+            q = RNG.normal(size=4)
+        else:   # a rotation by more than 120 deg about an axis near x, y or z: trace < 0, that diagonal largest
+            axis = {"x": 0, "y": 1, "z": 2}[case]
+            v = 0.1 * RNG.normal(size=3)
+            v[axis] = 1.0
+            ang = RNG.uniform(2.2, 3.1)
+            q = np.r_[math.sin(ang / 2) * v / np.linalg.norm(v), math.cos(ang / 2)]
+        R = quat_to_matrix(q / np.linalg.norm(q), "xyzw")
+        if case != "random":
+            assert np.trace(R) < 0 and np.argmax(np.diag(R)) == {"x": 0, "y": 1, "z": 2}[case]
+        got = quat_xyzw(R)
+        assert np.abs(got - matrix_to_quat(R, "xyzw")).max() <= 4e-16   # same formulas; norm summed in another order
+        assert np.abs(quat_to_matrix(got, "xyzw") - R).max() <= 1e-15
+
+
+def test_sqrt_jet_equals_closed_form():
+    """w = sqrt(u): w' = u'/(2w), w'' = (u'' - 2 w'^2)/(2w), w''' = (u''' - 6 w' w'')/(2w) (from
+    differentiating w^2 = u three times)."""
+    for _ in range(10):
+        a = RNG.uniform(0.5, 3.0, 5)
+        b, c, d = RNG.normal(size=(3, 5))
+        u = np.array([a, b, 2 * c, 6 * d])             # u^(0..3) at t = 0
+        w0 = np.sqrt(a)
+        w1 = b / (2 * w0)
+        w2 = (2 * c - 2 * w1 ** 2) / (2 * w0)
+        w3 = (6 * d - 6 * w1 * w2) / (2 * w0)
+        want = np.array([w0, w1, w2, w3])
+        # a few operations on O(1) numbers: rounding ~1e-15; 1e-13 relative to the largest entry
+        assert np.abs(sqrt_jet(u) - want).max() <= 1e-13 * np.abs(want).max()
