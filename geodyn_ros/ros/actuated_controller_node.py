@@ -53,6 +53,7 @@ from std_msgs.msg import Float64MultiArray
 from geodyn_ros.control.actuated import ActuatedController
 from geodyn_ros.control.feedback import TrackingGains
 from geodyn_ros.control.rotors import Allocation, load_actuation_config
+from geodyn_ros.loops.underactuated import rigid_effort_limits
 from geodyn_ros.lie import Ad_inv
 
 from .actuator_commands import HAVE_ACTUATOR_MSGS, ActuatorCommandPublisher
@@ -139,6 +140,7 @@ class ActuatedControllerNode(TrackingInputs, Node):
         self._stamps = {k: None for k in ("odom", "joint_states", "motor_states", "reference", "jet")}
         self._last_cmd_stamp = None
         self._last_cmd = None   # (stamp, omega, u) last published: re-sent to a republished state
+        self._rigid_idx = np.zeros(0, dtype=np.intp)   # model indices of the rigid joints after the motors
 
         qos = control_qos(p["qos_depth"])
         self._subscribe_tracking_inputs(qos)
@@ -167,7 +169,9 @@ class ActuatedControllerNode(TrackingInputs, Node):
         _, frames = cfg.rotor_frames(model)
         try:
             al = Allocation.from_frames(frames, cfg.rotors)
-            ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, self.gains, self._level)
+            # mixed joints: the rigid ones' limits and gravity (pd) as the in-process loop
+            ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, self.gains, self._level,
+                                      effort_limits=rigid_effort_limits(cfg, model, source), model=model)
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
         return SimpleNamespace(model=model, allocation=al, ctrl=ctrl)
@@ -189,6 +193,16 @@ class ActuatedControllerNode(TrackingInputs, Node):
         n = self.model.n_joints
         self._setup_tracking_inputs(self.model)
         self._Wb, self._tau = np.zeros((1, 6)), np.zeros((1, n))
+        # a vehicle file with mixed joints: the rigid joints' torques on cmd/motor_efforts after the motors'
+        rigid = [j for j in self.model.joint_names if j not in self.cfg.elastic.joints] if self.elastic else []
+        self._rigid_idx = np.array([self.model.joint_names.index(j) for j in rigid], dtype=np.intp)
+        if rigid:
+            for pub in (self.commands.rotors, self.commands.motors, *self.commands.per_joint):
+                self.destroy_publisher(pub)
+            self.commands = ActuatorCommandPublisher(self, list(self.cfg.elastic.joints) + rigid,
+                                                     control_qos(self._p["qos_depth"]),
+                                                     self._p["per_joint_effort_topics"])
+            self.pub_rotors, self.pub_motors = self.commands.rotors, self.commands.motors
         al, level = loaded.allocation, self._level
         self.get_logger().info(
             f"model '{self.model.name}', {al.n_rotors} rotors (cond(A) = {al.condition_number():.3g}), "
@@ -262,8 +276,9 @@ class ActuatedControllerNode(TrackingInputs, Node):
         except ValueError as exc:
             self.diag.problem("command", f"no command: {exc}")
             return
-        self.commands.publish(state, cmd.omega, cmd.u)
-        self._last_cmd = (state, np.array(cmd.omega, dtype=float), np.array(cmd.u, dtype=float))
+        u = np.r_[cmd.u, cmd.joint_torque[self._rigid_idx]] if self._rigid_idx.size else cmd.u
+        self.commands.publish(state, cmd.omega, u)
+        self._last_cmd = (state, np.array(cmd.omega, dtype=float), np.array(u, dtype=float))
         c = self.diag.counters
         c["rotor_saturations"] = self.ctrl.rotor_saturations
         c["motor_saturations"] = self.ctrl.motor_saturations

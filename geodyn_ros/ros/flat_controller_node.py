@@ -66,6 +66,7 @@ from geodyn_ros.algorithms.flat import FlatResult
 from geodyn_ros.control.flatness import FLATNESS_LEVELS, FlatnessController, FlatnessGains
 from geodyn_ros.control.lqr import ActuatedModel, LqrController, OnlineGains, load_lqr_weights
 from geodyn_ros.control.rotors import Allocation, load_actuation_config
+from geodyn_ros.loops.underactuated import rigid_effort_limits
 
 from .actuator_commands import HAVE_ACTUATOR_MSGS, ActuatorCommandPublisher
 from .conversions import InputError, JointNameMatcher, stamp_to_ns
@@ -236,8 +237,11 @@ class FlatControllerNode(TrackingInputs, Node):
         try:
             _, frames = cfg.rotor_frames(model)
             al = Allocation.from_frames(frames, cfg.rotors)
+            # the rigid joints' torque limits as the in-process loop (the file's max_torque, else the URDF's)
+            eff = rigid_effort_limits(cfg, model, source) if self.elastic else None
             ctrl = FlatnessController(model, al, cfg.rotors, cfg.elastic if self.elastic else None, self.gains,
-                                      self.level, gravity=p["gravity"], lag_timestep=p["lag_timestep"] or None)
+                                      self.level, gravity=p["gravity"], lag_timestep=p["lag_timestep"] or None,
+                                      effort_limits=eff)
             lin = ActuatedModel(model, al, cfg.rotors, cfg.elastic if self.elastic else None, p["control_period"],
                                 gravity=p["gravity"]) if self.lqr else None
         except ValueError as exc:
