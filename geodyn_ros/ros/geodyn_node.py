@@ -18,7 +18,8 @@ on the latest inputs and publishes
   at the pose ``C`` of the computation (the reference pose in reference mode).
 
 These outputs do not depend on ``reference_representation`` (see Inputs): only the input twist
-jet changes representation. All three carry the stamp of the input they were computed from.
+jet changes representation. All three carry the stamp of the input they were computed from;
+``feedforward/wrench`` and ``feedforward/joint_efforts`` are published only while subscribed.
 Optionally (``publish_linearization: true``, off by default) also
 
 * ``~/linearization`` (``std_msgs/Float64MultiArray``; ``~`` = the node's name, e.g.
