@@ -110,7 +110,8 @@ class RowResult:
         return {"base_rms_m": r["position_m"], "base_max_m": r["max_position_m"],
                 "attitude_rms_deg": r["attitude_deg"], "joint_rms_deg": r["joint_deg"],
                 f"base_rms_m_{tag}": float(np.sqrt(np.mean(lg.position_error()[keep] ** 2))),
-                f"joint_rms_deg_{tag}": float(np.degrees(np.sqrt(np.mean(lg.joint_error()[keep] ** 2)))),
+                f"joint_rms_deg_{tag}": (float(np.degrees(np.sqrt(np.mean(lg.joint_error()[keep] ** 2))))
+                                         if lg.q.shape[1] else 0.0),
                 "rotor_speed_peak_rad_s": self.rotor_speed_peak, "max_rot_velocity_rad_s": max_rot_velocity,
                 "motor_torque_peak_nm": self.motor_torque_peak, "max_motor_torque_nm": max_motor_torque,
                 "rotor_saturations": self.rotor_saturations, "motor_saturations": self.motor_saturations,
