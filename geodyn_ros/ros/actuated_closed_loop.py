@@ -250,7 +250,7 @@ def compare_logs(a, b) -> dict:
     return {"samples": len(ia),
             "max_position_diff_m": float(np.linalg.norm(a.p[ia] - b.p[ib], axis=1).max()),
             "max_attitude_diff_deg": float(np.degrees(max(dR))),
-            "max_joint_diff_deg": float(np.degrees(np.abs(a.q[ia] - b.q[ib]).max()))}
+            "max_joint_diff_deg": float(np.degrees(np.abs(a.q[ia] - b.q[ib]).max(initial=0.0)))}   # 0: no joint
 
 
 def main(argv=None) -> int:
