@@ -134,6 +134,9 @@ EXECUTABLES = NODES + (
     Executable("geodyn_vehicle", "geodyn_ros.loops.vehicle_report",
                "the report of a vehicle (URDF + vehicle file): mass, allocation, hover, gains, discrete "
                "stability", is_node=False),
+    Executable("geodyn_fly", "geodyn_ros.loops.fly",
+               "fly a vehicle (URDF + vehicle file) in MuJoCo: its report, then every feedforward level and "
+               "the error table", is_node=False),
 )
 
 
