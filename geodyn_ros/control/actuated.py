@@ -27,6 +27,11 @@ gains for every level; its ``e_R = vee(R_d^T R - R^T R_d)`` is twice Lee's), add
 desired into the actual base frame as there. Commanded speeds are clipped to
 ``[0, max_rot_velocity]`` and motor torques to ``+-max_motor_torque``; the clips are counted.
 Level ``k`` needs jets of order ``>= k`` (``ValueError`` naming ``order``).
+
+Joints not in ``elastic`` are rigid and torque-controlled (``ActuatedCommand.joint_torque``):
+``tau_d + Kp (q_d - q) + Kd (q_d' - q')`` at ff0..ff2, gravity + PD at pd, clipped to their
+effort limits (doc/explanation/any_vehicle.md). Time constants and speed limits may differ per
+rotor, ``Kp``/``Kd`` per joint.
 """
 from __future__ import annotations
 

@@ -41,6 +41,11 @@ Feedforward levels (``level``; the rows of the README table)
 With ideal actuators (no rotor model, rigid joints: the ``ideal`` row) the thrust and moment are
 applied directly and the joint torque is ``tau_d + k_p (q_d - q) + k_d (q_d' - q')``.
 
+An arm may mix the two kinds of joint (doc/explanation/any_vehicle.md): the joints of
+``elastic`` get the motor laws above, every other joint is rigid and torque-controlled
+(``FlatCommand.joint_torque``: ``tau_d`` + PD at ``ff0``..``ff2``, gravity + PD at ``rigid``).
+Rotor constants (time constants, speed limits) may differ per rotor; joint gains per joint.
+
 Commanded rotor speeds are clipped to ``[0, max_rot_velocity]`` and motor torques to
 ``+-max_motor_torque``; the clips are counted. Bad input raises ``ValueError`` naming the argument.
 """
@@ -190,6 +195,10 @@ def _half_vee(S):
 class FlatnessController:
     """The law of the module docstring for one model, allocation and level.
 
+    Rigid joints get ``tau_d + k_p (q_d - q) + k_d (q_d' - q')`` at ``ff0``..``ff2`` and gravity
+    compensation ``g_j(q) + k_p (q_d - q) + k_d (q_d' - q')`` at ``rigid``; elastic joints the motor
+    laws of the module docstring. A model without joints (n = 0) is accepted.
+
     Parameters
     ----------
     model : Model
@@ -218,10 +227,6 @@ class FlatnessController:
         Torque limits [N m] of the rigid joints (model joint order; e.g.
         ``config.effort_limits(model)``); their commands are clipped to ``+-`` these. ``None``: no
         limit.
-
-    Rigid joints get ``tau_d + k_p (q_d - q) + k_d (q_d' - q')`` at ``ff0``..``ff2`` and gravity
-    compensation ``g_j(q) + k_p (q_d - q) + k_d (q_d' - q')`` at ``rigid``; elastic joints the motor
-    laws of the module docstring. A model without joints (n = 0) is accepted.
     """
 
     def __init__(self, model: Model, allocation: Allocation, rotors: RotorParams, elastic: ElasticJointParams | None,

@@ -7,6 +7,9 @@ The loop (in-process, the ROS-free twin of the ROS nodes; 1 kHz, zero-order hold
 ``ActuatedSim`` (TiltHex rotors with gz-sim's MulticopterMotorModel lag, series-elastic arm
 joints) <- ``ActuatedController`` <- jets of ``gd.inverse_dynamics`` (order 2) on the Table 3
 reference, the body-frame wrench jet by ``gd.convert_wrench(..., "spatial", "body")``.
+With ``config``, ``source`` and ``reference`` it flies any fully actuated vehicle: per-rotor
+constants, rigid and elastic joints mixed (rigid joints get ``ActuatedCommand.joint_torque``,
+clipped to ``config.effort_limits``), or no joints.
 
 Rows (same feedback gains, same initial state on the reference at ``t = -preroll``: rotors at
 ``omega_d``, motors at ``theta_d``, ``theta_d'`` of that instant; the loop then runs ``preroll``

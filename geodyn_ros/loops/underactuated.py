@@ -4,6 +4,9 @@ lag, Spong's elastic joints) under :class:`~geodyn_ros.control.flatness.Flatness
 by ``gd.flat_inverse_dynamics`` (order 2) of a flat-output reference, at 1 kHz with a zero-order
 hold. It is the loop of the README table (:mod:`geodyn_ros.examples.underactuated_loop` prints
 it) and the twin the ROS loop (``geodyn_closed_loop --underactuated``) is compared with.
+With ``config`` (a vehicle file's :class:`~geodyn_ros.vehicle.params.ActuationConfig`),
+``source`` (its URDF) and ``reference`` it flies any collinear vehicle: per-rotor constants,
+rigid and elastic joints mixed (rigid joints get ``FlatCommand.joint_torque``), or no joints.
 
 Rows (same feedback gains, same start on the reference at ``t = -preroll``: state, rotor speeds
 ``omega_d``, motor angles ``theta_d`` and rates ``theta_d'`` of that instant; only ``0 <= t <=

@@ -68,6 +68,10 @@ def rotor_filter_step(x, command, dt, time_constant_up, time_constant_down, max_
 class ActuatedSim(MujocoSim):
     """:class:`MujocoSim` of a multirotor manipulator with rotors and series-elastic joints.
 
+    Rotor constants may differ per rotor (``RotorParams`` fields given as (n,) arrays): each
+    thrust actuator's gear uses its rotor's ``c_f,i`` and ``c_d,i``, the filter its time constants
+    and maximum speed. Joints not in ``config.elastic`` are rigid (torque-controlled).
+
     Parameters
     ----------
     source : URDF/xacro with the rotor links (e.g. ``urdf/tilthex_manipulator.urdf.xacro``).
@@ -93,10 +97,6 @@ class ActuatedSim(MujocoSim):
         The other joints of the model (every joint when ``ideal_joints``): torque-controlled, their
         torques are the ``tau`` of :meth:`set_command` (model joint order; give 0 at the elastic
         joints, whose link side is driven by the spring alone).
-
-    Rotor constants may differ per rotor (``RotorParams`` fields given as (n,) arrays): each
-    thrust actuator's gear uses its rotor's ``c_f,i`` and ``c_d,i``, the filter its time constants
-    and maximum speed.
     """
 
     def __init__(self, source, config: ActuationConfig | None = None, *, rotor_links=None,
