@@ -267,3 +267,12 @@ def test_a_mission_file_flies_with_json_and_plot(tmp_path, capsys):
     assert all(r["rotor_saturations"] == 0 for r in doc["rows"].values())
     assert doc["rows"]["ff2"]["position_rms_m"] <= doc["rows"]["ff0"]["position_rms_m"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_where_prints_a_shipped_vehicles_urdf(capsys):
+    from geodyn_ros.loops.fly import main
+    assert main(["--where", "hextilt_flying_arm_5"]) == 0
+    path = Path(capsys.readouterr().out.strip())
+    assert path == URDFS["hextilt_flying_arm_5"] and path.is_file()
+    assert main(["--where", "nothing"]) == 2
+    assert capsys.readouterr().err.startswith("geodyn_fly: refused: vehicle: 'nothing' is not a shipped vehicle")

@@ -292,8 +292,8 @@ def main(argv=None) -> int:
         finally:
             if out is not sys.stdout:
                 out.close()
-    except Refused as exc:
-        print(f"geodyn_fly: refused: {exc}", file=sys.stderr)
+    except (Refused, FileNotFoundError) as exc:     # FileNotFoundError: example-robot-data not installed
+        print(f"geodyn_fly: refused: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     max_w = float(np.max(prep["cfg"].rotors.per_rotor("max_rot_velocity")))
     diverged = [k for k, r in rows.items() if not np.isfinite(r.log.rms()["position_m"])]

@@ -184,7 +184,7 @@ def mission_reference(path, joint_names, *, kind: str = "flat"):
         return FlatReference(com=r.com, yaw=r.yaw, q=r.q[:, cols] if len(cols) else r.q)
 
     def base(t, order):
-        r = traj(t, order + 1)     # rows order+6 / order+4: the base form needs order+3 of each
+        r = traj(t, order)         # com order+5, yaw and q order+3 rows: the base form takes order+3
         return _base_reference(r.com[:order + 3], r.yaw[:order + 3],
                                (r.q[:, cols] if len(cols) else r.q)[:order + 3])
 
