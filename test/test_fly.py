@@ -15,6 +15,7 @@ it; a vehicle that cannot fly is refused in one line with exit code 2.
 from __future__ import annotations
 
 import math
+import re
 import sysconfig
 import textwrap
 import xml.etree.ElementTree as ET
@@ -216,6 +217,12 @@ def test_a_vehicle_that_cannot_fly_is_refused_in_one_line(tmp_path, capsys):
     assert len(lines) == 1 and lines[0].startswith("geodyn_fly: refused: "), err.err
     assert "thrust" in lines[0].lower(), lines[0]
     assert "rigid" not in err.out      # refused before any level flew
+    # gains whose discrete loop is unstable: refused with the bound (gain_design's check), not flown
+    unstable = tmp_path / "unstable_iris.yaml"
+    unstable.write_text(_weak(tmp_path).read_text() + "gains: {kd_position: 10000.0}\n")
+    assert main(["--urdf", str(URDFS["iris"]), "--vehicle", str(unstable)]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and re.search(r"refused: .*gains: kd_position: .*unstable.*need kd_position < ", line), line
     for argv, what in ((["--vehicle", "no_such_vehicle"], "vehicle"),
                        (["--vehicle", "iris", "--reference", "no_such_mission.yaml"], "reference"),
                        (["--vehicle", "iris", "--levels", "pd"], "levels"),
@@ -228,7 +235,6 @@ def test_a_vehicle_that_cannot_fly_is_refused_in_one_line(tmp_path, capsys):
 def test_the_command_runs_as_the_howto_writes_it():
     """The how-to's quick run, read from doc/howto/fly_your_vehicle.md and run with the installed
     console script (``pip install -e .`` makes it; ``make`` reinstalls when setup.py changes)."""
-    import re
     import shlex
     import subprocess
     import sys
