@@ -118,3 +118,17 @@ def test_launch_parameters_of_a_vehicle(tmp_path):
     assert len(sim["initial_rotor_speeds"]) == 6 and len(sim["initial_motor_positions"]) == 2   # J2, J4 elastic
     ref = params("geodyn_reference")
     assert ref["trajectory"] == "vehicle" and ref["vehicle_reference"] == "figure8"
+
+
+def test_reference_node_vehicle_mode_refusals(h):
+    """geodyn_reference trajectory 'vehicle': without the vehicle file or the robot, and with a
+    reference that is neither built in nor a file, the node does not start (one line naming the
+    parameter)."""
+    from geodyn_ros.ros.params import ConfigurationError
+    from geodyn_ros.ros.reference_node import ReferenceNode
+    urdf, vehicle = VEHICLES["hex_list"]
+    with pytest.raises(ConfigurationError, match="parameter 'trajectory': 'vehicle' needs actuation_config"):
+        h.make(ReferenceNode, {"trajectory": "vehicle", "urdf_path": str(urdf)})
+    with pytest.raises(ConfigurationError, match="parameter 'vehicle_reference': "):
+        h.make(ReferenceNode, {"trajectory": "vehicle", "urdf_path": str(urdf), "actuation_config": str(vehicle),
+                               "vehicle_reference": "/nonexistent/mission.yaml"})
