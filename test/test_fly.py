@@ -159,7 +159,8 @@ def test_bad_reference_arguments_name_the_argument():
 
 # ---------------------------------------------------------------- flights
 # Short flights (make test): FLY_S scored seconds after PREROLL_S on the reference, every level.
-# The whole file: 52 s wall with both cores busy (load average 4.6; 12 levels x 3 s simulated).
+# Measured with both cores busy (load average 4): 53 s for everything but the console-script
+# run (12 levels x 3 s simulated), which takes 14 s more.
 # The full-length tables are bench/bench_fly.py's (doc/howto/fly_your_vehicle.md).
 FLY_S, PREROLL_S = 2.0, 1.0
 ORDER = {4: ("rigid", "ff0", "ff1", "ff2"), 6: ("pd", "ff0", "ff1", "ff2")}
