@@ -442,10 +442,10 @@ def run_pair(args) -> int:
             drv.spin_for(1.0)
     finally:
         codes = {ns: p.stop() for ns, p in procs.items()}
-    qos = ("best-effort" if args.best_effort else "reliable") + (", every output subscribed" if args.subscribe_all
-                                                                  else ", feedforward/jet subscribed")
+    qos = "best-effort" if args.best_effort else "reliable"
+    subs = "every output" if args.subscribe_all else "feedforward/jet"
     print(f"geodyn_node vs rclpy floor: {args.mode} mode, order {args.order}, {args.rate:g} Hz, {qos} inputs and "
-          f"outputs, {args.windows} alternating windows of {args.window_seconds:g} s each "
+          f"outputs, {subs} subscribed, {args.windows} alternating windows of {args.window_seconds:g} s each "
           f"(load average during the run: {_median_range([r[3] for r in rows['node'] + rows['floor']], '{:.2f}')})")
     for ns in procs:
         print(f"  {ns:5s}: CPU per cycle [us] median (min-max) {_median_range([r[0] for r in rows[ns]])}; "

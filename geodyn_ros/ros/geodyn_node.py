@@ -131,6 +131,7 @@ and messages: :mod:`geodyn_ros.ros.description`.
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 from functools import partial
@@ -242,9 +243,8 @@ class GeodynNode(Node):
         # compiled or loaded from the cache, before the inputs are subscribed), or later from the topic
         self.model_source = ModelSource(self, p, self.diag, load=self._load_model, apply=self._setup_model,
                                         model_of=lambda loaded: loaded.model, period=p["diagnostics_period"])
-        # raw (serialized) subscriptions, decoded with numpy (geodyn_ros.ros.cdr) or compiled
-        # (geodyn_ros.ros.fast_inputs): no Python message objects on the 1 kHz path.
-        # _on_<topic>(msg) = _receive(<topic>, _parse_<topic>, msg)
+        # raw (serialized) subscriptions, decoded compiled (geodyn_ros.ros.fast_inputs) or with numpy
+        # (geodyn_ros.ros.cdr): no Python message objects at 1 kHz. _on_<t>(msg) = _receive(t, _parse_<t>, msg)
         for t in ("reference", "flat_reference", "odom", "joint_states"):
             setattr(self, f"_on_{t}", partial(self._receive, t, getattr(self, f"_parse_{t}")))
         callbacks = {"reference": (Float64MultiArray, self._on_reference),
@@ -531,13 +531,14 @@ class GeodynNode(Node):
         else:
             t_odom, t_js = inputs
             stamp = max(t_odom, t_js)
-            if not (self._fresh("odom", t_odom, now) and self._fresh("joint_states", t_js, now)):
+            if not (abs(now - t_odom) <= self.stale_ns >= abs(now - t_js)   # both fresh, else _fresh reports
+                    or self._fresh("odom", t_odom, now) and self._fresh("joint_states", t_js, now)):
                 return
             sel = self._reference_for(stamp)
             if sel is None:
                 return
             t_ref, e = sel
-            if not self._fresh("reference", t_ref, now):
+            if abs(now - t_ref) > self.stale_ns and not self._fresh("reference", t_ref, now):
                 return
             if self._convert_ref and not e.converted and not self._convert_reference(e):
                 return
@@ -558,11 +559,10 @@ class GeodynNode(Node):
             self.diag.problem("dynamics", f"inverse dynamics rejected the inputs: {exc}")
             return
         W, tau = res.base_wrench, res.tau
-        if not (np.isfinite(W).all() and np.isfinite(tau).all()):
+        if not math.isfinite(W.sum() + tau.sum()):   # NaN and Inf propagate into the sum
             self.diag.problem("nonfinite", "inverse dynamics produced NaN/Inf; not published")
             return
-        # the base-link wrench only while feedforward/wrench has a subscriber (or for the linearization)
-        W0_body = (spatial_to_body_wrench(C, W[0]) if self.publish_linearization
+        W0_body = (spatial_to_body_wrench(C, W[0]) if self.publish_linearization   # for a subscriber only
                    or self._pub_wrench.get_subscription_count() else None)
         W_out = W
         if self.output_representation != "spatial" and self.publish_jet:

@@ -76,8 +76,8 @@ class FlatJetOutput(_RawArray):
 
     def __init__(self, joint_names, order: int):
         r1, n = order + 1, len(joint_names)
-        super().__init__(FlatFeedforwardPacker(joint_names, order).pack(0, np.zeros(r1), np.zeros((r1, 3)),
-                                                                         np.zeros((r1, n))), FEEDFORWARD_OFFSET, r1, 4 + n)
+        msg = FlatFeedforwardPacker(joint_names, order).pack(0, np.zeros(r1), np.zeros((r1, 3)), np.zeros((r1, n)))
+        super().__init__(msg, FEEDFORWARD_OFFSET, r1, 4 + n)
 
     def write(self, stamp_ns: int, thrust: np.ndarray, torque: np.ndarray, tau: np.ndarray) -> bytes:
         """``T^(0..r)`` (r+1,), ``tau_b^(0..r)`` (r+1, 3), ``tau^(0..r)`` (r+1, n), serialized."""
