@@ -23,4 +23,5 @@ Modules
 ``reference_node``  the reference generator (``geodyn_reference``).
 ``controller_node``, ``actuated_controller_node``, ``flat_controller_node``  the controllers.
 ``closed_loop``   a whole loop in one process, headless (``geodyn_closed_loop``).
+``fly_closed_loop``  a user's vehicle file over ROS: the nodes of ``fly.launch.py``, in one process too.
 """
