@@ -346,6 +346,13 @@ class ActuatedController:
         jt_c, jt = np.empty(n), np.empty(n)
         if self.elastic is None:     # theta is unused: any (0,) array will do
             args[4] = args[5] = np.zeros(0)
+        for k, (nm, size) in enumerate((("q", n), ("qd", n), ("theta", ne), ("thetad", ne))):
+            if args[2 + k].shape != (size,):      # the compiled kernel does not check bounds
+                raise ValueError(f"{nm}: expected shape ({size},), got {args[2 + k].shape}")
+        if args[8].ndim != 2 or args[8].shape[0] < 3 or args[8].shape[1] != n or args[10].ndim != 2 \
+                or args[10].shape[1] != n:
+            raise ValueError(f"q_d, tau_jet: expected (>= 3, {n}) and (>= {r + 1}, {n}), got {args[8].shape} and "
+                             f"{args[10].shape}")
         grav = self._zeros_n
         if lvl is None and self.rigid_idx.size and np.all(np.isfinite(args[0])) and np.all(np.isfinite(args[2])):
             grav = np.ascontiguousarray(gravity_vector(self.model, args[0], args[2], gravity=tuple(self.gravity))[6:])
