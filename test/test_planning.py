@@ -463,3 +463,29 @@ def test_nothing_below_imports_planning():
     below = ("lie", "trajectories", "model", "algorithms", "control", "sim")
     bad = [m for m, deps in GRAPH.items() if m.split(".")[0] in below and any(d.startswith("planning") for d in deps)]
     assert bad == []
+
+
+def test_per_rotor_constants_of_equal_value_change_nothing(vehicle):
+    """A vehicle file may give every rotor its own constants ((n,) arrays, issue 33): with every
+    entry equal to the shared scalar, both checks give the scalar vehicle's margins (the sums
+    differ from n * c_f by rounding only: 1e-12 relative is far above that, far below any change
+    of a constant), and a max speed that differs per rotor moves that rotor's margin alone."""
+    import dataclasses
+    com, yaw, q, times = mission(3)
+    traj = plan_mission(com, yaw, q, times)
+    rot = vehicle.rotors
+    n = rot.n_rotors
+    arr = dataclasses.replace(rot, motor_constant=np.full(n, rot.motor_constant),
+                              max_rot_velocity=np.full(n, rot.max_rot_velocity))
+    v2 = Vehicle(vehicle.model, vehicle.allocation, arr, vehicle.elastic)
+    for check in (check_feasibility, check_rigid_rates):
+        a, b = (check(v, traj, samples=4, refine=False) for v in (vehicle, v2))
+        assert np.allclose(a.margins, b.margins, rtol=1e-12, atol=1e-12)
+    wmax = np.full(n, rot.max_rot_velocity)
+    wmax[2] *= 1.1
+    v3 = Vehicle(vehicle.model, vehicle.allocation, dataclasses.replace(rot, max_rot_velocity=wmax), vehicle.elastic)
+    a, b = (check_feasibility(v, traj, samples=4, refine=False) for v in (vehicle, v3))
+    om = rot.max_rot_velocity * (1 - a.margins[:, :n])            # the speeds, from the scalar report
+    assert np.allclose(b.margins[:, 2], (wmax[2] - om[:, 2]) / wmax[2], rtol=1e-12, atol=1e-12)
+    others = [i for i in range(n) if i != 2]
+    assert np.array_equal(a.margins[:, others], b.margins[:, others])

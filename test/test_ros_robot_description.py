@@ -454,7 +454,15 @@ def test_actuated_controller_from_the_topic(h):
     assert node.model.joint_names == ref_node.model.joint_names
     assert np.array_equal(node.ctrl.allocation.A, ref_node.ctrl.allocation.A)
     ctrl = node.ctrl
-    pub.publish(String(data=TEXT))   # the aerial manipulator has no rotor links: refused
+    # the aerial manipulator has no rotor links: the vehicle file's TiltHex generator (eq. (28))
+    # gives the rotor frames, the same as the xacro's links up to the rounding of their origins
+    # (the xacro writes them with ~16 digits: 1e-12 relative is far above that, far below any error)
+    pub.publish(String(data=TEXT))
+    assert h.spin_until(lambda: node.ctrl is not ctrl, 20.0)
+    assert np.allclose(node.ctrl.allocation.A, ref_node.ctrl.allocation.A, rtol=0, atol=1e-12 * np.abs(
+        ref_node.ctrl.allocation.A).max())
+    ctrl = node.ctrl
+    pub.publish(String(data="<robot name='broken'><link"))   # not a URDF: refused, the model kept
     assert h.spin_until(lambda: any("description refused" in m for m in
                                     _messages(diag, "topic/geodyn_actuated_controller: actuated")), 10.0)
     assert node.ctrl is ctrl

@@ -103,7 +103,7 @@ class Vehicle:
             if lim.shape != (len(names),) or np.any(~(lim > 0)):
                 raise ValueError(f"joint_torque_limit: expected {len(names)} positive values, got {self.joint_torque_limit!r}")
             self.joint_torque_limit = lim
-        if not (0.0 <= float(self.omega_min) < self.rotors.max_rot_velocity):
+        if not (0.0 <= float(self.omega_min) < float(np.min(self.rotors.max_rot_velocity))):
             raise ValueError(f"omega_min: expected 0 <= omega_min < max_rot_velocity, got {self.omega_min!r}")
 
     @classmethod
@@ -321,8 +321,14 @@ def _rigid_rates(vehicle, traj, t, limits, gravity=(0.0, 0.0, -9.81)):
     rot = vehicle.rotors
     n = vehicle.allocation.n_rotors
     m = vehicle.model.total_mass
-    fmax = lim.f_max if lim.f_max is not None else n * rot.motor_constant * rot.max_rot_velocity ** 2 / m
-    fmin = lim.f_min if lim.f_min is not None else n * rot.motor_constant * float(vehicle.omega_min) ** 2 / m
+    # per-rotor constants (scalars or (n,) arrays): the collective thrust at every rotor's max / min speed
+    if np.ndim(rot.motor_constant) or np.ndim(rot.max_rot_velocity):
+        c_f, w = rot.per_rotor("motor_constant"), rot.per_rotor("max_rot_velocity")
+        f_top, c_sum = float(np.sum(c_f * w ** 2)), float(np.sum(c_f))
+    else:
+        f_top, c_sum = n * rot.motor_constant * rot.max_rot_velocity ** 2, n * rot.motor_constant
+    fmax = lim.f_max if lim.f_max is not None else f_top / m
+    fmin = lim.f_min if lim.f_min is not None else c_sum * float(vehicle.omega_min) ** 2 / m
     com, yaw, _ = traj.jets(t, 0)
     res = flat_map_serial(vehicle.model, com, yaw, _frozen(traj, len(t), 0), 0)
     R = res.base_pose[:, :3, :3]
