@@ -178,3 +178,21 @@ def test_quadrotor_without_arm():
     assert [lp["loop"] for lp in r["gains"]["loops"]] == ["com", "attitude", "attitude", "yaw"]
     assert r["thrust_to_weight"] == pytest.approx(4 * cf * wmax ** 2 / (m * G), rel=1e-9)
     np.testing.assert_allclose(r["hover_speed_rad_s"], math.sqrt(m * G / (4 * cf)), rtol=1e-3)
+
+
+def test_every_shipped_name_resolves_as_geodyn_fly_resolves_it(capsys):
+    """``geodyn_vehicle --vehicle NAME`` takes the same shipped names as ``geodyn_fly`` (one table,
+    geodyn_ros.vehicle.shipped) and reports the vehicle ``geodyn_fly --where NAME`` names."""
+    import json
+    from geodyn_ros.loops.fly import main as fly_main
+    from geodyn_ros.loops.vehicle_report import main
+    from geodyn_ros.vehicle.shipped import SHIPPED_URDFS
+    for name in ("iris", "borinot_flying_arm_2"):
+        assert name in SHIPPED_URDFS
+        assert fly_main(["--where", name]) == 0
+        where = capsys.readouterr().out.strip()
+        assert main(["--vehicle", name, "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert str(doc["urdf"]) == where, (doc["urdf"], where)
+    assert main(["--vehicle", "no_such_vehicle"]) == 2
+    assert "no_such_vehicle" in capsys.readouterr().err

@@ -41,57 +41,27 @@ import json
 import math
 import os
 import sys
-import sysconfig
 from pathlib import Path
 
 import numpy as np
+
+from geodyn_ros.vehicle.shipped import SHIPPED_URDFS, example_robot_data_dir, shipped_vehicle_files
 
 __all__ = ["LEVELS", "SHIPPED_URDFS", "shipped_vehicle", "example_robot_data_dir", "resolve", "prepare",
            "fly", "format_rows", "main"]
 
 #: the levels per allocation rank (the table's rows, in order)
 LEVELS = {4: ("rigid", "ff0", "ff1", "ff2"), 6: ("pd", "ff0", "ff1", "ff2")}
-#: the shipped vehicle files' URDFs: example-robot-data's (installed with the venv, not copied) and ours
-SHIPPED_URDFS = {"borinot_flying_arm_2": ("erd", "borinot_description/urdf/borinot_flying_arm_2.urdf"),
-                 "hextilt_flying_arm_5": ("erd", "hextilt_description/urdf/hextilt_flying_arm_5.urdf"),
-                 "iris": ("erd", "iris_description/robots/iris.urdf"),
-                 "hexarotor": ("ours", "hexarotor_manipulator.urdf.xacro"),
-                 "tilthex": ("ours", "tilthex_manipulator.urdf.xacro")}
-
-
 class Refused(ValueError):
     """A vehicle, reference or gain that cannot fly: one line, exit code 2."""
 
 
-def example_robot_data_dir() -> Path:
-    """``share/example-robot-data/robots`` of the installed ``example-robot-data`` (the cmeel wheel
-    puts it under ``site-packages/cmeel.prefix``; a ROS install under ``<prefix>/share``).
-    FileNotFoundError listing the places searched."""
-    tried = []
-    for base in (sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]):
-        tried.append(Path(base) / "cmeel.prefix" / "share" / "example-robot-data" / "robots")
-    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) + [sys.prefix]:
-        if prefix:
-            tried.append(Path(prefix) / "share" / "example-robot-data" / "robots")
-    for d in tried:
-        if d.is_dir():
-            return d
-    raise FileNotFoundError("example-robot-data not found (pip install example-robot-data); searched: "
-                            + ", ".join(str(d) for d in tried))
-
-
 def shipped_vehicle(name: str) -> tuple:
     """``(urdf path, vehicle file path)`` of a shipped vehicle ``name`` (:data:`SHIPPED_URDFS`)."""
-    from geodyn_ros.model.resources import shipped_urdf
-    from geodyn_ros.vehicle.params import default_actuation_config_path
-    if name not in SHIPPED_URDFS:
-        raise Refused(f"vehicle: {name!r} is not a shipped vehicle ({', '.join(SHIPPED_URDFS)}); "
-                      "give a vehicle file path")
-    where, rel = SHIPPED_URDFS[name]
-    urdf = example_robot_data_dir() / rel if where == "erd" else shipped_urdf(rel)
-    cfg_dir = default_actuation_config_path().parent
-    vehicle = cfg_dir / "vehicles" / f"{name}.yaml" if where == "erd" else cfg_dir / f"{name}.yaml"
-    return urdf, vehicle
+    try:
+        return shipped_vehicle_files(name)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
 
 
 def resolve(urdf, vehicle) -> tuple:

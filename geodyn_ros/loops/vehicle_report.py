@@ -48,21 +48,22 @@ __all__ = ["vehicle_report", "format_report", "load_vehicle_model", "main", "GRA
 
 #: [m/s^2]
 GRAVITY = 9.81
-_SHIPPED = {"hexarotor": "hexarotor_manipulator.urdf.xacro", "tilthex": "tilthex_manipulator.urdf.xacro"}
 
 
 def load_vehicle_model(urdf=None, vehicle=None):
     """``(config, model, allocation, urdf_source)`` for a vehicle: ``vehicle`` a file or a shipped
-    name (default ``"hexarotor"``); ``urdf`` defaults to the shipped vehicle's xacro."""
+    name (default ``"hexarotor"``; :data:`geodyn_ros.vehicle.shipped.SHIPPED_URDFS`); ``urdf``
+    defaults to the shipped vehicle's URDF."""
     from geodyn_ros.control.rotors import Allocation
-    from geodyn_ros.model.resources import shipped_urdf
     from geodyn_ros.vehicle import load_vehicle
+    from geodyn_ros.vehicle.shipped import SHIPPED_URDFS, shipped_vehicle_files
     vehicle = "hexarotor" if vehicle is None else vehicle
-    if urdf is None:
-        if str(vehicle) not in _SHIPPED:
-            raise ValueError(f"urdf: required with the vehicle file {vehicle} (the default URDF belongs to the "
-                             f"shipped vehicles {', '.join(_SHIPPED)})")
-        urdf = shipped_urdf(_SHIPPED[str(vehicle)])
+    if str(vehicle) in SHIPPED_URDFS and not Path(vehicle).is_file():
+        s_urdf, vehicle = shipped_vehicle_files(str(vehicle))
+        urdf = s_urdf if urdf is None else urdf
+    elif urdf is None:
+        raise ValueError(f"urdf: required with the vehicle file {vehicle} (a URDF is given by default only to the "
+                         f"shipped vehicles {', '.join(SHIPPED_URDFS)})")
     cfg = load_vehicle(vehicle)
     model = cfg.load_model(urdf)
     _, frames = cfg.rotor_frames(model)
@@ -204,13 +205,14 @@ def main(argv=None) -> int:
                                 "mass, allocation, hover, thrust-to-weight, tilt, yaw authority, gains and "
                                 "their discrete stability.")
     p.add_argument("--urdf", help="URDF or xacro (default: the shipped vehicle's)")
+    from geodyn_ros.vehicle.shipped import SHIPPED_URDFS
     p.add_argument("--vehicle", default="hexarotor",
-                   help="vehicle file, or a shipped vehicle: hexarotor (default), tilthex")
+                   help="vehicle file, or a shipped vehicle: " + ", ".join(SHIPPED_URDFS) + " (default hexarotor)")
     p.add_argument("--period", type=float, default=None, help="control period [s] (default: the file's, 1 ms)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
     a = p.parse_args(argv)
     try:
-        r = vehicle_report(a.urdf, a.vehicle if a.vehicle in _SHIPPED else Path(a.vehicle), period=a.period)
+        r = vehicle_report(a.urdf, a.vehicle if a.vehicle in SHIPPED_URDFS else Path(a.vehicle), period=a.period)
     except ValueError as exc:
         print(f"geodyn_vehicle: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
