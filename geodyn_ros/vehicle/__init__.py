@@ -7,7 +7,8 @@ Layer 1, beside :mod:`geodyn_ros.model`: imports only ``model``, ``lie``, numpy 
   :class:`ActuationConfig` (with ``locked_joints``, ``load_model``, ``rotor_frames``, ``check``,
   ``effort_limits``);
 * :mod:`~geodyn_ros.vehicle.schema`: :func:`load_vehicle` (= :func:`load_actuation_config`);
-* :mod:`~geodyn_ros.vehicle.geometry`: rotor frames and the allocation columns (paper eq. (28)).
+* :mod:`~geodyn_ros.vehicle.geometry`: rotor frames and the allocation columns (paper eq. (28));
+* :mod:`~geodyn_ros.vehicle.shipped`: the shipped vehicles' names -> (URDF, vehicle file).
 """
 from .geometry import (allocation_rank, multirotor_frames, px4_to_flu, rotation_from_axis, rotor_frames_from_model,
                        rotor_wrench_columns, tilthex_rotor_frames, urdf_joint_table)
