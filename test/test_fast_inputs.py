@@ -1,4 +1,4 @@
-"""geodyn_ros.ros.fast_inputs (geodyn_node's compiled one-call decoding of odom / joint_states)
+"""geodyn_ros.ros.fast_inputs (geodyn_node's compiled one-call decoding of odom / joint_states / reference)
 against rclpy's own (de)serializer and the node's full path (cdr + conversions + plausibility).
 
 * **Same answer:** for randomized messages (frame names of every alignment, shuffled and extra
@@ -10,6 +10,10 @@ against rclpy's own (de)serializer and the node's full path (cdr + conversions +
   name of the same length, another length, a negative stamp, big-endian CDR: declined (-1) with
   the output arrays untouched. Differing alignment padding (left uninitialized by serializers)
   does not matter.
+* **reference** (``FastReference``): stamp, pose (to 8e-15), twist and joint rows (exactly, in
+  model order, for reordered and extra joint columns and extra rows) equal rclpy's deserialized
+  data; NaN/Inf in every used number, a non-unit quaternion, each plausibility limit, invalid
+  stamps, another label, another row count and big-endian CDR are declined, arrays untouched.
 """
 import numpy as np
 import pytest
@@ -18,9 +22,11 @@ pytest.importorskip("rclpy")
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from geodyn_ros.lie import quat_to_matrix  # noqa: E402
-from geodyn_ros.ros.fast_inputs import FastJointState, FastOdometry  # noqa: E402
+from geodyn_ros.ros.fast_inputs import FastJointState, FastOdometry, FastReference  # noqa: E402
+from geodyn_ros.ros.jets import make_reference_msg  # noqa: E402
 
 RNG = np.random.default_rng(11)
 LIMITS = dict(max_position=100.0, max_speed=10.0, max_joint_rate=5.0, max_input_magnitude=50.0)
@@ -184,3 +190,96 @@ def test_alignment_padding_is_not_compared():
     assert pad > 0
     raw[end:end + pad] = b"\xee" * pad
     assert odom.decode(bytes(raw), np.eye(4), np.zeros(6)) == 0
+
+
+# ------------------------------------------------------------------ reference (FastReference)
+ORDER = 2   # rows used: V^(0..3) (r+2), q^(0..4) (r+3)
+
+
+def _ref(names=("J3", "J2", "J4"), rows=ORDER + 3, stamp=(7.0, 89.0), edit=None):
+    """A reference jet (make_reference_msg's layout) with small random values, serialized by rclpy;
+    ``edit(data)`` changes the flat data list before serialization."""
+    q = RNG.normal(size=4)
+    C = np.eye(4)
+    C[:3, :3] = quat_to_matrix(q / np.linalg.norm(q), "xyzw")
+    C[:3, 3] = RNG.uniform(-1, 1, 3)
+    msg = make_reference_msg(0, C, RNG.uniform(-1, 1, (rows, 6)), RNG.uniform(-1, 1, (rows, len(names))),
+                             list(names))
+    data = list(msg.data)
+    data[0], data[1] = stamp
+    if edit is not None:
+        edit(data)
+    msg.data = data
+    return serialize_message(msg)
+
+
+def _expected_ref(raw, names):
+    """Stamp, pose, V^(0..r+1), q^(0..r+2) in model order from rclpy's deserialization."""
+    d = np.array(deserialize_message(raw, Float64MultiArray).data)
+    C = np.eye(4)
+    C[:3, :3] = quat_to_matrix(d[5:9] / np.linalg.norm(d[5:9]), "xyzw")
+    C[:3, 3] = d[2:5]
+    body = d[9:].reshape(-1, 6 + len(names))
+    cols = [6 + list(names).index(j) for j in MODEL_JOINTS]
+    return int(d[0]) * 1_000_000_000 + int(d[1]), C, body[:ORDER + 2, :6], body[:ORDER + 3, cols]
+
+
+def _learned_ref(names=("J3", "J2", "J4"), rows=ORDER + 3):
+    fast = FastReference(LIMITS, ORDER)
+    fast.learn(_ref(names, rows), np.array([6 + list(names).index(j) for j in MODEL_JOINTS]))
+    return fast
+
+
+@pytest.mark.parametrize("names", [("J2", "J3", "J4"), ("J3", "J2", "J4"), ("extra", "J4", "abc", "J2", "J3")])
+@pytest.mark.parametrize("rows", [ORDER + 3, ORDER + 5])
+def test_reference_equals_rclpy(names, rows):
+    fast = _learned_ref(names, rows)
+    for _ in range(5):
+        raw = _ref(names, rows, stamp=(float(RNG.integers(0, 2**31 - 1)), float(RNG.integers(0, 10**9))))
+        C, V, Q = np.zeros((4, 4)), np.zeros((ORDER + 2, 6)), np.zeros((ORDER + 3, 3))
+        stamp = fast.decode(raw, C, V, Q)
+        want = _expected_ref(raw, names)
+        assert stamp == want[0]
+        # the rotation: the same products as quat_to_matrix in another order (|entries| <= 1): 8e-15
+        assert np.abs(C - want[1]).max() <= TOL
+        assert (V == want[2]).all() and (Q == want[3]).all()   # copied, not computed: exact
+
+
+def _assert_ref_declined(fast, raw):
+    C, V, Q = np.full((4, 4), 7.0), np.full((ORDER + 2, 6), 7.0), np.full((ORDER + 3, 3), 7.0)
+    assert fast.decode(raw, C, V, Q) == -1
+    assert (C == 7.0).all() and (V == 7.0).all() and (Q == 7.0).all()
+
+
+def test_reference_declines_what_the_full_path_refuses():
+    names = ("J3", "J2", "J4")
+    fast = _learned_ref(names)
+    ncol, n_data = 9, 9 + (ORDER + 3) * 9
+
+    def setter(i, value):
+        def edit(data):
+            data[i] = value
+        return edit
+    for i in range(2, n_data):
+        if i >= 9 and (i - 9) // ncol >= ORDER + 2 and (i - 9) % ncol < 6:
+            continue   # V^(r+2): a row the node does not use (nor check)
+        for bad in (np.nan, np.inf, -np.inf):
+            _assert_ref_declined(fast, _ref(names, edit=setter(i, bad)))
+    _assert_ref_declined(fast, _ref(names, edit=lambda d: d.__setitem__(slice(5, 9), [0.0, 0.0, 0.0, 1 + 2e-6])))
+    limits = ((2, 101.0),              # |position| > max_position 100
+              (9, 11.0),               # |angular velocity| > max_speed 10
+              (12, 11.0),              # |origin velocity| > max_speed
+              (9 + ncol, 160.0),       # twist derivative > (1 + |p|) 50 with |p| <= sqrt(3) (< 137)
+              (9 + ncol + 7, 6.0),     # qdot > max_joint_rate 5
+              (9 + 7, 51.0),           # q > max_input_magnitude 50
+              (9 + 3 * ncol + 8, 51.0))   # q^(3) > max_input_magnitude
+    for i, big in limits:
+        _assert_ref_declined(fast, _ref(names, edit=setter(i, big)))
+    for stamp in ((-1.0, 0.0), (1.5, 0.0), (0.0, 1e9), (2.0**31, 0.0), (0.0, 0.5)):
+        _assert_ref_declined(fast, _ref(names, stamp=stamp))
+    _assert_ref_declined(fast, _ref(("J3", "J2", "J5")))          # another label of the same length
+    _assert_ref_declined(fast, _ref(names, rows=ORDER + 4))        # another length
+    raw = bytearray(_ref(names))
+    raw[1] = 0                                                     # big-endian encapsulation
+    _assert_ref_declined(fast, bytes(raw))
+    assert fast.decode(_ref(names), np.eye(4), np.zeros((ORDER + 2, 6)), np.zeros((ORDER + 3, 3))) >= 0

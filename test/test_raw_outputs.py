@@ -5,6 +5,9 @@ closed forms.
 * Every template, written with random numbers and a stamp, deserializes (rclpy) to exactly the
   message the ``jets`` packer (or ``make_reference_msg``) builds from the same numbers; the
   quaternion of ``desired/state`` to 4e-16 (the same formula, its norm summed in another order).
+* ``JetOutput.write_finite`` (the compiled write and NaN/Inf check) gives the packer's message
+  bit for bit on finite values (read-only, writable and strided inputs), None with a NaN or an
+  Inf anywhere, and a ValueError naming ``W, tau`` for shapes that do not fit the template.
 * ``quat_xyzw`` equals ``geodyn_ros.lie.matrix_to_quat`` to 4e-16 on random rotations and on the
   four branches (trace > 0 and each diagonal entry largest), and rebuilds the rotation.
 * ``sqrt_jet`` of ``u(t) = a + b t + c t^2 + d t^3`` at t = 0 equals the derivatives of
@@ -50,6 +53,31 @@ def test_jet_templates_equal_the_packers(order):
         _same(jet.write(STAMP, W, tau), FeedforwardJetPacker(NAMES, order).pack(STAMP, W, tau))
         _same(flat.write(STAMP, T, tb, tau), FlatFeedforwardPacker(NAMES, order).pack(STAMP, T, tb, tau))
         _same(rot.write(STAMP, om), RotorSpeedPacker(("r0", "r1", "r2", "r3"), order).pack(STAMP, om))
+
+
+@pytest.mark.parametrize("order", [0, 2])
+def test_jet_write_finite(order):
+    r1 = order + 1
+    jet, packer = JetOutput(NAMES, order), FeedforwardJetPacker(NAMES, order)
+    for k in range(3):
+        W, tau = RNG.normal(size=(r1, 6)), RNG.normal(size=(r1, 3))
+        W.flags.writeable = k != 1   # the workspace's outputs are read-only views
+        big = RNG.normal(size=(r1, 6))
+        tau_in = big[:, ::2] if k == 2 else tau   # a strided view
+        if k == 2:
+            tau = tau_in.copy()
+        _same(jet.write_finite(STAMP + k, W, tau_in), packer.pack(STAMP + k, W, tau))   # exact
+    for bad in (np.nan, np.inf, -np.inf):
+        for which in ("W", "tau"):
+            W, tau = RNG.normal(size=(r1, 6)), RNG.normal(size=(r1, 3))
+            (W if which == "W" else tau)[r1 - 1, 1] = bad
+            assert jet.write_finite(STAMP, W, tau) is None
+    # a sum that overflows counts as not finite, as math.isfinite(W.sum() + tau.sum()) does
+    assert jet.write_finite(STAMP, np.full((r1, 6), 1e308), np.zeros((r1, 3))) is None
+    with pytest.raises(ValueError, match="W, tau"):
+        jet.write_finite(STAMP, np.zeros((r1, 6)), np.zeros((r1, 4)))
+    with pytest.raises(ValueError, match="W, tau"):
+        jet.write_finite(STAMP, np.zeros((r1 + 1, 6)), np.zeros((r1, 3)))
 
 
 def test_desired_state_equals_make_reference_msg():

@@ -32,7 +32,7 @@ from numba import njit, types
 from .cdr import CdrReader
 from .conversions import QUATERNION_TOLERANCE
 
-__all__ = ["FastOdometry", "FastJointState", "FastFlatReference"]
+__all__ = ["FastOdometry", "FastJointState", "FastFlatReference", "FastReference"]
 
 _U8 = types.Array(types.uint8, 1, "C", readonly=True)
 _U8W = types.Array(types.uint8, 1, "C")
@@ -366,3 +366,127 @@ class FastFlatReference:
         return _flat_reference(np.frombuffer(raw, dtype=np.uint8), self._key, self._kend, self._start,
                                self._total, self._ncol, self._cols, self._lim, com[:r + 5], yaw[:r + 3],
                                Q[:r + 3], self._tmp)
+
+
+@njit(types.int64(_U8, _U8, types.int64, types.int64, types.int64, types.int64, _I1, _F1, _F2, _F2, _F2,
+                  _F1), cache=True, nogil=True)
+def _reference(buf, key, kend, start, total, ncol, cols, lim, C, V, Q, tmp):  # pragma: no cover (compiled)
+    """Reference jet of ``buf`` (doubles from byte ``start``: stamp, position, ``xyzw`` quaternion,
+    then rows x ``ncol``) into ``C`` (4, 4), ``V`` (r+2, 6), ``Q`` (r+3, n) (joint columns ``cols``),
+    checked as ``ReferenceDecoder.decode`` and ``check_plausible`` (with the twist jet) check them;
+    the stamp, or -1. ``buf[4:kend]`` (the layout and the data count) must match ``key``."""
+    if not _same(buf, key, 4, kend, total):
+        return -1
+    r2, r3, n = V.shape[0], Q.shape[0], Q.shape[1]
+    _doubles(buf, start, 9 + r3 * ncol, tmp)
+    sec, nsec = tmp[0], tmp[1]
+    if not (sec >= 0.0 and sec <= _MAX_SEC and sec == math.floor(sec) and nsec >= 0.0 and nsec < 1e9
+            and nsec == math.floor(nsec)):
+        return -1
+    for i in range(2, 9):
+        if not math.isfinite(tmp[i]):
+            return -1
+    px, py, pz, qx, qy, qz, qw = tmp[2], tmp[3], tmp[4], tmp[5], tmp[6], tmp[7], tmp[8]
+    nrm = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    if not abs(nrm - 1.0) <= QUATERNION_TOLERANCE:
+        return -1
+    hi = 0.0   # max |V^(1..r+1)|
+    for k in range(r2):
+        for j in range(6):
+            v = tmp[9 + k * ncol + j]
+            if not math.isfinite(v):
+                return -1
+            if k >= 1:
+                hi = max(hi, abs(v))
+    qd = 0.0
+    qhi = 0.0   # max |q|, |q^(2..r+2)|
+    for k in range(r3):
+        for j in range(n):
+            v = tmp[9 + k * ncol + cols[j]]
+            if not math.isfinite(v):
+                return -1
+            if k == 1:
+                qd = max(qd, abs(v))
+            else:
+                qhi = max(qhi, abs(v))
+    # plausibility (check_plausible): |p|, |w|, |v - p x w|, the higher twist rows, qdot, the rest
+    pn = math.sqrt(px * px + py * py + pz * pz)
+    o = 9
+    wx, wy, wz = tmp[o], tmp[o + 1], tmp[o + 2]
+    ox = tmp[o + 3] - (py * wz - pz * wy)
+    oy = tmp[o + 4] - (pz * wx - px * wz)
+    oz = tmp[o + 5] - (px * wy - py * wx)
+    if not (pn <= lim[0] and math.sqrt(wx * wx + wy * wy + wz * wz) <= lim[1]
+            and math.sqrt(ox * ox + oy * oy + oz * oz) <= lim[1] and (r2 < 2 or hi <= lim[3] * (1.0 + pn))
+            and qd <= lim[2] and qhi <= lim[3]):
+        return -1
+    x, y, z, w = qx / nrm, qy / nrm, qz / nrm, qw / nrm
+    C[0, 0] = 1 - 2 * (y * y + z * z)
+    C[0, 1] = 2 * (x * y - z * w)
+    C[0, 2] = 2 * (x * z + y * w)
+    C[1, 0] = 2 * (x * y + z * w)
+    C[1, 1] = 1 - 2 * (x * x + z * z)
+    C[1, 2] = 2 * (y * z - x * w)
+    C[2, 0] = 2 * (x * z - y * w)
+    C[2, 1] = 2 * (y * z + x * w)
+    C[2, 2] = 1 - 2 * (x * x + y * y)
+    C[0, 3], C[1, 3], C[2, 3] = px, py, pz
+    C[3, 0] = C[3, 1] = C[3, 2] = 0.0
+    C[3, 3] = 1.0
+    for k in range(r2):
+        for j in range(6):
+            V[k, j] = tmp[9 + k * ncol + j]
+    for k in range(r3):
+        for j in range(n):
+            Q[k, j] = tmp[9 + k * ncol + cols[j]]
+    return np.int64(sec) * 1_000_000_000 + np.int64(nsec)
+
+
+class FastReference:
+    """The shape (layout bytes, row and column counts) of the last ``reference`` message the full
+    path accepted; then one compiled call per message of that shape (module docstring). Stricter
+    than the full path in one respect: the twist jet's plausibility is always checked (the node
+    checks a non-spatial jet only after converting it), so such a message may be declined and
+    then take the full path."""
+
+    __slots__ = ("_key", "_kend", "_start", "_total", "_ncol", "_cols", "_lim", "_tmp", "_r")
+
+    def __init__(self, limits: dict, order: int):
+        self._key = None
+        self._lim = _limits(limits)
+        self._r = order
+
+    def learn(self, raw, cols: np.ndarray) -> None:
+        """Record the shape of ``raw`` (a ``Float64MultiArray`` reference jet the full path just
+        accepted) and its joint columns ``cols`` (model order, counted from column 0)."""
+        raw = bytes(raw)
+        self._key = None
+        if len(raw) < 12 or raw[0] != 0 or raw[1] != 1:
+            return
+        r = CdrReader(raw)
+        r.pads = []
+        nd = r.u32("reference.layout.dim")
+        sizes = []
+        for _ in range(nd):
+            r.string("reference.layout.dim.label", "MAX_LABEL_BYTES")
+            sizes.append(r.u32("reference.layout.dim.size"))
+            r.u32("reference.layout.dim.stride")
+        r.u32("reference.layout.data_offset")
+        count = r.u32("reference.data")
+        key_end = 4 + r.pos
+        start = 4 + r.f64_block(count, "reference.data")
+        if nd != 2 or count != 9 + sizes[0] * sizes[1] or sizes[0] < self._r + 3 or sizes[1] < 6:
+            return
+        self._ncol = sizes[1]
+        self._kend, self._start, self._total = key_end, start, len(raw)
+        self._cols = np.ascontiguousarray(cols, dtype=np.intp)
+        self._tmp = np.zeros(9 + (self._r + 3) * self._ncol)
+        self._key = _key(raw, key_end, r.pads, lo=4)   # to the data count; the padding is not compared
+
+    def decode(self, raw, C: np.ndarray, V: np.ndarray, Q: np.ndarray) -> int:
+        """Stamp [ns] with ``C`` (4, 4), ``V[:r+2]``, ``Q[:r+3]`` written, or -1 (declined)."""
+        if self._key is None:
+            return -1
+        r = self._r
+        return _reference(np.frombuffer(raw, dtype=np.uint8), self._key, self._kend, self._start, self._total,
+                          self._ncol, self._cols, self._lim, C, V[:r + 2], Q[:r + 3], self._tmp)

@@ -135,7 +135,6 @@ import math
 import os
 import sys
 from functools import partial
-from types import SimpleNamespace
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
@@ -153,9 +152,9 @@ from geodyn_ros.lie import Ad_inv
 from .cdr import (decode_float64_multiarray, decode_joint_state, decode_odometry, joint_state_template,
                   name_cache, wrench_stamped_template)
 from .conversions import (InputError, JointNameMatcher, odometry_from_fields, spatial_to_body_wrench)
-from .fast_inputs import FastFlatReference, FastJointState, FastOdometry
-from .raw_outputs import DesiredStateOutput, FlatJetOutput, JetOutput, RotorSpeedOutput, sqrt_jet
-from .input_sync import PairMatcher, TopicBuffer, buffer_depth, select_reference
+from .fast_inputs import FastFlatReference, FastJointState, FastOdometry, FastReference
+from .raw_outputs import DesiredStateOutput, FlatJetOutput, JetOutput, RotorSpeedOutput, rotor_speed_jet
+from .input_sync import PairMatcher, TopicBuffer, buffer_depth, input_entry, select_reference
 from .plausibility import LIMIT_NAMES, check_plausible, check_plausible_flat
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
 from .jets import (FlatFeedforwardPacker, FlatReferenceDecoder, LinearizationPacker,
@@ -220,6 +219,10 @@ class GeodynNode(Node):
         self._pub_wrench = self.create_publisher(WrenchStamped, "feedforward/wrench", qos)
         self._pub_efforts = self.create_publisher(JointState, "feedforward/joint_efforts", qos)
         self._pub_jet = self.create_publisher(Float64MultiArray, "feedforward/jet", qos)
+        # rclpy's Publisher calls without `with handle` (1.1 -> 0.2 us): destroyed only after the executor stops
+        self._wrench_subs = self._pub_wrench.handle.get_subscription_count
+        self._efforts_subs = self._pub_efforts.handle.get_subscription_count
+        self._jet_raw = self._pub_jet.handle.publish_raw
         if self.flat:
             self._pub_desired = self.create_publisher(Float64MultiArray, "desired/state", qos)
             self._pub_flat = self.create_publisher(Float64MultiArray, "feedforward/flat_jet", qos)
@@ -292,7 +295,8 @@ class GeodynNode(Node):
         # Input buffers (geodyn_ros.ros.input_sync): per topic a bounded, stamp-ordered deque of
         # entries the parsers fill in place; the cycle's measured inputs are copied out of a matched pair.
         depth = buffer_depth(self._p["qos_depth"])
-        self._bufs = {t: TopicBuffer(t, depth, lambda t=t: self._entry(t)) for t in self._topics}
+        self._bufs = {t: TopicBuffer(t, depth, partial(input_entry, t, r, n, self._convert_ref))
+                      for t in self._topics}
         if self.mode == "measured":
             self._pair = PairMatcher(self._bufs["odom"], self._bufs["joint_states"], self.tol_ns)
         # a measured cycle's inputs: the pair's C, V^(0), q, qdot (copied in at the match), the reference's rows above
@@ -304,6 +308,7 @@ class GeodynNode(Node):
         # one compiled call per input message shaped like the last accepted one (geodyn_ros.ros.fast_inputs)
         self._fast_odom = FastOdometry(self.limits)
         self._fast_js = FastJointState(self.limits)
+        self._fast_ref = FastReference(self.limits, r)
         if self.flat:
             self._fast_flat = FastFlatReference(self.limits, r)
             self._desired_out = DesiredStateOutput(model.joint_names, r)
@@ -320,6 +325,7 @@ class GeodynNode(Node):
         self._raw_wrench = wrench_stamped_template(self._wrench_msg)
         self._raw_efforts = joint_state_template(self._efforts_msg)
         self._jet_out = JetOutput(model.joint_names, r)   # (geodyn_ros.ros.raw_outputs)
+        self._jet_spatial = self.publish_jet and self.output_representation == "spatial" and not self.flat
         if self.flat:
             self._flat_decoder = FlatReferenceDecoder(model.joint_names, r)
             self._flat_jet = FlatFeedforwardPacker(model.joint_names, r)
@@ -355,21 +361,6 @@ class GeodynNode(Node):
         self._pub_lin_labels.publish(String(data=text))
 
     # ------------------------------------------------------------------ inputs
-    def _entry(self, topic: str) -> SimpleNamespace:
-        """One buffer entry of ``topic``: the arrays its parser fills in place."""
-        r, n = self.order, self.model.n_joints
-        if topic == "odom":
-            return SimpleNamespace(C=np.eye(4), V0=np.zeros(6))
-        if topic == "joint_states":
-            return SimpleNamespace(q=np.zeros(n), qd=np.zeros(n))
-        if topic == "flat_reference":
-            return SimpleNamespace(com=np.zeros((r + 5, 3)), yaw=np.zeros(r + 3), Q=np.zeros((r + 3, n)))
-        V = np.zeros((r + 2, 6))
-        # V_sp: the spatial twist jet, V itself for a spatial reference (no conversion, no copy),
-        # else filled by _convert_reference once per message (converted: done)
-        return SimpleNamespace(C=np.eye(4), V=V, Q=np.zeros((r + 3, n)), converted=False,
-                               V_sp=np.zeros((r + 2, 6)) if self._convert_ref else V)
-
     def _now_ns(self) -> int:
         clock = self._clock_handle
         with clock:   # rclpy's Clock.now() without its Time object
@@ -398,7 +389,12 @@ class GeodynNode(Node):
             return
         buf = self._bufs[topic]
         buf.received = True
-        now = self._now_ns()  # detects a simulated-time reset before the stamp-order check
+        clock = self._clock_handle   # (_now_ns inline: one call less per message)
+        with clock:
+            now = clock.get_now().nanoseconds
+        if now < self._last_now:   # a simulated-time reset, detected before the stamp-order check
+            now = self._now_ns()
+        self._last_now = now
         try:
             stamp = parse(buf.scratch, msg)
             entry = buf.accept(stamp, now, self.stale_ns)
@@ -424,9 +420,14 @@ class GeodynNode(Node):
 
     def _parse_reference(self, e, msg) -> int:
         e.converted = False
+        stamp = self._fast_ref.decode(msg, e.C, e.V, e.Q)   # -1: not the learned shape, or declined
+        if stamp >= 0:
+            return stamp
         ref = decode_float64_multiarray(msg, "reference")
         stamp = self._ref_decoder.decode(ref, e.C, e.V, e.Q)
         check_plausible(self.limits, "reference", e.C, e.V if not self._convert_ref else None, e.Q)
+        names = ref.layout.dim[1].label.split(",")[6:]
+        self._fast_ref.learn(msg, self._matcher.indices(names, "reference joint columns") + 6)
         return stamp
 
     def _parse_flat_reference(self, e, msg) -> int:
@@ -559,11 +560,14 @@ class GeodynNode(Node):
             self.diag.problem("dynamics", f"inverse dynamics rejected the inputs: {exc}")
             return
         W, tau = res.base_wrench, res.tau
-        if not math.isfinite(W.sum() + tau.sum()):   # NaN and Inf propagate into the sum
+        # spatial jet: written and checked for NaN/Inf in one compiled call; else NaN/Inf propagate into the sum
+        jet = self._jet_out.write_finite(stamp, W, tau) if self._jet_spatial else None
+        if jet is None and (self._jet_spatial or not math.isfinite(W.sum() + tau.sum())):
             self.diag.problem("nonfinite", "inverse dynamics produced NaN/Inf; not published")
             return
+        wrench_subs = self._wrench_subs()   # asked once per cycle
         W0_body = (spatial_to_body_wrench(C, W[0]) if self.publish_linearization   # for a subscriber only
-                   or self._pub_wrench.get_subscription_count() else None)
+                   or wrench_subs else None)
         W_out = W
         if self.output_representation != "spatial" and self.publish_jet:
             try:
@@ -572,7 +576,7 @@ class GeodynNode(Node):
                 self.diag.problem("output_representation", f"cannot convert the wrench jet to "
                                   f"{self.output_representation}: {exc}")
                 return
-        self._publish(stamp, W0_body, W_out, tau)
+        self._publish(stamp, W0_body if wrench_subs else None, W_out, tau, jet)
         if self.publish_linearization and not self._publish_linearization(stamp, C, V, Q, W, W0_body, tau):
             return  # the feedforward went out; the failed linearization counts as a skipped cycle
         self.diag.ok()
@@ -597,7 +601,7 @@ class GeodynNode(Node):
         omega = None
         if self.allocation is not None:
             omega = self._rotor_speed_jet(res.thrust, res.body_torque)
-        self._publish(stamp, W0_body, W_out, tau)
+        self._publish(stamp, W0_body if self._wrench_subs() else None, W_out, tau)
         self._pub_desired.publish(self._desired_out.write(stamp, C, V, res.q[:V.shape[0]]))
         self._pub_flat.publish(self._flat_out.write(stamp, res.thrust, res.body_torque, tau))
         if omega is not None:
@@ -610,18 +614,11 @@ class GeodynNode(Node):
         self.diag.clear()
 
     def _rotor_speed_jet(self, thrust, torque):
-        """``omega_d^(0..r)`` (r+1, n_r) of ``u = A4^+ (T, tau_b)`` (u = omega^2; the allocation is
-        constant, so ``u^(k) = A4^+ (T^(k), tau_b^(k))``) by the square-root series, or None (reported)
-        when a rotor would need ``u <= 0`` or more than ``max_rot_velocity``."""
-        al = self.allocation
-        u = al.allocate_thrust_torque(thrust, torque)            # (r+1, n_r), row k = u^(k)
-        if not (u[0] > 0.0).all() or not (u[0] < al.max_rot_velocity ** 2).all():
-            i = int(np.argmin(u[0])) if not (u[0] > 0.0).all() else int(np.argmax(u[0]))
-            self.diag.problem("rotor feedforward", f"feedforward/rotor_speeds not published: rotor "
-                              f"{self.rotor_names[i]} would need omega^2 = {u[0, i]:.6g} (outside (0, "
-                              f"{al.max_rot_velocity:g}^2) rad^2/s^2); the other outputs are published")
-            return None
-        return sqrt_jet(u)   # the square-root series (geodyn_ros.ros.raw_outputs)
+        """``omega_d^(0..r)`` (:func:`geodyn_ros.ros.raw_outputs.rotor_speed_jet`), or None (reported)."""
+        omega, problem = rotor_speed_jet(self.allocation, self.rotor_names, thrust, torque)
+        if problem:
+            self.diag.problem("rotor feedforward", problem)
+        return omega
 
     def _convert_reference(self, e) -> bool:
         """Fill ``e.V_sp`` with the spatial jet of the reference twist jet ``e.V`` (in
@@ -640,23 +637,26 @@ class GeodynNode(Node):
         e.converted = True
         return True
 
-    def _publish(self, stamp_ns: int, W0_body, W, tau) -> None:
+    def _publish(self, stamp_ns: int, W0_body, W, tau, jet=None) -> None:
         """Publish the outputs of every cycle; the convenience topics ``feedforward/wrench`` and
         ``feedforward/joint_efforts`` only while they have a subscriber (a sub-microsecond query
-        per cycle: a new subscriber gets the very next cycle; ``W0_body`` None: no wrench)."""
-        if W0_body is not None and self._pub_wrench.get_subscription_count():
+        per cycle, asked by the caller: a new subscriber gets the very next cycle; ``W0_body`` None:
+        no subscriber). ``jet``: the jet's serialized message, already written (else from ``W``)."""
+        if W0_body is not None:
             w = self._raw_wrench
             w.set_stamp(stamp_ns)
             w.fields["torque"][:] = W0_body[:3]
             w.fields["force"][:] = W0_body[3:]
             self._pub_wrench.publish(w.payload())
-        if self._pub_efforts.get_subscription_count():
+        if self._efforts_subs():
             e = self._raw_efforts
             e.set_stamp(stamp_ns)
             if "effort" in e.fields:
                 e.fields["effort"][:] = tau[0]
             self._pub_efforts.publish(e.payload())
-        if self.publish_jet:
+        if jet is not None:
+            self._jet_raw(jet)
+        elif self.publish_jet:
             self._pub_jet.publish(self._jet_out.write(stamp_ns, W, tau))
 
     def _publish_linearization(self, stamp_ns: int, C, V, Q, W, W0_body, tau) -> bool:

@@ -40,10 +40,13 @@ message are O(depth).
 from __future__ import annotations
 
 from collections import deque
+from types import SimpleNamespace
+
+import numpy as np
 
 from .conversions import InputError
 
-__all__ = ["DEFAULT_TOLERANCE", "TopicBuffer", "PairMatcher", "buffer_depth", "select_reference"]
+__all__ = ["DEFAULT_TOLERANCE", "TopicBuffer", "PairMatcher", "buffer_depth", "input_entry", "select_reference"]
 
 #: Default ``sync_tolerance`` [s]: below half the period of a 1 kHz stream (module docstring).
 DEFAULT_TOLERANCE = 0.0004
@@ -52,6 +55,24 @@ DEFAULT_TOLERANCE = 0.0004
 def buffer_depth(qos_depth: int) -> int:
     """Entries kept per topic: ``qos_depth + 2``, at least 4 (module docstring)."""
     return max(4, int(qos_depth) + 2)
+
+
+def input_entry(topic: str, order: int, n: int, convert: bool = False) -> SimpleNamespace:
+    """One buffer entry of ``geodyn_node``'s input ``topic`` at order ``order`` with ``n`` joints:
+    the arrays its parser fills in place (``odom``: ``C`` (4, 4), ``V0`` (6,); ``joint_states``:
+    ``q``, ``qd`` (n,); ``flat_reference``: ``com`` (r+5, 3), ``yaw`` (r+3,), ``Q`` (r+3, n);
+    ``reference``: ``C``, ``V`` (r+2, 6), ``Q`` (r+3, n) and ``V_sp``, the spatial twist jet: ``V``
+    itself unless ``convert`` (a non-spatial reference, converted once per message; ``converted``)."""
+    r = order
+    if topic == "odom":
+        return SimpleNamespace(C=np.eye(4), V0=np.zeros(6))
+    if topic == "joint_states":
+        return SimpleNamespace(q=np.zeros(n), qd=np.zeros(n))
+    if topic == "flat_reference":
+        return SimpleNamespace(com=np.zeros((r + 5, 3)), yaw=np.zeros(r + 3), Q=np.zeros((r + 3, n)))
+    V = np.zeros((r + 2, 6))
+    return SimpleNamespace(C=np.eye(4), V=V, Q=np.zeros((r + 3, n)), converted=False,
+                           V_sp=np.zeros((r + 2, 6)) if convert else V)
 
 
 class TopicBuffer:
@@ -93,7 +114,8 @@ class TopicBuffer:
     def accept(self, stamp_ns: int, now_ns: int, ahead_ns: int):
         """Check the stamp (:meth:`check`), then move the scratch entry into the buffer under
         ``stamp_ns``; returns that entry. On a refusal nothing changes."""
-        self.check(stamp_ns, now_ns, ahead_ns)
+        if stamp_ns < self.last_stamp or stamp_ns - now_ns > ahead_ns:   # (inline: one call less per message)
+            self.check(stamp_ns, now_ns, ahead_ns)   # raises
         entry = self.scratch
         self.items.append((stamp_ns, entry))
         if len(self.items) > self.depth:

@@ -17,7 +17,8 @@ from .cdr import multiarray_template
 from .jets import (FEEDFORWARD_OFFSET, REFERENCE_OFFSET, FeedforwardJetPacker, FlatFeedforwardPacker,
                    RotorSpeedPacker, make_reference_msg)
 
-__all__ = ["JetOutput", "DesiredStateOutput", "FlatJetOutput", "RotorSpeedOutput", "quat_xyzw", "sqrt_jet"]
+__all__ = ["JetOutput", "DesiredStateOutput", "FlatJetOutput", "RotorSpeedOutput", "quat_xyzw", "rotor_speed_jet",
+           "sqrt_jet"]
 
 
 class _RawArray:
@@ -49,6 +50,45 @@ class JetOutput(_RawArray):
         self.body[:, :6] = W
         self.body[:, 6:] = tau
         return self._raw.payload()
+
+    def write_finite(self, stamp_ns: int, W: np.ndarray, tau: np.ndarray):
+        """As :meth:`write` in one compiled call (no numpy call per cycle), which also checks the
+        values: the serialized message, or None if ``W`` or ``tau`` holds a NaN or an Inf (then
+        the template holds them until the next write, and nothing should be published)."""
+        if _fill_jet(self.data, stamp_ns, W, tau):
+            return self._raw.payload()
+        return None
+
+
+_F1W = types.Array(types.float64, 1, "C")
+_F2R = types.Array(types.float64, 2, "A", readonly=True)   # writable arrays convert to it: one signature
+
+
+@njit(types.boolean(_F1W, types.int64, _F2R, _F2R), cache=True, nogil=True)
+def _fill_jet(data, stamp_ns, W, tau):  # pragma: no cover (compiled)
+    """``data`` = (sec, nanosec, then rows ``(W^(k), tau^(k))``) of a ``feedforward/jet``
+    (``FEEDFORWARD_OFFSET`` = 2); True if every written value is finite (an overflowing sum counts
+    as not finite, as ``math.isfinite(W.sum() + tau.sum())`` does)."""
+    data[0] = stamp_ns // 1_000_000_000
+    data[1] = stamp_ns % 1_000_000_000
+    r1, nw = W.shape
+    n = tau.shape[1]
+    if tau.shape[0] != r1 or data.shape[0] != 2 + r1 * (nw + n):   # the kernel does not check bounds
+        raise ValueError("W, tau: shapes do not fit the feedforward/jet template")
+    o = 2
+    s = 0.0
+    for k in range(r1):
+        for j in range(nw):
+            x = W[k, j]
+            data[o + j] = x
+            s += x
+        o += nw
+        for j in range(n):
+            x = tau[k, j]
+            data[o + j] = x
+            s += x
+        o += n
+    return s - s == 0.0   # NaN and Inf propagate into the sum; Inf - Inf is NaN
 
 
 class DesiredStateOutput(_RawArray):
@@ -168,3 +208,18 @@ def sqrt_jet(u: np.ndarray) -> np.ndarray:
     u = np.ascontiguousarray(u, dtype=np.float64).view()   # a read-only view (the compiled signature)
     u.flags.writeable = False
     return _sqrt_jet(u)
+
+
+def rotor_speed_jet(allocation, rotor_names, thrust, torque):
+    """``(omega, "")``: ``omega_d^(0..r)`` (r+1, n_r) of ``u = A4^+ (T, tau_b)`` (u = omega^2; the
+    allocation is constant, so ``u^(k) = A4^+ (T^(k), tau_b^(k))``) by the square-root series
+    (:func:`sqrt_jet`); or ``(None, problem)`` (one line naming the rotor) when a rotor would need
+    ``u <= 0`` or more than ``allocation.max_rot_velocity``. ``thrust`` (r+1,), ``torque`` (r+1, 3)."""
+    al = allocation
+    u = al.allocate_thrust_torque(thrust, torque)            # (r+1, n_r), row k = u^(k)
+    if not (u[0] > 0.0).all() or not (u[0] < al.max_rot_velocity ** 2).all():
+        i = int(np.argmin(u[0])) if not (u[0] > 0.0).all() else int(np.argmax(u[0]))
+        return None, (f"feedforward/rotor_speeds not published: rotor {rotor_names[i]} would need omega^2 = "
+                      f"{u[0, i]:.6g} (outside (0, {al.max_rot_velocity:g}^2) rad^2/s^2); the other outputs "
+                      "are published")
+    return sqrt_jet(u), ""
