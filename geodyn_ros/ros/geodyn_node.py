@@ -602,10 +602,10 @@ class GeodynNode(Node):
         if self.allocation is not None:
             omega = self._rotor_speed_jet(res.thrust, res.body_torque)
         self._publish(stamp, W0_body if self._wrench_subs() else None, W_out, tau)
-        self._pub_desired.publish(self._desired_out.write(stamp, C, V, res.q[:V.shape[0]]))
-        self._pub_flat.publish(self._flat_out.write(stamp, res.thrust, res.body_torque, tau))
+        self._pub_desired.handle.publish_raw(self._desired_out.write(stamp, C, V, res.q[:V.shape[0]]))
+        self._pub_flat.handle.publish_raw(self._flat_out.write(stamp, res.thrust, res.body_torque, tau))
         if omega is not None:
-            self._pub_rotors.publish(self._rotor_out.write(stamp, omega))
+            self._pub_rotors.handle.publish_raw(self._rotor_out.write(stamp, omega))
         if self.publish_linearization and not self._publish_linearization(stamp, C, V, res.q, W, W0_body, tau):
             return
         if self.allocation is not None and omega is None:
@@ -657,7 +657,7 @@ class GeodynNode(Node):
         if jet is not None:
             self._jet_raw(jet)
         elif self.publish_jet:
-            self._pub_jet.publish(self._jet_out.write(stamp_ns, W, tau))
+            self._jet_raw(self._jet_out.write(stamp_ns, W, tau))
 
     def _publish_linearization(self, stamp_ns: int, C, V, Q, W, W0_body, tau) -> bool:
         """Linearize about ``(C, V^(0), q^(0), q^(1))`` and ``(W^(0), tau^(0))`` and publish;
