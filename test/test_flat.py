@@ -19,6 +19,10 @@ CoM jets (``gd.center_of_mass``), each against something that does not share the
 * **Arm locked:** the map equals the hand-derived closed form of a rigid multirotor
   (:func:`geodyn_ros.control.quadrotor.rigid_flat_map`: omega from the jerk, omega' from the snap)
   to 1e-12.
+* **FlatWorkspace** (the preallocated entry of geodyn_node's flat mode) gives
+  ``flat_inverse_dynamics``'s results bit for bit (the same kernel; the public function's
+  correctness is what the tests above establish), into the same arrays on every call, for the
+  default and another gravity, a mimic-enforced model and list inputs, and raises its ValueErrors.
 """
 import math
 import warnings
@@ -315,6 +319,44 @@ def test_mimic_enforced_model():
     # the enforced model's own inverse dynamics of the returned motion agrees
     idr = gd.inverse_dynamics(mim, res.base_pose, res.base_twist, q, 2)
     assert np.allclose(idr.base_wrench, res.base_wrench, atol=1e-10) and np.allclose(idr.tau, res.tau, atol=1e-10)
+
+
+@pytest.mark.parametrize("r", [0, 1, 2])
+def test_flat_workspace_equals_flat_inverse_dynamics(model, r):
+    ws = gd.algorithms.flat.FlatWorkspace(model, r)
+    flat = Sines(11 + r, model.n_joints)
+    arrays = [id(a) for a in ws.result]
+    for t in (0.0, 0.4, 1.3):
+        com, yaw, q = flat(t, r)
+        res = ws.compute(com, yaw, q)
+        assert res is ws.result and [id(a) for a in res] == arrays   # preallocated, reused
+        for a, b in zip(res, gd.flat_inverse_dynamics(model, com, yaw, q, r)):
+            assert a.shape == b.shape and np.array_equal(a, b)
+    com, yaw, q = flat(2.0, r)   # lists take the general path: the same numbers
+    for a, b in zip(ws.compute(com.tolist(), yaw.tolist(), q.tolist()), gd.flat_inverse_dynamics(model, com, yaw, q, r)):
+        assert np.array_equal(a, b)
+    g = (0.3, -0.2, -3.71)
+    wg = gd.algorithms.flat.FlatWorkspace(model, r, gravity=g)
+    for a, b in zip(wg.compute(com, yaw, q), gd.flat_inverse_dynamics(model, com, yaw, q, r, gravity=g)):
+        assert np.array_equal(a, b)
+    com[2] = (0, 0, -9.81)
+    with pytest.raises(ValueError, match=r"^com: free fall"):
+        ws.compute(com, yaw, q)
+    with pytest.raises(ValueError, match="^com: expected shape"):
+        ws.compute(com[:r + 4], yaw, q)
+    with pytest.raises(ValueError, match="^gravity"):
+        gd.algorithms.flat.FlatWorkspace(model, r, gravity=(0, 0, np.nan))
+
+
+def test_flat_workspace_mimic_enforced_model():
+    path = example_robot_data_dir() + "/panda_description/urdf/panda.urdf"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gd.URDFWarning)
+        mim = gd.load_urdf(path, mimic=True)
+    com, yaw, q = Sines(9, mim.n_joints, scale=0.5)(0.3, 2)
+    for a, b in zip(gd.algorithms.flat.FlatWorkspace(mim, 2).compute(com, yaw, q),
+                    gd.flat_inverse_dynamics(mim, com, yaw, q, 2)):
+        assert np.array_equal(a, b)
 
 
 # ------------------------------------------------------------------------- bad input

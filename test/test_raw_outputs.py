@@ -8,6 +8,15 @@ closed forms.
 * ``JetOutput.write_finite`` (the compiled write and NaN/Inf check) gives the packer's message
   bit for bit on finite values (read-only, writable and strided inputs), None with a NaN or an
   Inf anywhere, and a ValueError naming ``W, tau`` for shapes that do not fit the template.
+* ``FlatJetOutput.write_ro`` and ``DesiredStateOutput.write_ro`` (the compiled writes of flat
+  mode) give the packer's message (flat jet: bit for bit; desired/state: the quaternion to 4e-16
+  as above) and the same bytes as ``write`` (the same numbers copied; the same quaternion kernel),
+  on read-only and writable inputs, and a ValueError naming the arguments for shapes that do not
+  fit the template.
+* ``RotorSpeedOutput.write_flat`` (the compiled allocation and square-root series) equals
+  ``rotor_speed_jet`` written by ``write`` to 4 ulps relative per row (the allocation's product
+  summed in a loop instead of numpy's; measured 0-1 ulp), and on an infeasible rotor it gives
+  ``rotor_speed_jet``'s own refusal line and no message.
 * ``quat_xyzw`` equals ``geodyn_ros.lie.matrix_to_quat`` to 4e-16 on random rotations and on the
   four branches (trace > 0 and each diagonal entry largest), and rebuilds the rotation.
 * ``sqrt_jet`` of ``u(t) = a + b t + c t^2 + d t^3`` at t = 0 equals the derivatives of
@@ -26,7 +35,8 @@ from geodyn_ros.lie import matrix_to_quat, quat_to_matrix  # noqa: E402
 from geodyn_ros.ros.jets import (FeedforwardJetPacker, FlatFeedforwardPacker, RotorSpeedPacker,  # noqa: E402
                                  make_reference_msg)
 from geodyn_ros.ros.raw_outputs import (DesiredStateOutput, FlatJetOutput, JetOutput,  # noqa: E402
-                                        RotorSpeedOutput, quat_xyzw, sqrt_jet)
+                                        RotorSpeedOutput, quat_xyzw, readonly_views,
+                                        rotor_speed_jet, sqrt_jet)
 
 RNG = np.random.default_rng(3)
 NAMES = ("J2", "J3", "J4")
@@ -90,6 +100,71 @@ def test_desired_state_equals_make_reference_msg():
         V, Q = RNG.normal(size=(4, 6)), RNG.normal(size=(4, 3))
         # unit quaternion entries: the two normalize the same four numbers, summed in another order
         _same(out.write(STAMP, C, V, Q), make_reference_msg(STAMP, C, V, Q, NAMES), data_tol=4e-16)
+
+
+@pytest.mark.parametrize("order", [0, 2])
+def test_flat_mode_compiled_writes(order):
+    r1, K1 = order + 1, order + 2
+    flat, packer, des = FlatJetOutput(NAMES, order), FlatFeedforwardPacker(NAMES, order), DesiredStateOutput(NAMES, order)
+    for k in range(4):
+        T, tb, tau = RNG.normal(size=r1), RNG.normal(size=(r1, 3)), RNG.normal(size=(r1, 3))
+        qr = RNG.normal(size=4)
+        C = np.eye(4)
+        C[:3, :3] = quat_to_matrix(qr / np.linalg.norm(qr), "xyzw")
+        C[:3, 3] = RNG.normal(size=3)
+        V, Q = RNG.normal(size=(K1, 6)), RNG.normal(size=(K1 + 1, 3))   # q has a row more, as the flat map's
+        args = readonly_views((T, tb, tau, C, V, Q)) if k % 2 else (T, tb, tau, C, V, Q)
+        got = bytes(flat.write_ro(STAMP + k, args[0], args[1], args[2]))
+        _same(got, packer.pack(STAMP + k, T, tb, tau))   # exact
+        assert got == bytes(flat.write(STAMP + k, T, tb, tau))
+        got = bytes(des.write_ro(STAMP + k, args[3], args[4], args[5]))
+        _same(got, make_reference_msg(STAMP + k, C, V, Q[:K1], NAMES), data_tol=4e-16)
+        assert got == bytes(des.write(STAMP + k, C, V, Q[:K1]))
+    with pytest.raises(ValueError, match="thrust, torque, tau"):
+        flat.write_ro(STAMP, np.zeros(r1), np.zeros((r1, 3)), np.zeros((r1, 4)))
+    with pytest.raises(ValueError, match="thrust, torque, tau"):
+        flat.write_ro(STAMP, np.zeros(r1 + 1), np.zeros((r1, 3)), np.zeros((r1, 3)))
+    with pytest.raises(ValueError, match="C, V, q"):
+        des.write_ro(STAMP, np.eye(4), np.zeros((K1, 6)), np.zeros((K1 - 1, 3)))
+    with pytest.raises(ValueError, match="C, V, q"):
+        des.write_ro(STAMP, np.eye(4), np.zeros((K1, 6)), np.zeros((K1, 4)))
+
+
+def _quad_x_allocation(max_speed):
+    from geodyn_ros.control.rotors import Allocation
+    kf, km, arm = 8.5e-6, 1.4e-7, 0.18
+    A = np.zeros((6, 4))
+    for i, (x, y, spin) in enumerate([(arm, -arm, 1), (-arm, arm, 1), (arm, arm, -1), (-arm, -arm, -1)]):
+        A[:, i] = (y * kf, -x * kf, spin * km, 0.0, 0.0, kf)   # moment first, body axes, per unit omega^2
+    return Allocation(A, max_speed)
+
+
+@pytest.mark.parametrize("order", [0, 1, 3])
+def test_rotor_speeds_compiled_equal_rotor_speed_jet(order):
+    r1, names = order + 1, ("r0", "r1", "r2", "r3")
+    out = RotorSpeedOutput(names, order)
+    for max_speed in (1100.0, np.array([1100.0, 1200.0, 1000.0, 1100.0])):
+        al = _quad_x_allocation(max_speed)
+        for k in range(4):
+            T = np.r_[15.0 + RNG.normal(), RNG.normal(size=order)]
+            tb = RNG.normal(size=(r1, 3)) * 0.1
+            args = readonly_views((T, tb)) if k % 2 else (T, tb)
+            got, problem = out.write_flat(STAMP + k, al, names, *args)
+            omega, want_problem = rotor_speed_jet(al, names, T, tb)
+            assert problem == want_problem == "" and omega is not None
+            _same(got, RotorSpeedPacker(names, order).pack(STAMP + k, omega),   # layout, stamp (rows below)
+                  data_tol=4 * np.finfo(float).eps * np.abs(omega).max())
+            a = np.array(deserialize_message(got, Float64MultiArray).data[2:]).reshape(r1, 4)
+            assert np.all(np.abs(a - omega) <= 4 * np.finfo(float).eps * np.abs(omega).max(axis=1, keepdims=True))
+        T = np.r_[300.0, np.zeros(order)]   # beyond every rotor's maximum speed
+        got, problem = out.write_flat(STAMP, al, names, T, np.zeros((r1, 3)))
+        assert got is None and problem == rotor_speed_jet(al, names, T, np.zeros((r1, 3)))[1]
+        assert problem.startswith("feedforward/rotor_speeds not published: rotor r")
+        T = np.r_[-1.0, np.zeros(order)]    # a negative thrust: omega^2 <= 0
+        got, problem = out.write_flat(STAMP, al, names, T, np.zeros((r1, 3)))
+        assert got is None and problem == rotor_speed_jet(al, names, T, np.zeros((r1, 3)))[1]
+    with pytest.raises(ValueError, match="thrust, torque"):
+        out.write_flat(STAMP, al, names, np.ones(r1 + 1), np.zeros((r1, 3)))
 
 
 @pytest.mark.parametrize("case", ["random", "x", "y", "z"])

@@ -49,7 +49,7 @@ from .dynamics import DEFAULT_GRAVITY, _G0, _gravity
 from .kernels import common as K
 from .kernels import flat as KF
 
-__all__ = ["FlatResult", "flat_inverse_dynamics", "FREE_FALL_RTOL", "YAW_SINGULAR_TOL", "yaw_of"]
+__all__ = ["FlatResult", "FlatWorkspace", "flat_inverse_dynamics", "FREE_FALL_RTOL", "YAW_SINGULAR_TOL", "yaw_of"]
 
 FREE_FALL_RTOL = KF.FREE_FALL_RTOL
 YAW_SINGULAR_TOL = KF.YAW_SINGULAR_TOL
@@ -237,6 +237,62 @@ def _flat_checked(model, com, yaw, q, order, gravity):
     if model.mimic_enforced and model.mimic:
         out[4] = np.stack([project_mimic(model, t) for t in out[4]]) if batch else project_mimic(model, out[4])
     return FlatResult(*out)
+
+
+class FlatWorkspace:
+    """Preallocated order-``order`` flat map of one model (:func:`flat_inverse_dynamics` without
+    a per-call allocation): a work buffer and the seven result arrays are made once, and
+    :meth:`compute` overwrites them in one compiled call.
+
+    Parameters
+    ----------
+    model : Model (floating base; a mimic-enforced model takes the general path every call).
+    order : derivative order ``r >= 0`` of every call on this workspace.
+    gravity : (3,) gravity acceleration in world, fixed for the workspace.
+
+    ``result`` is the :class:`FlatResult` of the arrays every call writes (valid until the next
+    call; copy what must outlive it). The values are bit-identical to
+    :func:`flat_inverse_dynamics` (the same kernel on the same work buffer;
+    ``test/test_flat.py``).
+    """
+
+    __slots__ = ("model", "order", "gravity", "result", "_ws", "_out")
+
+    def __init__(self, model: Model, order: int = 0, *, gravity=DEFAULT_GRAVITY):
+        _check_model(model, constrained_ok=True)
+        if model.fixed_base:
+            raise ValueError("model: loaded with fixed_base=True; the flat map needs a floating base")
+        order = _check_order(order)
+        g = _gravity(gravity)
+        if not np.all(np.isfinite(g)):
+            raise ValueError("gravity: contains NaN or Inf")
+        self.model, self.order, self.gravity = model, order, gravity
+        n = model.n_joints
+        self._out = (np.empty((4, 4)), np.empty((order + 2, 6)), np.empty((order + 3, n)), np.empty((order + 1, 6)),
+                     np.empty((order + 1, n)), np.empty(order + 1), np.empty((order + 1, 3)))
+        self.result = FlatResult(*self._out)
+        plain = model._plain
+        # the hot kernel on the plain model only (a mimic-enforced model expands and projects: general path)
+        g = g.copy()
+        g.flags.writeable = False   # the type the kernels are compiled for (the default gravity's)
+        self._ws = KF.flat_workspace(plain.bodyi, plain.bodyf, order, g) if model is plain else None
+
+    def compute(self, com, yaw, q) -> FlatResult:
+        """The flat map of ``com`` (>= r+5, 3), ``yaw`` (>= r+3,), ``q`` (>= r+3, n) (as
+        :func:`flat_inverse_dynamics`) into :attr:`result`, which is returned. Raises the same
+        ``ValueError`` as :func:`flat_inverse_dynamics` (then :attr:`result` is undefined)."""
+        ws = self._ws
+        if ws is not None and _ready(com) and _ready(yaw) and _ready(q):
+            try:
+                code = _HOT(ws, com, yaw, q, self.order, *self._out)
+            except TypeError:   # a wrong number of dimensions: the validating path
+                code = -1
+            if code == 0:
+                return self.result
+        res = flat_inverse_dynamics(self.model, com, yaw, q, self.order, gravity=self.gravity)   # raises, or:
+        for dst, src in zip(self._out, res):
+            dst[...] = src
+        return self.result
 
 
 def yaw_of(base_pose) -> float:

@@ -153,12 +153,11 @@ from .cdr import (decode_float64_multiarray, decode_joint_state, decode_odometry
                   name_cache, wrench_stamped_template)
 from .conversions import (InputError, JointNameMatcher, odometry_from_fields, spatial_to_body_wrench)
 from .fast_inputs import FastFlatReference, FastJointState, FastOdometry, FastReference
-from .raw_outputs import DesiredStateOutput, FlatJetOutput, JetOutput, RotorSpeedOutput, rotor_speed_jet
+from .raw_outputs import DesiredStateOutput, FlatJetOutput, JetOutput, RotorSpeedOutput, readonly_views
 from .input_sync import PairMatcher, TopicBuffer, buffer_depth, input_entry, select_reference
 from .plausibility import LIMIT_NAMES, check_plausible, check_plausible_flat
 from .diagnostics import DiagnosticsReporter, guard, guard_time_source
-from .jets import (FlatFeedforwardPacker, FlatReferenceDecoder, LinearizationPacker,
-                   ReferenceDecoder, RotorSpeedPacker, linearization_labels_json)
+from .jets import FlatReferenceDecoder, LinearizationPacker, ReferenceDecoder, linearization_labels_json
 from .description import ModelSource
 from .geodyn_params import PARAMETERS, check_parameters, load_model, node_gravity
 from .params import declare_parameters
@@ -286,6 +285,9 @@ class GeodynNode(Node):
         self.diag.hardware_id = model.name
         # measured/reference modes: preallocated order-r inverse dynamics, rebuilt for a new model
         self._ws = None if self.flat else gd.Workspace(model, self.order, gravity=self.gravity)
+        # flat mode: the preallocated flat map and read-only views of its result arrays (_flat_cycle)
+        self._fws = gd.algorithms.flat.FlatWorkspace(model, self.order, gravity=self.gravity) if self.flat else None
+        self._fro = readonly_views(self._fws.result) if self.flat else None
         if not first:
             if self.publish_linearization:
                 self._publish_linearization_labels()
@@ -314,6 +316,7 @@ class GeodynNode(Node):
             self._desired_out = DesiredStateOutput(model.joint_names, r)
             self._flat_out = FlatJetOutput(model.joint_names, r)
             self._rotor_out = None if self.allocation is None else RotorSpeedOutput(self.rotor_names, r)
+            self._flat_decoder = FlatReferenceDecoder(model.joint_names, r)
         self._wrench_msg = WrenchStamped()
         self.base_frame = self.frame_prefix + self.base_link   # frame id of the base link
         self._wrench_msg.header.frame_id = self.base_frame
@@ -326,11 +329,6 @@ class GeodynNode(Node):
         self._raw_efforts = joint_state_template(self._efforts_msg)
         self._jet_out = JetOutput(model.joint_names, r)   # (geodyn_ros.ros.raw_outputs)
         self._jet_spatial = self.publish_jet and self.output_representation == "spatial" and not self.flat
-        if self.flat:
-            self._flat_decoder = FlatReferenceDecoder(model.joint_names, r)
-            self._flat_jet = FlatFeedforwardPacker(model.joint_names, r)
-            if self.allocation is not None:
-                self._rotor_jet = RotorSpeedPacker(self.rotor_names, r)
         if self.publish_linearization:
             nv = 6 + n
             self._lin = LinearizationPacker(2 * nv, nv)
@@ -585,40 +583,37 @@ class GeodynNode(Node):
     def _flat_cycle(self, stamp: int, e) -> None:
         """One cycle of the flat mode (module docstring) on the flat reference ``e`` stamped
         ``stamp``: the flat map, then every output."""
-        try:
-            res = gd.flat_inverse_dynamics(self.model, e.com, e.yaw, e.Q, self.order, gravity=self.gravity)
+        try:   # into the workspace's arrays (valid during this cycle); _fro: read-only views of them
+            res = self._fws.compute(e.com, e.yaw, e.Q)
         except ValueError as exc:   # free fall, yaw singularity, a result that is not finite
             self.diag.problem("flat map", f"flat_reference: the flat map refused the sample: {exc}")
             return
         C, V, W, tau = res.base_pose, res.base_twist, res.base_wrench, res.tau
-        W0_body = np.empty(6)
-        W0_body[:3] = res.body_torque[0]
-        W0_body[3:5] = 0.0
-        W0_body[5] = res.thrust[0]
-        W_out = W
+        ro, subs, W0_body = self._fro, self._wrench_subs(), None
+        if subs or self.publish_linearization:   # the body wrench (tau_b, 0, 0, T) for a subscriber only
+            W0_body = np.zeros(6)
+            W0_body[:3], W0_body[5] = res.body_torque[0], res.thrust[0]
+        W_out, jet = W, None
         if self.output_representation != "spatial" and self.publish_jet:
             W_out = gd.convert_wrench(C, W, V, "spatial", self.output_representation)
-        omega = None
+        elif self.publish_jet:   # one compiled write (the map's results are finite; else _publish writes them)
+            jet = self._jet_out.write_finite(stamp, ro[3], ro[4])
+        rotors, problem = None, ""   # omega_d^(0..r) serialized (raw_outputs.rotor_speed_jet), or its refusal
         if self.allocation is not None:
-            omega = self._rotor_speed_jet(res.thrust, res.body_torque)
-        self._publish(stamp, W0_body if self._wrench_subs() else None, W_out, tau)
-        self._pub_desired.handle.publish_raw(self._desired_out.write(stamp, C, V, res.q[:V.shape[0]]))
-        self._pub_flat.handle.publish_raw(self._flat_out.write(stamp, res.thrust, res.body_torque, tau))
-        if omega is not None:
-            self._pub_rotors.handle.publish_raw(self._rotor_out.write(stamp, omega))
+            rotors, problem = self._rotor_out.write_flat(stamp, self.allocation, self.rotor_names, ro[5], ro[6])
+            if problem:
+                self.diag.problem("rotor feedforward", problem)
+        self._publish(stamp, W0_body if subs else None, W_out, tau, jet)
+        self._pub_desired.handle.publish_raw(self._desired_out.write_ro(stamp, ro[0], ro[1], ro[2]))
+        self._pub_flat.handle.publish_raw(self._flat_out.write_ro(stamp, ro[5], ro[6], ro[4]))
+        if rotors is not None:
+            self._pub_rotors.handle.publish_raw(rotors)
         if self.publish_linearization and not self._publish_linearization(stamp, C, V, res.q, W, W0_body, tau):
             return
-        if self.allocation is not None and omega is None:
-            return   # reported by _rotor_speed_jet; the other outputs went out
+        if problem:
+            return   # reported above; the other outputs went out
         self.diag.ok()
         self.diag.clear()
-
-    def _rotor_speed_jet(self, thrust, torque):
-        """``omega_d^(0..r)`` (:func:`geodyn_ros.ros.raw_outputs.rotor_speed_jet`), or None (reported)."""
-        omega, problem = rotor_speed_jet(self.allocation, self.rotor_names, thrust, torque)
-        if problem:
-            self.diag.problem("rotor feedforward", problem)
-        return omega
 
     def _convert_reference(self, e) -> bool:
         """Fill ``e.V_sp`` with the spatial jet of the reference twist jet ``e.V`` (in

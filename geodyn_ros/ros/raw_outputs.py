@@ -17,8 +17,8 @@ from .cdr import multiarray_template
 from .jets import (FEEDFORWARD_OFFSET, REFERENCE_OFFSET, FeedforwardJetPacker, FlatFeedforwardPacker,
                    RotorSpeedPacker, make_reference_msg)
 
-__all__ = ["JetOutput", "DesiredStateOutput", "FlatJetOutput", "RotorSpeedOutput", "quat_xyzw", "rotor_speed_jet",
-           "sqrt_jet"]
+__all__ = ["JetOutput", "DesiredStateOutput", "FlatJetOutput", "RotorSpeedOutput", "quat_xyzw", "readonly_views",
+           "rotor_speed_jet", "sqrt_jet"]
 
 
 class _RawArray:
@@ -110,6 +110,13 @@ class DesiredStateOutput(_RawArray):
         self.body[:, 6:] = q
         return self._raw.payload()
 
+    def write_ro(self, stamp_ns: int, C: np.ndarray, V: np.ndarray, q: np.ndarray) -> bytes:
+        """As :meth:`write` in one compiled call (the same quaternion kernel, so the same bytes);
+        ``C``, ``V``, ``q`` read-only float64 views (made once: the compiled signature), ``q``
+        with at least ``V``'s rows (the first are written)."""
+        _fill_desired(self.data, stamp_ns, C, V, q)
+        return self._raw.payload()
+
 
 class FlatJetOutput(_RawArray):
     """``feedforward/flat_jet`` (layout of :class:`geodyn_ros.ros.jets.FlatFeedforwardPacker`)."""
@@ -127,9 +134,17 @@ class FlatJetOutput(_RawArray):
         self.body[:, 4:] = tau
         return self._raw.payload()
 
+    def write_ro(self, stamp_ns: int, thrust: np.ndarray, torque: np.ndarray, tau: np.ndarray) -> bytes:
+        """As :meth:`write` in one compiled call (the same bytes); read-only float64 views (made
+        once: the compiled signature)."""
+        _fill_flat(self.data, stamp_ns, thrust, torque, tau)
+        return self._raw.payload()
+
 
 class RotorSpeedOutput(_RawArray):
     """``feedforward/rotor_speeds`` (layout of :class:`geodyn_ros.ros.jets.RotorSpeedPacker`)."""
+
+    __slots__ = ("_al", "_A", "_umax")
 
     def __init__(self, rotor_names, order: int):
         r1, m = order + 1, len(rotor_names)
@@ -140,6 +155,23 @@ class RotorSpeedOutput(_RawArray):
         self._stamp(stamp_ns)
         self.body[:] = omega
         return self._raw.payload()
+
+    def write_flat(self, stamp_ns: int, allocation, rotor_names, thrust: np.ndarray, torque: np.ndarray):
+        """:func:`rotor_speed_jet` written into the template in one compiled call: ``(payload, "")``,
+        or ``(None, problem)`` with its refusal line. The allocation ``u = A4^+ (T, tau_b)`` is
+        summed in a loop (numpy's product may round the last bit otherwise); on a refusal the numpy
+        path decides and words it. ``thrust`` (r+1,), ``torque`` (r+1, 3): read-only float64 views."""
+        if allocation is not getattr(self, "_al", None):   # a new allocation (a new model): its constants once
+            self._al = allocation
+            self._A = np.ascontiguousarray(allocation.A4_pinv, dtype=np.float64)
+            self._A.flags.writeable = False
+            lim = np.broadcast_to(np.asarray(allocation.max_rot_velocity, dtype=np.float64), self._A.shape[:1])
+            self._umax = np.array(lim ** 2)   # as rotor_speed_jet's max_rot_velocity ** 2
+            self._umax.flags.writeable = False
+        if _fill_rotor(self.data, stamp_ns, self._A, self._umax, thrust, torque):
+            return self._raw.payload(), ""
+        omega, problem = rotor_speed_jet(allocation, rotor_names, thrust, torque)
+        return (None, problem) if omega is None else (self.write(stamp_ns, omega), "")
 
 
 _F2R = types.Array(types.float64, 2, "C", readonly=True)
@@ -169,6 +201,98 @@ def _quat(C):  # pragma: no cover (compiled)
     out = np.empty(4)
     out[0], out[1], out[2], out[3] = x / nrm, y / nrm, z / nrm, w / nrm
     return out
+
+
+_R1 = types.Array(types.float64, 1, "A", readonly=True)
+
+
+@njit(types.void(_F1W, types.int64, _R1, _F2A, _F2A), cache=True, nogil=True)
+def _fill_flat(data, stamp_ns, T, tb, tau):  # pragma: no cover (compiled)
+    """``data`` = (sec, nanosec, then rows ``(T^(k), tau_b^(k), tau^(k))``) of a ``feedforward/flat_jet``."""
+    r1, n = tau.shape
+    if T.shape[0] != r1 or tb.shape[0] != r1 or tb.shape[1] != 3 or data.shape[0] != 2 + r1 * (4 + n):
+        raise ValueError("thrust, torque, tau: shapes do not fit the feedforward/flat_jet template")
+    data[0] = stamp_ns // 1_000_000_000
+    data[1] = stamp_ns % 1_000_000_000
+    o = 2
+    for k in range(r1):
+        data[o] = T[k]
+        data[o + 1] = tb[k, 0]
+        data[o + 2] = tb[k, 1]
+        data[o + 3] = tb[k, 2]
+        for j in range(n):
+            data[o + 4 + j] = tau[k, j]
+        o += 4 + n
+
+
+@njit(types.void(_F1W, types.int64, _F2A, _F2A, _F2A), cache=True, nogil=True)
+def _fill_desired(data, stamp_ns, C, V, q):  # pragma: no cover (compiled)
+    """``data`` of a ``desired/state`` (``REFERENCE_OFFSET`` = 9: stamp, position, ``xyzw``, then
+    rows ``(V^(k), q^(k))`` for the rows of ``V``)."""
+    K1 = V.shape[0]
+    n = q.shape[1]
+    if V.shape[1] != 6 or q.shape[0] < K1 or data.shape[0] != 9 + K1 * (6 + n):
+        raise ValueError("C, V, q: shapes do not fit the desired/state template")
+    data[0] = stamp_ns // 1_000_000_000
+    data[1] = stamp_ns % 1_000_000_000
+    for a in range(3):
+        data[2 + a] = C[a, 3]
+    h = _quat(C)
+    for a in range(4):
+        data[5 + a] = h[a]
+    o = 9
+    for k in range(K1):
+        for j in range(6):
+            data[o + j] = V[k, j]
+        for j in range(n):
+            data[o + 6 + j] = q[k, j]
+        o += 6 + n
+
+
+@njit(types.boolean(_F1W, types.int64, _F2A, _R1, _R1, _F2A), cache=True, nogil=True)
+def _fill_rotor(data, stamp_ns, A, umax, T, tb):  # pragma: no cover (compiled)
+    """``data`` of a ``feedforward/rotor_speeds``: ``u^(k) = A (T^(k), tb^(k))`` (``A`` = A4^+,
+    (m, 4)), then ``omega = sqrt(u)`` by :func:`_sqrt_jet`'s series; False (``data`` partly
+    written) unless every ``0 < u^(0)_i < umax_i``."""
+    r1, m = T.shape[0], A.shape[0]
+    if tb.shape[0] != r1 or tb.shape[1] != 3 or A.shape[1] != 4 or umax.shape[0] != m \
+            or data.shape[0] != 2 + r1 * m:
+        raise ValueError("thrust, torque: shapes do not fit the feedforward/rotor_speeds template")
+    u = np.empty((r1, m))
+    for k in range(r1):
+        for i in range(m):
+            u[k, i] = T[k] * A[i, 0] + (tb[k, 0] * A[i, 1] + tb[k, 1] * A[i, 2] + tb[k, 2] * A[i, 3])
+    for i in range(m):
+        if not (u[0, i] > 0.0 and u[0, i] < umax[i]):
+            return False
+    w = np.empty((r1, m))
+    fact = 1.0
+    for j in range(m):
+        w[0, j] = np.sqrt(u[0, j])
+    for k in range(1, r1):   # as _sqrt_jet
+        fact *= k
+        for j in range(m):
+            s = u[k, j] / fact
+            for i in range(1, k):
+                s -= w[i, j] * w[k - i, j]
+            w[k, j] = s / (2.0 * w[0, j])
+    fact = 1.0
+    for k in range(r1):
+        if k:
+            fact *= k
+        for j in range(m):
+            data[2 + k * m + j] = w[k, j] * fact if k else w[k, j]
+    data[0] = stamp_ns // 1_000_000_000
+    data[1] = stamp_ns % 1_000_000_000
+    return True
+
+
+def readonly_views(arrays) -> tuple:
+    """Read-only views of ``arrays`` (the compiled writers' signature), made once per buffer."""
+    views = tuple(a.view() for a in arrays)
+    for v in views:
+        v.flags.writeable = False
+    return views
 
 
 def quat_xyzw(C: np.ndarray) -> np.ndarray:
@@ -219,7 +343,8 @@ def rotor_speed_jet(allocation, rotor_names, thrust, torque):
     u = al.allocate_thrust_torque(thrust, torque)            # (r+1, n_r), row k = u^(k)
     if not (u[0] > 0.0).all() or not (u[0] < al.max_rot_velocity ** 2).all():
         i = int(np.argmin(u[0])) if not (u[0] > 0.0).all() else int(np.argmax(u[0]))
+        lim = float(np.broadcast_to(al.max_rot_velocity, u[0].shape)[i])   # a float, or one per rotor
         return None, (f"feedforward/rotor_speeds not published: rotor {rotor_names[i]} would need omega^2 = "
-                      f"{u[0, i]:.6g} (outside (0, {al.max_rot_velocity:g}^2) rad^2/s^2); the other outputs "
+                      f"{u[0, i]:.6g} (outside (0, {lim:g}^2) rad^2/s^2); the other outputs "
                       "are published")
     return sqrt_jet(u), ""
