@@ -134,6 +134,8 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", choices=("measured", "reference", "flat"), default="measured",
                     help="geodyn_node input_mode (reference: odom and joint_states are not subscribed; "
                          "one cycle per reference, sent every state period)")
+    ap.add_argument("--node-param", action="append", default=[], metavar="NAME:=VALUE",
+                    help="an extra geodyn_node parameter of the soak (repeatable), e.g. qos_depth:=10")
     ap.add_argument("--profile", default="", help="run the node under cProfile, writing this file")
     ap.add_argument("--pair", action="store_true",
                     help="paired CPU comparison of geodyn_node and bench/rclpy_floor_node.py in alternating "
@@ -161,7 +163,8 @@ def main(argv=None) -> int:
         args.ref_every = 1
     ctx = Context()
     rclpy.init(context=ctx)
-    node = NodeProcess(str(shipped_urdf()), args.order, (f"input_mode:={args.mode}", "stale_timeout:=0.5"))
+    node = NodeProcess(str(shipped_urdf()), args.order, (f"input_mode:={args.mode}", "stale_timeout:=0.5",
+                                                        *args.node_param))
     drv = SoakDriver(ctx, args.order)
     try:
         probe = drv.p_odom if args.mode == "measured" else drv.p_ref
@@ -212,7 +215,7 @@ def main(argv=None) -> int:
     t, m = np.array(rss).T
     after = t >= args.warmup
     slope = float(np.polyfit(t[after] / 60.0, m[after], 1)[0]) if after.sum() >= 2 else float("nan")
-    print(f"geodyn_node soak: {args.mode} mode, order {args.order}, {args.rate:g} Hz odom + joint_states, "
+    print(f"geodyn_node soak: {args.mode} mode{' (' + ', '.join(args.node_param) + ')' if args.node_param else ''}, order {args.order}, {args.rate:g} Hz odom + joint_states, "
           f"reference every {args.ref_every}, {args.minutes:g} min ({args.warmup:g} s warm-up excluded)")
     window = (int(sent[-1]) - int(keep[0])) * 1e-9 if len(keep) else float("nan")
     outputs = sum(1 for s_, _ in drv.recv if s_ >= int(keep[0])) if len(keep) else 0
