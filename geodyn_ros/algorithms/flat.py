@@ -244,16 +244,19 @@ class FlatWorkspace:
     a per-call allocation): a work buffer and the seven result arrays are made once, and
     :meth:`compute` overwrites them in one compiled call.
 
-    Parameters
-    ----------
-    model : Model (floating base; a mimic-enforced model takes the general path every call).
-    order : derivative order ``r >= 0`` of every call on this workspace.
-    gravity : (3,) gravity acceleration in world, fixed for the workspace.
-
     ``result`` is the :class:`FlatResult` of the arrays every call writes (valid until the next
     call; copy what must outlive it). The values are bit-identical to
     :func:`flat_inverse_dynamics` (the same kernel on the same work buffer;
     ``test/test_flat.py``).
+
+    Parameters
+    ----------
+    model : Model
+        Floating base; a mimic-enforced model takes the general path every call.
+    order : int
+        Derivative order ``r >= 0`` of every call on this workspace.
+    gravity : (3,) array_like
+        Gravity acceleration in world, fixed for the workspace.
     """
 
     __slots__ = ("model", "order", "gravity", "result", "_ws", "_out")
