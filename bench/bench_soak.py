@@ -135,7 +135,7 @@ def main(argv=None) -> int:
                     help="geodyn_node input_mode (reference: odom and joint_states are not subscribed; "
                          "one cycle per reference, sent every state period)")
     ap.add_argument("--node-param", action="append", default=[], metavar="NAME:=VALUE",
-                    help="an extra geodyn_node parameter of the soak (repeatable), e.g. qos_depth:=10")
+                    help="an extra geodyn_node parameter of the soak (repeatable), e.g. input_depth:=2")
     ap.add_argument("--profile", default="", help="run the node under cProfile, writing this file")
     ap.add_argument("--pair", action="store_true",
                     help="paired CPU comparison of geodyn_node and bench/rclpy_floor_node.py in alternating "

@@ -15,7 +15,8 @@ its CPU per cycle is what any rclpy node with this traffic costs on the machine,
 geodyn_node's cycle that Python code cannot remove.
 
 Parameters (``--ros-args -p``): ``order`` (2), ``input_mode`` (``measured`` | ``flat``),
-``qos_depth`` (2, geodyn_node's default), ``input_reliability`` and ``output_reliability``
+``qos_depth`` (2) and ``input_depth`` (10) (the outputs' and the inputs' keep-last depths,
+geodyn_node's defaults), ``input_reliability`` and ``output_reliability``
 (``reliable`` | ``best_effort``, as geodyn_node's); other ``-p`` are ignored.
 """
 from __future__ import annotations
@@ -67,9 +68,8 @@ class FloorNode(rclpy.node.Node):
             return self.get_parameter(name).value if self.has_parameter(name) else default
         r = int(param("order", 2))
         self.flat = param("input_mode", "measured") == "flat"
-        depth = int(param("qos_depth", 2))
-        qin = _qos(depth, param("input_reliability", "reliable"))
-        qout = _qos(depth, param("output_reliability", "reliable"))
+        qin = _qos(int(param("input_depth", 10)), param("input_reliability", "reliable"))
+        qout = _qos(int(param("qos_depth", 2)), param("output_reliability", "reliable"))
         if self.flat:
             self.create_subscription(Float64MultiArray, "flat_reference", self._flat_ref, qin, raw=True)
         else:

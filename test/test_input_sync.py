@@ -28,7 +28,7 @@ from geodyn_ros.ros.input_sync import (DEFAULT_TOLERANCE, PairMatcher, TopicBuff
 
 MS = 1_000_000
 TOL = int(round(DEFAULT_TOLERANCE * 1e9))
-DEPTH = buffer_depth(2)      # the node's default qos_depth
+DEPTH = buffer_depth(2)      # a shallow input_depth: the buffer's bound is reached quickly
 AHEAD = 10**18               # no future check here (the node clock is not modelled)
 TOPICS = ("odom", "joint_states")
 
@@ -240,8 +240,8 @@ def test_buffer_is_bounded_and_reuses_its_entries():
         PairMatcher(buf, buf, -1)
 
 
-def test_buffer_depth_follows_qos_depth():
-    assert [buffer_depth(d) for d in (1, 2, 5)] == [4, 4, 7]
+def test_buffer_depth_follows_input_depth():
+    assert [buffer_depth(d) for d in (1, 2, 5, 10)] == [4, 4, 7, 12]
 
 
 def test_reference_is_the_newest_within_the_window():

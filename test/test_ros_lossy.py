@@ -234,6 +234,39 @@ def test_refused_joint_states_then_good_sets(h):
         assert matches(j, expected(variants[k], variants[k]))
 
 
+def test_a_stalled_node_catches_up_on_the_sets_it_missed(h):
+    """The node's thread stalls (here: nobody spins it) while 8 state pairs arrive, 1 ms apart:
+    with the default ``input_depth`` (10) the transport keeps all 8 of each topic, so after the
+    stall every pair gives its own answer, in stamp order (late, but none lost). With the old
+    keep-last 2 only the newest two of each topic would survive such a stall (the soak's missing
+    outputs, doc/explanation/performance.md). The references go first, each taken, so that the
+    burst is only state messages."""
+    node, jets, pubs = _in_process(h, stale_timeout=5.0)
+    for t in ("odom", "joint_states", "reference"):
+        sub = next(s for s in node.subscriptions if s.topic_name == "/" + t)
+        assert sub.qos_profile.depth == 10, t
+    assert node._pub_jet.qos_profile.depth == 2          # the outputs keep qos_depth
+    variants = [Variant(i) for i in range(8)]
+    t0 = node.get_clock().now().nanoseconds - 10**9
+    stamps = [t0 + k * 1_000_000 for k in range(8)]
+    for v, stamp in zip(variants, stamps):
+        sec, nsec = divmod(stamp, 10**9)
+        v.ref.data[0], v.ref.data[1] = sec, nsec
+        pubs["reference"].publish(v.ref)
+        assert h.spin_until(lambda s=stamp: _accepted(node, "reference", s))
+    for v, stamp in zip(variants, stamps):          # the burst: no spinning in between
+        sec, nsec = divmod(stamp, 10**9)
+        v.odom.header.stamp.sec = v.js.header.stamp.sec = sec
+        v.odom.header.stamp.nanosec = v.js.header.stamp.nanosec = nsec
+        pubs["odom"].publish(v.odom)
+        pubs["joint_states"].publish(v.js)
+    assert h.spin_until(lambda: len(jets) >= 8, 20.0), \
+        f"{len(jets)} of 8 outputs after the stall: {node.diag.last_problem}"
+    assert [_stamp(j) for j in jets] == stamps
+    for j, v in zip(jets, variants):
+        assert matches(j, expected(v, v)), "an output is not the library's answer for its stamp"
+
+
 # ----------------------------------------------------------------------------- 1 kHz lossy link
 
 class LossyLink:

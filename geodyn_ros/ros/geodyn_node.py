@@ -214,7 +214,7 @@ class GeodynNode(Node):
         self._summaries = 0
 
         qos = control_qos(p["qos_depth"], p["output_reliability"])
-        qos_in = control_qos(p["qos_depth"], p["input_reliability"])
+        qos_in = control_qos(p["input_depth"], p["input_reliability"])
         self._pub_wrench = self.create_publisher(WrenchStamped, "feedforward/wrench", qos)
         self._pub_efforts = self.create_publisher(JointState, "feedforward/joint_efforts", qos)
         self._pub_jet = self.create_publisher(Float64MultiArray, "feedforward/jet", qos)
@@ -296,7 +296,7 @@ class GeodynNode(Node):
         self.base_link = model.base_link
         # Input buffers (geodyn_ros.ros.input_sync): per topic a bounded, stamp-ordered deque of
         # entries the parsers fill in place; the cycle's measured inputs are copied out of a matched pair.
-        depth = buffer_depth(self._p["qos_depth"])
+        depth = buffer_depth(self._p["input_depth"])
         self._bufs = {t: TopicBuffer(t, depth, partial(input_entry, t, r, n, self._convert_ref))
                       for t in self._topics}
         if self.mode == "measured":

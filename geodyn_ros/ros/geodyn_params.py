@@ -41,7 +41,10 @@ PARAMETERS = {
                     "(not prefixed by frame_prefix)."),
     "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: feedforward/wrench header.frame_id and the "
                      "odom child_frame_id check."),
-    "qos_depth": (2, "Keep-last depth of the control topics."),
+    "qos_depth": (2, "Keep-last depth of the outputs."),
+    "input_depth": (10, "Keep-last depth of the inputs (odom, joint_states, reference, flat_reference): "
+                    "the samples the transport keeps while the node's thread is busy, so a stall of up "
+                    "to this many input periods (10 ms at 1 kHz) delays outputs instead of losing them."),
     "input_reliability": ("reliable", "QoS reliability of the input subscriptions: 'reliable' or "
                           "'best_effort' (matches reliable and best-effort publishers alike; a sample lost "
                           "on the wire is not resent and costs its cycle; less CPU per cycle)."),
@@ -112,8 +115,9 @@ def check_parameters(p: dict) -> None:
     for name in ("input_reliability", "output_reliability"):
         if p[name] not in ("reliable", "best_effort"):
             raise ConfigurationError(f"parameter '{name}': must be 'reliable' or 'best_effort', got {p[name]!r}")
-    if p["qos_depth"] < 1:
-        raise ConfigurationError(f"parameter 'qos_depth': must be >= 1, got {p['qos_depth']}")
+    for name in ("qos_depth", "input_depth"):
+        if p[name] < 1:
+            raise ConfigurationError(f"parameter '{name}': must be >= 1, got {p[name]}")
     if not p["diagnostics_period"] > 0:
         raise ConfigurationError("parameter 'diagnostics_period': must be > 0")
     if p["linearization_representation"] not in _REPRESENTATIONS:

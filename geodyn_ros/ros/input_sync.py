@@ -32,9 +32,9 @@ lie within +-0.4 ms of one stamp) and a neighbour sample can never be paired by 
 producers that stamp the same instant with up to 0.4 ms of jitter still match. For a faster
 stream choose a tolerance below half its period.
 
-Buffer depth (:func:`buffer_depth`): ``qos_depth + 2``, at least 4. The transport holds at most
-``qos_depth`` undelivered samples per topic, so a partner is either already buffered or among
-those; two more entries absorb the message being decoded and one of jitter. Memory and time per
+Buffer depth (:func:`buffer_depth`): the subscriptions' keep-last depth (``geodyn_node``'s
+``input_depth``) + 2, at least 4. The transport holds at most ``input_depth`` undelivered samples
+per topic, so a partner is either already buffered or among those; two more entries absorb the message being decoded and one of jitter. Memory and time per
 message are O(depth).
 """
 from __future__ import annotations
@@ -52,9 +52,10 @@ __all__ = ["DEFAULT_TOLERANCE", "TopicBuffer", "PairMatcher", "buffer_depth", "i
 DEFAULT_TOLERANCE = 0.0004
 
 
-def buffer_depth(qos_depth: int) -> int:
-    """Entries kept per topic: ``qos_depth + 2``, at least 4 (module docstring)."""
-    return max(4, int(qos_depth) + 2)
+def buffer_depth(history_depth: int) -> int:
+    """Entries kept per topic: the subscriptions' keep-last ``history_depth`` + 2, at least 4
+    (module docstring)."""
+    return max(4, int(history_depth) + 2)
 
 
 def input_entry(topic: str, order: int, n: int, convert: bool = False) -> SimpleNamespace:
