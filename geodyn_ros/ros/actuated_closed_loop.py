@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 
@@ -113,26 +112,15 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
         The simulator's published states at every step against the exact Table 3 reference at
         the same stamps; peaks of the *published* (clipped) commands; the controller's clip counts.
     """
-    import rclpy  # noqa: F401  (the context below)
-    from diagnostic_msgs.msg import DiagnosticArray
-    from nav_msgs.msg import Odometry
-    from rclpy.context import Context
-    from rclpy.node import Node
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-
     from geodyn_ros.control.feedback import TrackingGains
     from geodyn_ros.control.rotors import load_actuation_config
-    from geodyn_ros.loops.tracking import TrackingLog
     from geodyn_ros.loops.actuated import RowResult, tilthex_source
 
-    from .actuated_controller_node import HAVE_ACTUATOR_MSGS, ActuatedControllerNode
+    from .actuated_controller_node import ActuatedControllerNode
     from .actuated_sim_node import ActuatedSimNode
-    from .conversions import as_float64, pose_matrix, stamp_to_ns
+    from .closed_loop import LockstepSession
     from .geodyn_node import GeodynNode
-    from .params import parameter_overrides
     from .reference_node import ReferenceNode
-    from .runtime import check_namespace, control_qos, init_rclpy, interrupt_on_signals, make_executor, spin_lockstep
     from .tracking_inputs import GAINS
 
     if row not in ROWS:
@@ -142,93 +130,26 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
     cfg_path = str(actuation_config or "")
     cfg = load_actuation_config(cfg_path or None)
     gains = TrackingGains() if gains is None else gains
-    wall_timeout = 60.0 + 20.0 * duration if wall_timeout is None else wall_timeout
-    ns = check_namespace(namespace)
-    ctx = Context()
-    interrupt_on_signals(reset=True)
-    init_rclpy(context=ctx)
-    nodes = []
-    try:
-        sim_t = {"use_sim_time": True}
-        fp = {"frame_prefix": frame_prefix}
+    with LockstepSession(namespace) as run:
+        sim_t, fp = {"use_sim_time": True}, {"frame_prefix": frame_prefix}
         start = actuated_start_parameters(cfg, urdf)
-        nodes.append(ActuatedSimNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
-            {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep, "lockstep": True,
-             "command_timeout": float(command_timeout), **fp, **start})))
-        sim = nodes[0]
-        nodes.append(ReferenceNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
-            {**sim_t, "order": 2})))
-        nodes.append(GeodynNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
-            {**sim_t, **fp, "urdf_path": urdf, "order": 2, "input_mode": "reference", "output_representation": "body",
-             "locked_joints": ",".join(cfg.locked_joints(urdf))})))
-        nodes.append(ActuatedControllerNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
-            {**sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2,
-             "feedforward_order": 2 if level is None else level, "use_feedforward": level is not None,
-             **{k: float(getattr(gains, k)) for k in GAINS}})))
-        ctrl_node = nodes[3]
-        model = sim.model
-        rec = Node("geodyn_recorder", namespace=ns, context=ctx)
-        nodes.append(rec)
-        poses: dict[int, np.ndarray] = {}
-        joints: dict[int, np.ndarray] = {}
-        motors: dict[int, tuple] = {}
-        diags: list = []
-        peaks = {"omega": 0.0, "u": 0.0}
-
-        def on_odom(msg):
-            p, o = msg.pose.pose.position, msg.pose.pose.orientation
-            poses[stamp_to_ns(msg.header.stamp)] = pose_matrix(p.x, p.y, p.z, o.x, o.y, o.z, o.w,
-                                                               np.eye(4), "odom")
-
-        def on_js(msg):
-            pos = dict(zip(msg.name, msg.position))
-            joints[stamp_to_ns(msg.header.stamp)] = np.array([pos[j] for j in model.joint_names])
-
-        def on_ms(msg):
-            motors[stamp_to_ns(msg.header.stamp)] = (np.array(msg.position), np.array(msg.velocity),
-                                                     np.array(msg.effort))
-
-        def on_rotors(msg):
-            v = as_float64(msg.velocity if HAVE_ACTUATOR_MSGS else msg.data)
-            if len(v):
-                peaks["omega"] = max(peaks["omega"], float(v.max()))
-
-        def on_motors(msg):
-            if len(msg.effort):
-                peaks["u"] = max(peaks["u"], float(np.abs(as_float64(msg.effort)).max()))
-
-        qos = control_qos(100)
-        rec.create_subscription(Odometry, "odom", on_odom, qos)
-        rec.create_subscription(JointState, "joint_states", on_js, qos)
-        rec.create_subscription(JointState, "motor_states", on_ms, qos)
-        if HAVE_ACTUATOR_MSGS:
-            from actuator_msgs.msg import Actuators
-            rec.create_subscription(Actuators, "cmd/rotor_speeds", on_rotors, qos)
-        else:
-            rec.create_subscription(Float64MultiArray, "cmd/rotor_speeds", on_rotors, qos)
-        rec.create_subscription(JointState, "cmd/motor_efforts", on_motors, qos)
-        rec.create_subscription(DiagnosticArray, "/diagnostics", lambda m: diags.extend(m.status), 100)
-        ex = make_executor(context=ctx)
-        for nd in nodes:
-            ex.add_node(nd)
-        end_steps = int(round(duration / timestep))
-        wall = spin_lockstep(ex, sim, end_steps, wall_timeout=wall_timeout, progress=progress, nodes=nodes[:4],
-                             what="actuated loop")
+        sim = run.add(ActuatedSimNode, {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep,
+                                        "lockstep": True, "command_timeout": float(command_timeout), **fp, **start})
+        run.add(ReferenceNode, {**sim_t, "order": 2})
+        run.add(GeodynNode, {**sim_t, **fp, "urdf_path": urdf, "order": 2, "input_mode": "reference",
+                             "output_representation": "body", "locked_joints": ",".join(cfg.locked_joints(urdf))})
+        ctrl_node = run.add(ActuatedControllerNode, {
+            **sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2,
+            "feedforward_order": 2 if level is None else level, "use_feedforward": level is not None,
+            **{k: float(getattr(gains, k)) for k in GAINS}})
+        rec = run.record(sim.model.joint_names, motor_states=True, commands=True, diagnostics=True)
+        end_steps, last, wall = run.spin(sim, duration, timestep, wall_timeout=wall_timeout, progress=progress,
+                                         what="actuated loop")
         if info is not None:
-            info.update(sim=sim, diagnostics=diags, motor_states=motors)
-        last = end_steps * sim.dt_ns
-        stamps = sorted(s for s in set(poses) & set(joints) if s <= last)
-        t = np.array(stamps, dtype=float) * 1e-9
-        log = TrackingLog.from_samples(t, [poses[s] for s in stamps], [joints[s] for s in stamps],
-                                       model.joint_names)
+            info.update(sim=sim, diagnostics=rec.diagnostics, motor_states=rec.motors)
         c = ctrl_node.ctrl
-        return RowResult(row, log, peaks["omega"], peaks["u"], c.rotor_saturations, c.motor_saturations, wall,
-                         simulated_s=end_steps * timestep)
-    finally:
-        interrupt_on_signals()
-        for nd in nodes:
-            nd.destroy_node()
-        ctx.try_shutdown()
+        return RowResult(row, rec.table3_log(last), rec.peaks["omega"], rec.peaks["u"], c.rotor_saturations,
+                         c.motor_saturations, wall, simulated_s=end_steps * timestep)
 
 
 def _moving_joints(source) -> tuple:
@@ -253,6 +174,34 @@ def compare_logs(a, b) -> dict:
             "max_joint_diff_deg": float(np.degrees(np.abs(a.q[ia] - b.q[ib]).max(initial=0.0)))}   # 0: no joint
 
 
+def print_comparison(cmp: dict, position: str) -> None:
+    """Print the table of :func:`compare_logs` results ``cmp`` (row -> dict), one line a row;
+    ``position``: the heading of the position column (e.g. ``"base pos [m]"``)."""
+    print("\nROS loop vs in-process loop, largest difference of the trajectories at the same stamps")
+    print(f"{'row':6s} {'samples':>8s} {position:>13s} {'attitude [deg]':>15s} {'joints [deg]':>13s}")
+    for r, d in cmp.items():
+        print(f"{r:6s} {d['samples']:8d} {d['max_position_diff_m']:13.3e} {d['max_attitude_diff_deg']:15.3e} "
+              f"{d['max_joint_diff_deg']:13.3e}")
+
+
+def parse_rows(ap, text: str, choices, *, allow_none: bool = False) -> list:
+    """The rows of the comma-separated option ``--rows`` ``text``; ``ap.error`` (exit status 2)
+    for a row not in ``choices`` or, unless ``allow_none``, for no row at all."""
+    rows = [r.strip() for r in text.split(",") if r.strip()]
+    bad = [r for r in rows if r not in choices]
+    if bad or not (rows or allow_none):
+        ap.error(f"--rows: unknown rows {bad}; choose from {choices}")
+    return rows
+
+
+def write_json(path: str, obj) -> None:
+    """Write ``obj`` as indented JSON to ``path`` (making its folder) and print ``json: path``."""
+    from pathlib import Path
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(obj, indent=1) + "\n")
+    print(f"json: {path}")
+
+
 def main(argv=None) -> int:
     """``geodyn_closed_loop --actuated``: run the rows, print the table (and the comparison)."""
     ap = argparse.ArgumentParser(prog="geodyn_closed_loop --actuated", description=__doc__.split("\n\n")[0],
@@ -265,27 +214,14 @@ def main(argv=None) -> int:
                     help="also run the in-process loop (examples.actuated_loop, --preroll 0) and print the "
                          "difference of the trajectories")
     ap.add_argument("--json-out", default=None, help="write the rows' metrics (and comparisons) to this JSON file")
-    ap.add_argument("--no-isolate", action="store_true",
-                    help="do not set ROS_AUTOMATIC_DISCOVERY_RANGE=OFF (lets other processes see the topics)")
-    ap.add_argument("--namespace", default="", help="namespace of the nodes, e.g. robot1 (default: the root)")
-    ap.add_argument("--frame-prefix", default="",
-                    help="frame_prefix of the link frame ids, e.g. robot1/ (default: none)")
+    from .closed_loop import add_ros_options, check_ros_options, isolate_unless
+    add_ros_options(ap)
     args = ap.parse_args(argv)
-    from .params import ConfigurationError, check_frame_prefix
-    from .runtime import check_namespace
-    try:
-        check_namespace(args.namespace, "option --namespace")
-        check_frame_prefix(args.frame_prefix)
-    except ConfigurationError as exc:
-        ap.error(str(exc).replace("parameter 'frame_prefix'", "option --frame-prefix"))
-    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
-    bad = [r for r in rows if r not in ROWS]
-    if bad:
-        ap.error(f"--rows: unknown rows {bad}; choose from {ROWS}")
+    check_ros_options(ap, args)
+    rows = parse_rows(ap, args.rows, ROWS, allow_none=True)
     if not (args.duration > 0 and args.timestep > 0):
         ap.error("--duration and --timestep must be > 0")
-    if not args.no_isolate:
-        os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
+    isolate_unless(args.no_isolate)
     from geodyn_ros.control.feedback import TrackingGains
     from geodyn_ros.control.rotors import load_actuation_config
     from geodyn_ros.loops.actuated import format_table as _table, simulate_actuated
@@ -307,20 +243,13 @@ def main(argv=None) -> int:
     if args.compare:
         print(f"\nthe same rows in-process (geodyn_ros.examples.actuated_loop --preroll 0 --duration {args.duration:g})")
         print(_table(inproc, cfg))
-        print("\nROS loop vs in-process loop, largest difference of the trajectories at the same stamps")
-        print(f"{'row':6s} {'samples':>8s} {'base pos [m]':>13s} {'attitude [deg]':>15s} {'joints [deg]':>13s}")
-        for r, d in cmp.items():
-            print(f"{r:6s} {d['samples']:8d} {d['max_position_diff_m']:13.3e} {d['max_attitude_diff_deg']:15.3e} "
-                  f"{d['max_joint_diff_deg']:13.3e}")
+        print_comparison(cmp, "base pos [m]")
     if args.json_out:
         obj = {r: {"ros": res.metrics(cfg.rotors.max_rot_velocity, cfg.elastic.max_motor_torque),
                    **({"in_process": inproc[r].metrics(cfg.rotors.max_rot_velocity, cfg.elastic.max_motor_torque),
                        "difference": cmp[r]} if r in cmp else {})}
                for r, res in results.items()}
-        from pathlib import Path
-        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json_out).write_text(json.dumps(obj, indent=1) + "\n")
-        print(f"json: {args.json_out}")
+        write_json(args.json_out, obj)
     return 0
 
 

@@ -158,27 +158,15 @@ def run_ros_fly(urdf, vehicle, reference: str = "figure8", level: str = "ff2", d
     reference at the same stamps; peaks of the published commands; the controller's clip counts.
     ``info``: filled with ``setup`` (:func:`fly_setup`) and ``diagnostics``. ``wall_timeout``
     [s]: ``RuntimeError`` after it (default ``60 + 40 x duration``)."""
-    from diagnostic_msgs.msg import DiagnosticArray
-    from nav_msgs.msg import Odometry
-    from rclpy.context import Context
-    from rclpy.node import Node
-    from sensor_msgs.msg import JointState
-
-    import geodyn_ros as gd
-    from geodyn_ros.lie import Ad
     from geodyn_ros.loops.actuated import RowResult
-    from geodyn_ros.loops.tracking import TrackingLog
     from geodyn_ros.loops.underactuated import UnderactuatedRow
 
     from .actuated_controller_node import ActuatedControllerNode
     from .actuated_sim_node import ActuatedSimNode
-    from .actuator_commands import HAVE_ACTUATOR_MSGS, ROTOR_MSG_TYPE
-    from .conversions import as_float64, pose_matrix, stamp_to_ns
+    from .closed_loop import LockstepSession
     from .flat_controller_node import FlatControllerNode
     from .geodyn_node import GeodynNode
-    from .params import parameter_overrides
     from .reference_node import ReferenceNode
-    from .runtime import control_qos, init_rclpy, interrupt_on_signals, make_executor, spin_lockstep
 
     setup = fly_setup(urdf, vehicle, reference, level)
     prep, rank = setup["prep"], setup["rank"]
@@ -186,85 +174,19 @@ def run_ros_fly(urdf, vehicle, reference: str = "figure8", level: str = "ff2", d
     classes = {"geodyn_actuated_sim": ActuatedSimNode, "geodyn_reference": ReferenceNode, "geodyn_node": GeodynNode,
                CONTROLLER[4]: FlatControllerNode, CONTROLLER[6]: ActuatedControllerNode}
     dt = float(prep["cfg"].control_period)
-    wall_timeout = 60.0 + 40.0 * duration if wall_timeout is None else wall_timeout
-    ctx = Context()
-    interrupt_on_signals(reset=True)
-    init_rclpy(context=ctx)
-    nodes = []
-    try:
-        for name, p in params.items():
-            nodes.append(classes[name](context=ctx, parameter_overrides=parameter_overrides(p)))
+    with LockstepSession() as run:
+        nodes = [run.add(classes[name], p) for name, p in params.items()]
         sim, ctrl_node = nodes[0], nodes[3]
-        model = sim.model
-        rec = Node("geodyn_recorder", context=ctx)
-        nodes.append(rec)
-        states: dict[int, list] = {}
-        diags: list = []
-        peaks = {"omega": 0.0, "u": 0.0}
-
-        def on_odom(msg):
-            p, o, v, w = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist.linear, \
-                msg.twist.twist.angular
-            C = pose_matrix(p.x, p.y, p.z, o.x, o.y, o.z, o.w, np.eye(4), "odom")
-            states.setdefault(stamp_to_ns(msg.header.stamp), [None, None])[0] = (
-                C, np.array([w.x, w.y, w.z, v.x, v.y, v.z]))
-
-        def on_js(msg):
-            pos = dict(zip(msg.name, msg.position))
-            states.setdefault(stamp_to_ns(msg.header.stamp), [None, None])[1] = np.array(
-                [pos[j] for j in model.joint_names])
-
-        def on_rotors(msg):
-            v = as_float64(msg.velocity if HAVE_ACTUATOR_MSGS else msg.data)
-            if len(v):
-                peaks["omega"] = max(peaks["omega"], float(v.max()))
-
-        def on_efforts(msg):
-            if len(msg.effort):
-                peaks["u"] = max(peaks["u"], float(np.abs(as_float64(msg.effort)).max()))
-
-        qos = control_qos(100)
-        rec.create_subscription(Odometry, "odom", on_odom, qos)
-        rec.create_subscription(JointState, "joint_states", on_js, qos)
-        rec.create_subscription(ROTOR_MSG_TYPE, "cmd/rotor_speeds", on_rotors, qos)
-        rec.create_subscription(JointState, "cmd/motor_efforts", on_efforts, qos)
-        rec.create_subscription(DiagnosticArray, "/diagnostics", lambda m: diags.extend(m.status), 100)
-        ex = make_executor(context=ctx)
-        for nd in nodes:
-            ex.add_node(nd)
-        end_steps = int(round(duration / dt))
-        wall = spin_lockstep(ex, sim, end_steps, wall_timeout=wall_timeout, progress=progress, nodes=nodes[:4],
-                             what=f"fly loop ({Path(vehicle).name})")
+        rec = run.record(sim.model.joint_names, commands=True, diagnostics=True)
+        end_steps, last, wall = run.spin(sim, duration, dt, wall_timeout=wall_timeout, progress=progress,
+                                         what=f"fly loop ({Path(vehicle).name})", wall_per_second=40.0)
         if info is not None:
-            info.update(setup=setup, diagnostics=diags)
-        last = end_steps * sim.dt_ns
-        stamps = sorted(s for s, v in states.items() if v[0] is not None and v[1] is not None and s <= last)
-        n = len(stamps)
-        t = np.array(stamps, dtype=float) * 1e-9
-        p, p_d = np.empty((n, 3)), np.empty((n, 3))
-        R, R_d = np.empty((n, 3, 3)), np.empty((n, 3, 3))
-        q, q_d = np.empty((n, model.n_joints)), np.empty((n, model.n_joints))
-        ref_f = prep["reference"]
-        for i, s in enumerate(stamps):
-            (C, Vb), qi = states[s]
-            ref = ref_f(s * 1e-9, ORDER)
-            if rank == 4:   # the system CoM, as the in-process log's p
-                p[i] = gd.center_of_mass(model, C, (Ad(C) @ Vb)[None], qi[None])[0]
-                fl = gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, ORDER)
-                p_d[i], R_d[i] = ref.com[0], fl.base_pose[:3, :3]
-            else:           # the base origin
-                p[i], p_d[i], R_d[i] = C[:3, 3], ref.base_pose[:3, 3], ref.base_pose[:3, :3]
-            R[i], q[i], q_d[i] = C[:3, :3], qi, ref.q[0]
-        log = TrackingLog(t, p, p_d, R, R_d, q, q_d, tuple(model.joint_names))
+            info.update(setup=setup, diagnostics=rec.diagnostics)
+        log = rec.reference_log(sim.model, last, prep["reference"], ORDER, flat=rank == 4)
         c = ctrl_node.ctrl
         row = UnderactuatedRow if rank == 4 else RowResult
-        return row(level, log, peaks["omega"], peaks["u"], c.rotor_saturations, c.motor_saturations, wall,
+        return row(level, log, rec.peaks["omega"], rec.peaks["u"], c.rotor_saturations, c.motor_saturations, wall,
                    end_steps * dt)
-    finally:
-        interrupt_on_signals()
-        for nd in nodes:
-            nd.destroy_node()
-        ctx.try_shutdown()
 
 
 def _launch_parameters(argv) -> int:

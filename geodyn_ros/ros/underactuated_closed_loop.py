@@ -18,8 +18,6 @@ are apart. Example::
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 
@@ -109,31 +107,20 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
         ``gd.center_of_mass``) against the exact reference at the same stamps; peaks of the
         published (clipped) commands; the controller's clip counts.
     """
-    import rclpy  # noqa: F401  (the context below)
-    from diagnostic_msgs.msg import DiagnosticArray
-    from nav_msgs.msg import Odometry
-    from rclpy.context import Context
-    from rclpy.node import Node
-    from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    import geodyn_ros as gd
     from geodyn_ros.control.flatness import FlatnessGains
     from geodyn_ros.control.rotors import load_actuation_config
-    from geodyn_ros.loops.tracking import TrackingLog
-    from geodyn_ros.lie import Ad
     from geodyn_ros.loops.underactuated import UnderactuatedRow, hexarotor_source
     from geodyn_ros.trajectories import figure_eight_reference
 
     from .actuated_sim_node import ActuatedSimNode
-    from .actuator_commands import HAVE_ACTUATOR_MSGS, ROTOR_MSG_TYPE
-    from .conversions import as_float64, pose_matrix, stamp_to_ns
+    from .closed_loop import LockstepSession
     from .flat_controller_node import GAINS, FlatControllerNode
     from .geodyn_node import GeodynNode
     from .jets import decode_rotor_speed_jet
-    from .params import parameter_overrides
     from .reference_node import ReferenceNode
-    from .runtime import check_namespace, control_qos, init_rclpy, interrupt_on_signals, make_executor, spin_lockstep
+    from .runtime import control_qos
 
     if row not in ROWS:
         raise ValueError(f"row: expected one of {ROWS}, got {row!r}")
@@ -141,116 +128,46 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
     cfg_path = str(actuation_config or _hexarotor_yaml())
     cfg = load_actuation_config(cfg_path)
     gains = FlatnessGains() if gains is None else gains
-    wall_timeout = 60.0 + 20.0 * duration if wall_timeout is None else wall_timeout
-    ns = check_namespace(namespace)
-    ctx = Context()
-    interrupt_on_signals(reset=True)
-    init_rclpy(context=ctx)
-    nodes = []
-    try:
-        sim_t = {"use_sim_time": True}
-        fp = {"frame_prefix": frame_prefix}
+    with LockstepSession(namespace) as run:
+        sim_t, fp = {"use_sim_time": True}, {"frame_prefix": frame_prefix}
         start = flat_start_parameters(cfg, urdf, speed=speed)
-        nodes.append(ActuatedSimNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
-            {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep, "lockstep": True,
-             "command_timeout": float(command_timeout), **fp, **start})))
-        sim = nodes[0]
-        nodes.append(ReferenceNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
-            {**sim_t, "order": 2, "trajectory": "figure_eight", "speed": float(speed)})))
+        sim = run.add(ActuatedSimNode, {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep,
+                                        "lockstep": True, "command_timeout": float(command_timeout), **fp, **start})
+        run.add(ReferenceNode, {**sim_t, "order": 2, "trajectory": "figure_eight", "speed": float(speed)})
         lqr = row.startswith("lqr")
-        nodes.append(GeodynNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
-            {**sim_t, **fp, "urdf_path": urdf, "order": 2, "input_mode": "flat", "actuation_config": cfg_path,
-             "publish_linearization": lqr})))
+        run.add(GeodynNode, {**sim_t, **fp, "urdf_path": urdf, "order": 2, "input_mode": "flat",
+                             "actuation_config": cfg_path, "publish_linearization": lqr})
         if lqr:
             law = {"feedback": "lqr", "level": "ff2", "gain_thread": row == "lqr_thread", "control_period": timestep,
                    **(lqr_parameters or {})}
         else:
             law = {"level": row, **{k: (list(getattr(gains, k)) if k in ("kp_rotation", "kd_rotation")
                                         else float(getattr(gains, k))) for k in GAINS}}
-        nodes.append(FlatControllerNode(namespace=ns, context=ctx, parameter_overrides=parameter_overrides(
-            {**sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2, **law})))
-        ctrl_node = nodes[3]
+        ctrl_node = run.add(FlatControllerNode, {**sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path,
+                                                 "order": 2, **law})
         model = ctrl_node.model
         gain_chain, gains_used = [], {}
         if lqr:   # record which gains were computed and used (the thread's progress is wall clock)
             ctrl_node.online.history, ctrl_node.ctrl.gain_log = gain_chain, gains_used
-        rec = Node("geodyn_recorder", namespace=ns, context=ctx)
-        nodes.append(rec)
-        states: dict[int, list] = {}
-        motors: dict[int, tuple] = {}
+        rec = run.record(model.joint_names, motor_states=True, commands=True, diagnostics=True)
         ffw: dict[int, np.ndarray] = {}
-        diags: list = []
-        peaks = {"omega": 0.0, "u": 0.0}
-
-        def on_odom(msg):
-            p, o, v, w = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist.linear, \
-                msg.twist.twist.angular
-            C = pose_matrix(p.x, p.y, p.z, o.x, o.y, o.z, o.w, np.eye(4), "odom")
-            states.setdefault(stamp_to_ns(msg.header.stamp), [None, None])[0] = (C, np.array([w.x, w.y, w.z, v.x, v.y,
-                                                                                              v.z]))
-
-        def on_js(msg):
-            pos, vel = dict(zip(msg.name, msg.position)), dict(zip(msg.name, msg.velocity))
-            states.setdefault(stamp_to_ns(msg.header.stamp), [None, None])[1] = (
-                np.array([pos[j] for j in model.joint_names]), np.array([vel[j] for j in model.joint_names]))
-
-        def on_ms(msg):
-            motors[stamp_to_ns(msg.header.stamp)] = (np.array(msg.position), np.array(msg.velocity),
-                                                     np.array(msg.effort))
-
-        def on_rotors(msg):
-            v = as_float64(msg.velocity if HAVE_ACTUATOR_MSGS else msg.data)
-            if len(v):
-                peaks["omega"] = max(peaks["omega"], float(v.max()))
-
-        def on_motors(msg):
-            if len(msg.effort):
-                peaks["u"] = max(peaks["u"], float(np.abs(as_float64(msg.effort)).max()))
 
         def on_ffw(msg):
             stamp, om, _ = decode_rotor_speed_jet(msg)
             ffw[stamp] = om
 
-        qos = control_qos(100)
-        rec.create_subscription(Odometry, "odom", on_odom, qos)
-        rec.create_subscription(JointState, "joint_states", on_js, qos)
-        rec.create_subscription(JointState, "motor_states", on_ms, qos)
-        rec.create_subscription(ROTOR_MSG_TYPE, "cmd/rotor_speeds", on_rotors, qos)
-        rec.create_subscription(JointState, "cmd/motor_efforts", on_motors, qos)
-        rec.create_subscription(Float64MultiArray, "feedforward/rotor_speeds", on_ffw, qos)
-        rec.create_subscription(DiagnosticArray, "/diagnostics", lambda m: diags.extend(m.status), 100)
-        ex = make_executor(context=ctx)
-        for nd in nodes:
-            ex.add_node(nd)
-        end_steps = int(round(duration / timestep))
-        wall = spin_lockstep(ex, sim, end_steps, wall_timeout=wall_timeout, progress=progress, nodes=nodes[:4],
-                             what="under-actuated loop")
+        rec.node.create_subscription(Float64MultiArray, "feedforward/rotor_speeds", on_ffw, control_qos(100))
+        end_steps, last, wall = run.spin(sim, duration, timestep, wall_timeout=wall_timeout, progress=progress,
+                                         what="under-actuated loop")
         if info is not None:
-            info.update(sim=sim, diagnostics=diags, motor_states=motors, rotor_feedforward=ffw,
+            info.update(sim=sim, diagnostics=rec.diagnostics, motor_states=rec.motors, rotor_feedforward=ffw,
                         lqr_stats=dict(ctrl_node.online.stats) if ctrl_node.online is not None else None,
                         lqr_gain_chain=gain_chain, lqr_gains_used=gains_used)
-        last = end_steps * sim.dt_ns
-        stamps = sorted(s for s, v in states.items() if v[0] is not None and v[1] is not None and s <= last)
-        n = len(stamps)
-        t = np.array(stamps, dtype=float) * 1e-9
-        c, cd = np.empty((n, 3)), np.empty((n, 3))
-        R, Rd = np.empty((n, 3, 3)), np.empty((n, 3, 3))
-        q, qd = np.empty((n, model.n_joints)), np.empty((n, model.n_joints))
-        for i, s in enumerate(stamps):
-            (C, Vb), (qi, _) = states[s]
-            c[i] = gd.center_of_mass(model, C, (Ad(C) @ Vb)[None], qi[None])[0]
-            ref = figure_eight_reference(s * 1e-9, 2, speed=speed)
-            fl = gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, 2)
-            cd[i], R[i], Rd[i], q[i], qd[i] = ref.com[0], C[:3, :3], fl.base_pose[:3, :3], qi, ref.q[0]
-        log = TrackingLog(t, c, cd, R, Rd, q, qd, tuple(model.joint_names))
+        log = rec.reference_log(model, last, lambda t, order: figure_eight_reference(t, order, speed=speed), 2,
+                                flat=True)
         cc = ctrl_node.ctrl
-        return UnderactuatedRow(row, log, peaks["omega"], peaks["u"], cc.rotor_saturations, cc.motor_saturations,
-                                wall, end_steps * timestep)
-    finally:
-        interrupt_on_signals()
-        for nd in nodes:
-            nd.destroy_node()
-        ctx.try_shutdown()
+        return UnderactuatedRow(row, log, rec.peaks["omega"], rec.peaks["u"], cc.rotor_saturations,
+                                cc.motor_saturations, wall, end_steps * timestep)
 
 
 def _hexarotor_yaml() -> str:
@@ -270,33 +187,20 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", action="store_true",
                     help="also run the in-process loop (loops.underactuated, no pre-roll) and print the difference")
     ap.add_argument("--json-out", default=None, help="write the rows' metrics (and comparisons) to this JSON file")
-    ap.add_argument("--no-isolate", action="store_true",
-                    help="do not set ROS_AUTOMATIC_DISCOVERY_RANGE=OFF (lets other processes see the topics)")
-    ap.add_argument("--namespace", default="", help="namespace of the nodes, e.g. robot1 (default: the root)")
-    ap.add_argument("--frame-prefix", default="", help="frame_prefix of the link frame ids, e.g. robot1/")
+    from .actuated_closed_loop import compare_logs, parse_rows, print_comparison, write_json
+    from .closed_loop import add_ros_options, check_ros_options, isolate_unless
+    add_ros_options(ap, "frame_prefix of the link frame ids, e.g. robot1/")
     args = ap.parse_args(argv)
-    from .params import ConfigurationError, check_frame_prefix
-    from .runtime import check_namespace
-    try:
-        check_namespace(args.namespace, "option --namespace")
-        check_frame_prefix(args.frame_prefix)
-    except ConfigurationError as exc:
-        ap.error(str(exc).replace("parameter 'frame_prefix'", "option --frame-prefix"))
-    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
-    bad = [r for r in rows if r not in ROWS]
-    if bad or not rows:
-        ap.error(f"--rows: unknown rows {bad}; choose from {ROWS}")
+    check_ros_options(ap, args)
+    rows = parse_rows(ap, args.rows, ROWS)
     if not (args.duration > 0 and args.timestep > 0 and args.speed > 0):
         ap.error("--duration, --timestep and --speed must be > 0")
-    if not args.no_isolate:
-        os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
+    isolate_unless(args.no_isolate)
     from geodyn_ros.control.flatness import FlatnessGains
     from geodyn_ros.control.rotors import load_actuation_config
     from geodyn_ros.loops.underactuated import format_table as _table
     from geodyn_ros.loops.lqr import simulate_case
     from geodyn_ros.loops.underactuated import simulate_underactuated
-
-    from .actuated_closed_loop import compare_logs
     try:
         cfg = load_actuation_config(args.config or "hexarotor")
     except ValueError as exc:
@@ -327,18 +231,11 @@ def main(argv=None) -> int:
     if args.compare:
         print(f"\nthe same rows in-process (geodyn_ros.loops.underactuated, preroll 0, {args.duration:g} s)")
         print(_table({r: m.metrics() for r, m in inproc.items()}))
-        print("\nROS loop vs in-process loop, largest difference of the trajectories at the same stamps")
-        print(f"{'row':6s} {'samples':>8s} {'CoM [m]':>13s} {'attitude [deg]':>15s} {'joints [deg]':>13s}")
-        for r, d in cmp.items():
-            print(f"{r:6s} {d['samples']:8d} {d['max_position_diff_m']:13.3e} {d['max_attitude_diff_deg']:15.3e} "
-                  f"{d['max_joint_diff_deg']:13.3e}")
+        print_comparison(cmp, "CoM [m]")
     if args.json_out:
         out = {r: {"ros": obj[r], **({"in_process": inproc[r].metrics(), "difference": cmp[r]} if r in cmp else {})}
                for r in obj}
-        from pathlib import Path
-        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json_out).write_text(json.dumps(out, indent=1) + "\n")
-        print(f"json: {args.json_out}")
+        write_json(args.json_out, out)
     return 0
 
 
