@@ -1,7 +1,9 @@
 """SE(3) / se(3) helpers in the conventions of the Ali–Gabellieri–Franchi paper.
 
-Small pure numpy functions (no numba, no ROS), used by the URDF loader, the
-public API, examples and tests. The hot loops live in :mod:`geodyn_ros.algorithms.kernels`.
+Small pure numpy functions (no ROS), used by the URDF loader, the public API, examples and
+tests. The hot loops live in :mod:`geodyn_ros.algorithms.kernels`; the one compiled function
+here, :func:`rotation_to_wxyz`, is the single implementation of :func:`matrix_to_quat`, which
+``geodyn_node``'s compiled output writer (:mod:`geodyn_ros.ros.raw_outputs`) calls too.
 
 Conventions (see ``CONVENTIONS.md``):
 
@@ -13,6 +15,7 @@ Conventions (see ``CONVENTIONS.md``):
 from __future__ import annotations
 
 import numpy as np
+from numba import njit, types
 
 __all__ = [
     "hat", "vee3", "hat6", "vee6", "Ad", "Ad_inv", "ad", "exp_so3", "exp_se3", "log_so3", "log_se3",
@@ -186,10 +189,16 @@ def quat_to_matrix(q, order: str = "xyzw") -> np.ndarray:
     ])
 
 
-def matrix_to_quat(R, order: str = "xyzw") -> np.ndarray:
-    """Unit quaternion (``w >= 0``) of a rotation matrix, ``xyzw`` or ``wxyz``."""
-    R = np.asarray(R, dtype=float)
-    tr = np.trace(R)
+@njit(types.UniTuple(types.float64, 4)(types.Array(types.float64, 2, "A", readonly=True)), cache=True, nogil=True)
+def rotation_to_wxyz(R):  # pragma: no cover (compiled)
+    """Unit quaternion ``(w, x, y, z)`` (``w >= 0``) of the rotation ``R[:3, :3]`` (a (3, 3)
+    rotation or a (4, 4) pose; writable arrays convert to the read-only signature; no bounds
+    check: the caller passes at least 3x3), compiled: the implementation of
+    :func:`matrix_to_quat`. Shepperd's branches: on the trace when it is positive, else on the
+    largest diagonal entry (the divisor ``s = 4 |q_i|`` is then at least 1, so no cancellation),
+    then the sign made ``w >= 0`` and the norm divided out (``sqrt(w^2 + x^2 + y^2 + z^2)``,
+    summed in that order)."""
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
     if tr > 0:
         s = 2.0 * np.sqrt(tr + 1.0)
         w, x, y, z = 0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
@@ -202,11 +211,21 @@ def matrix_to_quat(R, order: str = "xyzw") -> np.ndarray:
     else:
         s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
         w, x, y, z = (R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s
-    q = np.array([w, x, y, z])
-    if q[0] < 0:
-        q = -q
-    q /= np.linalg.norm(q)
-    return q[[1, 2, 3, 0]] if order == "xyzw" else q
+    if w < 0:
+        w, x, y, z = -w, -x, -y, -z
+    nrm = np.sqrt(w * w + x * x + y * y + z * z)
+    return w / nrm, x / nrm, y / nrm, z / nrm
+
+
+def matrix_to_quat(R, order: str = "xyzw") -> np.ndarray:
+    """Unit quaternion (``w >= 0``) of a rotation matrix ``R`` (3, 3), ``xyzw`` or (any other
+    ``order``) ``wxyz``; computed by the compiled :func:`rotation_to_wxyz`. Raises ValueError
+    naming ``R`` unless it is (3, 3)."""
+    R = np.asarray(R, dtype=np.float64)
+    if R.shape != (3, 3):
+        raise ValueError(f"R: a (3, 3) rotation matrix expected, got shape {R.shape}")
+    w, x, y, z = rotation_to_wxyz(R)
+    return np.array([x, y, z, w]) if order == "xyzw" else np.array([w, x, y, z])
 
 
 def spatial_inertia(mass, com, inertia_com) -> np.ndarray:

@@ -3,22 +3,23 @@ deserializer and the message builders of geodyn_ros.ros.jets, and its compiled h
 closed forms.
 
 * Every template, written with random numbers and a stamp, deserializes (rclpy) to exactly the
-  message the ``jets`` packer (or ``make_reference_msg``) builds from the same numbers; the
-  quaternion of ``desired/state`` to 4e-16 (the same formula, its norm summed in another order).
+  message the ``jets`` packer (or ``make_reference_msg``) builds from the same numbers, bit for
+  bit (the quaternion of ``desired/state`` too: both use ``lie.rotation_to_wxyz``).
 * ``JetOutput.write_finite`` (the compiled write and NaN/Inf check) gives the packer's message
   bit for bit on finite values (read-only, writable and strided inputs), None with a NaN or an
   Inf anywhere, and a ValueError naming ``W, tau`` for shapes that do not fit the template.
 * ``FlatJetOutput.write_ro`` and ``DesiredStateOutput.write_ro`` (the compiled writes of flat
-  mode) give the packer's message (flat jet: bit for bit; desired/state: the quaternion to 4e-16
-  as above) and the same bytes as ``write`` (the same numbers copied; the same quaternion kernel),
+  mode) give the packer's message bit for bit and the same bytes as ``write`` (the same numbers copied; the same quaternion kernel),
   on read-only and writable inputs, and a ValueError naming the arguments for shapes that do not
   fit the template.
 * ``RotorSpeedOutput.write_flat`` (the compiled allocation and square-root series) equals
   ``rotor_speed_jet`` written by ``write`` to 4 ulps relative per row (the allocation's product
-  summed in a loop instead of numpy's; measured 0-1 ulp), and on an infeasible rotor it gives
-  ``rotor_speed_jet``'s own refusal line and no message.
-* ``quat_xyzw`` equals ``geodyn_ros.lie.matrix_to_quat`` to 4e-16 on random rotations and on the
-  four branches (trace > 0 and each diagonal entry largest), and rebuilds the rotation.
+  summed in a loop instead of numpy's; measured 0-1 ulp), and bit for bit ``sqrt_jet`` of the
+  allocation summed in the kernel's order (one square-root series); on an infeasible rotor it
+  gives ``rotor_speed_jet``'s own refusal line and no message.
+* ``quat_xyzw`` equals ``geodyn_ros.lie.matrix_to_quat`` bit for bit on random rotations and on
+  the four branches (trace > 0 and each diagonal entry largest), and rebuilds the rotation
+  (closed forms and scipy: ``test/test_lie_quat.py``).
 * ``sqrt_jet`` of ``u(t) = a + b t + c t^2 + d t^3`` at t = 0 equals the derivatives of
   ``sqrt(u)`` in closed form (sympy-free: written out by hand below) to 1e-13 relative.
 """
@@ -98,8 +99,7 @@ def test_desired_state_equals_make_reference_msg():
         C[:3, :3] = quat_to_matrix(q / np.linalg.norm(q), "xyzw")
         C[:3, 3] = RNG.normal(size=3)
         V, Q = RNG.normal(size=(4, 6)), RNG.normal(size=(4, 3))
-        # unit quaternion entries: the two normalize the same four numbers, summed in another order
-        _same(out.write(STAMP, C, V, Q), make_reference_msg(STAMP, C, V, Q, NAMES), data_tol=4e-16)
+        _same(out.write(STAMP, C, V, Q), make_reference_msg(STAMP, C, V, Q, NAMES))   # exact: one kernel
 
 
 @pytest.mark.parametrize("order", [0, 2])
@@ -118,7 +118,7 @@ def test_flat_mode_compiled_writes(order):
         _same(got, packer.pack(STAMP + k, T, tb, tau))   # exact
         assert got == bytes(flat.write(STAMP + k, T, tb, tau))
         got = bytes(des.write_ro(STAMP + k, args[3], args[4], args[5]))
-        _same(got, make_reference_msg(STAMP + k, C, V, Q[:K1], NAMES), data_tol=4e-16)
+        _same(got, make_reference_msg(STAMP + k, C, V, Q[:K1], NAMES))   # exact: one quaternion kernel
         assert got == bytes(des.write(STAMP + k, C, V, Q[:K1]))
     with pytest.raises(ValueError, match="thrust, torque, tau"):
         flat.write_ro(STAMP, np.zeros(r1), np.zeros((r1, 3)), np.zeros((r1, 4)))
@@ -156,6 +156,9 @@ def test_rotor_speeds_compiled_equal_rotor_speed_jet(order):
                   data_tol=4 * np.finfo(float).eps * np.abs(omega).max())
             a = np.array(deserialize_message(got, Float64MultiArray).data[2:]).reshape(r1, 4)
             assert np.all(np.abs(a - omega) <= 4 * np.finfo(float).eps * np.abs(omega).max(axis=1, keepdims=True))
+            A = al.A4_pinv   # u summed as the kernel sums it (elementwise IEEE, the same order): one series
+            u = T[:, None] * A[:, 0] + (tb[:, 0:1] * A[:, 1] + tb[:, 1:2] * A[:, 2] + tb[:, 2:3] * A[:, 3])
+            assert a.tobytes() == sqrt_jet(u).tobytes()
         T = np.r_[300.0, np.zeros(order)]   # beyond every rotor's maximum speed
         got, problem = out.write_flat(STAMP, al, names, T, np.zeros((r1, 3)))
         assert got is None and problem == rotor_speed_jet(al, names, T, np.zeros((r1, 3)))[1]
@@ -182,7 +185,7 @@ def test_quat_xyzw_equals_matrix_to_quat(case):
         if case != "random":
             assert np.trace(R) < 0 and np.argmax(np.diag(R)) == {"x": 0, "y": 1, "z": 2}[case]
         got = quat_xyzw(R)
-        assert np.abs(got - matrix_to_quat(R, "xyzw")).max() <= 4e-16   # same formulas; norm summed in another order
+        assert got.tobytes() == matrix_to_quat(R, "xyzw").tobytes()   # one kernel: the same bytes
         assert np.abs(quat_to_matrix(got, "xyzw") - R).max() <= 1e-15
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
+from ..lie import rotation_to_wxyz
+
 from .cdr import multiarray_template
 from .jets import (FEEDFORWARD_OFFSET, REFERENCE_OFFSET, FeedforwardJetPacker, FlatFeedforwardPacker,
                    RotorSpeedPacker, make_reference_msg)
@@ -178,31 +180,6 @@ _F2R = types.Array(types.float64, 2, "C", readonly=True)
 _F2A = types.Array(types.float64, 2, "A", readonly=True)
 
 
-@njit(types.Array(types.float64, 1, "C")(_F2A), cache=True, nogil=True)
-def _quat(C):  # pragma: no cover (compiled)
-    """:func:`geodyn_ros.lie.matrix_to_quat` of ``C[:3, :3]``, ``xyzw`` (the same branches and formulas)."""
-    R = C
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
-    if tr > 0:
-        s = 2.0 * np.sqrt(tr + 1.0)
-        w, x, y, z = 0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
-    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
-        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
-        w, x, y, z = (R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s
-    elif R[1, 1] > R[2, 2]:
-        s = 2.0 * np.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
-        w, x, y, z = (R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s
-    else:
-        s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
-        w, x, y, z = (R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s
-    if w < 0:
-        w, x, y, z = -w, -x, -y, -z
-    nrm = np.sqrt(w * w + x * x + y * y + z * z)
-    out = np.empty(4)
-    out[0], out[1], out[2], out[3] = x / nrm, y / nrm, z / nrm, w / nrm
-    return out
-
-
 _R1 = types.Array(types.float64, 1, "A", readonly=True)
 
 
@@ -237,9 +214,8 @@ def _fill_desired(data, stamp_ns, C, V, q):  # pragma: no cover (compiled)
     data[1] = stamp_ns % 1_000_000_000
     for a in range(3):
         data[2 + a] = C[a, 3]
-    h = _quat(C)
-    for a in range(4):
-        data[5 + a] = h[a]
+    w, x, y, z = rotation_to_wxyz(C)   # the one implementation of lie.matrix_to_quat
+    data[5], data[6], data[7], data[8] = x, y, z, w
     o = 9
     for k in range(K1):
         for j in range(6):
@@ -249,63 +225,14 @@ def _fill_desired(data, stamp_ns, C, V, q):  # pragma: no cover (compiled)
         o += 6 + n
 
 
-@njit(types.boolean(_F1W, types.int64, _F2A, _R1, _R1, _F2A), cache=True, nogil=True)
-def _fill_rotor(data, stamp_ns, A, umax, T, tb):  # pragma: no cover (compiled)
-    """``data`` of a ``feedforward/rotor_speeds``: ``u^(k) = A (T^(k), tb^(k))`` (``A`` = A4^+,
-    (m, 4)), then ``omega = sqrt(u)`` by :func:`_sqrt_jet`'s series; False (``data`` partly
-    written) unless every ``0 < u^(0)_i < umax_i``."""
-    r1, m = T.shape[0], A.shape[0]
-    if tb.shape[0] != r1 or tb.shape[1] != 3 or A.shape[1] != 4 or umax.shape[0] != m \
-            or data.shape[0] != 2 + r1 * m:
-        raise ValueError("thrust, torque: shapes do not fit the feedforward/rotor_speeds template")
-    u = np.empty((r1, m))
-    for k in range(r1):
-        for i in range(m):
-            u[k, i] = T[k] * A[i, 0] + (tb[k, 0] * A[i, 1] + tb[k, 1] * A[i, 2] + tb[k, 2] * A[i, 3])
-    for i in range(m):
-        if not (u[0, i] > 0.0 and u[0, i] < umax[i]):
-            return False
-    w = np.empty((r1, m))
-    fact = 1.0
-    for j in range(m):
-        w[0, j] = np.sqrt(u[0, j])
-    for k in range(1, r1):   # as _sqrt_jet
-        fact *= k
-        for j in range(m):
-            s = u[k, j] / fact
-            for i in range(1, k):
-                s -= w[i, j] * w[k - i, j]
-            w[k, j] = s / (2.0 * w[0, j])
-    fact = 1.0
-    for k in range(r1):
-        if k:
-            fact *= k
-        for j in range(m):
-            data[2 + k * m + j] = w[k, j] * fact if k else w[k, j]
-    data[0] = stamp_ns // 1_000_000_000
-    data[1] = stamp_ns % 1_000_000_000
-    return True
-
-
-def readonly_views(arrays) -> tuple:
-    """Read-only views of ``arrays`` (the compiled writers' signature), made once per buffer."""
-    views = tuple(a.view() for a in arrays)
-    for v in views:
-        v.flags.writeable = False
-    return views
-
-
-def quat_xyzw(C: np.ndarray) -> np.ndarray:
-    """Unit quaternion ``xyzw`` (w >= 0) of the rotation of the pose ``C`` (4, 4) (or of ``C`` (3, 3))."""
-    C = np.asarray(C, dtype=np.float64).view()
-    C.flags.writeable = False
-    return _quat(C)
-
-
-@njit(types.Array(types.float64, 2, "C")(_F2R), cache=True, nogil=True)
-def _sqrt_jet(u):  # pragma: no cover (compiled)
+@njit(types.void(_F2A, types.Array(types.float64, 2, "C")), cache=True, nogil=True)
+def _sqrt_series(u, w):  # pragma: no cover (compiled)
+    """``w`` (K, m) = the derivatives ``w^(0..K-1)`` of ``w = sqrt(u)`` from ``u^(0..K-1)`` (K, m)
+    (:func:`sqrt_jet`'s series; ``u^(0) > 0`` checked by the caller); the one series of
+    :func:`_sqrt_jet` and :func:`_fill_rotor`."""
     K, m = u.shape
-    w = np.empty((K, m))
+    if w.shape[0] != K or w.shape[1] != m:   # the kernel does not check bounds
+        raise ValueError("u, w: shapes differ")
     fact = 1.0
     for j in range(m):
         w[0, j] = np.sqrt(u[0, j])
@@ -321,6 +248,58 @@ def _sqrt_jet(u):  # pragma: no cover (compiled)
         fact *= k
         for j in range(m):
             w[k, j] *= fact
+
+
+@njit(types.boolean(_F1W, types.int64, _F2A, _R1, _R1, _F2A), cache=True, nogil=True)
+def _fill_rotor(data, stamp_ns, A, umax, T, tb):  # pragma: no cover (compiled)
+    """``data`` of a ``feedforward/rotor_speeds``: ``u^(k) = A (T^(k), tb^(k))`` (``A`` = A4^+,
+    (m, 4)), then ``omega = sqrt(u)`` by :func:`_sqrt_series`; False (``data`` partly
+    written) unless every ``0 < u^(0)_i < umax_i``."""
+    r1, m = T.shape[0], A.shape[0]
+    if tb.shape[0] != r1 or tb.shape[1] != 3 or A.shape[1] != 4 or umax.shape[0] != m \
+            or data.shape[0] != 2 + r1 * m:
+        raise ValueError("thrust, torque: shapes do not fit the feedforward/rotor_speeds template")
+    u = np.empty((r1, m))
+    for k in range(r1):
+        for i in range(m):
+            u[k, i] = T[k] * A[i, 0] + (tb[k, 0] * A[i, 1] + tb[k, 1] * A[i, 2] + tb[k, 2] * A[i, 3])
+    for i in range(m):
+        if not (u[0, i] > 0.0 and u[0, i] < umax[i]):
+            return False
+    w = np.empty((r1, m))
+    _sqrt_series(u, w)
+    o = 2
+    for k in range(r1):
+        for j in range(m):
+            data[o + j] = w[k, j]
+        o += m
+    data[0] = stamp_ns // 1_000_000_000
+    data[1] = stamp_ns % 1_000_000_000
+    return True
+
+
+def readonly_views(arrays) -> tuple:
+    """Read-only views of ``arrays`` (the compiled writers' signature), made once per buffer."""
+    views = tuple(a.view() for a in arrays)
+    for v in views:
+        v.flags.writeable = False
+    return views
+
+
+def quat_xyzw(C: np.ndarray) -> np.ndarray:
+    """Unit quaternion ``xyzw`` (w >= 0) of the rotation of the pose ``C`` (4, 4) (or of ``C`` (3, 3)):
+    :func:`geodyn_ros.lie.rotation_to_wxyz`, the kernel of ``matrix_to_quat`` (the same bytes)."""
+    C = np.asarray(C, dtype=np.float64)
+    if C.shape not in ((3, 3), (4, 4)):
+        raise ValueError(f"C: a (4, 4) pose or a (3, 3) rotation expected, got shape {C.shape}")
+    w, x, y, z = rotation_to_wxyz(C)
+    return np.array([x, y, z, w])
+
+
+@njit(types.Array(types.float64, 2, "C")(_F2R), cache=True, nogil=True)
+def _sqrt_jet(u):  # pragma: no cover (compiled)
+    w = np.empty(u.shape)
+    _sqrt_series(u, w)
     return w
 
 
