@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..model.validate import require_positive
+
 __all__ = ["TrackingGains", "tracking_command"]
 
 
@@ -50,11 +52,9 @@ class TrackingGains:
         from .flatness import joint_gain     # kp_joint/kd_joint: a scalar (float) or one per joint (tuple)
         for name in ("kp_joint", "kd_joint"):
             object.__setattr__(self, name, joint_gain(name, getattr(self, name)))
-        for name, value in self.__dict__.items():
-            if name in ("kp_joint", "kd_joint"):
-                continue
-            if not (np.isfinite(value) and value >= 0):
-                raise ValueError(f"{name}: gains must be finite and >= 0, got {value}")
+        for name in ("kp_position", "kd_position", "kp_rotation", "kd_rotation"):
+            object.__setattr__(self, name, require_positive(name, getattr(self, name), allow_zero=True, scalar=True,
+                                                            problem="gains must be finite and >= 0"))
 
 
 def _vee_skew(M: np.ndarray) -> np.ndarray:

@@ -69,6 +69,7 @@ from ..algorithms.flat import FlatResult
 from ..algorithms.linearization import linearize
 from ..lie import Ad_inv, log_se3
 from ..model.model import Model
+from ..model.validate import as_floats, read_yaml, require_positive
 from .flatness import FlatCommand
 from .rotors import Allocation, ElasticJointParams, RotorParams
 
@@ -113,21 +114,14 @@ class LqrWeights:
         for f in fields(self):
             raw = getattr(self, f.name)
             if f.name in PER_AXIS:
-                try:
-                    v = np.broadcast_to(np.asarray(raw, dtype=float), (3,))
-                except (TypeError, ValueError):
-                    raise ValueError(f"{f.name}: expected a positive number or 3 (x, y, z), got {raw!r}") from None
-                if not (np.isfinite(v).all() and (v > 0).all()):
-                    raise ValueError(f"{f.name}: expected finite positive values, got {raw!r}")
-                object.__setattr__(self, f.name, tuple(float(a) for a in v))
-                continue
-            try:
-                v = float(raw)
-            except (TypeError, ValueError):
-                raise ValueError(f"{f.name}: expected a finite positive value, got {raw!r}") from None
-            if not (np.isfinite(v) and v > 0):
-                raise ValueError(f"{f.name}: expected a finite positive value, got {raw!r}")
-            object.__setattr__(self, f.name, v)
+                v = as_floats(f.name, raw, "expected a positive number or 3 (x, y, z)")
+                if v.shape not in ((), (1,), (3,)):
+                    raise ValueError(f"{f.name}: expected a positive number or 3 (x, y, z), got {raw!r}")
+                require_positive(f.name, raw, problem="expected finite positive values")
+                object.__setattr__(self, f.name, tuple(float(a) for a in np.broadcast_to(v, (3,))))
+            else:
+                object.__setattr__(self, f.name, require_positive(f.name, raw, scalar=True,
+                                                                  problem="expected a finite positive value"))
 
     def Q(self, n: int, n_el: int, n_rot: int) -> np.ndarray:
         """(ns, ns) state weight for ``n`` joints, ``n_el`` elastic joints and ``n_rot`` rotors."""
@@ -162,14 +156,8 @@ def default_lqr_config_path() -> Path:
 
 def load_lqr_weights(path=None) -> LqrWeights:
     """Read ``config/lqr.yaml`` (or ``path``) into :class:`LqrWeights` (ValueError naming the key)."""
-    import yaml
     p = default_lqr_config_path() if path is None else Path(os.fspath(path))
-    try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"lqr config: cannot read {p}: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"lqr config: {p} is not valid YAML ({str(exc).splitlines()[0]})") from None
+    doc = read_yaml(p, "lqr config")
     if not isinstance(doc, dict) or not isinstance(doc.get("lqr"), dict):
         raise ValueError(f"lqr config: {p} needs a mapping 'lqr:' with 'state:' and 'input:'")
     sec = doc["lqr"]

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .geometry import (_SPIN, _pos, allocation_rank, multirotor_frames, natural_key, rotor_frames_from_model,
+from ..model.validate import as_floats, require_positive
+from .geometry import _pos  # noqa: F401 (control.rotors imports it from here)
+from .geometry import (_SPIN, allocation_rank, multirotor_frames, natural_key, rotor_frames_from_model,
                        rotor_wrench_columns, urdf_joint_table)
 
 __all__ = ["RotorParams", "ElasticJointParams", "ActuationConfig", "default_actuation_config_path",
@@ -35,14 +37,12 @@ _MOVING = ("revolute", "continuous", "prismatic")
 def _scalar_or_array(name, v, n, *, allow_zero):
     """A non-negative (positive unless ``allow_zero``) scalar, or (n,) array; an array whose
     entries are all equal becomes that scalar."""
-    a = np.array(v, dtype=float) if not isinstance(v, (str, bytes)) else None
-    if a is None or a.ndim > 1 or (a.ndim == 1 and a.shape != (n,)):
+    a = as_floats(name, v, f"expected a real number or {n} of them (one per rotor)")
+    if a.ndim > 1 or (a.ndim == 1 and a.shape != (n,)):
         raise ValueError(f"{name}: expected a real number or {n} of them (one per rotor), got {v!r}")
+    a = np.asarray(require_positive(name, v, allow_zero=allow_zero))
     if a.ndim == 0:
-        return _pos(name, v, allow_zero=allow_zero)
-    if not np.all(np.isfinite(a)) or np.any(a < 0) or (not allow_zero and np.any(a == 0)):
-        raise ValueError(f"{name}: expected {n} finite {'non-negative' if allow_zero else 'positive'} numbers, "
-                         f"got {v!r}")
+        return float(a)
     if np.all(a == a[0]):
         return float(a[0])
     a.setflags(write=False)
@@ -127,19 +127,17 @@ class ElasticJointParams:
             raise ValueError(f"elastic joints: expected distinct joint names, got {self.joints!r}")
         object.__setattr__(self, "joints", j)
         for name in ("stiffness", "motor_inertia"):
-            v = np.array(getattr(self, name), dtype=float).reshape(-1)
+            raw, want = getattr(self, name), f"expected {len(j)} finite positive values"
+            v = np.asarray(require_positive(name, raw, problem=want)).reshape(-1)
             if v.size == 1 and len(j) > 1:
                 v = np.full(len(j), v[0])
-            if v.shape != (len(j),) or not np.all(np.isfinite(v)) or np.any(v <= 0):
-                raise ValueError(f"{name}: expected {len(j)} finite positive values, got {getattr(self, name)!r}")
+            if v.shape != (len(j),):
+                raise ValueError(f"{name}: {want}, got {raw!r}")
             object.__setattr__(self, name, v)
-        m = self.max_motor_torque
-        try:
-            a = np.array(m, dtype=float)
-        except (TypeError, ValueError):
-            a = np.array(np.nan)
-        if a.ndim > 1 or (a.ndim == 1 and a.shape != (len(j),)) or np.any(np.isnan(a)) or np.any(a <= 0):
-            raise ValueError(f"max_motor_torque: expected a positive number or {len(j)} of them, got {m!r}")
+        m, want = self.max_motor_torque, f"expected a positive number or {len(j)} of them"
+        a = np.asarray(require_positive("max_motor_torque", m, allow_inf=True, problem=want))
+        if a.ndim > 1 or (a.ndim == 1 and a.shape != (len(j),)):
+            raise ValueError(f"max_motor_torque: {want}, got {m!r}")
         if a.ndim == 1:
             if a.size and np.all(a == a[0]):
                 a = a[0]

@@ -8,14 +8,14 @@ URDF, allocation rank, thrust-to-weight, hover speeds) are :meth:`ActuationConfi
 """
 from __future__ import annotations
 
-import difflib
 import os
 from pathlib import Path
 
 import numpy as np
 
+from ..model.validate import FileKeys, read_yaml, require_positive, short_repr
 from .geometry import px4_to_flu, rotor_frame
-from .params import (_ZERO_OK, PER_ROTOR, ROTOR_SECTIONS, ActuationConfig, ElasticJointParams, RotorParams, _pos,
+from .params import (_ZERO_OK, PER_ROTOR, ROTOR_SECTIONS, ActuationConfig, ElasticJointParams, RotorParams,
                      default_actuation_config_path)
 
 __all__ = ["load_vehicle", "load_actuation_config", "TOP_KEYS", "CONSTANT_KEYS", "UNIT_TOL"]
@@ -36,49 +36,19 @@ _JOINT_KEYS = {"rigid": ("type", "max_torque"), "elastic": ("type", "stiffness",
 _OLD_TOP = ROTOR_SECTIONS + ("elastic_joints", "gains", "control_period", "base_link")
 
 
-class _Ctx:
-    def __init__(self, where):
-        self.where = where
-
-    def fail(self, key, msg):
-        raise ValueError(f"{self.where}: {key}: {msg}")
-
-    def keys(self, key, d, allowed):
-        if not isinstance(d, dict):
-            self.fail(key, f"expected a mapping, got {_short(d)}; write it as key: value lines")
-        for k in d:
-            if k not in allowed:
-                m = difflib.get_close_matches(str(k), list(allowed), n=1)
-                hint = f"did you mean {m[0]!r}?" if m else f"the keys are {', '.join(allowed)}"
-                self.fail(f"{key}.{k}" if key else str(k), f"unknown key; {hint}")
-
-    def number(self, key, v, *, allow_zero=False, positive=True):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
-            self.fail(key, f"expected a finite number, got {_short(v)}; give a number")
-        if positive and (v < 0 or (v == 0 and not allow_zero)):
-            self.fail(key, f"{v!r} is {'negative' if v < 0 else 'zero'}; give a "
-                      f"{'non-negative' if allow_zero else 'positive'} value")
-        return float(v)
+class _Ctx(FileKeys):
+    """The key checks of one vehicle file (:class:`~geodyn_ros.model.validate.FileKeys`)."""
 
     def vec3(self, key, v):
-        if not isinstance(v, (list, tuple)) or len(v) != 3:
-            self.fail(key, f"expected 3 numbers [x, y, z], got {_short(v)}; give a list of 3 numbers")
-        return np.array([self.number(f"{key}[{i}]", x, positive=False) for i, x in enumerate(v)])
+        return self.vec(key, v, 3, what="3 numbers [x, y, z]")
 
     def direction(self, key, v):
         if v not in ("ccw", "cw"):
             self.fail(key, f"{_short(v)} is not a turning direction; give ccw or cw")
         return v
 
-    def string(self, key, v):
-        if not isinstance(v, str) or not v:
-            self.fail(key, f"expected a non-empty string, got {_short(v)}; give a name")
-        return v
 
-
-def _short(v):
-    s = repr(v)
-    return s if len(s) <= 60 else s[:57] + "..."
+_short = short_repr
 
 
 def _resolve(path):
@@ -102,15 +72,8 @@ def load_vehicle(path=None) -> ActuationConfig:
     ``tilthex:`` or ``multirotor:`` section is read as before schema 1 (rotor frames from the URDF's
     ``rotor_<i>`` links, or eq. (28)); else ``rotors:`` is required. ValueError: one line naming the
     file and the key (doc/reference/vehicle_file.md lists every key and refusal)."""
-    import yaml
     p = _resolve(path)
-    try:
-        with open(p, encoding="utf-8") as f:
-            doc = yaml.safe_load(f)
-    except OSError as exc:
-        raise ValueError(f"config: cannot read {p}: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"config: {p} is not valid YAML ({str(exc).splitlines()[0]})") from None
+    doc = read_yaml(p, "config")
     if not isinstance(doc, dict):
         raise ValueError(f"config: {p} must be a mapping with a rotor section ({' or '.join(ROTOR_SECTIONS)}) and "
                          "elastic_joints, or a vehicle file with rotors:")
@@ -161,10 +124,10 @@ def _load_old(doc, p) -> ActuationConfig:
                   "max_torque": float(np.broadcast_to(el.max_motor_torque, (len(el.joints),))[k])}
               for k, j in enumerate(el.joints)}
         return ActuationConfig(rotors=rot, elastic=el, rotor_prefix=str(t.get("rotor_prefix", "rotor_")),
-                               arm_length=_pos("arm_length", t["arm_length"]), alpha=alpha, beta=beta,
-                               rotor_velocity_slowdown_sim=_pos("rotor_velocity_slowdown_sim",
+                               arm_length=require_positive("arm_length", t["arm_length"]), alpha=alpha, beta=beta,
+                               rotor_velocity_slowdown_sim=require_positive("rotor_velocity_slowdown_sim",
                                                                 t.get("rotor_velocity_slowdown_sim", 10.0)),
-                               rotor_mass=_pos("rotor_mass", t.get("rotor_mass", 0.005)),
+                               rotor_mass=require_positive("rotor_mass", t.get("rotor_mass", 0.005)),
                                rotor_geometry="tilthex", joint_actuation=ja, gains_spec=gains, control_period=period,
                                base_link=base, source_path=Path(p), schema=0)
     except KeyError as exc:
