@@ -57,10 +57,11 @@ from geodyn_ros.loops.underactuated import rigid_effort_limits
 from geodyn_ros.lie import Ad_inv
 
 from .actuator_commands import HAVE_ACTUATOR_MSGS, ActuatorCommandPublisher
-from .conversions import InputError, JointNameMatcher, stamp_to_ns
-from .diagnostics import DiagnosticsReporter, guard, guard_time_source
+from .actuator_inputs import ActuatorInputs, rotor_output_type
+from .conversions import InputError
+from .diagnostics import guard
 from .jets import decode_feedforward_jet
-from .description import TOPIC_PARAMETER, ModelSource
+from .description import TOPIC_PARAMETER
 from .params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
 from .runtime import control_qos, run_nodes
 from .tracking_inputs import GAINS, TrackingInputs
@@ -99,7 +100,7 @@ PARAMETERS = {
 }
 
 
-class ActuatedControllerNode(TrackingInputs, Node):
+class ActuatedControllerNode(ActuatorInputs, TrackingInputs, Node):
     """See the module docstring."""
 
     def __init__(self, node_name: str = "geodyn_actuated_controller", **kwargs):
@@ -130,13 +131,8 @@ class ActuatedControllerNode(TrackingInputs, Node):
         self.elastic = p["elastic_joints"]
         self.sync = p["sync_stamps"]
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
-        if not (np.isfinite(p["odom_startup_discard"]) and p["odom_startup_discard"] >= 0):
-            raise ConfigurationError(f"parameter 'odom_startup_discard': must be >= 0 s, got {p['odom_startup_discard']}")
-        self.odom_discard_ns = int(round(p["odom_startup_discard"] * 1e9))
-        self._odom_first = None
-        self._motor_matcher = JointNameMatcher(cfg.elastic.joints)
-        ne = len(cfg.elastic.joints)
-        self._th, self._thd = np.zeros(ne), np.zeros(ne)
+        self._init_odom_discard(p["odom_startup_discard"])
+        self._setup_motor_inputs(cfg.elastic.joints)
         self._stamps = {k: None for k in ("odom", "joint_states", "motor_states", "reference", "jet")}
         self._last_cmd_stamp = None
         self._last_cmd = None   # (stamp, omega, u) last published: re-sent to a republished state
@@ -151,11 +147,7 @@ class ActuatedControllerNode(TrackingInputs, Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.commands = ActuatorCommandPublisher(self, cfg.elastic.joints, qos, p["per_joint_effort_topics"])
         self.pub_rotors, self.pub_motors = self.commands.rotors, self.commands.motors
-        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: actuated", "")
-        guard_time_source(self)
-        self.diag.counters.update(rotor_saturations=0, motor_saturations=0)
-        self.model_source = ModelSource(self, p, self.diag, load=self._load_model, apply=self._setup_model,
-                                        model_of=lambda loaded: loaded.model)
+        self._start_diagnostics("actuated", p)
 
     # ------------------------------------------------------------------ the model
     def _load_model(self, source):
@@ -207,28 +199,9 @@ class ActuatedControllerNode(TrackingInputs, Node):
         self.get_logger().info(
             f"model '{self.model.name}', {al.n_rotors} rotors (cond(A) = {al.condition_number():.3g}), "
             f"elastic joints {self.cfg.elastic.joints if self.elastic else 'off'}, level "
-            f"{'pd' if level is None else f'ff{level}'}, rotor output "
-            f"{'actuator_msgs/Actuators' if HAVE_ACTUATOR_MSGS else 'std_msgs/Float64MultiArray'}")
+            f"{'pd' if level is None else f'ff{level}'}, rotor output {rotor_output_type()}")
 
-    # ------------------------------------------------------------------ inputs
-    def _on_odom(self, msg):
-        """Odometry after the start-up window ``odom_startup_discard`` (module docstring)."""
-        if self.odom_discard_ns:
-            st = stamp_to_ns(msg.header.stamp)
-            if self._odom_first is None:
-                self._odom_first = st
-            if st - self._odom_first < self.odom_discard_ns:
-                self.diag.counters["odom_discarded"] = self.diag.counters.get("odom_discarded", 0) + 1
-                return
-        super()._on_odom(msg)
-
-    def _on_motor_states(self, msg):
-        def parse():
-            self._motor_matcher.gather(msg.name, msg.position, self._th, "motor_states.position")
-            self._motor_matcher.gather(msg.name, msg.velocity, self._thd, "motor_states.velocity")
-            return stamp_to_ns(msg.header.stamp)
-        self._take("motor_states", parse)
-
+    # ------------------------------------------------------------------ inputs (odom, motor_states: ActuatorInputs)
     def _on_jet(self, msg):
         def parse():
             stamp, W, tau, names = decode_feedforward_jet(msg)
@@ -256,18 +229,11 @@ class ActuatedControllerNode(TrackingInputs, Node):
 
     # ------------------------------------------------------------------ command
     def _try_command(self) -> None:
-        s = self._stamps
         needed = ["odom", "joint_states", "reference"] + (["motor_states"] if self.elastic else []) + \
             (["jet"] if self.use_ff else [])
-        if any(s[k] is None for k in needed):
+        state = self._due_state(needed)
+        if state is None:
             return
-        state = s["joint_states"]
-        if self.sync:
-            if any(s[k] != state for k in needed) or state == self._last_cmd_stamp:
-                return
-        elif state == self._last_cmd_stamp or any(state - s[k] > self.stale_ns for k in needed):
-            return
-        self._last_cmd_stamp = state
         th, thd = (self._th, self._thd) if self.elastic else (self._q[self.ctrl.idx], self._qd[self.ctrl.idx])
         Vbd = Ad_inv(self._Cd) @ self._Vd[0]
         try:
@@ -276,17 +242,7 @@ class ActuatedControllerNode(TrackingInputs, Node):
         except ValueError as exc:
             self.diag.problem("command", f"no command: {exc}")
             return
-        u = np.r_[cmd.u, cmd.joint_torque[self._rigid_idx]] if self._rigid_idx.size else cmd.u
-        self.commands.publish(state, cmd.omega, u)
-        self._last_cmd = (state, np.array(cmd.omega, dtype=float), np.array(u, dtype=float))
-        c = self.diag.counters
-        c["rotor_saturations"] = self.ctrl.rotor_saturations
-        c["motor_saturations"] = self.ctrl.motor_saturations
-        self.diag.ok()
-        if cmd.rotor_saturations or cmd.motor_saturations:
-            from diagnostic_msgs.msg import DiagnosticStatus
-            self.diag.publish_status(DiagnosticStatus.WARN, f"saturated: {cmd.rotor_saturations} rotor speed(s), "
-                                     f"{cmd.motor_saturations} motor torque(s) clipped this cycle")
+        self._publish_command(state, cmd)
 
 
 def main(args=None) -> int:

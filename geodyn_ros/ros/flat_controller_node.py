@@ -68,10 +68,11 @@ from geodyn_ros.control.lqr import ActuatedModel, LqrController, OnlineGains, lo
 from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from geodyn_ros.loops.underactuated import rigid_effort_limits
 
-from .actuator_commands import HAVE_ACTUATOR_MSGS, ActuatorCommandPublisher
-from .conversions import InputError, JointNameMatcher, stamp_to_ns
-from .description import TOPIC_PARAMETER, ModelSource
-from .diagnostics import DiagnosticsReporter, guard, guard_time_source
+from .actuator_commands import ActuatorCommandPublisher
+from .actuator_inputs import ActuatorInputs, rotor_output_type
+from .conversions import InputError, JointNameMatcher
+from .description import TOPIC_PARAMETER
+from .diagnostics import guard
 from .jets import FlatReferenceDecoder, decode_flat_feedforward_jet, decode_linearization, decode_reference_jet
 from .params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
 from .runtime import control_qos, run_nodes
@@ -142,7 +143,7 @@ def _gains(values: dict) -> FlatnessGains:
                             for k in GAINS})
 
 
-class FlatControllerNode(TrackingInputs, Node):
+class FlatControllerNode(ActuatorInputs, TrackingInputs, Node):
     """See the module docstring."""
 
     def __init__(self, node_name: str = "geodyn_flat_controller", **kwargs):
@@ -165,9 +166,7 @@ class FlatControllerNode(TrackingInputs, Node):
             raise ConfigurationError(f"parameter 'lag_timestep': must be >= 0 s, got {p['lag_timestep']}")
         if len(p["gravity"]) != 3 or not np.isfinite(p["gravity"]).all():
             raise ConfigurationError(f"parameter 'gravity': must be 3 finite numbers, got {p['gravity']}")
-        if not (np.isfinite(p["odom_startup_discard"]) and p["odom_startup_discard"] >= 0):
-            raise ConfigurationError(f"parameter 'odom_startup_discard': must be >= 0 s, got "
-                                     f"{p['odom_startup_discard']}")
+        self._init_odom_discard(p["odom_startup_discard"])
         self.lqr = p["feedback"] == "lqr"
         if p["feedback"] not in FEEDBACKS:
             raise ConfigurationError(f"parameter 'feedback': must be one of {FEEDBACKS}, got '{p['feedback']}'")
@@ -182,8 +181,6 @@ class FlatControllerNode(TrackingInputs, Node):
         self.elastic = p["elastic_joints"]
         self.sync = p["sync_stamps"]
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
-        self.odom_discard_ns = int(round(p["odom_startup_discard"] * 1e9))
-        self._odom_first = None
         self._stamps = {k: None for k in ("odom", "joint_states", "motor_states", "flat_reference",
                                            "desired/state", "feedforward/flat_jet", "linearization")}
         self.gain_thread = p["gain_thread"]
@@ -221,11 +218,7 @@ class FlatControllerNode(TrackingInputs, Node):
         self._per_joint, self._qos = p["per_joint_effort_topics"], qos
         self.commands = None
         self._rigid_idx = np.zeros(0, dtype=np.intp)   # model indices of the rigid joints after the motors
-        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: flatness", "")
-        guard_time_source(self)
-        self.diag.counters.update(rotor_saturations=0, motor_saturations=0)
-        self.model_source = ModelSource(self, p, self.diag, load=self._load_model, apply=self._setup_model,
-                                        model_of=lambda loaded: loaded.model)
+        self._start_diagnostics("flatness", p)
 
     # ------------------------------------------------------------------ the model
     def _load_model(self, source):
@@ -273,9 +266,7 @@ class FlatControllerNode(TrackingInputs, Node):
         self._matcher = JointNameMatcher(model.joint_names)
         self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)
         self._q, self._qd = np.zeros(n), np.zeros(n)
-        ne = len(self.cfg.elastic.joints)
-        self._motor_matcher = JointNameMatcher(self.cfg.elastic.joints)
-        self._th, self._thd = np.zeros(ne), np.zeros(ne)
+        self._setup_motor_inputs(self.cfg.elastic.joints)
         self._flat_decoder = FlatReferenceDecoder(model.joint_names, 0)
         self._com, self._yaw, self._Qd = np.zeros((5, 3)), np.zeros(3), np.zeros((3, n))
         self._desired = None
@@ -295,28 +286,9 @@ class FlatControllerNode(TrackingInputs, Node):
             f"level {self.level}, feedback {self._p['feedback']}"
             + (f" (gains at <= {self._p['gain_rate_hz']:g} Hz, {self._p['riccati_steps']} Riccati steps, "
                f"{'background thread' if self.gain_thread else 'executor thread'})" if self.lqr else "")
-            + ", rotor output "
-            f"{'actuator_msgs/Actuators' if HAVE_ACTUATOR_MSGS else 'std_msgs/Float64MultiArray'}")
+            + f", rotor output {rotor_output_type()}")
 
-    # ------------------------------------------------------------------ inputs
-    def _on_odom(self, msg):
-        """Odometry after the start-up window ``odom_startup_discard``."""
-        if self.odom_discard_ns:
-            st = stamp_to_ns(msg.header.stamp)
-            if self._odom_first is None:
-                self._odom_first = st
-            if st - self._odom_first < self.odom_discard_ns:
-                self.diag.counters["odom_discarded"] = self.diag.counters.get("odom_discarded", 0) + 1
-                return
-        super()._on_odom(msg)
-
-    def _on_motor_states(self, msg):
-        def parse():
-            self._motor_matcher.gather(msg.name, msg.position, self._th, "motor_states.position")
-            self._motor_matcher.gather(msg.name, msg.velocity, self._thd, "motor_states.velocity")
-            return stamp_to_ns(msg.header.stamp)
-        self._take("motor_states", parse)
-
+    # ------------------------------------------------------------------ inputs (odom, motor_states: ActuatorInputs)
     def _on_flat_reference(self, msg):
         self._take("flat_reference", lambda: self._flat_decoder.decode(msg, self._com, self._yaw, self._Qd))
 
@@ -437,20 +409,13 @@ class FlatControllerNode(TrackingInputs, Node):
 
     # ------------------------------------------------------------------ command
     def _try_command(self) -> None:
-        s = self._stamps
         needed = ["odom", "joint_states", "flat_reference", "desired/state", "feedforward/flat_jet"] + \
             (["motor_states"] if self.elastic else [])
         if self.lqr and (not self.gain_thread or self.online.gain() is None):
             needed.append("linearization")   # every cycle's, or (gain thread) the first one
-        if any(s[k] is None for k in needed):
+        state = self._due_state(needed)
+        if state is None:
             return
-        state = s["joint_states"]
-        if self.sync:
-            if any(s[k] != state for k in needed) or state == self._last_cmd_stamp:
-                return
-        elif state == self._last_cmd_stamp or any(state - s[k] > self.stale_ns for k in needed):
-            return
-        self._last_cmd_stamp = state
         C_d, V_d = self._desired
         T, tb, tau = self._ff
         flat = FlatResult(C_d, V_d, self._Qd, None, tau, T, tb)
@@ -466,17 +431,7 @@ class FlatControllerNode(TrackingInputs, Node):
         except ValueError as exc:
             self.diag.problem("command", f"no command: {exc}")
             return
-        u = np.r_[cmd.u, cmd.joint_torque[self._rigid_idx]] if self._rigid_idx.size else cmd.u
-        self.commands.publish(state, cmd.omega, u)
-        self._last_cmd = (state, np.array(cmd.omega, dtype=float), np.array(u, dtype=float))
-        c = self.diag.counters
-        c["rotor_saturations"] = self.ctrl.rotor_saturations
-        c["motor_saturations"] = self.ctrl.motor_saturations
-        self.diag.ok()
-        if cmd.rotor_saturations or cmd.motor_saturations:
-            from diagnostic_msgs.msg import DiagnosticStatus
-            self.diag.publish_status(DiagnosticStatus.WARN, f"saturated: {cmd.rotor_saturations} rotor speed(s), "
-                                     f"{cmd.motor_saturations} motor torque(s) clipped this cycle")
+        self._publish_command(state, cmd)
 
 
     # ------------------------------------------------------------------ LQR
