@@ -56,7 +56,8 @@ def _odom(ns: int):
 
 def test_both_controllers_use_the_shared_input_handling():
     for cls in (ActuatedControllerNode, FlatControllerNode):
-        for name in ("_on_odom", "_on_motor_states", "_due_state", "_publish_command"):
+        for name in ("_on_odom", "_on_motor_states", "_due_state", "_publish_command", "_install_model",
+                     "_start_diagnostics"):
             assert getattr(cls, name) is getattr(ActuatorInputs, name), (cls.__name__, name)
 
 

@@ -57,12 +57,12 @@ from geodyn_ros.loops.underactuated import rigid_effort_limits
 from geodyn_ros.lie import Ad_inv
 
 from .actuator_commands import HAVE_ACTUATOR_MSGS, ActuatorCommandPublisher
-from .actuator_inputs import ActuatorInputs, rotor_output_type
+from .actuator_inputs import (INPUT_OUTPUT_PARAMETERS, JOINT_GAIN_ARRAYS, ROBOT_PARAMETERS, ActuatorInputs,
+                              rotor_output_type)
 from .conversions import InputError
 from .diagnostics import guard
 from .jets import decode_feedforward_jet
-from .description import TOPIC_PARAMETER
-from .params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
+from .params import ConfigurationError, check_frame_prefix, declare_parameters
 from .runtime import control_qos, run_nodes
 from .tracking_inputs import GAINS, TrackingInputs
 
@@ -70,9 +70,7 @@ __all__ = ["PARAMETERS", "ActuatedControllerNode", "main", "HAVE_ACTUATOR_MSGS"]
 
 PARAMETERS = {
     "robot_description": ("", "URDF with the rotor links (e.g. tilthex_manipulator.urdf.xacro expanded)."),
-    "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
-    "robot_description_topic": TOPIC_PARAMETER,
-    "base_link": ("", "Base link; empty = the URDF root."),
+    **ROBOT_PARAMETERS,
     "actuation_config": ("", "Actuation YAML (rotor constants and names, elastic joints); empty = the "
                          "shipped config/tilthex.yaml."),
     "feedforward_order": (2, "0: u = A^+ W_b, motor torque tau; 1: + rotor-lag compensation (needs W_b'); "
@@ -89,14 +87,8 @@ PARAMETERS = {
     "kd_rotation": (6.0, "Base angular-velocity damping [N m s/rad]."),
     "kp_joint": (40.0, "Motor-angle stiffness [N m/rad]."),
     "kd_joint": (0.5, "Motor-angle damping [N m s/rad]."),
-    "kp_joints": ([], "Per-joint kp_joint [N m/rad], model joint order (e.g. designed from the model: "
-                  "fly.launch.py); empty = kp_joint for every joint."),
-    "kd_joints": ([], "Per-joint kd_joint [N m s/rad], model joint order; empty = kd_joint for every joint."),
-    "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
-    "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
-    "per_joint_effort_topics": (False, "Also publish std_msgs/Float64 on cmd/joint_effort/<joint>."),
-    "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: the odom child_frame_id check."),
-    "qos_depth": (2, "Keep-last depth of the control topics."),
+    **JOINT_GAIN_ARRAYS,
+    **INPUT_OUTPUT_PARAMETERS,
 }
 
 
@@ -173,11 +165,7 @@ class ActuatedControllerNode(ActuatorInputs, TrackingInputs, Node):
         ``first``: build the joint matcher, reference decoder and buffers for its joints and log
         the set-up. A replacement (same joints and base link) swaps the model and the law (new
         rotor geometry, masses...) and keeps the buffers and the saturation counts."""
-        if not first:
-            loaded.ctrl.rotor_saturations = self.ctrl.rotor_saturations
-            loaded.ctrl.motor_saturations = self.ctrl.motor_saturations
-        self.model, self.ctrl = loaded.model, loaded.ctrl
-        self.diag.hardware_id = self.model.name
+        self._install_model(loaded, first)
         if not first:
             return
         self.base_frame = self.frame_prefix + self.model.base_link   # frame id of the base link

@@ -18,6 +18,10 @@ sits before :class:`~geodyn_ros.ros.tracking_inputs.TrackingInputs` in the node'
 * :meth:`ActuatorInputs._publish_command`: rotor speeds and motor torques (then the torques of
   the joints the file leaves rigid) on the command topics, the saturation counters and a WARN
   while clipping on ``/diagnostics``.
+* :meth:`ActuatorInputs._start_diagnostics` and :meth:`ActuatorInputs._install_model`: the
+  diagnostics and model source at start-up, and a (re)loaded model and law installed.
+* :data:`ROBOT_PARAMETERS`, :data:`JOINT_GAIN_ARRAYS`, :data:`INPUT_OUTPUT_PARAMETERS`: the
+  parameters both nodes declare alike, spliced into their ``PARAMETERS`` tables.
 
 The node provides ``diag``, ``commands`` (:class:`~geodyn_ros.ros.actuator_commands.ActuatorCommandPublisher`),
 ``ctrl`` (its law, with ``rotor_saturations`` / ``motor_saturations``), ``sync``, ``stale_ns``,
@@ -28,9 +32,33 @@ from __future__ import annotations
 import numpy as np
 
 from .conversions import JointNameMatcher, stamp_to_ns
-from .params import ConfigurationError
+from .description import TOPIC_PARAMETER
+from .params import FRAME_PREFIX_DESCRIPTION, ConfigurationError
 
-__all__ = ["ActuatorInputs", "rotor_output_type"]
+__all__ = ["ActuatorInputs", "rotor_output_type", "ROBOT_PARAMETERS", "JOINT_GAIN_ARRAYS", "INPUT_OUTPUT_PARAMETERS"]
+
+# Parameters both nodes declare with the same meaning, default and description (name ->
+# (default, description), spliced into each node's PARAMETERS in its order).
+#: where the robot comes from (after ``robot_description``)
+ROBOT_PARAMETERS = {
+    "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
+    "robot_description_topic": TOPIC_PARAMETER,
+    "base_link": ("", "Base link; empty = the URDF root."),
+}
+#: per-joint joint gains (model joint order)
+JOINT_GAIN_ARRAYS = {
+    "kp_joints": ([], "Per-joint kp_joint [N m/rad], model joint order (e.g. designed from the model: "
+                  "fly.launch.py); empty = kp_joint for every joint."),
+    "kd_joints": ([], "Per-joint kd_joint [N m s/rad], model joint order; empty = kd_joint for every joint."),
+}
+#: input pairing, command topics, frame prefix and QoS depth
+INPUT_OUTPUT_PARAMETERS = {
+    "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
+    "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
+    "per_joint_effort_topics": (False, "Also publish std_msgs/Float64 on cmd/joint_effort/<joint>."),
+    "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: the odom child_frame_id check."),
+    "qos_depth": (2, "Keep-last depth of the control topics."),
+}
 
 
 def rotor_output_type() -> str:
@@ -55,6 +83,16 @@ class ActuatorInputs:
         self.diag.counters.update(rotor_saturations=0, motor_saturations=0)
         self.model_source = ModelSource(self, p, self.diag, load=self._load_model, apply=self._setup_model,
                                         model_of=lambda loaded: loaded.model)
+
+    def _install_model(self, loaded, first: bool) -> None:
+        """Make ``loaded.model`` and ``loaded.ctrl`` the node's model and law (executor thread,
+        between commands) and the diagnostics' hardware id the model's name; a replacement
+        (``first`` false) carries the saturation counts of the law it replaces over."""
+        if not first:
+            loaded.ctrl.rotor_saturations = self.ctrl.rotor_saturations
+            loaded.ctrl.motor_saturations = self.ctrl.motor_saturations
+        self.model, self.ctrl = loaded.model, loaded.ctrl
+        self.diag.hardware_id = self.model.name
 
     def _init_odom_discard(self, seconds: float) -> None:
         """Set the start-up window of ``odom`` from the parameter ``odom_startup_discard``

@@ -69,12 +69,12 @@ from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from geodyn_ros.loops.underactuated import rigid_effort_limits
 
 from .actuator_commands import ActuatorCommandPublisher
-from .actuator_inputs import ActuatorInputs, rotor_output_type
+from .actuator_inputs import (INPUT_OUTPUT_PARAMETERS, JOINT_GAIN_ARRAYS, ROBOT_PARAMETERS, ActuatorInputs,
+                              rotor_output_type)
 from .conversions import InputError, JointNameMatcher
-from .description import TOPIC_PARAMETER
 from .diagnostics import guard
 from .jets import FlatReferenceDecoder, decode_flat_feedforward_jet, decode_linearization, decode_reference_jet
-from .params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
+from .params import ConfigurationError, check_frame_prefix, declare_parameters
 from .runtime import control_qos, run_nodes
 from .tracking_inputs import TrackingInputs
 
@@ -90,9 +90,7 @@ _NOMINAL_KEEP = 16
 
 PARAMETERS = {
     "robot_description": ("", "URDF with the rotor links (e.g. hexarotor_manipulator.urdf.xacro expanded)."),
-    "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
-    "robot_description_topic": TOPIC_PARAMETER,
-    "base_link": ("", "Base link; empty = the URDF root."),
+    **ROBOT_PARAMETERS,
     "actuation_config": ("", "Actuation YAML (rotor constants and names, elastic joints); empty = the shipped "
                          "config/hexarotor.yaml."),
     "level": ("ff2", "Feedforward level: 'rigid' (rigid-body model of today's practice), 'ff0' (whole-body flat "
@@ -108,9 +106,7 @@ PARAMETERS = {
     "kd_rotation": (list(_DEFAULT.kd_rotation), "Body-rate damping k_W [N m s/rad] per base axis (x, y, z)."),
     "kp_joint": (_DEFAULT.kp_joint, "Motor-angle (or joint-angle) stiffness [N m/rad]."),
     "kd_joint": (_DEFAULT.kd_joint, "Motor-angle (or joint-angle) damping [N m s/rad]."),
-    "kp_joints": ([], "Per-joint kp_joint [N m/rad], model joint order (e.g. designed from the model: "
-                  "fly.launch.py); empty = kp_joint for every joint."),
-    "kd_joints": ([], "Per-joint kd_joint [N m s/rad], model joint order; empty = kd_joint for every joint."),
+    **JOINT_GAIN_ARRAYS,
     "lag_timestep": (0.0, "0: continuous rotor-lag compensation omega + T omega'; > 0: the exact inverse of the "
                      "discrete rotor filter of this step [s]."),
     "feedback": ("geometric", "Feedback law: 'geometric' (Lee's controller, the gains above) or 'lqr' (time-varying "
@@ -127,11 +123,7 @@ PARAMETERS = {
     "control_period": (0.001, "With feedback lqr: the command period dt [s] of the discrete model and of the "
                        "rotor-lag inverse."),
     "gravity": ([0.0, 0.0, -9.81], "Gravity acceleration in the world frame [m/s^2]."),
-    "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
-    "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
-    "per_joint_effort_topics": (False, "Also publish std_msgs/Float64 on cmd/joint_effort/<joint>."),
-    "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: the odom child_frame_id check."),
-    "qos_depth": (2, "Keep-last depth of the control topics."),
+    **INPUT_OUTPUT_PARAMETERS,
 }
 
 
@@ -253,11 +245,7 @@ class FlatControllerNode(ActuatorInputs, TrackingInputs, Node):
                                       prepare=lambda A, B, x: lin.discretize(*lin.compose(A, B), x))
             loaded.ctrl = LqrController(lin, self.online)
             self._lin = None
-        if not first:
-            loaded.ctrl.rotor_saturations = self.ctrl.rotor_saturations
-            loaded.ctrl.motor_saturations = self.ctrl.motor_saturations
-        self.model, self.ctrl = loaded.model, loaded.ctrl
-        self.diag.hardware_id = self.model.name
+        self._install_model(loaded, first)
         if not first:
             return
         model = self.model
