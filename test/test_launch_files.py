@@ -651,8 +651,8 @@ def test_underactuated_sim_launch_mission(stub_launch, tmp_path):
     bad.write_text("waypoints: [{com: [0, 0, 1]}]\n")
     with pytest.raises(ValueError) as info:
         run(str(bad))
-    assert str(info.value) == "launch argument 'mission': mission: waypoints: expected a list of at least 2 " \
-                              "waypoints, got 1"
+    assert str(info.value) == f"launch argument 'mission': {bad}: waypoints: expected a list of at least 2 " \
+                              "waypoints, got 1; give the start and at least one more"
     example = str(REPO / "config" / "mission_example.yaml")
     assert run(example)[0] == []
     cfg = run(example)[1]

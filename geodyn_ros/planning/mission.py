@@ -27,8 +27,10 @@ The ROS reference node flies missions (``geodyn_reference`` with ``trajectory: w
 * ``constraints``: :func:`~geodyn_ros.planning.plan_mission`'s ``(waypoint, output, order,
   values)`` (``output`` one of com, yaw, q; ``values`` the output's width, ``.nan`` for free).
 
-Every error is one ``ValueError`` line naming the key (e.g. ``mission: waypoints[2].com:
-expected 3 numbers, got 2``).
+Every error is one ``ValueError`` line ``<file>: <key>: <problem>; <fix>``, the vehicle file's
+format (:mod:`geodyn_ros.model.validate`), e.g. ``missions/a.yaml: waypoints[2].com: expected 3
+numbers, got shape (2,); give a list of 3 numbers``; a document given as a dict stands as
+``mission`` in place of the file.
 
 **Replanning** (:meth:`Mission.plan` with ``start``). A mission that replaces a running plan at
 time ``t_s`` starts from the running plan's state there: its first waypoint is replaced by the
@@ -41,11 +43,11 @@ plan's own start (:mod:`~geodyn_ros.planning.planner`).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model.validate import FileKeys, as_floats, read_yaml, short_repr
 from ..trajectories import FlatReference
 from .planner import OUTPUTS, FlatTrajectory, plan_mission
 
@@ -142,126 +144,119 @@ def slow_down(mission: Mission, traj: FlatTrajectory, vehicle, margin: float, st
     return best
 
 
-def _numbers(where: str, value, width: int | None):
-    """A float (``width`` None) or a (width,) array; ValueError naming ``where``."""
+def _numbers(c: FileKeys, key: str, value, width: int | None):
+    """A float (``width`` None) or a (width,) array at ``key``; refused with ``c`` (the file's line)."""
     want = "a number" if width is None else f"{width} numbers"
+    fix = "give a number" if width is None else f"give a list of {width} numbers"
     try:
-        if isinstance(value, (bool, str)) or value is None:
-            raise TypeError
-        a = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"mission: {where}: expected {want}, got {str(value)[:80]!r}") from None
+        a = as_floats(key, value)
+    except ValueError:
+        c.fail(key, f"expected {want}, got {short_repr(value)}", fix)
     if (width is None and a.ndim != 0) or (width is not None and a.shape != (width,)):
-        raise ValueError(f"mission: {where}: expected {want}, got shape {a.shape}")
+        c.fail(key, f"expected {want}, got shape {a.shape}", fix)
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"mission: {where}: contains NaN or Inf")
+        c.fail(key, "contains NaN or Inf", "give finite numbers")
     return a
 
 
-def mission_from_dict(doc) -> Mission:
-    """A :class:`Mission` from the parsed YAML (module docstring); ValueError naming the key."""
-    if not isinstance(doc, dict):
-        raise ValueError(f"mission: expected a mapping with 'waypoints', got {type(doc).__name__}")
-    unknown = sorted(set(map(str, doc)) - {"joint_names", "waypoints", "timing", "constraints"})
-    if unknown:
-        raise ValueError(f"mission: unknown key {unknown[0]!r} (known: joint_names, waypoints, timing, constraints)")
+#: the mission key a plan_mission argument comes from (its refusals are reworded to name it)
+_PLAN_KEY = {"com": "waypoints", "yaw": "waypoints", "q": "waypoints", "times": "waypoints",
+             "waypoints": "waypoints", "constraints": "constraints", **{k: f"timing.{k}" for k in TIMING_KEYS}}
+
+
+def mission_from_dict(doc, where: str = "mission") -> Mission:
+    """A :class:`Mission` from the parsed YAML (module docstring). ValueError: one line
+    ``"<where>: <key>: <problem>; <fix>"`` (``where`` the file, or ``mission`` for a document)."""
+    c = FileKeys(where)
+    c.keys("", doc, ("joint_names", "waypoints", "timing", "constraints"))
+    c.require("", doc, ("waypoints",), "give a list of at least 2 waypoints {com: [x, y, z], ...}")
     names = doc.get("joint_names", [])
     if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names):
-        raise ValueError(f"mission: joint_names: expected a list of distinct joint names, got {str(names)[:80]!r}")
-    wps = doc.get("waypoints")
+        c.fail("joint_names", f"expected a list of distinct joint names, got {short_repr(names)}",
+               "give the model's joint names, once each")
+    wps = doc["waypoints"]
     if not isinstance(wps, list) or len(wps) < 2:
-        raise ValueError(f"mission: waypoints: expected a list of at least 2 waypoints, got "
-                         f"{len(wps) if isinstance(wps, list) else type(wps).__name__}")
+        c.fail("waypoints", "expected a list of at least 2 waypoints, got "
+               f"{len(wps) if isinstance(wps, list) else type(wps).__name__}", "give the start and at least one more")
     n = len(names)
     com, yaw, q, times = [], [], [], []
     for i, wp in enumerate(wps):
         w = f"waypoints[{i}]"
-        if not isinstance(wp, dict):
-            raise ValueError(f"mission: {w}: expected a mapping with com (and yaw, q, time), got {type(wp).__name__}")
-        bad = sorted(set(map(str, wp)) - set(_WAYPOINT_KEYS))
-        if bad:
-            raise ValueError(f"mission: {w}: unknown key {bad[0]!r} (known: {', '.join(_WAYPOINT_KEYS)})")
-        if "com" not in wp:
-            raise ValueError(f"mission: {w}.com: missing")
-        com.append(_numbers(f"{w}.com", wp["com"], 3))
-        yaw.append(float(_numbers(f"{w}.yaw", wp.get("yaw", 0.0), None)))
+        c.keys(w, wp, _WAYPOINT_KEYS)
+        c.require(w, wp, ("com",), "give the system CoM [x, y, z] in m (world)")
+        com.append(_numbers(c, f"{w}.com", wp["com"], 3))
+        yaw.append(float(_numbers(c, f"{w}.yaw", wp.get("yaw", 0.0), None)))
         if n:
-            if "q" not in wp:
-                raise ValueError(f"mission: {w}.q: missing ({n} joint_names)")
-            q.append(_numbers(f"{w}.q", wp["q"], n))
+            c.require(w, wp, ("q",), f"give {n} joint positions, one per joint_names entry")
+            q.append(_numbers(c, f"{w}.q", wp["q"], n))
         elif "q" in wp:
-            raise ValueError(f"mission: {w}.q: given, but joint_names is empty")
+            c.fail(f"{w}.q", "given, but joint_names is empty", "list the joints in joint_names or drop q")
         if "time" in wp:
-            times.append(float(_numbers(f"{w}.time", wp["time"], None)))
+            times.append(float(_numbers(c, f"{w}.time", wp["time"], None)))
     timing = doc.get("timing")
     if times:
         if len(times) != len(wps):
-            raise ValueError(f"mission: waypoints: {len(times)} of {len(wps)} have a 'time'; give all or none")
+            c.fail("waypoints", f"{len(times)} of {len(wps)} have a 'time'", "give all or none")
         if timing is not None:
-            raise ValueError("mission: timing: given together with waypoint times; give one")
+            c.fail("timing", "given together with waypoint times", "give one")
         t = np.array(times)
         if t[0] != 0.0:
-            raise ValueError(f"mission: waypoints[0].time: the first waypoint is the start, time 0, got {t[0]!r}")
+            c.fail("waypoints[0].time", f"the first waypoint is the start, time 0, got {t[0]!r}", "give time: 0")
         d = np.diff(t)
         if not np.all(d > 0):
             i = int(np.argmax(~(d > 0))) + 1
-            raise ValueError(f"mission: waypoints[{i}].time: must be after waypoints[{i - 1}].time ({t[i]!r} <= "
-                             f"{t[i - 1]!r})")
+            c.fail(f"waypoints[{i}].time", f"must be after waypoints[{i - 1}].time ({t[i]!r} <= {t[i - 1]!r})",
+                   "give strictly increasing times")
         timing = {}
     else:
         t = None
-        if not isinstance(timing, dict):
-            raise ValueError("mission: timing: the waypoints have no 'time', so a timing block with max_velocity "
-                             "and max_acceleration is needed")
-        bad = sorted(set(map(str, timing)) - set(TIMING_KEYS))
-        if bad:
-            raise ValueError(f"mission: timing: unknown key {bad[0]!r} (known: {', '.join(TIMING_KEYS)})")
-        for key in ("max_velocity", "max_acceleration"):
-            if key not in timing:
-                raise ValueError(f"mission: timing.{key}: missing")
+        if timing is None:
+            c.fail("timing", "the waypoints have no 'time', so a timing block with max_velocity and max_acceleration "
+                   "is needed", "give the waypoints times or add timing:")
+        c.keys("timing", timing, TIMING_KEYS)
+        c.require("timing", timing, ("max_velocity", "max_acceleration"), "give the CoM's limit (> 0)")
         for key, v in timing.items():
-            x = float(_numbers(f"timing.{key}", v, None))
-            if not (math.isfinite(x) and x > 0):
-                raise ValueError(f"mission: timing.{key}: expected a number > 0, got {v!r}")
+            x = float(_numbers(c, f"timing.{key}", v, None))
+            if not x > 0:
+                c.fail(f"timing.{key}", f"expected a number > 0, got {v!r}", "give a positive limit")
         timing = {k: float(v) for k, v in timing.items()}
     cons = []
     raw = doc.get("constraints") or []
     if not isinstance(raw, list):
-        raise ValueError(f"mission: constraints: expected a list, got {type(raw).__name__}")
+        c.fail("constraints", f"expected a list, got {type(raw).__name__}",
+               "give a list of {waypoint, output, order, values}")
     widths = {"com": 3, "yaw": 1, "q": n}
-    for j, c in enumerate(raw):
+    for j, cn in enumerate(raw):
         w = f"constraints[{j}]"
-        if not isinstance(c, dict) or set(c) != {"waypoint", "output", "order", "values"}:
-            raise ValueError(f"mission: {w}: expected a mapping with waypoint, output, order, values")
-        if c["output"] not in OUTPUTS or not widths[c["output"]]:
-            raise ValueError(f"mission: {w}.output: expected one of com, yaw{', q' if n else ''}, got {c['output']!r}")
+        c.keys(w, cn, ("waypoint", "output", "order", "values"))
+        c.require(w, cn, ("waypoint", "output", "order", "values"), "give waypoint, output, order and values")
+        if cn["output"] not in OUTPUTS or not widths[cn["output"]]:
+            c.fail(f"{w}.output", f"expected one of com, yaw{', q' if n else ''}, got {cn['output']!r}",
+                   "name a flat output")
         for key in ("waypoint", "order"):
-            if isinstance(c[key], bool) or not isinstance(c[key], int):
-                raise ValueError(f"mission: {w}.{key}: expected an integer, got {c[key]!r}")
-        vals = c["values"] if isinstance(c["values"], list) else [c["values"]]
+            if isinstance(cn[key], bool) or not isinstance(cn[key], int):
+                c.fail(f"{w}.{key}", f"expected an integer, got {cn[key]!r}", "give an integer")
+        vals = cn["values"] if isinstance(cn["values"], list) else [cn["values"]]
+        want = f"{widths[cn['output']]} numbers (.nan: free)"
         try:
             v = np.array(vals, dtype=float)
         except (TypeError, ValueError):
-            raise ValueError(f"mission: {w}.values: expected {widths[c['output']]} numbers (.nan: free)") from None
-        if v.shape != (widths[c["output"]],):
-            raise ValueError(f"mission: {w}.values: expected {widths[c['output']]} numbers, got {v.size}")
-        cons.append((c["waypoint"], c["output"], c["order"], v))
+            c.fail(f"{w}.values", f"expected {want}, got {short_repr(cn['values'])}", "give numbers or .nan")
+        if v.shape != (widths[cn["output"]],):
+            c.fail(f"{w}.values", f"expected {want}, got {v.size}", f"give {widths[cn['output']]} values")
+        cons.append((cn["waypoint"], cn["output"], cn["order"], v))
     m = Mission(np.array(com), np.array(yaw), np.array(q) if n else None, tuple(names), t, timing, cons)
     try:     # plan once: the planner's own checks (constraint indices, allocation) name their argument
         m.plan(0.0, 2)
     except ValueError as exc:
-        raise ValueError(f"mission: {exc}") from None
+        arg, _, problem = str(exc).partition(": ")
+        key = _PLAN_KEY.get(arg, arg)
+        c.fail(key, problem, None if "; " in problem else f"fix {key} (the planner refuses them)")
     return m
 
 
 def load_mission(path) -> Mission:
-    """Read a mission YAML file (module docstring); ValueError naming the file or the key."""
-    import yaml
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = yaml.safe_load(f)
-    except OSError as exc:
-        raise ValueError(f"mission: cannot read {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"mission: {path} is not valid YAML ({str(exc).splitlines()[0]})") from None
-    return mission_from_dict(doc)
+    """Read a mission YAML file (module docstring). ValueError: one line
+    ``"<file>: <key>: <problem>; <fix>"``, or ``"mission: cannot read <file>: <reason>"`` /
+    ``"mission: <file> is not valid YAML (...)"``."""
+    return mission_from_dict(read_yaml(path, "mission"), where=str(path))
