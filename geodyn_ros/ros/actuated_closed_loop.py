@@ -118,7 +118,7 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
 
     from .actuated_controller_node import ActuatedControllerNode
     from .actuated_sim_node import ActuatedSimNode
-    from .closed_loop import LockstepSession
+    from .loop_session import LockstepSession
     from .geodyn_node import GeodynNode
     from .reference_node import ReferenceNode
     from .tracking_inputs import GAINS
@@ -214,7 +214,7 @@ def main(argv=None) -> int:
                     help="also run the in-process loop (examples.actuated_loop, --preroll 0) and print the "
                          "difference of the trajectories")
     ap.add_argument("--json-out", default=None, help="write the rows' metrics (and comparisons) to this JSON file")
-    from .closed_loop import add_ros_options, check_ros_options, isolate_unless
+    from .loop_session import add_ros_options, check_ros_options, isolate_unless
     add_ros_options(ap)
     args = ap.parse_args(argv)
     check_ros_options(ap, args)

@@ -163,7 +163,7 @@ def run_ros_fly(urdf, vehicle, reference: str = "figure8", level: str = "ff2", d
 
     from .actuated_controller_node import ActuatedControllerNode
     from .actuated_sim_node import ActuatedSimNode
-    from .closed_loop import LockstepSession
+    from .loop_session import LockstepSession
     from .flat_controller_node import FlatControllerNode
     from .geodyn_node import GeodynNode
     from .reference_node import ReferenceNode

@@ -115,7 +115,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
     from geodyn_ros.trajectories import figure_eight_reference
 
     from .actuated_sim_node import ActuatedSimNode
-    from .closed_loop import LockstepSession
+    from .loop_session import LockstepSession
     from .flat_controller_node import GAINS, FlatControllerNode
     from .geodyn_node import GeodynNode
     from .jets import decode_rotor_speed_jet
@@ -188,7 +188,7 @@ def main(argv=None) -> int:
                     help="also run the in-process loop (loops.underactuated, no pre-roll) and print the difference")
     ap.add_argument("--json-out", default=None, help="write the rows' metrics (and comparisons) to this JSON file")
     from .actuated_closed_loop import compare_logs, parse_rows, print_comparison, write_json
-    from .closed_loop import add_ros_options, check_ros_options, isolate_unless
+    from .loop_session import add_ros_options, check_ros_options, isolate_unless
     add_ros_options(ap, "frame_prefix of the link frame ids, e.g. robot1/")
     args = ap.parse_args(argv)
     check_ros_options(ap, args)
