@@ -91,9 +91,8 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
     wall_timeout : float, optional
         ``RuntimeError`` after this many wall seconds (default ``60 + 20 x duration``).
     command_timeout : float
-        Wall seconds the lock-step simulator waits for the commands of a state before it
-        republishes that state (``geodyn_sim``'s parameter; the result does not depend on it: a
-        republished state is answered with the command already sent).
+        The lock-step simulator's ``command_timeout`` [wall s], as in
+        :func:`~geodyn_ros.ros.closed_loop.run_ros_closed_loop` (the result does not depend on it).
     progress : callable(t_sim), optional
         Called about once per simulated second.
     namespace : str
