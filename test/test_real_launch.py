@@ -170,6 +170,41 @@ def _wait(h, proc, cond, what, timeout=START_TIMEOUT, step=None):
     pytest.fail(f"{what} within {timeout:g} s (launch {'running' if proc.poll() is None else 'exited'})\n{out}")
 
 
+
+def _record_flight(h):
+    """The recorders of a flight (root namespace): ``/clock``, ``odom`` and ``joint_states`` (room
+    for the last 200 odometry samples and their joint states)."""
+    return (h.record(ClockMsg, "/clock", depth=10), h.record(Odometry, "odom", depth=1000),
+            h.record(JointState, "joint_states", depth=1000))
+
+
+def _flown(clocks, odom, js, seconds):
+    """True once odometry and joint states flow and ``/clock`` reached ``seconds`` of simulated time."""
+    return bool(odom and js and clocks and clocks[-1].clock.sec * 10**9 + clocks[-1].clock.nanosec
+                >= round(seconds * 1e9))
+
+
+def _check_com_tracks(model, odom, js, com_at, tol):
+    """The system CoM (``gd.center_of_mass`` of the pose in ``odom`` and the ``joint_states`` of the
+    same stamp) of the last 200 odometry samples is within ``tol`` [m] of ``com_at(t)``; at least
+    50 of them pair with a joint state (the lock-step loop publishes both every step)."""
+    from geodyn_ros.lie import quat_to_matrix
+    by_stamp = {(m.header.stamp.sec, m.header.stamp.nanosec): m for m in js}
+    checked = 0
+    for o in odom[-200:]:
+        j = by_stamp.get((o.header.stamp.sec, o.header.stamp.nanosec))
+        if j is None:
+            continue
+        p, r = o.pose.pose.position, o.pose.pose.orientation
+        C = np.eye(4)
+        C[:3, 3], C[:3, :3] = (p.x, p.y, p.z), quat_to_matrix([r.x, r.y, r.z, r.w], "xyzw")
+        q = np.array([dict(zip(j.name, j.position))[n] for n in model.joint_names])
+        com = gd.center_of_mass(model, C, None, q[None])[0]
+        t = o.header.stamp.sec + o.header.stamp.nanosec * 1e-9
+        assert np.linalg.norm(com - com_at(t)) < tol, (t, com, com_at(t))
+        checked += 1
+    assert checked >= 50, checked
+
 @pytest.mark.parametrize("ns", NAMESPACES)
 def test_geodyn_launch_serves_the_feedforward(harness, test_config, ns):
     h = harness
@@ -354,17 +389,15 @@ def test_underactuated_sim_launch_flies_a_mission(harness):
                         [w["time"] for w in wps], order=2)
     proc = _launch("underactuated_sim.launch.py", f"mission:={mission}")
     try:
-        clocks = h.record(ClockMsg, "/clock", depth=10)
+        clocks, odom, js = _record_flight(h)
         refs = h.record(Float64MultiArray, "flat_reference", depth=10)
-        odom = h.record(Odometry, "odom", depth=1000)
-        js = h.record(JointState, "joint_states", depth=1000)
         diag = h.record(DiagnosticArray, "/diagnostics")
         paths = []
         h.probe.create_subscription(PathMsg, "planned_path", paths.append,
                                     QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                                                durability=DurabilityPolicy.TRANSIENT_LOCAL))
-        _wait(h, proc, lambda: refs and odom and js and paths and clocks and clocks[-1].clock.sec * 10**9
-              + clocks[-1].clock.nanosec >= 2_500_000_000, "the mission did not fly 2.5 s of simulated time")
+        _wait(h, proc, lambda: refs and paths and _flown(clocks, odom, js, 2.5),
+              "the mission did not fly 2.5 s of simulated time")
         for m in refs[-3:]:
             d = np.array(m.data)
             t = d[0] + d[1] * 1e-9
@@ -381,23 +414,8 @@ def test_underactuated_sim_launch_flies_a_mission(harness):
         assert "worst margin +0.2488 at t = 1.952 s (rotor 5 lag max)" in accepted[-1], accepted
         model = gd.load_urdf(str(ROOT / "urdf" / "hexarotor_manipulator.urdf.xacro"),
                              locked_joints=[f"rotor_{i}_joint" for i in range(1, 7)])
-        by_stamp = {(m.header.stamp.sec, m.header.stamp.nanosec): m for m in js}
-        checked = 0
-        from geodyn_ros.lie import quat_to_matrix
-        for o in odom[-200:]:
-            j = by_stamp.get((o.header.stamp.sec, o.header.stamp.nanosec))
-            if j is None:
-                continue
-            p, r = o.pose.pose.position, o.pose.pose.orientation
-            C = np.eye(4)
-            C[:3, 3], C[:3, :3] = (p.x, p.y, p.z), quat_to_matrix([r.x, r.y, r.z, r.w], "xyzw")
-            q = np.array([dict(zip(j.name, j.position))[n] for n in model.joint_names])
-            com = gd.center_of_mass(model, C, None, q[None])[0]
-            t = o.header.stamp.sec + o.header.stamp.nanosec * 1e-9
-            # 1 mm: measured 1.4e-5 m (t = 2.35..2.55 s); the lock-step loop does not depend on the load
-            assert np.linalg.norm(com - plan(t, 0).com[0]) < 1e-3, (t, com, plan(t, 0).com[0])
-            checked += 1
-        assert checked >= 50, checked
+        # 1 mm: measured 1.4e-5 m (t = 2.35..2.55 s); the lock-step loop does not depend on the load
+        _check_com_tracks(model, odom, js, lambda t: plan(t, 0).com[0], tol=1e-3)
     finally:
         code, out = _stop(proc)
     _clean_stop(out, ["geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"])
@@ -411,7 +429,6 @@ def test_fly_launch_flies_a_users_vehicle_and_refuses_one_that_cannot(harness, t
     of it (the lock-step loop equals the in-process one, test_ros_fly, which tracks at ~1e-5 m).
     The same vehicle with a quarter of the motor constant (thrust-to-weight 0.49) stops the launch
     with one [ERROR] line naming thrust-to-weight, a non-zero exit and no node started."""
-    from geodyn_ros.lie import quat_to_matrix
     from geodyn_ros.ros.fly_closed_loop import vehicle_reference
     h = harness
     urdf, vehicle = ROOT / "urdf" / "aerial_manipulator.urdf", ROOT / "test" / "data" / "hex_list.yaml"
@@ -419,27 +436,10 @@ def test_fly_launch_flies_a_users_vehicle_and_refuses_one_that_cannot(harness, t
     assert rank == 4
     proc = _launch("fly.launch.py", f"urdf:={urdf}", f"vehicle:={vehicle}")
     try:
-        clocks = h.record(ClockMsg, "/clock", depth=10)
-        odom = h.record(Odometry, "odom", depth=1000)
-        js = h.record(JointState, "joint_states", depth=1000)
-        _wait(h, proc, lambda: odom and js and clocks and clocks[-1].clock.sec * 10**9 + clocks[-1].clock.nanosec
-              >= 1_500_000_000, "fly.launch.py did not fly 1.5 s of simulated time")
-        model = gd.load_urdf(str(urdf))
-        by_stamp = {(m.header.stamp.sec, m.header.stamp.nanosec): m for m in js}
-        checked = 0
-        for o in odom[-200:]:
-            j = by_stamp.get((o.header.stamp.sec, o.header.stamp.nanosec))
-            if j is None:
-                continue
-            p, r = o.pose.pose.position, o.pose.pose.orientation
-            C = np.eye(4)
-            C[:3, 3], C[:3, :3] = (p.x, p.y, p.z), quat_to_matrix([r.x, r.y, r.z, r.w], "xyzw")
-            q = np.array([dict(zip(j.name, j.position))[n] for n in model.joint_names])
-            com = gd.center_of_mass(model, C, None, q[None])[0]
-            t = o.header.stamp.sec + o.header.stamp.nanosec * 1e-9
-            assert np.linalg.norm(com - ref(t, 0).com[0]) < 1e-3, (t, com, ref(t, 0).com[0])
-            checked += 1
-        assert checked >= 50, checked
+        clocks, odom, js = _record_flight(h)
+        _wait(h, proc, lambda: _flown(clocks, odom, js, 1.5), "fly.launch.py did not fly 1.5 s of simulated time")
+        # 1 mm: the in-process loop (test_ros_fly) tracks at ~1e-5 m; the lock-step loop equals it
+        _check_com_tracks(gd.load_urdf(str(urdf)), odom, js, lambda t: ref(t, 0).com[0], tol=1e-3)
     finally:
         code, out = _stop(proc)
     _clean_stop(out, ["geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"])
