@@ -14,6 +14,10 @@ against rclpy's own (de)serializer and the node's full path (cdr + conversions +
   model order, for reordered and extra joint columns and extra rows) equal rclpy's deserialized
   data; NaN/Inf in every used number, a non-unit quaternion, each plausibility limit, invalid
   stamps, another label, another row count and big-endian CDR are declined, arrays untouched.
+* **flat_reference** (``FastFlatReference``): against the node's full path (cdr decode,
+  ``FlatReferenceDecoder``, ``check_plausible_flat``) on 400 messages with one number made NaN,
+  Inf, large or a bad stamp: it accepts only what the full path accepts, with its numbers
+  exactly, and leaves the arrays untouched when it declines.
 """
 import numpy as np
 import pytest
@@ -283,3 +287,68 @@ def test_reference_declines_what_the_full_path_refuses():
     raw[1] = 0                                                     # big-endian encapsulation
     _assert_ref_declined(fast, bytes(raw))
     assert fast.decode(_ref(names), np.eye(4), np.zeros((ORDER + 2, 6)), np.zeros((ORDER + 3, 3))) >= 0
+
+
+# ------------------------------------------------------------------ flat reference (FastFlatReference)
+def _flat(names=("J3", "J2", "J4"), rows=ORDER + 5, scale=1.0, edit=None):
+    """A flat reference (make_flat_reference_msg's layout; small random values times ``scale``)
+    serialized by rclpy; ``edit(data)`` changes the flat data list before serialization."""
+    from geodyn_ros.ros.jets import make_flat_reference_msg
+    msg = make_flat_reference_msg(7_000_000_089, scale * RNG.uniform(-1, 1, (rows, 3)), scale * RNG.uniform(-1, 1, rows),
+                                  scale * RNG.uniform(-1, 1, (rows, len(names))), list(names))
+    if edit is not None:
+        data = list(msg.data)
+        edit(data)
+        msg.data = data
+    return serialize_message(msg)
+
+
+def _full_flat(raw):
+    """The node's full path (cdr decode, FlatReferenceDecoder, check_plausible_flat): (stamp, com,
+    yaw, Q), or None where it refuses the message."""
+    from geodyn_ros.ros.cdr import decode_float64_multiarray
+    from geodyn_ros.ros.conversions import InputError
+    from geodyn_ros.ros.jets import FlatReferenceDecoder
+    from geodyn_ros.ros.plausibility import check_plausible_flat
+    com, yaw, Q = np.zeros((ORDER + 5, 3)), np.zeros(ORDER + 3), np.zeros((ORDER + 3, 3))
+    try:
+        stamp = FlatReferenceDecoder(MODEL_JOINTS, ORDER).decode(decode_float64_multiarray(raw, "flat_reference"),
+                                                                 com, yaw, Q)
+        check_plausible_flat(LIMITS, com, yaw, Q)
+    except InputError:
+        return None
+    return stamp, com, yaw, Q
+
+
+def test_flat_reference_equals_the_full_path_and_declines_what_it_refuses():
+    from geodyn_ros.ros.fast_inputs import FastFlatReference
+    names = ("J3", "extra", "J2", "J4")
+    fast = FastFlatReference(LIMITS, ORDER)
+    fast.learn(_flat(names), np.array([4 + names.index(j) for j in MODEL_JOINTS]))
+    ncol = 4 + len(names)
+    accepted = declined = 0
+    for case in range(400):
+        if case < 20:
+            raw = _flat(names)   # plausible: small values
+        else:   # one used or unused number made NaN, Inf, large, or a bad stamp
+            i = int(RNG.integers(0, 2 + (ORDER + 5) * ncol))
+            v = [np.nan, np.inf, -np.inf, 1e3, 60.0, -1.0, 0.5, 2.0 ** 31][case % 8]
+
+            def edit(data, i=i, v=v):
+                data[i] = v
+            raw = _flat(names, edit=edit)
+        com, yaw, Q = np.full((ORDER + 5, 3), 7.0), np.full(ORDER + 3, 7.0), np.full((ORDER + 3, 3), 7.0)
+        stamp = fast.decode(raw, com, yaw, Q)
+        want = _full_flat(raw)
+        if stamp == -1:
+            declined += 1
+            assert (com == 7.0).all() and (yaw == 7.0).all() and (Q == 7.0).all()   # untouched
+        else:   # only ever accepts what the full path accepts, with its numbers (copied: exact)
+            accepted += 1
+            assert want is not None and stamp == want[0]
+            assert (com == want[1]).all() and (yaw == want[2]).all() and (Q == want[3]).all()
+        if case < 20:
+            assert stamp >= 0
+        elif want is None:
+            assert stamp == -1
+    assert accepted > 50 and declined > 50   # both sides exercised

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit, types
 
 __all__ = ["odometry_from_fields", 
     "InputError",
@@ -88,7 +89,18 @@ def pose_matrix(px, py, pz, qx, qy, qz, qw, out: np.ndarray, what: str) -> np.nd
     nrm = math.hypot(qx, qy, qz, qw)   # no overflow for absurd (finite) components
     if abs(nrm - 1.0) > QUATERNION_TOLERANCE:
         raise InputError(f"{what}: orientation quaternion is not unit (norm {nrm:.9g})")
-    x, y, z, w = qx / nrm, qy / nrm, qz / nrm, qw / nrm
+    unit_pose_into(px, py, pz, qx / nrm, qy / nrm, qz / nrm, qw / nrm, out)
+    return out
+
+
+@njit(types.void(types.float64, types.float64, types.float64, types.float64, types.float64, types.float64,
+                 types.float64, types.Array(types.float64, 2, "A")), cache=True, nogil=True, inline="always")
+def unit_pose_into(px, py, pz, x, y, z, w, out):  # pragma: no cover (compiled)
+    """``out`` (4, 4) = the rigid transform of the position ``(px, py, pz)`` and the **unit**
+    quaternion ``(x, y, z, w)`` (normalized by the caller; not checked), compiled: the one
+    formula of :func:`pose_matrix` and of :mod:`geodyn_ros.ros.fast_inputs`' decoders."""
+    if out.shape[0] != 4 or out.shape[1] != 4:   # the kernel does not check bounds
+        raise ValueError("out: a (4, 4) array expected")
     out[0, 0] = 1 - 2 * (y * y + z * z)
     out[0, 1] = 2 * (x * y - z * w)
     out[0, 2] = 2 * (x * z + y * w)
@@ -101,7 +113,6 @@ def pose_matrix(px, py, pz, qx, qy, qz, qw, out: np.ndarray, what: str) -> np.nd
     out[0, 3], out[1, 3], out[2, 3] = px, py, pz
     out[3, 0] = out[3, 1] = out[3, 2] = 0.0
     out[3, 3] = 1.0
-    return out
 
 
 def body_to_spatial_twist(C: np.ndarray, w_b, v_b, out: np.ndarray) -> np.ndarray:

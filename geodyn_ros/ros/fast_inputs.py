@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit, types
 
 from .cdr import CdrReader
-from .conversions import QUATERNION_TOLERANCE
+from .conversions import QUATERNION_TOLERANCE, unit_pose_into
 
 __all__ = ["FastOdometry", "FastJointState", "FastFlatReference", "FastReference"]
 
@@ -79,13 +79,71 @@ def _doubles(buf, start, count, out):  # pragma: no cover (compiled)
         b[i] = buf[start + i]
 
 
+@njit(types.int64(_U8, _U8, types.int64, types.int64), cache=True, nogil=True, inline="always")
+def _header(buf, key, start, total):  # pragma: no cover (compiled)
+    """Stamp [ns] of a message with a ``std_msgs/Header`` whose shape (all but the stamp, bytes 12
+    to ``start``) matches ``key`` (:func:`_same`), or -1 (another shape, or an invalid stamp)."""
+    if not _same(buf, key, 12, start, total):
+        return -1
+    return _stamp(buf)
+
+
+@njit(types.int64(_U8, _U8, types.int64, types.int64, types.int64, types.int64, _F1), cache=True, nogil=True, inline="always")
+def _array_head(buf, key, kend, total, start, count, tmp):  # pragma: no cover (compiled)
+    """``count`` doubles of a ``Float64MultiArray`` whose layout and data count (bytes 4 to
+    ``kend``) match ``key``, from byte ``start`` into ``tmp``; the stamp [ns] its first two
+    doubles hold (sec, nanosec), or -1 (another shape, or not a valid time: sec an integer in
+    0..2^31-1, nanosec an integer in 0..999999999, as ``checked_stamp_ns``)."""
+    if not _same(buf, key, 4, kend, total):
+        return -1
+    _doubles(buf, start, count, tmp)
+    sec, nsec = tmp[0], tmp[1]
+    if not (sec >= 0.0 and sec <= _MAX_SEC and sec == math.floor(sec) and nsec >= 0.0 and nsec < 1e9
+            and nsec == math.floor(nsec)):
+        return -1
+    return np.int64(sec) * 1_000_000_000 + np.int64(nsec)
+
+
+@njit(types.float64(_F1, types.int64, types.int64, types.int64, types.int64, types.int64, types.int64),
+      cache=True, nogil=True, inline="always")
+def _rows_max(tmp, o, ncol, k0, k1, c0, c1):  # pragma: no cover (compiled)
+    """``max |tmp[o + k ncol + j]|`` over the rows ``k0 <= k < k1`` and columns ``c0 <= j < c1`` of
+    a row-major block at ``o`` (0.0 if empty), or -1.0 if any of them is NaN or Inf."""
+    m = 0.0
+    for k in range(k0, k1):
+        for j in range(c0, c1):
+            v = tmp[o + k * ncol + j]
+            if not math.isfinite(v):
+                return -1.0
+            m = max(m, abs(v))
+    return m
+
+
+@njit(types.float64(_F1, types.int64, types.int64, types.int64, types.int64, _I1), cache=True, nogil=True, inline="always")
+def _cols_max(tmp, o, ncol, k0, k1, cols):  # pragma: no cover (compiled)
+    """As :func:`_rows_max` over the columns ``cols`` (the model's joints)."""
+    m = 0.0
+    for k in range(k0, k1):
+        for j in range(cols.shape[0]):
+            v = tmp[o + k * ncol + cols[j]]
+            if not math.isfinite(v):
+                return -1.0
+            m = max(m, abs(v))
+    return m
+
+
+@njit(types.float64(types.float64, types.float64, types.float64, types.float64), cache=True, nogil=True, inline="always")
+def _unit_norm(qx, qy, qz, qw):  # pragma: no cover (compiled)
+    """The norm of a quaternion, or -1.0 if it is off 1 by more than ``QUATERNION_TOLERANCE`` (or NaN)."""
+    nrm = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    return nrm if abs(nrm - 1.0) <= QUATERNION_TOLERANCE else -1.0
+
+
 @njit(types.int64(_U8, _U8, types.int64, types.int64, types.int64, _F1, _F2, _F1, _F1), cache=True, nogil=True)
 def _odometry(buf, key, start, total, pose, lim, C, V, tmp):  # pragma: no cover (compiled)
     """The odometry of ``buf`` (numbers from byte ``pose``) into ``C`` (4, 4) and ``V`` (6,)
     spatial twist; the stamp, or -1."""
-    if not _same(buf, key, 12, start, total):
-        return -1
-    stamp = _stamp(buf)
+    stamp = _header(buf, key, start, total)
     if stamp < 0:
         return -1
     _doubles(buf, pose, 7, tmp)                        # position, quaternion xyzw
@@ -94,25 +152,16 @@ def _odometry(buf, key, start, total, pose, lim, C, V, tmp):  # pragma: no cover
         if not math.isfinite(tmp[i]):
             return -1
     px, py, pz, qx, qy, qz, qw = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4], tmp[5], tmp[6]
-    nrm = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
-    if not abs(nrm - 1.0) <= QUATERNION_TOLERANCE:
+    nrm = _unit_norm(qx, qy, qz, qw)
+    if nrm < 0.0:
         return -1
-    x, y, z, w = qx / nrm, qy / nrm, qz / nrm, qw / nrm
-    R = np.empty((3, 3))
-    R[0, 0] = 1 - 2 * (y * y + z * z)
-    R[0, 1] = 2 * (x * y - z * w)
-    R[0, 2] = 2 * (x * z + y * w)
-    R[1, 0] = 2 * (x * y + z * w)
-    R[1, 1] = 1 - 2 * (x * x + z * z)
-    R[1, 2] = 2 * (y * z - x * w)
-    R[2, 0] = 2 * (x * z - y * w)
-    R[2, 1] = 2 * (y * z + x * w)
-    R[2, 2] = 1 - 2 * (x * x + y * y)
+    P = np.empty((4, 4))   # the pose, written into C once every check has passed
+    unit_pose_into(px, py, pz, qx / nrm, qy / nrm, qz / nrm, qw / nrm, P)
     wr = np.empty(3)
     vr = np.empty(3)
     for i in range(3):
-        wr[i] = R[i, 0] * tmp[10] + R[i, 1] * tmp[11] + R[i, 2] * tmp[12]
-        vr[i] = R[i, 0] * tmp[7] + R[i, 1] * tmp[8] + R[i, 2] * tmp[9]
+        wr[i] = P[i, 0] * tmp[10] + P[i, 1] * tmp[11] + P[i, 2] * tmp[12]
+        vr[i] = P[i, 0] * tmp[7] + P[i, 1] * tmp[8] + P[i, 2] * tmp[9]
     # plausibility (check_plausible): |p|, |w|, |v_origin| = |R v_b|
     if not (math.sqrt(px * px + py * py + pz * pz) <= lim[0]):
         return -1
@@ -126,12 +175,9 @@ def _odometry(buf, key, start, total, pose, lim, C, V, tmp):  # pragma: no cover
     oz = sz - (px * wr[1] - py * wr[0])
     if not (math.sqrt(ox * ox + oy * oy + oz * oz) <= lim[1]):
         return -1
-    for i in range(3):
-        for j in range(3):
-            C[i, j] = R[i, j]
-    C[0, 3], C[1, 3], C[2, 3] = px, py, pz
-    C[3, 0] = C[3, 1] = C[3, 2] = 0.0
-    C[3, 3] = 1.0
+    for i in range(4):
+        for j in range(4):
+            C[i, j] = P[i, j]
     V[0], V[1], V[2], V[3], V[4], V[5] = wr[0], wr[1], wr[2], sx, sy, sz
     return stamp
 
@@ -146,13 +192,9 @@ def _joint_state(buf, key, start, total, lay, idx, lim, q, qd, tmp):  # pragma: 
     """Positions and velocities of ``buf`` reordered by ``idx`` into ``q``, ``qd``; the stamp, or -1.
     ``lay``: byte offsets and counts (position count at lay[0] = lay[1], numbers at lay[2];
     velocity count at lay[3] = lay[1], numbers at lay[4]; effort count at lay[5] = lay[6])."""
-    if not _same(buf, key, 12, start, total):
-        return -1
+    stamp = _header(buf, key, start, total)
     k = lay[1]
-    if _u32(buf, lay[0]) != k or _u32(buf, lay[3]) != k or _u32(buf, lay[5]) != lay[6]:
-        return -1
-    stamp = _stamp(buf)
-    if stamp < 0:
+    if stamp < 0 or _u32(buf, lay[0]) != k or _u32(buf, lay[3]) != k or _u32(buf, lay[5]) != lay[6]:
         return -1
     m = idx.shape[0]
     _doubles(buf, lay[2], k, tmp)
@@ -182,6 +224,11 @@ def _key(raw: bytes, start: int, pads, lo: int = 12) -> np.ndarray:
     return np.concatenate([np.frombuffer(raw[:4] + raw[lo:start], dtype=np.uint8), mask])
 
 
+def _plain_cdr(raw: bytes) -> bool:
+    """``raw`` is little-endian plain CDR (encapsulation ``0x0001``) with at least a header stamp."""
+    return len(raw) >= 12 and raw[0] == 0 and raw[1] == 1
+
+
 def _limits(limits: dict) -> np.ndarray:
     return np.array([limits["max_position"], limits["max_speed"], limits["max_joint_rate"],
                      limits["max_input_magnitude"]], dtype=np.float64)
@@ -203,7 +250,7 @@ class FastOdometry:
         """Record the shape of ``raw`` (an ``Odometry`` the slow path just accepted)."""
         raw = bytes(raw)
         self._key = None
-        if len(raw) < 12 or raw[0] != 0 or raw[1] != 1:
+        if not _plain_cdr(raw):
             return
         r = CdrReader(raw)
         r.pads = []
@@ -237,7 +284,7 @@ class FastJointState:
         velocities) and its name order ``idx``."""
         raw = bytes(raw)
         self._key = None
-        if len(raw) < 12 or raw[0] != 0 or raw[1] != 1:
+        if not _plain_cdr(raw):
             return
         r = CdrReader(raw)
         r.pads = []
@@ -274,37 +321,20 @@ def _flat_reference(buf, key, kend, start, total, ncol, cols, lim, com, yaw, Q, 
     ``com`` (r+5, 3), ``yaw`` (r+3,), ``Q`` (r+3, n) (joint columns ``cols``), checked as
     ``FlatReferenceDecoder.decode`` and ``check_plausible_flat`` check them; the stamp, or -1.
     ``buf[4:kend]`` (the layout and the data count) must match ``key``."""
-    if not _same(buf, key, 4, kend, total):
-        return -1
     r5, r3, n = com.shape[0], yaw.shape[0], Q.shape[1]
-    _doubles(buf, start, 2 + r5 * ncol, tmp)
-    sec, nsec = tmp[0], tmp[1]
-    if not (sec >= 0.0 and sec <= _MAX_SEC and sec == math.floor(sec) and nsec >= 0.0 and nsec < 1e9
-            and nsec == math.floor(nsec)):
+    stamp = _array_head(buf, key, kend, total, start, 2 + r5 * ncol, tmp)
+    if stamp < 0:
         return -1
-    hi = 0.0      # max |higher CoM derivative|, |yaw| and |yaw^(2..)|, |q| and |q^(2..)|
-    for k in range(r5):
-        for j in range(3):
-            v = tmp[2 + k * ncol + j]
-            if not math.isfinite(v):
-                return -1
-            if k >= 2:
-                hi = max(hi, abs(v))
-    qd = 0.0
-    for k in range(r3):
-        v = tmp[2 + k * ncol + 3]
-        if not math.isfinite(v):
-            return -1
-        if k != 1:
-            hi = max(hi, abs(v))
-        for j in range(n):
-            v = tmp[2 + k * ncol + cols[j]]
-            if not math.isfinite(v):
-                return -1
-            if k == 1:
-                qd = max(qd, abs(v))
-            else:
-                hi = max(hi, abs(v))
+    # each max is -1 if a value is NaN or Inf; columns: CoM 0..2, yaw 3, the joints cols
+    c01 = _rows_max(tmp, 2, ncol, 0, 2, 0, 3)       # CoM, CoM' (their norms are checked below)
+    c2 = _rows_max(tmp, 2, ncol, 2, r5, 0, 3)       # higher CoM derivatives
+    y0, y1 = _rows_max(tmp, 2, ncol, 0, 1, 3, 4), _rows_max(tmp, 2, ncol, 1, 2, 3, 4)
+    y2 = _rows_max(tmp, 2, ncol, 2, r3, 3, 4)
+    q0, qd, q2 = _cols_max(tmp, 2, ncol, 0, 1, cols), _cols_max(tmp, 2, ncol, 1, 2, cols), \
+        _cols_max(tmp, 2, ncol, 2, r3, cols)
+    if min(c01, c2, y0, y1, y2, q0, qd, q2) < 0.0:
+        return -1
+    hi = max(c2, y0, y2, q0, q2)   # max |higher CoM derivative|, |yaw| and |yaw^(2..)|, |q| and |q^(2..)|
     c0 = math.sqrt(tmp[2] ** 2 + tmp[3] ** 2 + tmp[4] ** 2)
     c1 = math.sqrt(tmp[2 + ncol] ** 2 + tmp[3 + ncol] ** 2 + tmp[4 + ncol] ** 2)
     if not (c0 <= lim[0] and c1 <= lim[1] and abs(tmp[5 + ncol]) <= lim[1] and qd <= lim[2] and hi <= lim[3]):
@@ -316,14 +346,16 @@ def _flat_reference(buf, key, kend, start, total, ncol, cols, lim, com, yaw, Q, 
         yaw[k] = tmp[2 + k * ncol + 3]
         for j in range(n):
             Q[k, j] = tmp[2 + k * ncol + cols[j]]
-    return np.int64(sec) * 1_000_000_000 + np.int64(nsec)
+    return stamp
 
 
-class FastFlatReference:
-    """The shape (layout bytes, row and column counts) of the last ``flat_reference`` message the
-    full path accepted; then one compiled call per message of that shape (module docstring)."""
+class _FastArray:
+    """The shape (layout bytes, row and column counts) of the last ``Float64MultiArray`` of
+    ``_TOPIC`` the full path accepted: ``_HEAD`` leading doubles (the stamp first), then at least
+    ``order + _ROWS`` rows of at least ``_MIN_COLS`` columns (module docstring)."""
 
     __slots__ = ("_key", "_kend", "_start", "_total", "_ncol", "_cols", "_lim", "_tmp", "_r")
+    _TOPIC, _HEAD, _ROWS, _MIN_COLS = "", 0, 0, 0
 
     def __init__(self, limits: dict, order: int):
         self._key = None
@@ -331,32 +363,43 @@ class FastFlatReference:
         self._r = order
 
     def learn(self, raw, cols: np.ndarray) -> None:
-        """Record the shape of ``raw`` (a ``Float64MultiArray`` flat reference the full path just
-        accepted) and its joint columns ``cols`` (model order; ``FlatReferenceDecoder``)."""
+        """Record the shape of ``raw`` (a message of ``_TOPIC`` the full path just accepted) and
+        its joint columns ``cols`` (model order)."""
         raw = bytes(raw)
         self._key = None
-        if len(raw) < 12 or raw[0] != 0 or raw[1] != 1:
+        if not _plain_cdr(raw):
             return
+        t = self._TOPIC
         r = CdrReader(raw)
         r.pads = []
-        nd = r.u32("flat_reference.layout.dim")
+        nd = r.u32(t + ".layout.dim")
         sizes = []
         for _ in range(nd):
-            r.string("flat_reference.layout.dim.label", "MAX_LABEL_BYTES")
-            sizes.append(r.u32("flat_reference.layout.dim.size"))
-            r.u32("flat_reference.layout.dim.stride")
-        r.u32("flat_reference.layout.data_offset")
-        count = r.u32("flat_reference.data")
+            r.string(t + ".layout.dim.label", "MAX_LABEL_BYTES")
+            sizes.append(r.u32(t + ".layout.dim.size"))
+            r.u32(t + ".layout.dim.stride")
+        r.u32(t + ".layout.data_offset")
+        count = r.u32(t + ".data")
         key_end = 4 + r.pos
-        start = 4 + r.f64_block(count, "flat_reference.data")
-        if nd != 2 or count != 2 + sizes[0] * sizes[1] or sizes[0] < self._r + 5:
+        start = 4 + r.f64_block(count, t + ".data")
+        if nd != 2 or count != self._HEAD + sizes[0] * sizes[1] or sizes[0] < self._r + self._ROWS \
+                or sizes[1] < self._MIN_COLS:
             return
         self._ncol = sizes[1]
         self._kend, self._start, self._total = key_end, start, len(raw)
         self._cols = np.ascontiguousarray(cols, dtype=np.intp)
-        self._tmp = np.zeros(2 + (self._r + 5) * self._ncol)
+        self._tmp = np.zeros(self._HEAD + (self._r + self._ROWS) * self._ncol)
         # the key runs to the end of the data count; the padding before the doubles is not compared
         self._key = _key(raw, key_end, r.pads, lo=4)
+
+
+class FastFlatReference(_FastArray):
+    """The shape of the last ``flat_reference`` message the full path accepted (joint columns
+    ``cols`` in :meth:`learn`: ``FlatReferenceDecoder``'s); then one compiled call per message of
+    that shape (module docstring)."""
+
+    __slots__ = ()
+    _TOPIC, _HEAD, _ROWS, _MIN_COLS = "flat_reference", 2, 5, 0
 
     def decode(self, raw, com: np.ndarray, yaw: np.ndarray, Q: np.ndarray) -> int:
         """Stamp [ns] with ``com[:r+5]``, ``yaw[:r+3]``, ``Q[:r+3]`` written, or -1 (declined)."""
@@ -375,40 +418,23 @@ def _reference(buf, key, kend, start, total, ncol, cols, lim, C, V, Q, tmp):  # 
     then rows x ``ncol``) into ``C`` (4, 4), ``V`` (r+2, 6), ``Q`` (r+3, n) (joint columns ``cols``),
     checked as ``ReferenceDecoder.decode`` and ``check_plausible`` (with the twist jet) check them;
     the stamp, or -1. ``buf[4:kend]`` (the layout and the data count) must match ``key``."""
-    if not _same(buf, key, 4, kend, total):
-        return -1
     r2, r3, n = V.shape[0], Q.shape[0], Q.shape[1]
-    _doubles(buf, start, 9 + r3 * ncol, tmp)
-    sec, nsec = tmp[0], tmp[1]
-    if not (sec >= 0.0 and sec <= _MAX_SEC and sec == math.floor(sec) and nsec >= 0.0 and nsec < 1e9
-            and nsec == math.floor(nsec)):
+    stamp = _array_head(buf, key, kend, total, start, 9 + r3 * ncol, tmp)
+    if stamp < 0:
         return -1
     for i in range(2, 9):
         if not math.isfinite(tmp[i]):
             return -1
     px, py, pz, qx, qy, qz, qw = tmp[2], tmp[3], tmp[4], tmp[5], tmp[6], tmp[7], tmp[8]
-    nrm = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
-    if not abs(nrm - 1.0) <= QUATERNION_TOLERANCE:
+    nrm = _unit_norm(qx, qy, qz, qw)
+    if nrm < 0.0:
         return -1
-    hi = 0.0   # max |V^(1..r+1)|
-    for k in range(r2):
-        for j in range(6):
-            v = tmp[9 + k * ncol + j]
-            if not math.isfinite(v):
-                return -1
-            if k >= 1:
-                hi = max(hi, abs(v))
-    qd = 0.0
-    qhi = 0.0   # max |q|, |q^(2..r+2)|
-    for k in range(r3):
-        for j in range(n):
-            v = tmp[9 + k * ncol + cols[j]]
-            if not math.isfinite(v):
-                return -1
-            if k == 1:
-                qd = max(qd, abs(v))
-            else:
-                qhi = max(qhi, abs(v))
+    v0, hi = _rows_max(tmp, 9, ncol, 0, 1, 0, 6), _rows_max(tmp, 9, ncol, 1, r2, 0, 6)   # V; hi: |V^(1..r+1)|
+    q0, qd, q2 = _cols_max(tmp, 9, ncol, 0, 1, cols), _cols_max(tmp, 9, ncol, 1, 2, cols), \
+        _cols_max(tmp, 9, ncol, 2, r3, cols)
+    if min(v0, hi, q0, qd, q2) < 0.0:   # a NaN or an Inf
+        return -1
+    qhi = max(q0, q2)   # max |q|, |q^(2..r+2)|
     # plausibility (check_plausible): |p|, |w|, |v - p x w|, the higher twist rows, qdot, the rest
     pn = math.sqrt(px * px + py * py + pz * pz)
     o = 9
@@ -420,68 +446,25 @@ def _reference(buf, key, kend, start, total, ncol, cols, lim, C, V, Q, tmp):  # 
             and math.sqrt(ox * ox + oy * oy + oz * oz) <= lim[1] and (r2 < 2 or hi <= lim[3] * (1.0 + pn))
             and qd <= lim[2] and qhi <= lim[3]):
         return -1
-    x, y, z, w = qx / nrm, qy / nrm, qz / nrm, qw / nrm
-    C[0, 0] = 1 - 2 * (y * y + z * z)
-    C[0, 1] = 2 * (x * y - z * w)
-    C[0, 2] = 2 * (x * z + y * w)
-    C[1, 0] = 2 * (x * y + z * w)
-    C[1, 1] = 1 - 2 * (x * x + z * z)
-    C[1, 2] = 2 * (y * z - x * w)
-    C[2, 0] = 2 * (x * z - y * w)
-    C[2, 1] = 2 * (y * z + x * w)
-    C[2, 2] = 1 - 2 * (x * x + y * y)
-    C[0, 3], C[1, 3], C[2, 3] = px, py, pz
-    C[3, 0] = C[3, 1] = C[3, 2] = 0.0
-    C[3, 3] = 1.0
+    unit_pose_into(px, py, pz, qx / nrm, qy / nrm, qz / nrm, qw / nrm, C)
     for k in range(r2):
         for j in range(6):
             V[k, j] = tmp[9 + k * ncol + j]
     for k in range(r3):
         for j in range(n):
             Q[k, j] = tmp[9 + k * ncol + cols[j]]
-    return np.int64(sec) * 1_000_000_000 + np.int64(nsec)
+    return stamp
 
 
-class FastReference:
-    """The shape (layout bytes, row and column counts) of the last ``reference`` message the full
-    path accepted; then one compiled call per message of that shape (module docstring). Stricter
-    than the full path in one respect: the twist jet's plausibility is always checked (the node
-    checks a non-spatial jet only after converting it), so such a message may be declined and
-    then take the full path."""
+class FastReference(_FastArray):
+    """The shape of the last ``reference`` message the full path accepted (joint columns ``cols``
+    in :meth:`learn`, counted from column 0); then one compiled call per message of that shape
+    (module docstring). Stricter than the full path in one respect: the twist jet's plausibility
+    is always checked (the node checks a non-spatial jet only after converting it), so such a
+    message may be declined and then take the full path."""
 
-    __slots__ = ("_key", "_kend", "_start", "_total", "_ncol", "_cols", "_lim", "_tmp", "_r")
-
-    def __init__(self, limits: dict, order: int):
-        self._key = None
-        self._lim = _limits(limits)
-        self._r = order
-
-    def learn(self, raw, cols: np.ndarray) -> None:
-        """Record the shape of ``raw`` (a ``Float64MultiArray`` reference jet the full path just
-        accepted) and its joint columns ``cols`` (model order, counted from column 0)."""
-        raw = bytes(raw)
-        self._key = None
-        if len(raw) < 12 or raw[0] != 0 or raw[1] != 1:
-            return
-        r = CdrReader(raw)
-        r.pads = []
-        nd = r.u32("reference.layout.dim")
-        sizes = []
-        for _ in range(nd):
-            r.string("reference.layout.dim.label", "MAX_LABEL_BYTES")
-            sizes.append(r.u32("reference.layout.dim.size"))
-            r.u32("reference.layout.dim.stride")
-        r.u32("reference.layout.data_offset")
-        count = r.u32("reference.data")
-        key_end = 4 + r.pos
-        start = 4 + r.f64_block(count, "reference.data")
-        if nd != 2 or count != 9 + sizes[0] * sizes[1] or sizes[0] < self._r + 3 or sizes[1] < 6:
-            return
-        self._ncol = sizes[1]
-        self._kend, self._start, self._total = key_end, start, len(raw)
-        self._cols = np.ascontiguousarray(cols, dtype=np.intp)
-        self._tmp = np.zeros(9 + (self._r + 3) * self._ncol)
-        self._key = _key(raw, key_end, r.pads, lo=4)   # to the data count; the padding is not compared
+    __slots__ = ()
+    _TOPIC, _HEAD, _ROWS, _MIN_COLS = "reference", 9, 3, 6
 
     def decode(self, raw, C: np.ndarray, V: np.ndarray, Q: np.ndarray) -> int:
         """Stamp [ns] with ``C`` (4, 4), ``V[:r+2]``, ``Q[:r+3]`` written, or -1 (declined)."""
