@@ -189,7 +189,8 @@ def quat_to_matrix(q, order: str = "xyzw") -> np.ndarray:
     ])
 
 
-@njit(types.UniTuple(types.float64, 4)(types.Array(types.float64, 2, "A", readonly=True)), cache=True, nogil=True)
+@njit(types.UniTuple(types.float64, 4)(types.Array(types.float64, 2, "A", readonly=True)), cache=True, nogil=True,
+      inline="always")
 def rotation_to_wxyz(R):  # pragma: no cover (compiled)
     """Unit quaternion ``(w, x, y, z)`` (``w >= 0``) of the rotation ``R[:3, :3]`` (a (3, 3)
     rotation or a (4, 4) pose; writable arrays convert to the read-only signature; no bounds

@@ -225,7 +225,7 @@ def _fill_desired(data, stamp_ns, C, V, q):  # pragma: no cover (compiled)
         o += 6 + n
 
 
-@njit(types.void(_F2A, types.Array(types.float64, 2, "C")), cache=True, nogil=True)
+@njit(types.void(_F2A, types.Array(types.float64, 2, "C")), cache=True, nogil=True, inline="always")
 def _sqrt_series(u, w):  # pragma: no cover (compiled)
     """``w`` (K, m) = the derivatives ``w^(0..K-1)`` of ``w = sqrt(u)`` from ``u^(0..K-1)`` (K, m)
     (:func:`sqrt_jet`'s series; ``u^(0) > 0`` checked by the caller); the one series of
