@@ -71,7 +71,7 @@ def _stamp(buf):  # pragma: no cover (compiled)
     return sec * 1_000_000_000 + nsec
 
 
-@njit(types.void(_U8, types.int64, types.int64, _F1), cache=True, nogil=True)
+@njit(types.void(_U8, types.int64, types.int64, _F1), cache=True, nogil=True, inline="always")
 def _doubles(buf, start, count, out):  # pragma: no cover (compiled)
     """``count`` little-endian float64 from byte ``start`` of ``buf`` into ``out[:count]``."""
     b = out.view(np.uint8)
