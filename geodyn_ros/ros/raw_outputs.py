@@ -266,13 +266,7 @@ def _fill_rotor(data, stamp_ns, A, umax, T, tb):  # pragma: no cover (compiled)
     for i in range(m):
         if not (u[0, i] > 0.0 and u[0, i] < umax[i]):
             return False
-    w = np.empty((r1, m))
-    _sqrt_series(u, w)
-    o = 2
-    for k in range(r1):
-        for j in range(m):
-            data[o + j] = w[k, j]
-        o += m
+    _sqrt_series(u, data[2:].reshape(r1, m))   # straight into the template, after the stamp
     data[0] = stamp_ns // 1_000_000_000
     data[1] = stamp_ns % 1_000_000_000
     return True
