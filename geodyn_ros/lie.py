@@ -196,7 +196,7 @@ def rotation_to_wxyz(R):  # pragma: no cover (compiled)
     rotation or a (4, 4) pose; writable arrays convert to the read-only signature; no bounds
     check: the caller passes at least 3x3), compiled: the implementation of
     :func:`matrix_to_quat`. Shepperd's branches: on the trace when it is positive, else on the
-    largest diagonal entry (the divisor ``s = 4 |q_i|`` is then at least 1, so no cancellation),
+    largest diagonal entry (the divisor ``s = 4 |q_i|`` is then at least 2: no cancellation),
     then the sign made ``w >= 0`` and the norm divided out (``sqrt(w^2 + x^2 + y^2 + z^2)``,
     summed in that order)."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
