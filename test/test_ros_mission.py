@@ -309,14 +309,6 @@ def test_mission_schema_errors_name_the_key(change, message):
     mission_from_dict(_GOOD)     # the unchanged document is fine
 
 
-def test_mission_file_errors(tmp_path):
-    with pytest.raises(ValueError, match=r"mission: cannot read .*nope\.yaml"):
-        load_mission(tmp_path / "nope.yaml")
-    (tmp_path / "bad.yaml").write_text("waypoints: [\n")
-    with pytest.raises(ValueError, match=r"mission: .*bad\.yaml is not valid YAML"):
-        load_mission(tmp_path / "bad.yaml")
-
-
 # ---------------------------------------------------------------------- message decoding
 def test_messages_decode_yaw_frames_and_pairing():
     from geodyn_ros.ros.mission import mission_from_messages
