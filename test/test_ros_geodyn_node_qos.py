@@ -47,6 +47,16 @@ def test_bad_reliability_fails_at_startup(name):
         h.close()
 
 
+@pytest.mark.parametrize("name", ["qos_depth", "input_depth"])
+def test_a_depth_below_one_fails_at_startup(name):
+    h = Harness()
+    try:
+        with pytest.raises(ConfigurationError, match=rf"^parameter '{name}': must be >= 1, got 0$"):
+            h.make(GeodynNode, {"urdf_path": URDF, name: 0})
+    finally:
+        h.close()
+
+
 def test_best_effort_inputs_match_a_reliable_publisher(h):
     node = h.make(GeodynNode, {"urdf_path": URDF, "input_reliability": "best_effort", "stale_timeout": 1e6})
     sub = [s for s in node.subscriptions if s.topic_name == "/reference"][0]
