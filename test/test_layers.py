@@ -41,8 +41,6 @@ def rank(mod):
         return (TOP, 0)
     parts = mod.split(".")
     top = parts[0]
-    if top == "_kernel_cache":                # numba's cache locators: imports nothing of ours
-        return (0, -1)
     if top == "lie":
         return (0, 0)
     if top == "trajectories":
