@@ -24,7 +24,7 @@ $(STAMP): requirements.txt setup.py
 	@echo "venv 3/4: geodyn_ros itself, editable (seconds)"
 	@# compat mode: the editable install is a path entry (a .pth with the clone root), so a folder named
 	@# geodyn_ros in the working directory (the clone itself, seen from its parent) cannot shadow the
-	@# package as an empty namespace package (test/test_install.py)
+	@# package as an empty namespace package (test/package/test_install.py)
 	$(BIN)/python -m pip install -q --no-deps -e . --config-settings editable_mode=compat
 	@echo "venv 4/4: compiling the numba kernels once, cached for every later run (5-8 minutes on 2 cores; a line per family)"
 	$(BIN)/python -m geodyn_ros.warmup
@@ -48,7 +48,7 @@ test-fresh-clone:
 ## The launch files under the real launch/launch_ros, with and without a namespace, alone (no xdist):
 ## colcon build per launch; the first launch compiles the kernels (minutes, cached afterwards).
 test-real-launch: $(STAMP)
-	GEODYN_REAL_LAUNCH=1 $(BIN)/python -m pytest -q -rs -p no:xdist test/test_real_launch.py --durations=0
+	GEODYN_REAL_LAUNCH=1 $(BIN)/python -m pytest -q -rs -p no:xdist test/ros/loops/test_real_launch.py --durations=0
 
 ## The main job, both vehicles: the actuated (TiltHex) table, then the under-actuated (collinear
 ## hexarotor, flatness) table with its error budget; figures in $(OUT)/. A line per row as it
@@ -104,30 +104,30 @@ lqr: $(STAMP)
 ## What the LQR costs online: linearize vs Pinocchio, the gain update vs scipy's DARE, a command,
 ## and the gain thread's rate, latency and CPU in the ROS loop.
 bench-lqr: $(STAMP)
-	$(BIN)/python bench/bench_lqr.py --csv $(OUT)/bench_lqr.csv
+	$(BIN)/python bench/loops/bench_lqr.py --csv $(OUT)/bench_lqr.csv
 
 ## The flat map against inverse dynamics of the same order (r = 0..3), and pin.rnea, in one run.
 bench-flat: $(STAMP)
-	$(BIN)/python bench/bench_flat.py --csv $(OUT)/bench_flat.csv
+	$(BIN)/python bench/core/bench_flat.py --csv $(OUT)/bench_flat.csv
 
 ## The ideal-actuator closed loop over ROS 2 (MuJoCo sim + reference + geodyn_node + controller),
 ## 30 s of Table 3 headless, with and without feedforward: RMS errors, plot and CSV in $(OUT)/.
 demo-ideal: $(STAMP)
-	$(BIN)/python -m geodyn_ros.ros.closed_loop --out $(OUT)
+	$(BIN)/python -m geodyn_ros.ros.loops.closed_loop --out $(OUT)
 
 ## The actuated loop over ROS 2 (geodyn_actuated_sim + reference + geodyn_node + actuated controller),
 ## DURATION s (default 10) of Table 3 from t = 0 per row pd/ff0/ff1/ff2, compared step for step
 ## with the in-process loop: table on stdout, metrics in $(OUT)/actuated_ros.json.
 DURATION ?= 10
 demo-actuated-ros: $(STAMP)
-	$(BIN)/python -m geodyn_ros.ros.closed_loop --actuated --duration $(DURATION) --compare --json-out $(OUT)/actuated_ros.json
+	$(BIN)/python -m geodyn_ros.ros.loops.closed_loop --actuated --duration $(DURATION) --compare --json-out $(OUT)/actuated_ros.json
 
 ## The under-actuated loop over ROS 2 (geodyn_actuated_sim with the collinear hexarotor + the figure-eight
 ## flat reference + geodyn_node in flat mode + geodyn_flat_controller), DURATION s (default 10) from t = 0
 ## per row rigid/ff0/ff1/ff2, compared step for step with the in-process loop: table on stdout, metrics
 ## in $(OUT)/underactuated_ros.json.
 demo-underactuated-ros: $(STAMP)
-	$(BIN)/python -m geodyn_ros.ros.closed_loop --underactuated --duration $(DURATION) --compare --json-out $(OUT)/underactuated_ros.json
+	$(BIN)/python -m geodyn_ros.ros.loops.closed_loop --underactuated --duration $(DURATION) --compare --json-out $(OUT)/underactuated_ros.json
 
 ## Two robots on one ROS domain under /robot1 and /robot2 (aerial manipulator + quadruped), one
 ## geodyn_node each, fed and checked for crosstalk (names, frames, stamps, values).
@@ -136,7 +136,7 @@ two-robots: $(STAMP)
 
 ## Actuated controller compute per cycle and the in-process actuated loop's real-time factor.
 bench-actuated: $(STAMP)
-	$(BIN)/python bench/bench_actuated.py
+	$(BIN)/python bench/loops/bench_actuated.py
 
 ## The paper's Sec. 7 experiment (ID r=0..5 -> FD round trip, Fig. 3 plot).
 paper: $(STAMP)
@@ -144,16 +144,16 @@ paper: $(STAMP)
 
 ## Benchmarks against Pinocchio in the same run (figures, not assertions).
 bench: $(STAMP)
-	$(BIN)/python bench/bench_core.py
+	$(BIN)/python bench/core/bench_core.py
 
 ## Input layouts (Fortran, transposed, strided, read-only, float32, lists) vs C float64, and order-0
 ## parity with pin.rnea / pin.aba (plain functions and gd.Workspace), in one run.
 bench-layouts: $(STAMP)
-	$(BIN)/python bench/bench_layouts.py --csv $(OUT)/bench_layouts.csv $(ARGS)
+	$(BIN)/python bench/core/bench_layouts.py --csv $(OUT)/bench_layouts.csv $(ARGS)
 
 ## The paper's Table 4 / Fig. 4 (scaling in N and r, CasADi baseline, batch); ARGS=--full for N up to 996.
 bench-table4: $(STAMP)
-	$(BIN)/python bench/bench_table4.py --out $(OUT) $(ARGS)
+	$(BIN)/python bench/core/bench_table4.py --out $(OUT) $(ARGS)
 
 ## Derivatives vs central geometric finite differences over step sizes (V-shaped error plot in $(OUT)/).
 fd-sweep: $(STAMP)
@@ -165,16 +165,16 @@ falling-cat: $(STAMP)
 
 ## Derivative / linearization calls vs Pinocchio's derivative calls, and scaling in N.
 bench-linearize: $(STAMP)
-	$(BIN)/python bench/bench_linearize.py --out $(OUT) $(ARGS)
+	$(BIN)/python bench/core/bench_linearize.py --out $(OUT) $(ARGS)
 
 ## geodyn_node at 1 kHz input (separate process): rate, drops, latency median/p99.
 bench-node: $(STAMP)
-	$(BIN)/python bench/bench_node.py --out $(OUT)
+	$(BIN)/python bench/ros/bench_node.py --out $(OUT)
 
 ## geodyn_node soak: measured mode at 1 kHz for MINUTES (default 10): drops, latency, RSS slope.
 MINUTES ?= 10
 bench-soak: $(STAMP)
-	$(BIN)/python bench/bench_soak.py --minutes $(MINUTES) --csv $(OUT)/soak_rss.csv
+	$(BIN)/python bench/ros/bench_soak.py --minutes $(MINUTES) --csv $(OUT)/soak_rss.csv
 
 clean:
 	rm -rf $(VENV) $(OUT) build *.egg-info

@@ -4,7 +4,7 @@ This module sits outside the ``geodyn_ros`` package on purpose: importing the pa
 rclpy and the compiled dynamics kernels, which takes about a minute on a first start (numba
 compiles them; ``geodyn_warmup`` does it at install time). A SIGINT (Ctrl-C, ``ros2 launch``)
 or SIGTERM during those imports must exit 0 with no traceback, like a stop at any later moment
-(see ``geodyn_ros.ros.runtime``). Here both signals raise ``KeyboardInterrupt`` before
+(see ``geodyn_ros.ros.common.runtime``). Here both signals raise ``KeyboardInterrupt`` before
 anything heavy is imported, and the entry catches it.
 """
 import signal
@@ -47,11 +47,11 @@ def _wants_help(argv) -> bool:
 
 
 def _print_help(module: str, executable: str) -> int:
-    """``--help`` of a node executable: its topics and parameters (geodyn_ros.ros.interfaces), then exit 0
+    """``--help`` of a node executable: its topics and parameters (geodyn_ros.ros.common.interfaces), then exit 0
     without starting ROS."""
     import importlib
 
-    from geodyn_ros.ros.interfaces import help_text
+    from geodyn_ros.ros.common.interfaces import help_text
     print(help_text(executable, getattr(importlib.import_module(module), "PARAMETERS", None)))
     return 0
 
@@ -132,35 +132,35 @@ def _kernels_cached() -> bool:
 
 
 def geodyn_node() -> int:
-    return _run("geodyn_ros.ros.geodyn_node", "geodyn_node")
+    return _run("geodyn_ros.ros.nodes.geodyn_node", "geodyn_node")
 
 
 def geodyn_sim() -> int:
-    return _run("geodyn_ros.ros.sim_node", "geodyn_sim")
+    return _run("geodyn_ros.ros.nodes.sim_node", "geodyn_sim")
 
 
 def geodyn_actuated_sim() -> int:
-    return _run("geodyn_ros.ros.actuated_sim_node", "geodyn_actuated_sim")
+    return _run("geodyn_ros.ros.nodes.actuated_sim_node", "geodyn_actuated_sim")
 
 
 def geodyn_reference() -> int:
-    return _run("geodyn_ros.ros.reference_node", "geodyn_reference")
+    return _run("geodyn_ros.ros.nodes.reference_node", "geodyn_reference")
 
 
 def geodyn_controller() -> int:
-    return _run("geodyn_ros.ros.controller_node", "geodyn_controller")
+    return _run("geodyn_ros.ros.nodes.controller_node", "geodyn_controller")
 
 
 def geodyn_actuated_controller() -> int:
-    return _run("geodyn_ros.ros.actuated_controller_node", "geodyn_actuated_controller")
+    return _run("geodyn_ros.ros.nodes.actuated_controller_node", "geodyn_actuated_controller")
 
 
 def geodyn_flat_controller() -> int:
-    return _run("geodyn_ros.ros.flat_controller_node", "geodyn_flat_controller")
+    return _run("geodyn_ros.ros.nodes.flat_controller_node", "geodyn_flat_controller")
 
 
 def geodyn_closed_loop() -> int:
-    return _run("geodyn_ros.ros.closed_loop")
+    return _run("geodyn_ros.ros.loops.closed_loop")
 
 
 def geodyn_fly() -> int:

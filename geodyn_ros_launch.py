@@ -34,7 +34,7 @@ def _mission(context) -> None:
     """``mission:=FILE`` (``underactuated_sim.launch.py``): refuse a missing or invalid mission in
     one line, and set the launch configurations ``mission`` (absolute path), ``reference_trajectory``
     (``waypoints``) and ``mission_sim_start``: a parameter file that starts the simulator on the
-    mission's plan, written by ``python -m geodyn_ros.ros.mission start-parameters`` in a child
+    mission's plan, written by ``python -m geodyn_ros.ros.nodes.mission start-parameters`` in a child
     process (this process does not import the dynamics package)."""
     import os
     import subprocess
@@ -46,7 +46,7 @@ def _mission(context) -> None:
     if not os.path.isfile(path):
         raise ValueError(f"launch argument 'mission': no such file: {cfg['mission']}")
     out = os.path.join(tempfile.mkdtemp(prefix="geodyn_mission_"), "sim_start.yaml")
-    res = subprocess.run([sys.executable, "-m", "geodyn_ros.ros.mission", "start-parameters", path, cfg["urdf"],
+    res = subprocess.run([sys.executable, "-m", "geodyn_ros.ros.nodes.mission", "start-parameters", path, cfg["urdf"],
                           cfg["actuation"], out], capture_output=True, text=True)
     if res.returncode != 0:
         last = (res.stderr.strip().splitlines() or ["exit status " + str(res.returncode)])[-1]

@@ -1,18 +1,18 @@
 """Write the node parameter reference from the nodes' own ``PARAMETERS`` tables.
 
 Each node module declares its parameters once, as ``{name: (default, description)}``; the node
-declares exactly these with rclpy (``geodyn_ros.ros.params.declare_parameters``) and this page is
+declares exactly these with rclpy (``geodyn_ros.ros.common.params.declare_parameters``) and this page is
 generated from the same dict at every docs build, so the reference cannot drift from the code
-(``test/test_docs.py`` also checks the generated page against the modules).
+(``test/package/test_docs.py`` also checks the generated page against the modules).
 """
 from __future__ import annotations
 
 import importlib
 from pathlib import Path
 
-from geodyn_ros.ros import interfaces
+from geodyn_ros.ros.common import interfaces
 
-#: executable -> module of every node (geodyn_ros.ros.interfaces, which setup.py's console scripts follow)
+#: executable -> module of every node (geodyn_ros.ros.common.interfaces, which setup.py's console scripts follow)
 NODES = {e.name: e.module for e in interfaces.NODES}
 
 _NUMBERS = {1: "One", 2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six", 7: "Seven", 8: "Eight",
@@ -54,7 +54,7 @@ def render() -> str:
 
 def render_node_table() -> str:
     """The list of executables with their topics (``reference/_node_table.md``, included by
-    ``nodes.md``): the count and the topics come from :mod:`geodyn_ros.ros.interfaces`."""
+    ``nodes.md``): the count and the topics come from :mod:`geodyn_ros.ros.common.interfaces`."""
     nodes = [e for e in interfaces.EXECUTABLES if e.is_node]
     tools = [e for e in interfaces.EXECUTABLES if not e.is_node]
     count = _NUMBERS.get(len(nodes), str(len(nodes)))

@@ -3,7 +3,7 @@
 Small pure numpy functions (no ROS), used by the URDF loader, the public API, examples and
 tests. The hot loops live in :mod:`geodyn_ros.algorithms.kernels`; the one compiled function
 here, :func:`rotation_to_wxyz`, is the single implementation of :func:`matrix_to_quat`, which
-``geodyn_node``'s compiled output writer (:mod:`geodyn_ros.ros.raw_outputs`) calls too.
+``geodyn_node``'s compiled output writer (:mod:`geodyn_ros.ros.wire.raw_outputs`) calls too.
 
 Conventions (see ``CONVENTIONS.md``):
 

@@ -58,7 +58,7 @@ def warm(verbose: bool = True, orders=(0, 1, 2, 3)) -> float:
     gd.center_of_mass(model, C, V, Q, 2)
     say("the validating paths with a node's gravity (a read-only array other than the default)")
     g = np.array([0.0, 0.0, -9.80665])
-    g.setflags(write=False)    # as geodyn_ros.ros.geodyn_params.node_gravity passes it
+    g.setflags(write=False)    # as geodyn_ros.ros.nodes.geodyn_params.node_gravity passes it
     for r in orders:
         V = 0.1 * rng.standard_normal((r + 2, 6))
         Q = 0.1 * rng.standard_normal((r + 3, n))
@@ -70,8 +70,8 @@ def warm(verbose: bool = True, orders=(0, 1, 2, 3)) -> float:
     for rep in ("body", "hybrid", "mixed"):
         gd.convert_twist(C, V, rep, "spatial")
         gd.convert_wrench(C, res.base_wrench, V[:r + 1], "spatial", rep)
-    say("ROS message decoding (geodyn_ros.ros.cdr: compiled at its import)")
-    from .ros import cdr  # noqa: F401
+    say("ROS message decoding (geodyn_ros.ros.wire.cdr: compiled at its import)")
+    from .ros.wire import cdr  # noqa: F401
     say("trajectories (leading time axis)")
     T = 4
     Cs = np.broadcast_to(C, (T, 4, 4)).copy()

@@ -4,7 +4,7 @@
     ros2 launch geodyn_ros fly.launch.py urdf:=my_robot.urdf vehicle:=my_vehicle.yaml reference:=hover level:=ff1
     ros2 launch geodyn_ros fly.launch.py urdf:=my_robot.urdf vehicle:=my_vehicle.yaml reference:=mission.yaml
 
-At launch, once (``python -m geodyn_ros.ros.fly_closed_loop launch-parameters`` in a child
+At launch, once (``python -m geodyn_ros.ros.loops.fly_closed_loop launch-parameters`` in a child
 process: a launch file does not import the dynamics package), the vehicle is loaded and checked
 (a vehicle that cannot fly -- allocation rank below 4, thrust-to-weight below 1.2, a joint or rotor
 link not in the URDF, a bad key -- stops the launch with ONE line and a non-zero exit status), the
@@ -33,7 +33,7 @@ level      rigid|pd, ff0, ff1 or ff2 (default ff2): the controller's level (rigi
            pd at rank 6 are the feedback-only baselines).
 
 The same loop in one process, with the comparison to the in-process loop:
-``python -m geodyn_ros.ros.fly_closed_loop --urdf X --vehicle Y --compare``.
+``python -m geodyn_ros.ros.loops.fly_closed_loop --urdf X --vehicle Y --compare``.
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
@@ -58,7 +58,7 @@ def _nodes(context):
                              "vehicle:=my_vehicle.yaml)")
     urdf, vehicle = os.path.abspath(cfg["urdf"]), os.path.abspath(cfg["vehicle"])
     out = os.path.join(tempfile.mkdtemp(prefix="geodyn_fly_"), "parameters.yaml")
-    res = subprocess.run([sys.executable, "-m", "geodyn_ros.ros.fly_closed_loop", "launch-parameters", urdf, vehicle,
+    res = subprocess.run([sys.executable, "-m", "geodyn_ros.ros.loops.fly_closed_loop", "launch-parameters", urdf, vehicle,
                           cfg.get("reference", "figure8"), cfg.get("level", "ff2"), out],
                          capture_output=True, text=True)
     if res.returncode != 0:

@@ -31,7 +31,7 @@ A namespace that ROS would refuse stops the launch with one line naming it.
 
 # ---------------------------------------------------------------------------------------
 # NOT TESTED ON THE DEVELOPMENT MACHINE: it has no Gazebo and no ros_gz. The checks
-# (test/test_launch_files.py) are that this file builds a launch description against stub
+# (test/ros/loops/test_launch_files.py) are that this file builds a launch description against stub
 # launch modules, that its nodes and arguments are consistent, that the xacro expands with
 # plugin element names the gz-sim sources read, and that the bridge pairs are ros_gz pairs.
 # Please report problems.

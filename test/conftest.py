@@ -1,4 +1,10 @@
-"""Shared fixtures: the shipped aerial manipulator model (loaded once per test process)."""
+"""Shared fixtures: the shipped aerial manipulator model (loaded once per test process).
+
+The tests live in folders that mirror the package's layers (``model``, ``algorithms``, ``vehicle``,
+``control``, ``loops``, ``ros/{wire,nodes,loops}``, ``package``); the helpers they share
+(``ros_harness``, ``reference_models``) and ``data/`` stay here, and this folder is put on
+``sys.path`` so that ``import ros_harness`` works from every one of them."""
+import sys
 from pathlib import Path
 
 import pytest
@@ -6,6 +12,8 @@ import pytest
 import geodyn_ros as gd
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO / "test") not in sys.path:
+    sys.path.insert(0, str(REPO / "test"))
 
 
 @pytest.fixture(scope="session")
@@ -24,3 +32,12 @@ def h():
     harness = Harness()
     yield harness
     harness.close()
+
+
+@pytest.fixture
+def stub_launch(monkeypatch):
+    """The stub ``launch``/``launch_ros`` modules, installed for one test
+    (``launch_stubs.install_stub_launch``)."""
+    from launch_stubs import install_stub_launch
+
+    return install_stub_launch(monkeypatch)

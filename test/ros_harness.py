@@ -21,8 +21,8 @@ from rclpy.context import Context  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
 from geodyn_ros.lie import matrix_to_quat, quat_to_matrix  # noqa: E402
-from geodyn_ros.ros.jets import REFERENCE_OFFSET  # noqa: E402
-from geodyn_ros.ros.runtime import control_qos, make_executor  # noqa: E402
+from geodyn_ros.ros.wire.jets import REFERENCE_OFFSET  # noqa: E402
+from geodyn_ros.ros.common.runtime import control_qos, make_executor  # noqa: E402
 
 
 class Harness:
@@ -139,7 +139,7 @@ def flat_controller_inputs(h, model, names, stamp, t=0.8, *, extra_topics=(), be
 
     import geodyn_ros as gd
     from geodyn_ros.lie import Ad_inv
-    from geodyn_ros.ros.jets import FlatFeedforwardPacker, make_flat_reference_msg, make_reference_msg
+    from geodyn_ros.ros.wire.jets import FlatFeedforwardPacker, make_flat_reference_msg, make_reference_msg
     from geodyn_ros.trajectories import figure_eight_reference
     ref = figure_eight_reference(t, 2)
     flat = gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, 2)

@@ -24,7 +24,7 @@ results carry exact time derivatives of any order)
    ``R^(k+1)``, hence ``c^(k+3)`` and ``psi^(k+1)``, and ``p^(k+1)`` needs ``q^(k+1)``.
 5. **Inputs:** inverse dynamics of order ``r`` (paper Alg. 1-2) of this motion gives the spatial
    base wrench jet and the joint torques. In base axes its force is ``(0, 0, T)`` at every order
-   (a check, not an assumption: ``test/test_flat.py``); its moment about the base origin is the
+   (a check, not an assumption: ``test/algorithms/test_flat.py``); its moment about the base origin is the
    torque the rotors must produce, ``n_b = R^T (n - p x f)``.
 
 Derivative orders: order ``r`` reads ``c^(0..r+4)``, ``psi^(0..r+2)`` and ``q^(0..r+2)``; ``r = 0``
@@ -247,7 +247,7 @@ class FlatWorkspace:
     ``result`` is the :class:`FlatResult` of the arrays every call writes (valid until the next
     call; copy what must outlive it). The values are bit-identical to
     :func:`flat_inverse_dynamics` (the same kernel on the same work buffer;
-    ``test/test_flat.py``).
+    ``test/algorithms/test_flat.py``).
 
     Parameters
     ----------

@@ -37,7 +37,7 @@ step uses the speed state at its start, held over the step, and the filter then 
 ``x+ = a x + (1 - a) omega_cmd``, ``a = exp(-dt / T)``; the body wrench is ``A6 x^2``, linearized
 ``A6 diag(2 x_d) dx``. So the discrete model mirrors the simulator's step structure exactly
 (checked by a one-step prediction against MuJoCo with an ``O(eps^2)`` error,
-``test/test_lqr.py``).
+``test/control/test_lqr.py``).
 
 Gains
 -----

@@ -5,7 +5,7 @@ This is today's best practice (Mellinger & Kumar 2011; Faessler et al. 2018), wr
 Z-Y-X yaw of REP 103 that :func:`geodyn_ros.flat_inverse_dynamics` uses, and for a rigid body
 whose centre of mass is offset from the base origin. It is derived by hand here, independently of
 the jet recursions of :mod:`geodyn_ros.algorithms.flat`, which it equals when the arm is locked
-(``test/test_flat.py``). The ``rigid`` level of :class:`~geodyn_ros.control.flatness.FlatnessController`
+(``test/algorithms/test_flat.py``). The ``rigid`` level of :class:`~geodyn_ros.control.flatness.FlatnessController`
 uses it with the arm frozen in its current shape.
 
 Derivation (``a = c'' - g``, ``j = c'''``, ``s = c''''``; ``R = [x y z]``; body rates

@@ -36,7 +36,7 @@ in a shape-dependent frame ``g_1v(q)`` it is ``Ad_{g_v1(q)} CCF(q)``. The estima
 displacement is ``g_1(T) ~ g_1v(q_c) exp(zeta_v) g_v1(q_c)`` (the frame ``{V}`` moves by
 ``exp(zeta_v)`` in its own axes and returns to the same place on the body at ``q(T) = q_c``); this
 composition order is the one that is exact to second order in the gait size (checked in
-``test/test_falling_cat_example.py``). The paper's step 9 writes ``exp(zeta) g_v1``, which drops
+``test/loops/test_falling_cat_example.py``). The paper's step 9 writes ``exp(zeta) g_v1``, which drops
 the left factor ``g_1v(q_c)`` (an O(1) error when the CoM is not at the base origin).
 
 Virtual chassis ``{V}`` (paper, after [33]): origin at the centre of mass, axes along the

@@ -141,8 +141,8 @@ def check_record(rec: RobotRecord, order: int) -> dict:
     """Check every output of one robot (module docstring); returns a summary dict with
     ``outputs`` (complete samples), ``max_rel_error``, ``problems`` (list of strings)."""
     from geodyn_ros.lie import Ad
-    from geodyn_ros.ros.conversions import stamp_to_ns
-    from geodyn_ros.ros.jets import decode_feedforward_jet
+    from geodyn_ros.ros.wire.conversions import stamp_to_ns
+    from geodyn_ros.ros.wire.jets import decode_feedforward_jet
     names = tuple(rec.model.joint_names)
     problems, worst = [], 0.0
     cache = {}
@@ -232,10 +232,10 @@ def run_two_robots(samples: int = 50, *, robots=ROBOTS, order: int = 2, start_no
 
     import geodyn_ros as gd
     from geodyn_ros.lie import Ad_inv, matrix_to_quat
-    from geodyn_ros.ros.conversions import set_stamp, stamp_to_ns
-    from geodyn_ros.ros.jets import make_reference_msg
-    from geodyn_ros.ros.params import parameter_overrides
-    from geodyn_ros.ros.runtime import control_qos, init_rclpy, make_executor
+    from geodyn_ros.ros.wire.conversions import set_stamp, stamp_to_ns
+    from geodyn_ros.ros.wire.jets import make_reference_msg
+    from geodyn_ros.ros.common.params import parameter_overrides
+    from geodyn_ros.ros.common.runtime import control_qos, init_rclpy, make_executor
 
     wall_timeout = wait_timeout + samples * sample_timeout * len(robots) if wall_timeout is None else wall_timeout
     ctx = Context()
@@ -254,7 +254,7 @@ def run_two_robots(samples: int = 50, *, robots=ROBOTS, order: int = 2, start_no
             rec = RobotRecord(spec, model, i, reference=robot_reference(model, order, i))
             records.append(rec)
             if start_nodes:
-                from geodyn_ros.ros.geodyn_node import GeodynNode
+                from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
                 params = {"urdf_path": urdf, "order": order, "input_mode": "measured",
                           "frame_prefix": spec.frame_prefix, "stale_timeout": 2.0, **(node_parameters or {})}
                 nodes.append(GeodynNode(namespace=spec.namespace, context=ctx,

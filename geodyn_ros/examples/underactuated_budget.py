@@ -27,7 +27,7 @@ and vertically ``m z'' = f_p + e_T``, ``T f_p' = -k_x z - k_v z' - f_p``. A torq
 body x (y) axis moves the CoM along the body y (x) axis. The model omits the zero-order hold,
 yaw-roll coupling and the arm's motion in the inertia, so it predicts magnitudes and ratios, not
 the table to the digit: it reproduces the measured rows within a factor of about 1.3
-(``test/test_underactuated.py``), and shows what bounds each ratio:
+(``test/loops/test_underactuated.py``), and shows what bounds each ratio:
 
 * ``ff0 / rigid`` ~ ``model / lag``: the rigid model's error over the lag error of any order-0
   feedforward. The lag error grows with ``T`` and with the reference's frequency (it acts on the

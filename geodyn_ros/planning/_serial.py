@@ -3,7 +3,7 @@
 ``gd.flat_inverse_dynamics`` with a leading time axis runs its samples in numba's thread pool. A
 planner check evaluates a few hundred samples many times (time scaling, refinement), often in a
 node's callback on a machine whose cores are busy: there the pool's start-up costs ~20 ms per call
-whatever the size (measured with both cores loaded, ``bench/bench_planning.py``), against ~3 us per
+whatever the size (measured with both cores loaded, ``bench/loops/bench_planning.py``), against ~3 us per
 sample on one thread. This loop is that one thread. Same kernel (:mod:`geodyn_ros.algorithms.kernels.flat`),
 same outputs and error codes as the batch path; models with enforced mimic joints go to the public
 batch path.

@@ -38,7 +38,7 @@ to ``2 (1/16)^3 < 5e-4`` of the sample spacing.
 * (b) :func:`check_feasibility` with ``frozen_arm=True``: the same rotor-speed and lag check on the
   rigid flat map with the arm frozen at its mean waypoint configuration (its jets are the
   constant ``q_mean``; the flat map of a locked arm is the rigid multirotor's,
-  :func:`geodyn_ros.control.quadrotor.rigid_flat_map`, as ``test/test_flat.py`` shows).
+  :func:`geodyn_ros.control.quadrotor.rigid_flat_map`, as ``test/algorithms/test_flat.py`` shows).
 """
 from __future__ import annotations
 

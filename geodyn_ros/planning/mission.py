@@ -1,7 +1,7 @@
 """A mission: waypoints of the flat outputs with their timing, from a YAML file or a dict (ROS-free).
 
 The ROS reference node flies missions (``geodyn_reference`` with ``trajectory: waypoints``,
-:mod:`geodyn_ros.ros.reference_node`); this module is its file format and its replanning rule.
+:mod:`geodyn_ros.ros.nodes.reference_node`); this module is its file format and its replanning rule.
 
 **The YAML schema** (``config/mission_example.yaml``)::
 

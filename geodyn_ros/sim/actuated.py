@@ -33,7 +33,7 @@ Series-elastic joints (Spong 1987, the paper's ref. [44], reduced model)
         motor: B theta'' + K (theta - q) = u                    (u: :meth:`set_motor_torque`)
 
     Both sides are MuJoCo degrees of freedom, so the coupling is evaluated inside every
-    integrator stage (RK4), not lagged a step (verified in ``test/test_actuated_sim.py``
+    integrator stage (RK4), not lagged a step (verified in ``test/control/test_actuated_sim.py``
     against an independent integration of the whole ODE).
 
 Ideal actuators stay available: ``ideal_rotors=True`` applies the body wrench of

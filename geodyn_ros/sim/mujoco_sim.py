@@ -11,7 +11,7 @@ the boundary in geodyn_ros conventions (``CONVENTIONS.md``):
   the base-link frame origin, i.e. ``W_b = Ad_C^T W`` for the spatial wrench ``W``;
 * joint arrays ``q``, ``qd``, ``tau`` (n,) in ``model.joint_names`` order (mapped by name).
 
-MuJoCo coordinates used internally (verified in ``test/test_mujoco_sim.py``)
+MuJoCo coordinates used internally (verified in ``test/control/test_mujoco_sim.py``)
 ---------------------------------------------------------------------------
 Free joint ``qpos = (p, quat_wxyz)`` of the base-link frame origin, ``qvel = (pdot, w_b)``
 with ``pdot`` in world axes and ``w_b = R^T w`` in base axes, ``qacc = d/dt qvel``. Hence::

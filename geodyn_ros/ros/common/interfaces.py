@@ -1,0 +1,178 @@
+"""The executables of geodyn_ros and the topics each node uses (ROS-free data: no rclpy import).
+
+One table serves three consumers, so they cannot disagree:
+
+* ``--help`` of every console script (:func:`help_text`, called by ``geodyn_ros_entry`` before
+  anything heavy is imported);
+* the documentation: the node list of ``doc/reference/nodes.md`` and the check that every topic
+  name the docs mention exists (``test/package/test_docs.py``);
+* ``test/ros/nodes/test_interfaces.py``, which starts each node and compares the topics it really
+  subscribes and publishes with this table, mode by mode.
+
+Topic names are relative (they follow the node's namespace) unless they start with ``/``; ``~/``
+is the node's private namespace. ``when`` says under which parameters the topic exists
+(empty: always).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["Topic", "Executable", "NODES", "EXECUTABLES", "help_text", "all_topic_names"]
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    type: str
+    when: str = ""
+
+
+@dataclass(frozen=True)
+class Executable:
+    name: str          #: console script
+    module: str        #: Python module with ``main()`` (and ``PARAMETERS`` for a node)
+    summary: str       #: one line
+    subscribes: tuple = field(default_factory=tuple)
+    publishes: tuple = field(default_factory=tuple)
+    is_node: bool = True
+
+
+_DIAG = Topic("/diagnostics", "diagnostic_msgs/DiagnosticArray")
+_DESC = Topic("robot_description", "std_msgs/String",
+              "robot_description and urdf_path empty (name: parameter robot_description_topic)")
+_ROTOR_MSG = "actuator_msgs/Actuators (std_msgs/Float64MultiArray where actuator_msgs is not installed)"
+
+#: every node executable, in the order of the docs
+NODES = (
+    Executable(
+        "geodyn_node", "geodyn_ros.ros.nodes.geodyn_node",
+        "the feedforward base wrench and joint torques and their time derivatives (inverse dynamics "
+        "of order r, or the flat map in flat mode)",
+        subscribes=(
+            Topic("reference", "std_msgs/Float64MultiArray", "input_mode reference or measured"),
+            Topic("odom", "nav_msgs/Odometry", "input_mode measured"),
+            Topic("joint_states", "sensor_msgs/JointState", "input_mode measured"),
+            Topic("flat_reference", "std_msgs/Float64MultiArray", "input_mode flat"),
+            _DESC),
+        publishes=(
+            Topic("feedforward/wrench", "geometry_msgs/WrenchStamped"),
+            Topic("feedforward/joint_efforts", "sensor_msgs/JointState"),
+            Topic("feedforward/jet", "std_msgs/Float64MultiArray"),
+            Topic("desired/state", "std_msgs/Float64MultiArray", "input_mode flat"),
+            Topic("feedforward/flat_jet", "std_msgs/Float64MultiArray", "input_mode flat"),
+            Topic("feedforward/rotor_speeds", "std_msgs/Float64MultiArray", "input_mode flat with actuation_config"),
+            Topic("~/linearization", "std_msgs/Float64MultiArray", "publish_linearization"),
+            Topic("~/linearization/labels", "std_msgs/String", "publish_linearization"),
+            _DIAG)),
+    Executable(
+        "geodyn_reference", "geodyn_ros.ros.nodes.reference_node",
+        "a reference jet along a built-in trajectory (the paper's Table 3, or the figure eight's flat outputs) "
+        "or a planned waypoint mission",
+        subscribes=(Topic("/clock", "rosgraph_msgs/Clock", "use_sim_time"),
+                    Topic("mission/com_yaw", "trajectory_msgs/MultiDOFJointTrajectory", "trajectory waypoints"),
+                    Topic("mission/joints", "trajectory_msgs/JointTrajectory", "trajectory waypoints")),
+        publishes=(Topic("reference", "std_msgs/Float64MultiArray", "trajectory table3"),
+                   Topic("flat_reference", "std_msgs/Float64MultiArray", "trajectory figure_eight or waypoints"),
+                   Topic("planned_path", "nav_msgs/Path", "trajectory waypoints"),
+                   Topic("/diagnostics", "diagnostic_msgs/DiagnosticArray", "trajectory waypoints"))),
+    Executable(
+        "geodyn_sim", "geodyn_ros.ros.nodes.sim_node",
+        "MuJoCo simulator with ideal actuators (base wrench and joint efforts), speaking like Gazebo + ros_gz_bridge",
+        subscribes=(Topic("cmd/wrench", "geometry_msgs/WrenchStamped"),
+                    Topic("cmd/joint_efforts", "sensor_msgs/JointState"), _DESC),
+        publishes=(Topic("/clock", "rosgraph_msgs/Clock"), Topic("odom", "nav_msgs/Odometry"),
+                   Topic("joint_states", "sensor_msgs/JointState"), _DIAG)),
+    Executable(
+        "geodyn_actuated_sim", "geodyn_ros.ros.nodes.actuated_sim_node",
+        "MuJoCo simulator with rotors (gz-sim's motor model) and series-elastic arm joints",
+        subscribes=(Topic("cmd/rotor_speeds", _ROTOR_MSG), Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
+                    Topic("cmd/wrench", "geometry_msgs/WrenchStamped", "inherited from geodyn_sim (ideal inputs)"),
+                    Topic("cmd/joint_efforts", "sensor_msgs/JointState", "inherited from geodyn_sim (ideal inputs)"), _DESC),
+        publishes=(Topic("/clock", "rosgraph_msgs/Clock"), Topic("odom", "nav_msgs/Odometry"),
+                   Topic("joint_states", "sensor_msgs/JointState"), Topic("motor_states", "sensor_msgs/JointState"),
+                   _DIAG)),
+    Executable(
+        "geodyn_controller", "geodyn_ros.ros.nodes.controller_node",
+        "geometric tracking controller for ideal actuators (base wrench and joint efforts), with the feedforward",
+        subscribes=(Topic("odom", "nav_msgs/Odometry"), Topic("joint_states", "sensor_msgs/JointState"),
+                    Topic("reference", "std_msgs/Float64MultiArray"),
+                    Topic("feedforward/wrench", "geometry_msgs/WrenchStamped"),
+                    Topic("feedforward/joint_efforts", "sensor_msgs/JointState"), _DESC),
+        publishes=(Topic("cmd/wrench", "geometry_msgs/WrenchStamped"),
+                   Topic("cmd/joint_efforts", "sensor_msgs/JointState"),
+                   Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _DIAG)),
+    Executable(
+        "geodyn_actuated_controller", "geodyn_ros.ros.nodes.actuated_controller_node",
+        "controller of the fully actuated multirotor manipulator (rotor speeds, motor torques of the elastic joints)",
+        subscribes=(Topic("odom", "nav_msgs/Odometry"), Topic("joint_states", "sensor_msgs/JointState"),
+                    Topic("reference", "std_msgs/Float64MultiArray"),
+                    Topic("motor_states", "sensor_msgs/JointState", "elastic joints in actuation_config"),
+                    Topic("feedforward/jet", "std_msgs/Float64MultiArray"), _DESC),
+        publishes=(Topic("cmd/rotor_speeds", _ROTOR_MSG), Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
+                   Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _DIAG)),
+    Executable(
+        "geodyn_flat_controller", "geodyn_ros.ros.nodes.flat_controller_node",
+        "flatness-based controller of the under-actuated (collinear) multirotor manipulator, geometric or LQR feedback",
+        subscribes=(Topic("odom", "nav_msgs/Odometry"), Topic("joint_states", "sensor_msgs/JointState"),
+                    Topic("motor_states", "sensor_msgs/JointState", "elastic joints in actuation_config"),
+                    Topic("flat_reference", "std_msgs/Float64MultiArray"),
+                    Topic("desired/state", "std_msgs/Float64MultiArray"),
+                    Topic("feedforward/flat_jet", "std_msgs/Float64MultiArray"),
+                    Topic("geodyn_node/linearization", "std_msgs/Float64MultiArray",
+                          "feedback lqr (name: parameter linearization_topic)"),
+                    Topic("geodyn_node/linearization/labels", "std_msgs/String", "feedback lqr"), _DESC),
+        publishes=(Topic("cmd/rotor_speeds", _ROTOR_MSG), Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
+                   Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _DIAG)),
+)
+
+#: every console script: the nodes, then the whole-loop runner and the kernel warm-up
+EXECUTABLES = NODES + (
+    Executable("geodyn_closed_loop", "geodyn_ros.ros.loops.closed_loop",
+               "a whole closed loop (simulator, reference, geodyn_node, controller) in one process", is_node=False),
+    Executable("geodyn_warmup", "geodyn_ros.warmup",
+               "compile the numba kernels ahead of time (make venv runs it)", is_node=False),
+    Executable("geodyn_vehicle", "geodyn_ros.loops.vehicle_report",
+               "the report of a vehicle (URDF + vehicle file): mass, allocation, hover, gains, discrete "
+               "stability", is_node=False),
+    Executable("geodyn_fly", "geodyn_ros.loops.fly",
+               "fly a vehicle (URDF + vehicle file) in MuJoCo: its report, then every feedforward level and "
+               "the error table", is_node=False),
+)
+
+
+def by_name(name: str) -> Executable:
+    for e in EXECUTABLES:
+        if e.name == name:
+            return e
+    raise ValueError(f"executable: unknown '{name}' (known: {', '.join(e.name for e in EXECUTABLES)})")
+
+
+def all_topic_names() -> set[str]:
+    """Every topic name of every node, as written in the table (``<joint>`` placeholders kept)."""
+    return {t.name for e in NODES for t in e.subscribes + e.publishes}
+
+
+def help_text(name: str, parameters: dict | None = None) -> str:
+    """The ``--help`` text of a node executable: what it does, how to run it, its topics and its
+    parameters (``parameters``: the module's ``PARAMETERS``, ``{name: (default, description)}``)."""
+    e = by_name(name)
+    lines = [f"{e.name}: {e.summary}.", "",
+             f"usage: {e.name} [--namespace NS] [--ros-args -p name:=value ... -r from:=to ...]", ""]
+
+    def topics(title, ts):
+        lines.append(title)
+        width = max(len(t.name) for t in ts)
+        for t in ts:
+            lines.append(f"  {t.name:<{width}}  {t.type}" + (f"  [{t.when}]" if t.when else ""))
+        lines.append("")
+    if e.subscribes:
+        topics("subscribes:", e.subscribes)
+    if e.publishes:
+        topics("publishes:", e.publishes)
+    if parameters:
+        lines.append("parameters (--ros-args -p name:=value; reference: doc/reference/parameters.md):")
+        for pname, (default, desc) in parameters.items():
+            lines.append(f"  {pname} (default {default!r}): {desc}")
+        lines.append("")
+    lines.append("Topics, layouts and diagnostics: doc/reference/nodes.md.")
+    return "\n".join(lines)

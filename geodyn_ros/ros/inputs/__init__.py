@@ -1,0 +1,7 @@
+"""Input handling of the geodyn_ros nodes (imports ``common`` and ``wire``).
+
+``input_sync``        ``geodyn_node``'s stamp-matched input sets (approximate-time pairs, the sampled reference).
+``plausibility``      the magnitude limits every input is checked against.
+``tracking_inputs``   the controllers' state and feedforward inputs (stamp pairing, start-up window).
+``actuator_inputs``   what the two actuated controllers share (motor states, command output, saturation).
+"""

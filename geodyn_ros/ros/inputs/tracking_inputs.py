@@ -1,0 +1,149 @@
+"""Inputs and live gains shared by the two controller nodes.
+
+``geodyn_controller`` (ideal actuators) and ``geodyn_actuated_controller`` (rotors, elastic
+joints) read the same measured state and reference and tune the same gains at run time; this
+mixin holds that part once.
+
+Inputs (the node subscribes them with :meth:`TrackingInputs._subscribe_tracking_inputs`)
+
+* ``odom`` (``nav_msgs/Odometry``, REP 105) -> ``_C`` (4, 4) base pose in the world,
+  ``_V`` (6,) spatial twist ``(w, v)`` (world axes, about the world origin), ``_Vb`` (6,) body
+  twist (base axes);
+* ``joint_states`` (``sensor_msgs/JointState``, by name) -> ``_q``, ``_qd`` (n,) in
+  ``model.joint_names`` order;
+* ``reference`` (reference jet) -> ``_Cd`` (4, 4), ``_Vd`` (2, 6) spatial twist rows 0..1,
+  ``_Qd`` (3, n) joint rows ``q_d^(0..2)``.
+
+Each accepted message stores its stamp in ``_stamps[key]`` and calls the node's
+``_try_command()``; a refused one (:class:`~geodyn_ros.ros.wire.conversions.InputError`) clears the
+stamp and is reported on ``/diagnostics``. Before the node has a model (robot_description from
+the topic) inputs are reported as not used. A state message (``_STATE_KEYS``) stamped like the
+last command is a lock-step simulator republishing a state it still waits on (its
+``command_timeout`` ran out: the command was lost or only late, e.g. on a loaded machine): the
+node answers it again with :meth:`TrackingInputs._answer_again`, which re-sends the command
+already computed for that stamp (``_last_cmd``: ``(stamp, omega, u)`` of the command publisher,
+set by the nodes that keep it) unchanged. Computing it anew would advance the control law's
+state (the LQR's rotor-speed estimate) a second time for one step, and the loop would then
+depend on the wall clock. Nodes without ``_last_cmd`` recompute (their law has no state).
+
+Live gains: :meth:`TrackingInputs._on_set_parameters` validates ``kp_* / kd_*`` (finite,
+>= 0, :class:`~geodyn_ros.control.feedback.TrackingGains`) and ``use_feedforward`` (bool); a bad
+value is refused with the reason and the old values kept. The node applies accepted values in
+``_apply_live(gains, use_feedforward)``, which may still refuse by returning a reason.
+"""
+from __future__ import annotations
+
+import numpy as np
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from geodyn_ros.control.feedback import TrackingGains
+
+from ..wire.conversions import InputError, JointNameMatcher, parse_odometry, stamp_to_ns
+from ..common.diagnostics import guard
+from ..wire.jets import ReferenceDecoder
+
+__all__ = ["GAINS", "TrackingInputs"]
+
+#: the feedback gains (parameter names = TrackingGains fields), dynamic in both controllers
+GAINS = ("kp_position", "kd_position", "kp_rotation", "kd_rotation", "kp_joint", "kd_joint")
+
+
+class TrackingInputs:
+    """Mixin of the controller nodes (module docstring). The node provides ``model``, ``base_frame`` (frame_prefix + base link),
+    ``model_source``, ``diag``, ``gains``, ``use_ff``, ``_stamps`` and ``_try_command()``."""
+
+    #: keys whose new stamp re-arms a command already given for that stamp
+    _STATE_KEYS = ("odom", "joint_states")
+
+    def _subscribe_tracking_inputs(self, qos) -> None:
+        self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos)
+        self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"),
+                                 qos)
+        self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"),
+                                 qos)
+
+    def _setup_tracking_inputs(self, model) -> None:
+        """Joint matcher, reference decoder and input buffers for ``model``'s joints."""
+        n, names = model.n_joints, model.joint_names
+        self._matcher = JointNameMatcher(names)
+        self._ref_decoder = ReferenceDecoder(names, 0)
+        self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)
+        self._q, self._qd = np.zeros(n), np.zeros(n)
+        self._Cd, self._Vd, self._Qd = np.eye(4), np.zeros((2, 6)), np.zeros((3, n))
+
+    # ------------------------------------------------------------------ inputs
+    def _take(self, key: str, parse) -> None:
+        self.model_source.poll()   # a loaded robot_description takes effect between commands
+        if self.model is None:
+            self.model_source.refuse_input(key)
+            return
+        try:
+            stamp = parse()
+            if key in self._STATE_KEYS and stamp == self._last_cmd_stamp:
+                self._stamps[key] = stamp
+                self._answer_again(stamp)   # the simulator republished a state it waits on
+                return
+            self._stamps[key] = stamp
+        except InputError as exc:
+            self._stamps[key] = None
+            self.diag.problem(key, str(exc))
+            return
+        self._try_command()
+
+    def _answer_again(self, stamp: int) -> None:
+        """Answer a republished state stamped ``stamp`` (module docstring): the same command again."""
+        last = getattr(self, "_last_cmd", None)
+        if last is not None and last[0] == stamp:
+            self.commands.publish(*last)
+            return
+        self._last_cmd_stamp = None
+        self._try_command()
+
+    def _on_odom(self, msg) -> None:
+        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.base_frame, self._Vb),
+                                    stamp_to_ns(msg.header.stamp))[1])
+
+    def _on_joint_states(self, msg) -> None:
+        def parse():
+            self._matcher.gather(msg.name, msg.position, self._q, "joint_states.position")
+            self._matcher.gather(msg.name, msg.velocity, self._qd, "joint_states.velocity")
+            return stamp_to_ns(msg.header.stamp)
+        self._take("joint_states", parse)
+
+    def _on_reference(self, msg) -> None:
+        self._take("reference", lambda: self._ref_decoder.decode(msg, self._Cd, self._Vd, self._Qd))
+
+    # ------------------------------------------------------------------ live tuning
+    def _on_set_parameters(self, params):
+        """``ros2 param set``: the gains (finite, >= 0) and ``use_feedforward`` (bool) change at
+        run time, taking effect at the next command; a bad value is refused with the reason and
+        the old one kept. Other parameters are read-only (rclpy refuses them before this)."""
+        from rcl_interfaces.msg import SetParametersResult
+        gains = {k: getattr(self.gains, k) for k in GAINS}
+        use_ff = self.use_ff
+        for prm in params:
+            if prm.name in GAINS:
+                v = prm.value
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    return SetParametersResult(successful=False, reason=f"{prm.name}: expected a number, got {v!r}")
+                gains[prm.name] = float(v)
+            elif prm.name == "use_feedforward":
+                if not isinstance(prm.value, bool):
+                    return SetParametersResult(successful=False,
+                                               reason=f"use_feedforward: expected true or false, got {prm.value!r}")
+                use_ff = prm.value
+        try:
+            new = TrackingGains(**gains)
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        reason = self._apply_live(new, use_ff)
+        if reason:
+            return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
+
+    def _apply_live(self, gains: TrackingGains, use_ff: bool):
+        """Apply accepted live values; return a reason string to refuse them instead."""
+        self.gains, self.use_ff = gains, use_ff
+        return None

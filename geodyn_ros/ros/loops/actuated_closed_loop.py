@@ -1,0 +1,256 @@
+"""The actuated aerial manipulator over ROS 2: ``geodyn_closed_loop --actuated``.
+
+Starts, in one process on an ``EventsExecutor`` (every message through rclpy/DDS), the nodes of
+``launch/actuated_sim.launch.py``: ``geodyn_actuated_sim`` (MuJoCo with the rotors' motor lag
+and the series-elastic joints, lock-step, publishes ``/clock``), ``geodyn_reference`` (Table 3),
+``geodyn_node`` (order 2, ``output_representation: body``, rotor joints locked) and
+``geodyn_actuated_controller`` (one row: ``pd``, ``ff0``, ``ff1`` or ``ff2``), plus a recorder;
+runs Table 3 headless from its start (``t = 0``, actuators on the reference: rotors at
+``omega_d(0)``, motors at ``theta_d(0)``, ``theta_d'(0)``) and prints the rows like the
+in-process table of :mod:`geodyn_ros.examples.actuated_loop` (its ``--preroll 0`` runs).
+``--compare`` also runs the in-process loop and prints how far the two trajectories are apart.
+Example::
+
+    geodyn_closed_loop --actuated --duration 10 --rows pd,ff0,ff1,ff2 --compare
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+__all__ = ["actuated_start_parameters", "run_ros_actuated_loop", "compare_logs", "ROWS", "main"]
+
+#: rows this loop runs (the in-process table's actuated rows)
+ROWS = ("pd", "ff0", "ff1", "ff2")
+_LEVEL = {"pd": None, "ff0": 0, "ff1": 1, "ff2": 2}
+
+
+def actuated_start_parameters(config=None, source=None) -> dict:
+    """``geodyn_actuated_sim`` parameters that start it on the Table 3 reference at ``t = 0``:
+    the values of :func:`~geodyn_ros.ros.loops.closed_loop.table3_start_parameters` (base pose, REP 105
+    twist, joints) plus ``initial_rotor_speeds`` =
+    ``omega_d(0)`` (:meth:`ActuatedController.rotor_reference` of the body wrench jet) and
+    ``initial_motor_positions`` / ``velocities`` = ``theta_d(0)``, ``theta_d'(0)``
+    (:meth:`ActuatedController.motor_reference`), as the in-process loop starts.
+
+    config : ActuationConfig (default ``config/tilthex.yaml``); source : robot with rotor links
+    (default ``urdf/tilthex_manipulator.urdf.xacro``).
+    """
+    import geodyn_ros as gd
+    from geodyn_ros.control.actuated import ActuatedController
+    from geodyn_ros.control.rotors import Allocation, load_actuation_config
+    from geodyn_ros.loops.actuated import tilthex_source
+    from geodyn_ros.lie import Ad_inv, matrix_to_quat
+    from geodyn_ros.trajectories import table3_reference
+
+    cfg = load_actuation_config() if config is None else config
+    src = tilthex_source() if source is None else source
+    model = cfg.load_model(src)
+    al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
+    ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names)
+    ref = table3_reference(0.0, 2)
+    res = gd.inverse_dynamics(model, ref.base_pose, ref.base_twist, ref.q, 2)
+    Wb = gd.convert_wrench(ref.base_pose, res.base_wrench, ref.base_twist, "spatial", "body")
+    om0, _ = ctrl.rotor_reference(Wb)
+    th0, thd0 = ctrl.motor_reference(ref.q, res.tau)
+    C = ref.base_pose
+    Vb = Ad_inv(C) @ ref.base_twist[0]
+    floats = lambda a: [float(v) for v in a]  # noqa: E731
+    return {"initial_base_pose": floats(np.r_[C[:3, 3], matrix_to_quat(C[:3, :3], "xyzw")]),
+            "initial_base_twist": floats(np.r_[Vb[3:], Vb[:3]]),   # REP 105: linear first, base axes
+            "initial_joint_positions": floats(ref.q[0]),
+            "initial_joint_velocities": floats(ref.q[1]),
+            "initial_rotor_speeds": [float(v) for v in om0],
+            "initial_motor_positions": [float(v) for v in th0],
+            "initial_motor_velocities": [float(v) for v in thd0]}
+
+
+def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep: float = 1e-3,
+                          urdf_path: str | None = None, actuation_config: str | None = None, gains=None,
+                          wall_timeout: float | None = None, progress=None, namespace: str = "",
+                          frame_prefix: str = "", info: dict | None = None, command_timeout: float = 0.2):
+    """Run actuated sim + reference + geodyn_node + actuated controller over ROS.
+
+    Parameters
+    ----------
+    row : ``"pd"``, ``"ff0"``, ``"ff1"`` or ``"ff2"``
+        The controller's level (``use_feedforward`` false, ``feedforward_order`` 0, 1, 2).
+    duration : float
+        Simulated time [s] from ``t = 0`` (no pre-roll).
+    timestep : float
+        Simulator step = control period [s].
+    urdf_path : str, optional
+        Robot with rotor links (default ``urdf/tilthex_manipulator.urdf.xacro``).
+    actuation_config : str, optional
+        Actuation YAML of the simulator and the controller (default ``config/tilthex.yaml``).
+    gains : geodyn_ros.control.TrackingGains, optional
+    wall_timeout : float, optional
+        ``RuntimeError`` after this many wall seconds (default ``60 + 20 x duration``).
+    command_timeout : float
+        The lock-step simulator's ``command_timeout`` [wall s], as in
+        :func:`~geodyn_ros.ros.loops.closed_loop.run_ros_closed_loop` (the result does not depend on it).
+    progress : callable(t_sim), optional
+        Called about once per simulated second.
+    namespace : str
+        Namespace of the five nodes (and the recorder), e.g. ``robot1``; ``""`` = the root. A
+        namespace ROS refuses raises :class:`~geodyn_ros.ros.common.params.ConfigurationError`.
+    frame_prefix : str
+        ``frame_prefix`` parameter of the simulator, ``geodyn_node`` and the controller.
+    info : dict, optional
+        Filled with ``sim`` (the :class:`~geodyn_ros.ros.nodes.actuated_sim_node.ActuatedSimNode`,
+        destroyed on return: read its plain attributes only), ``diagnostics`` (every
+        ``DiagnosticStatus`` received) and ``motor_states`` (stamp -> (theta, theta', effort)).
+
+    Returns
+    -------
+    geodyn_ros.loops.actuated.RowResult
+        The simulator's published states at every step against the exact Table 3 reference at
+        the same stamps; peaks of the *published* (clipped) commands; the controller's clip counts.
+    """
+    from geodyn_ros.control.feedback import TrackingGains
+    from geodyn_ros.control.rotors import load_actuation_config
+    from geodyn_ros.loops.actuated import RowResult, tilthex_source
+
+    from ..nodes.actuated_controller_node import ActuatedControllerNode
+    from ..nodes.actuated_sim_node import ActuatedSimNode
+    from .loop_session import LockstepSession
+    from ..nodes.geodyn_node import GeodynNode
+    from ..nodes.reference_node import ReferenceNode
+    from ..inputs.tracking_inputs import GAINS
+
+    if row not in ROWS:
+        raise ValueError(f"row: expected one of {ROWS}, got {row!r}")
+    level = _LEVEL[row]
+    urdf = str(urdf_path or tilthex_source())
+    cfg_path = str(actuation_config or "")
+    cfg = load_actuation_config(cfg_path or None)
+    gains = TrackingGains() if gains is None else gains
+    with LockstepSession(namespace) as run:
+        sim_t, fp = {"use_sim_time": True}, {"frame_prefix": frame_prefix}
+        start = actuated_start_parameters(cfg, urdf)
+        sim = run.add(ActuatedSimNode, {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep,
+                                        "lockstep": True, "command_timeout": float(command_timeout), **fp, **start})
+        run.add(ReferenceNode, {**sim_t, "order": 2})
+        run.add(GeodynNode, {**sim_t, **fp, "urdf_path": urdf, "order": 2, "input_mode": "reference",
+                             "output_representation": "body", "locked_joints": ",".join(cfg.locked_joints(urdf))})
+        ctrl_node = run.add(ActuatedControllerNode, {
+            **sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2,
+            "feedforward_order": 2 if level is None else level, "use_feedforward": level is not None,
+            **{k: float(getattr(gains, k)) for k in GAINS}})
+        rec = run.record(sim.model.joint_names, motor_states=True, commands=True, diagnostics=True)
+        end_steps, last, wall = run.spin(sim, duration, timestep, wall_timeout=wall_timeout, progress=progress,
+                                         what="actuated loop")
+        if info is not None:
+            info.update(sim=sim, diagnostics=rec.diagnostics, motor_states=rec.motors)
+        c = ctrl_node.ctrl
+        return RowResult(row, rec.table3_log(last), rec.peaks["omega"], rec.peaks["u"], c.rotor_saturations,
+                         c.motor_saturations, wall, simulated_s=end_steps * timestep)
+
+
+def _moving_joints(source) -> tuple:
+    import geodyn_ros as gd
+    return gd.load_urdf(source).joint_names
+
+
+def compare_logs(a, b) -> dict:
+    """How far two runs' trajectories are apart at their common stamps (1e-9 s grid): max base
+    position difference [m], max attitude difference [deg], max joint difference [deg], and the
+    number of common samples."""
+    from geodyn_ros.lie import log_so3
+    ka = {int(round(t * 1e9)): i for i, t in enumerate(a.t)}
+    pairs = [(ka[k], j) for j, k in enumerate(int(round(t * 1e9)) for t in b.t) if k in ka]
+    if not pairs:
+        raise ValueError("the two logs have no common stamp")
+    ia, ib = (np.array(v) for v in zip(*pairs))
+    dR = [np.linalg.norm(log_so3(Ra.T @ Rb)) for Ra, Rb in zip(a.R[ia], b.R[ib])]
+    return {"samples": len(ia),
+            "max_position_diff_m": float(np.linalg.norm(a.p[ia] - b.p[ib], axis=1).max()),
+            "max_attitude_diff_deg": float(np.degrees(max(dR))),
+            "max_joint_diff_deg": float(np.degrees(np.abs(a.q[ia] - b.q[ib]).max(initial=0.0)))}   # 0: no joint
+
+
+def print_comparison(cmp: dict, position: str) -> None:
+    """Print the table of :func:`compare_logs` results ``cmp`` (row -> dict), one line a row;
+    ``position``: the heading of the position column (e.g. ``"base pos [m]"``)."""
+    print("\nROS loop vs in-process loop, largest difference of the trajectories at the same stamps")
+    print(f"{'row':6s} {'samples':>8s} {position:>13s} {'attitude [deg]':>15s} {'joints [deg]':>13s}")
+    for r, d in cmp.items():
+        print(f"{r:6s} {d['samples']:8d} {d['max_position_diff_m']:13.3e} {d['max_attitude_diff_deg']:15.3e} "
+              f"{d['max_joint_diff_deg']:13.3e}")
+
+
+def parse_rows(ap, text: str, choices, *, allow_none: bool = False) -> list:
+    """The rows of the comma-separated option ``--rows`` ``text``; ``ap.error`` (exit status 2)
+    for a row not in ``choices`` or, unless ``allow_none``, for no row at all."""
+    rows = [r.strip() for r in text.split(",") if r.strip()]
+    bad = [r for r in rows if r not in choices]
+    if bad or not (rows or allow_none):
+        ap.error(f"--rows: unknown rows {bad}; choose from {choices}")
+    return rows
+
+
+def write_json(path: str, obj) -> None:
+    """Write ``obj`` as indented JSON to ``path`` (making its folder) and print ``json: path``."""
+    from pathlib import Path
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(obj, indent=1) + "\n")
+    print(f"json: {path}")
+
+
+def main(argv=None) -> int:
+    """``geodyn_closed_loop --actuated``: run the rows, print the table (and the comparison)."""
+    ap = argparse.ArgumentParser(prog="geodyn_closed_loop --actuated", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--duration", type=float, default=10.0, help="simulated seconds from t = 0 (default 10)")
+    ap.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated subset of {','.join(ROWS)}")
+    ap.add_argument("--timestep", type=float, default=1e-3, help="sim/control period [s] (default 1e-3)")
+    ap.add_argument("--config", default=None, help="actuation YAML (default config/tilthex.yaml)")
+    ap.add_argument("--compare", action="store_true",
+                    help="also run the in-process loop (examples.actuated_loop, --preroll 0) and print the "
+                         "difference of the trajectories")
+    ap.add_argument("--json-out", default=None, help="write the rows' metrics (and comparisons) to this JSON file")
+    from .loop_session import add_ros_options, check_ros_options, isolate_unless
+    add_ros_options(ap)
+    args = ap.parse_args(argv)
+    check_ros_options(ap, args)
+    rows = parse_rows(ap, args.rows, ROWS, allow_none=True)
+    if not (args.duration > 0 and args.timestep > 0):
+        ap.error("--duration and --timestep must be > 0")
+    isolate_unless(args.no_isolate)
+    from geodyn_ros.control.feedback import TrackingGains
+    from geodyn_ros.control.rotors import load_actuation_config
+    from geodyn_ros.loops.actuated import format_table as _table, simulate_actuated
+
+    cfg = load_actuation_config(args.config)
+    results, inproc, cmp = {}, {}, {}
+    for r in rows:
+        t0 = time.monotonic()
+        print(f"running {r} over ROS: {args.duration:g} s simulated ...", flush=True)
+        results[r] = run_ros_actuated_loop(r, args.duration, timestep=args.timestep, actuation_config=args.config,
+                                           namespace=args.namespace, frame_prefix=args.frame_prefix)
+        print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(results[r].log.t)} samples)", flush=True)
+        if args.compare:
+            inproc[r] = simulate_actuated(r, args.duration, timestep=args.timestep, config=cfg, preroll=0.0)
+            cmp[r] = compare_logs(results[r].log, inproc[r].log)
+    print(f"\nTable 3 x1, {args.duration:g} s from t = 0 (no pre-roll), {1 / args.timestep:g} Hz lock-step, "
+          f"MuJoCo RK4 with rotor lag and elastic joints, over ROS 2 (rclpy EventsExecutor), gains {TrackingGains()}")
+    print(_table(results, cfg))
+    if args.compare:
+        print(f"\nthe same rows in-process (geodyn_ros.examples.actuated_loop --preroll 0 --duration {args.duration:g})")
+        print(_table(inproc, cfg))
+        print_comparison(cmp, "base pos [m]")
+    if args.json_out:
+        obj = {r: {"ros": res.metrics(cfg.rotors.max_rot_velocity, cfg.elastic.max_motor_torque),
+                   **({"in_process": inproc[r].metrics(cfg.rotors.max_rot_velocity, cfg.elastic.max_motor_torque),
+                       "difference": cmp[r]} if r in cmp else {})}
+               for r, res in results.items()}
+        write_json(args.json_out, obj)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

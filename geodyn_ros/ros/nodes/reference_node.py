@@ -1,0 +1,361 @@
+"""``geodyn_reference``: publishes a reference trajectory with exact derivatives.
+
+``trajectory: table3`` (default; a fully actuated base): topic ``reference`` (reference-jet
+``std_msgs/Float64MultiArray``, layout in :mod:`geodyn_ros.ros.wire.jets`): base pose, spatial twist
+jet ``V^(0..order+2)`` and joint jets ``q^(0..order+2)`` of
+:func:`geodyn_ros.trajectories.table3_reference` at trajectory time ``t - start_time`` (clamped at
+0 before the start), stamped with ``t``.
+
+``trajectory: figure_eight`` (an under-actuated, collinear multirotor): topic ``flat_reference``
+(flat-reference jet, :mod:`geodyn_ros.ros.wire.jets`): the flat outputs of
+:func:`geodyn_ros.trajectories.figure_eight_reference` -- system CoM, Z-Y-X base yaw and joints --
+with rows ``0..order+4`` (what ``geodyn_node`` in ``input_mode: flat`` of order ``order`` reads), at
+trajectory time ``speed (t - start_time)`` (not clamped: the formulas hold before the start too).
+
+``trajectory: waypoints`` (an under-actuated, collinear multirotor): topic ``flat_reference``, the
+same layout and rows as ``figure_eight``, along a planned mission
+(:func:`geodyn_ros.planning.plan_mission`: minimum-snap CoM, minimum-jerk yaw and joints, ``C^6`` /
+``C^4`` at ``order`` 2), and ``planned_path`` (``nav_msgs/Path``, frame ``world_frame``, reliable and
+transient local: the planned CoM from the switch to the end, for RViz). Missions come from
+
+* the file ``mission`` (YAML, schema in :mod:`geodyn_ros.planning.mission`), planned at start-up
+  from its first waypoint at rest, starting at ``start_time`` or at the node's start if later;
+* the topic pair ``mission/com_yaw`` (``trajectory_msgs/MultiDOFJointTrajectory``: CoM and yaw)
+  and ``mission/joints`` (``trajectory_msgs/JointTrajectory``: the arm), decoded by
+  :func:`geodyn_ros.ros.nodes.mission.mission_from_messages`. **Pairing:** two messages with the same
+  non-zero ``header.stamp`` are one mission; a message with stamp 0, or one whose partner has not
+  come when the node's clock reaches its stamp, is a mission alone (the other outputs hold their
+  current values). **Start:** a mission starts at its stamp (0: at once), or at once if that is
+  past; its ``time_from_start`` count from there.
+
+**Replanning.** A mission that arrives while a plan flies replans from the current reference
+state at its start time ``t_s`` (:meth:`geodyn_ros.planning.mission.Mission.plan`): the first
+waypoint is replaced by the running jets at ``t_s``, and the derivatives ``1..k-1`` of the new plan
+start at theirs, so the published jets are continuous at the switch up to derivative ``k-1`` (CoM
+to jerk, yaw and joints to acceleration; the higher rows jump, as at any plan's start).
+
+**Feasibility.** With ``actuation_config`` and a robot (``urdf_path`` or ``robot_description``)
+every mission is checked on the whole body (:func:`geodyn_ros.planning.check_feasibility`: rotor
+speeds, rotor lag, elastic motor torques). A worst margin below ``min_margin`` refuses it: one log
+line, a WARN on ``/diagnostics`` with the margin, where and which limit, and the last feasible plan
+keeps flying (the file's mission at start-up: the node does not start); with ``slow_down`` it is
+slowed down instead to the fastest uniform timing that keeps ``min_margin``
+(:func:`geodyn_ros.planning.mission.slow_down`, re-planned from the same start state, so the
+switch stays continuous). An accepted mission is
+reported as an OK status with its margin. The last of these events is repeated every
+``diagnostics_period`` (wall clock), so a late ``/diagnostics`` listener sees it. Without
+``actuation_config`` nothing is checked.
+
+With ``use_sim_time`` the node publishes one sample for every new simulated time it receives on
+``/clock`` (so a lock-step simulator gets a reference for each of its steps); otherwise it
+publishes at ``rate_hz`` on the wall clock. In ``waypoints`` mode nothing is published before the
+first mission starts.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus
+from nav_msgs.msg import Path
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock as ClockMsg
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
+
+from geodyn_ros.trajectories import TABLE3_JOINT_NAMES, figure_eight_reference, table3_reference
+
+from ..wire.conversions import stamp_to_ns
+from ..common.diagnostics import DiagnosticsReporter, guard, guard_time_source
+from ..wire.jets import make_flat_reference_msg, make_reference_msg
+from .mission import path_msg
+from ..common.params import ConfigurationError, declare_parameters, model_source
+from ..common.runtime import control_qos, run_nodes
+
+__all__ = ["PARAMETERS", "ReferenceNode", "main"]
+
+TRAJECTORIES = ("table3", "figure_eight", "waypoints", "vehicle")
+#: missions held while waiting for their partner message (older ones are dropped)
+MAX_PENDING = 8
+
+PARAMETERS = {
+    "trajectory": ("table3", "Trajectory to publish: 'table3' (paper Sec. 7, Table 3; topic reference), "
+                   "'figure_eight' (flat outputs of the under-actuated vehicle: CoM figure eight, yaw sweep, "
+                   "swinging arms; topic flat_reference) or 'waypoints' (planned missions from the file "
+                   "'mission' and the topics mission/com_yaw, mission/joints; topics flat_reference, "
+                   "planned_path) or 'vehicle' (a user's vehicle: vehicle_reference for the robot and the "
+                   "actuation_config vehicle file; topic flat_reference at allocation rank 4, reference at rank 6)."),
+    "vehicle_reference": ("figure8", "vehicle: 'figure8', 'hover' or a mission YAML file, scaled to the vehicle "
+                          "(geodyn_ros.loops.fly_references, the references of geodyn_fly)."),
+    "order": (2, "Dynamics order r of the consumers: table3 publishes V^(0..r+2), q^(0..r+2); figure_eight "
+              "rows 0..r+4 of the CoM, yaw and joints."),
+    "speed": (1.0, "figure_eight: time scaling of the reference (2 = twice as fast); table3 ignores it."),
+    "rate_hz": (1000.0, "Publication rate on the wall clock (ignored with use_sim_time)."),
+    "start_time": (0.0, "Node-clock time [s] at which the trajectory time is 0."),
+    "world_frame": ("world", "Frame of the published base pose."),
+    "qos_depth": (2, "Keep-last depth of the reference topic."),
+    "mission": ("", "waypoints: mission YAML file (schema: geodyn_ros.planning.mission) flown from start_time; "
+                "empty: missions from the topics only."),
+    "urdf_path": ("", "waypoints: robot (.urdf/.xacro) of the feasibility check, with actuation_config."),
+    "robot_description": ("", "waypoints: robot URDF XML of the feasibility check (instead of urdf_path)."),
+    "actuation_config": ("", "waypoints: actuation YAML (rotors, elastic joints) of the feasibility check; "
+                         "empty: missions are not checked."),
+    "min_margin": (0.0, "waypoints: a mission whose whole-body worst margin is below this (dimensionless, a "
+                   "fraction of each limit's range) is refused."),
+    "slow_down": (False, "waypoints: a mission below min_margin is slowed down uniformly to the fastest timing "
+                  "that keeps it (re-planned from the same start state) instead of refused."),
+    "path_dt": (0.05, "waypoints: time step [s] between the poses of planned_path."),
+    "diagnostics_period": (1.0, "waypoints: wall-clock period [s] of the /diagnostics status (the last mission "
+                           "event: waiting, accepted or refused, with the worst margin)."),
+}
+
+
+class ReferenceNode(Node):
+    """Reference generator: Table 3, the flat figure eight or planned missions (see the module docstring)."""
+
+    def __init__(self, node_name: str = "geodyn_reference", **kwargs):
+        super().__init__(node_name, **kwargs)
+        p = declare_parameters(self, PARAMETERS)
+        if p["trajectory"] not in TRAJECTORIES:
+            raise ConfigurationError(f"parameter 'trajectory': must be one of {TRAJECTORIES}, got "
+                                     f"'{p['trajectory']}'")
+        if not (p["speed"] > 0 and p["speed"] < float("inf")):
+            raise ConfigurationError(f"parameter 'speed': must be a finite number > 0, got {p['speed']}")
+        self.flat = p["trajectory"] in ("figure_eight", "waypoints")
+        self.waypoints = p["trajectory"] == "waypoints"
+        self._vehicle_ref = None
+        if p["trajectory"] == "vehicle":   # geodyn_fly's reference for this vehicle (rank 4: flat outputs)
+            from geodyn_ros.loops.fly import prepare
+            src = model_source(p)
+            if src is None or not p["actuation_config"]:
+                raise ConfigurationError("parameter 'trajectory': 'vehicle' needs actuation_config (the vehicle file) "
+                                         "and urdf_path or robot_description")
+            try:
+                prep = prepare(src[0], p["actuation_config"], reference=p["vehicle_reference"])
+                self._vehicle_ref, rank = prep["reference"], prep["rank"]
+                self.joint_names = tuple(prep["model"].joint_names)
+            except ValueError as exc:
+                raise ConfigurationError(f"parameter 'vehicle_reference': {str(exc).splitlines()[0]}") from None
+            self.flat = rank == 4
+        self.speed = float(p["speed"])
+        if p["order"] < 0:
+            raise ConfigurationError(f"parameter 'order': must be >= 0, got {p['order']}")
+        if not p["rate_hz"] > 0:
+            raise ConfigurationError(f"parameter 'rate_hz': must be > 0, got {p['rate_hz']}")
+        self.order = p["order"]
+        self.start_ns = int(round(p["start_time"] * 1e9))
+        self._msg = Float64MultiArray()
+        self.pub = self.create_publisher(Float64MultiArray, "flat_reference" if self.flat else "reference",
+                                         control_qos(p["qos_depth"]))
+        if self.waypoints:
+            self._setup_waypoints(p)
+        if self.get_parameter("use_sim_time").value:
+            self.create_subscription(ClockMsg, "/clock", guard(self, self._on_clock, "/clock"), control_qos(10))
+        else:
+            self.create_timer(1.0 / p["rate_hz"], guard(self, self._on_timer, "publish timer"))
+        guard_time_source(self)
+
+    # ------------------------------------------------------------------ waypoints mode
+    def _setup_waypoints(self, p) -> None:
+        from .mission import vehicle_from
+        if not (math.isfinite(p["path_dt"]) and p["path_dt"] > 0):
+            raise ConfigurationError(f"parameter 'path_dt': must be a finite number > 0, got {p['path_dt']}")
+        if not math.isfinite(p["min_margin"]) or p["min_margin"] >= 1.0:
+            raise ConfigurationError(f"parameter 'min_margin': must be a finite number < 1, got {p['min_margin']}")
+        self.world_frame, self.path_dt, self.min_margin = p["world_frame"], p["path_dt"], p["min_margin"]
+        self.slow_down = bool(p["slow_down"])
+        self.vehicle = None
+        src = model_source(p)
+        if p["actuation_config"]:
+            if src is None:
+                raise ConfigurationError("parameter 'actuation_config': the feasibility check also needs urdf_path or "
+                                         "robot_description")
+            try:
+                self.vehicle = vehicle_from(src[0], p["actuation_config"])
+            except ValueError as exc:
+                raise ConfigurationError(f"parameter 'actuation_config': {str(exc).splitlines()[0]}") from None
+        self.joint_names = tuple(self.vehicle.model.joint_names) if self.vehicle is not None else None
+        self.plans = []           # [(t_switch_ns, FlatTrajectory)], the last one with t_switch <= t flies
+        self._pending = {}        # stamp_ns -> {"com_yaw": msg, "joints": msg}
+        self.refused = 0
+        if not (math.isfinite(p["diagnostics_period"]) and p["diagnostics_period"] > 0):
+            raise ConfigurationError(f"parameter 'diagnostics_period': must be a finite number > 0, got "
+                                     f"{p['diagnostics_period']}")
+        self.diag = DiagnosticsReporter(self, f"{self.get_name()}: mission")
+        self._event = (DiagnosticStatus.OK, "waiting for a mission (file parameter mission, or the topics "
+                       "mission/com_yaw and mission/joints)")
+        from rclpy.clock import Clock, ClockType
+        self.create_timer(p["diagnostics_period"], guard(self, lambda: self.diag.publish_status(*self._event),
+                                                         "diagnostics timer"),
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
+        latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.pub_path = self.create_publisher(Path, "planned_path", latched)
+        if p["mission"]:
+            from geodyn_ros.planning.mission import load_mission
+            try:
+                mission = load_mission(p["mission"])
+            except ValueError as exc:
+                raise ConfigurationError(f"parameter 'mission': {str(exc).splitlines()[0]}") from None
+            start_ns = max(self.start_ns, self.get_clock().now().nanoseconds)
+            reason = self._fly(mission, start_ns)
+            if reason:
+                raise ConfigurationError(f"parameter 'mission': {reason}")
+        qos = control_qos(10)
+        self.create_subscription(MultiDOFJointTrajectory, "mission/com_yaw",
+                                 guard(self, lambda m: self._on_part("com_yaw", m), "mission/com_yaw"), qos)
+        self.create_subscription(JointTrajectory, "mission/joints",
+                                 guard(self, lambda m: self._on_part("joints", m), "mission/joints"), qos)
+
+    def _active(self, t_ns: int):
+        for ts, traj in reversed(self.plans):
+            if ts <= t_ns:
+                return traj
+        return None
+
+    def _fly(self, mission, t_ns: int) -> str:
+        """Plan ``mission`` from ``t_ns`` (from the plan flying then, if any), check it and install
+        it; return '' or the reason of a refusal (also reported: one log line and /diagnostics)."""
+        names = tuple(mission.joint_names)
+        if self.joint_names is not None and sorted(names) != sorted(self.joint_names):
+            return self._refuse(f"joints {list(names)} are not the plan's joints {list(self.joint_names)}")
+        if self.joint_names is not None and names != self.joint_names:      # the plan's column order
+            col = [names.index(j) for j in self.joint_names]
+            mission.q, mission.joint_names = mission.q[:, col], self.joint_names
+        current = self._active(t_ns)
+        t_s = t_ns * 1e-9
+        try:
+            traj = mission.plan(t_s, self.order, None if current is None else current(t_s, self.order))
+        except ValueError as exc:
+            return self._refuse(str(exc).splitlines()[0])
+        note = ""
+        if self.vehicle is not None:
+            from geodyn_ros.planning import check_feasibility
+            try:
+                rep = check_feasibility(self.vehicle, traj)
+            except ValueError as exc:
+                return self._refuse(f"the flat map is undefined along it ({str(exc).splitlines()[0]})")
+            self.diag.notes["worst_margin"] = f"{rep.worst:+.4f}"
+            self.diag.notes["worst_limit"] = f"{rep.limit} at t = {rep.t_worst:.3f} s"
+            if rep.worst < self.min_margin:
+                why = (f"worst margin {rep.worst:+.4f} < min_margin {self.min_margin:g} at t = {rep.t_worst:.3f} s "
+                       f"({rep.limit})")
+                if not self.slow_down:
+                    return self._refuse(why)
+                from geodyn_ros.planning.mission import slow_down
+                found = slow_down(mission, traj, self.vehicle, self.min_margin,
+                                  None if current is None else current(t_s, self.order))
+                if found is None:
+                    return self._refuse(f"{why}, and 1024 times slower too")
+                alpha, traj, rep = found
+                note = f"; slowed down {alpha!r} times ({why})"
+            note += f"; worst margin {rep.worst:+.4f} at t = {rep.t_worst:.3f} s ({rep.limit})"
+            self.diag.notes["worst_margin"] = f"{rep.worst:+.4f}"
+            self.diag.notes["worst_limit"] = f"{rep.limit} at t = {rep.t_worst:.3f} s"
+        self.joint_names = names if self.joint_names is None else self.joint_names
+        # the plans before the switch stay (one may still fly until then; at most 3 kept), later ones are replaced
+        self.plans = [(ts, tr) for ts, tr in self.plans if ts < t_ns][-3:] + [(t_ns, traj)]
+        self.pub_path.publish(path_msg(traj, t_s, self.world_frame, self.path_dt))
+        self._event = (DiagnosticStatus.OK, f"mission accepted: {len(traj.times)} waypoints from t = {t_s:.3f} s "
+                       f"to {traj.end_time:.3f} s" + (" (replanned from the current reference)" if current else "")
+                       + note)
+        self.diag.report(*self._event)
+        return ""
+
+    def _refuse(self, reason: str) -> str:
+        self.refused += 1
+        self._event = (DiagnosticStatus.WARN, f"mission refused: {reason}" +
+                       ("; the last feasible plan keeps flying" if self.plans else ""))
+        self.diag.report(*self._event)
+        return reason
+
+    def _on_part(self, kind: str, msg) -> None:
+        stamp = stamp_to_ns(msg.header.stamp)
+        now = self.get_clock().now().nanoseconds
+        if stamp == 0:
+            self._start({kind: msg}, now)
+            return
+        entry = self._pending.setdefault(stamp, {})
+        entry[kind] = msg
+        if len(entry) == 2:
+            del self._pending[stamp]
+            self._start(entry, max(stamp, now))
+        while len(self._pending) > MAX_PENDING:
+            self._pending.pop(min(self._pending))
+
+    def _due(self, now: int) -> None:
+        """Missions alone whose stamp the clock reached (their partner did not come)."""
+        for stamp in sorted(s for s in self._pending if s <= now):
+            self._start(self._pending.pop(stamp), now)
+
+    def _start(self, parts: dict, t_ns: int) -> None:
+        from .mission import mission_from_messages
+        current = self._active(t_ns)
+        names = self.joint_names
+        if names is None:
+            names = tuple(parts["joints"].joint_names) if "joints" in parts else ()
+        try:
+            mission = mission_from_messages(parts.get("com_yaw"), parts.get("joints"), joint_names=names,
+                                            world_frame=self.world_frame,
+                                            current=None if current is None else current(t_ns * 1e-9, self.order))
+        except ValueError as exc:
+            self._refuse(str(exc).splitlines()[0])
+            return
+        self._fly(mission, t_ns)
+
+    def sample_msg(self, stamp_ns: int) -> Float64MultiArray:
+        """The reference message for node-clock time ``stamp_ns`` (None: no mission flies yet)."""
+        if self.waypoints:
+            traj = self._active(stamp_ns)
+            if traj is None:
+                return None
+            # rows 0..r+4 of every output (the layout's one row count); consumers read the yaw and
+            # joints to r+2 only, the rows above are exact within a segment and jump at its knots
+            t, K1 = np.array([stamp_ns * 1e-9]), self.order + 5
+            q = traj.q.jets(t, K1)[0] if traj.q is not None else np.zeros((K1, 0))
+            return make_flat_reference_msg(stamp_ns, traj.com.jets(t, K1)[0], traj.yaw.jets(t, K1)[0, :, 0], q,
+                                           self.joint_names, self._msg)
+        if self._vehicle_ref is not None:   # the same jets as the in-process loop's reference(t, order)
+            t = (stamp_ns - self.start_ns) * 1e-9
+            if self.flat:
+                ref, K1 = self._vehicle_ref(t, self.order + 2), self.order + 5
+                return make_flat_reference_msg(stamp_ns, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], self.joint_names,
+                                               self._msg)
+            ref, K1 = self._vehicle_ref(t, self.order + 1), self.order + 3
+            return make_reference_msg(stamp_ns, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], self.joint_names,
+                                      self._msg)
+        if self.flat:
+            ref = figure_eight_reference((stamp_ns - self.start_ns) * 1e-9, self.order + 2, speed=self.speed)
+            K1 = self.order + 5
+            return make_flat_reference_msg(stamp_ns, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], TABLE3_JOINT_NAMES,
+                                           self._msg)
+        t = max(0.0, (stamp_ns - self.start_ns) * 1e-9)
+        ref = table3_reference(t, self.order + 1)
+        K1 = self.order + 3
+        return make_reference_msg(stamp_ns, ref.base_pose, ref.base_twist[:K1], ref.q[:K1],
+                                  TABLE3_JOINT_NAMES, self._msg)
+
+    def _on_clock(self, msg) -> None:
+        # A repeated /clock (the lock-step simulator republishing while it waits) is answered
+        # again, so a consumer that missed the first sample still gets it.
+        self._publish(stamp_to_ns(msg.clock))
+
+    def _on_timer(self) -> None:
+        self._publish(self.get_clock().now().nanoseconds)
+
+    def _publish(self, stamp_ns: int) -> None:
+        if self.waypoints:
+            self._due(stamp_ns)
+        msg = self.sample_msg(stamp_ns)
+        if msg is not None:
+            self.pub.publish(msg)
+
+
+def main(args=None) -> int:
+    """Console script ``geodyn_reference``."""
+    return run_nodes([ReferenceNode], args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

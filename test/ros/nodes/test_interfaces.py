@@ -1,0 +1,133 @@
+"""The executables' table (``geodyn_ros.ros.common.interfaces``) against the code, and ``--help``.
+
+* setup.py's console scripts are exactly the table's executables, each running the module the
+  table names;
+* ``<exe> --help`` prints the executable's topics and parameters and exits 0 at once (before this,
+  ``geodyn_node --help`` printed nothing and waited for input, issue 31);
+* each node, started with parameter sets that switch on every optional topic, subscribes and
+  publishes exactly the topics of the table (the union over the sets): a renamed topic, a new one
+  or a stale table entry fails here, and the docs' topic names are checked against the same
+  table (test_docs.py).
+"""
+from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from geodyn_ros.ros.common import interfaces
+
+ROOT = Path(__file__).resolve().parents[3]
+BIN = Path(sys.executable).parent
+
+
+def test_console_scripts_are_the_table():
+    setup = (ROOT / "setup.py").read_text()
+    scripts = dict(re.findall(r'"(geodyn_\w+) = (\S+?)"', setup))
+    assert set(scripts) == {e.name for e in interfaces.EXECUTABLES}
+    entry = (ROOT / "geodyn_ros_entry.py").read_text()
+    for e in interfaces.EXECUTABLES:
+        target = scripts[e.name]
+        if target.startswith("geodyn_ros_entry:"):
+            fn = target.split(":")[1]
+            body = entry.split(f"def {fn}()")[1].split("\ndef ")[0]
+            assert f'_run("{e.module}"' in body, (e.name, body)
+            if e.is_node:
+                assert f'"{e.name}")' in body, f"{e.name}: the entry passes its name for --help"
+        else:
+            assert target == f"{e.module}:main", e.name
+        assert callable(getattr(importlib.import_module(e.module), "main")), e.module
+
+
+@pytest.mark.parametrize("exe", [e.name for e in interfaces.EXECUTABLES])
+def test_help_prints_topics_and_parameters_and_exits(exe):
+    """The installed console script, as a user runs it; stdin closed, so a node that started
+    instead of printing help would not exit by itself (timeout: the command's own import time,
+    seconds warm, with a wide margin for a loaded machine)."""
+    e = interfaces.by_name(exe)
+    t0 = time.monotonic()
+    out = subprocess.run([str(BIN / exe), "--help"], capture_output=True, text=True, timeout=240,
+                         stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr[-2000:]
+    text = out.stdout
+    assert "usage" in text.lower(), text
+    for t in e.subscribes + e.publishes:
+        assert t.name in text, (exe, t.name)
+    if e.is_node:
+        for name in importlib.import_module(e.module).PARAMETERS:
+            assert name in text, (exe, name)
+    assert time.monotonic() - t0 < 240
+
+
+# ----------------------------------------------------------------------------- the real topics
+def _sets():
+    from geodyn_ros.loops.actuated import tilthex_source
+    from geodyn_ros.loops.underactuated import hexarotor_source
+    from geodyn_ros.model.resources import shipped_urdf
+    urdf, hexa, tilt = str(shipped_urdf()), str(hexarotor_source()), str(tilthex_source())
+    hexa_cfg = str(hexarotor_source().parents[1] / "config" / "hexarotor.yaml")
+    return {
+        "geodyn_node": [{"urdf_path": urdf}, {"urdf_path": urdf, "input_mode": "measured",
+                                               "publish_linearization": True},
+                        {"urdf_path": hexa, "input_mode": "flat", "actuation_config": hexa_cfg}, {}],
+        "geodyn_reference": [{"use_sim_time": True}, {"trajectory": "figure_eight"}, {"trajectory": "waypoints"}],
+        "geodyn_sim": [{"urdf_path": urdf}, {}],
+        "geodyn_actuated_sim": [{"urdf_path": tilt}, {}],
+        "geodyn_controller": [{"urdf_path": urdf, "per_joint_effort_topics": True}, {}],
+        "geodyn_actuated_controller": [{"urdf_path": tilt, "per_joint_effort_topics": True}, {}],
+        "geodyn_flat_controller": [{"urdf_path": hexa, "feedback": "lqr", "gain_thread": False,
+                                    "per_joint_effort_topics": True}, {}],
+    }
+
+
+def _node_class(module: str):
+    mod = importlib.import_module(module)
+    from rclpy.node import Node
+    classes = [v for v in vars(mod).values()
+               if isinstance(v, type) and issubclass(v, Node) and v.__module__ == module]
+    assert len(classes) == 1, (module, classes)
+    return classes[0]
+
+
+def _matches(declared: str, real: str, node) -> bool:
+    """``real`` (fully qualified, as the graph reports it) is the declared name ``declared`` for the
+    node ``(name, namespace)``."""
+    name, ns = node[0], node[1].rstrip("/")
+    if declared.startswith("~/"):
+        full = f"{ns}/{name}/{declared[2:]}"
+    elif declared.startswith("/"):
+        full = declared
+    else:
+        full = f"{ns}/{declared}"
+    pattern = re.escape(full).replace(re.escape("<joint>"), r"[A-Za-z0-9_]+")
+    return re.fullmatch(pattern, real) is not None
+
+
+@pytest.mark.parametrize("exe", [e.name for e in interfaces.NODES])
+def test_nodes_create_exactly_the_topics_of_the_table(exe, h):
+    e = interfaces.by_name(exe)
+    cls = _node_class(e.module)
+    real_sub, real_pub = set(), set()
+    nodes = []
+    for params in _sets()[exe]:
+        node = h.make(cls, params)
+        nodes.append(node)
+        name, ns = node.get_name(), node.get_namespace()
+        # the node's own graph entries: rcl knows them locally at once (no discovery involved)
+        got_sub = {t for t, _ in node.get_subscriber_names_and_types_by_node(name, ns)}
+        got_pub = {t for t, _ in node.get_publisher_names_and_types_by_node(name, ns)}
+        ignored = {"/rosout", "/parameter_events"}
+        for got, bucket in ((got_sub, real_sub), (got_pub, real_pub)):
+            bucket |= {(t, (name, ns)) for t in got - ignored}
+        h.nodes.remove(node)
+        node.destroy_node()
+    for kind, declared, real in (("subscribes", e.subscribes, real_sub), ("publishes", e.publishes, real_pub)):
+        unknown = sorted(t for t, nd in real if not any(_matches(d.name, t, nd) for d in declared))
+        assert not unknown, f"{exe} {kind} topics missing from geodyn_ros.ros.common.interfaces: {unknown}"
+        unused = [d.name for d in declared if not any(_matches(d.name, t, nd) for t, nd in real)]
+        assert not unused, f"{exe}: geodyn_ros.ros.common.interfaces says it {kind} {unused}, no parameter set does"

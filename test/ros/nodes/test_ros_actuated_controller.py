@@ -1,0 +1,182 @@
+"""``geodyn_actuated_controller`` (isolated rclpy, see ros_harness).
+
+The node is a thin adapter: with the same inputs (odometry, joint and motor states, reference,
+body-frame feedforward jet from a real ``geodyn_node`` with ``output_representation: body``),
+its outputs must equal :class:`ActuatedController.command` on the decoded values (1e-9: the
+inputs cross the messages as float64, the odometry quaternion round trip costs ~1e-15). Without
+``actuator_msgs`` (this machine) the rotor speeds are a ``Float64MultiArray``. Bad parameters stop
+the node at start-up naming the parameter.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ros_harness import Harness, joint_states_msg, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
+
+from sensor_msgs.msg import JointState
+from nav_msgs.msg import Odometry
+from std_msgs.msg import Float64MultiArray
+
+import geodyn_ros as gd
+from geodyn_ros.control.actuated import ActuatedController
+from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+from geodyn_ros.lie import Ad_inv, exp_so3
+from geodyn_ros.ros.nodes.actuated_controller_node import HAVE_ACTUATOR_MSGS, ActuatedControllerNode
+from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
+from geodyn_ros.ros.wire.jets import decode_feedforward_jet, make_reference_msg
+from geodyn_ros.ros.common.params import ConfigurationError
+from geodyn_ros.trajectories import table3_reference
+
+REPO = Path(__file__).resolve().parents[3]
+XACRO = str(REPO / "urdf" / "tilthex_manipulator.urdf.xacro")
+NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
+
+
+if HAVE_ACTUATOR_MSGS:
+    from actuator_msgs.msg import Actuators
+
+
+def test_outputs_equal_the_library_law(h):
+    cfg = load_actuation_config()
+    locked = list(cfg.rotor_joints)
+    # geodyn_node loads the URDF as given (the rotors would be joints): give both nodes the URDF
+    # with the rotor joints locked (lock_joints_xml, what load_urdf(locked_joints=...) does)
+    import xacro
+    from geodyn_ros.model.urdf import lock_joints_xml
+    text = lock_joints_xml(xacro.process_file(XACRO).toxml(), locked)
+    h.make(GeodynNode, {"robot_description": text, "order": 2, "stale_timeout": 2.0,
+                              "output_representation": "body"}, namespace="g")
+    node = h.make(ActuatedControllerNode, {"robot_description": text, "feedforward_order": 2, "order": 2},
+                  namespace="g")
+    rot = h.record(Actuators if HAVE_ACTUATOR_MSGS else Float64MultiArray, "g/cmd/rotor_speeds")
+    mot = h.record(JointState, "g/cmd/motor_efforts")
+    jet = h.record(Float64MultiArray, "g/feedforward/jet")
+    for t, ty in (("reference", Float64MultiArray), ("odom", Odometry), ("joint_states", JointState),
+                  ("motor_states", JointState)):
+        h.publisher(ty, f"g/{t}")
+        h.wait_matched(f"g/{t}")
+    ref = table3_reference(4.2, 3)
+    stamp = node.get_clock().now().nanoseconds
+    h.publisher(Float64MultiArray, "g/reference").publish(
+        make_reference_msg(stamp, ref.base_pose, ref.base_twist[:5], ref.q[:5], NAMES))
+    # generous waits: with numba's cache cold the first call compiles a kernel (tens of s on 2 busy cores)
+    assert h.spin_until(lambda: len(jet) > 0, 60.0)
+    rng = np.random.default_rng(2)
+    C = ref.base_pose.copy()
+    C[:3, 3] += rng.normal(size=3) * 0.01
+    C[:3, :3] = C[:3, :3] @ exp_so3(rng.normal(size=3) * 0.01)
+    w_b, v_b = rng.normal(size=3) * 0.1, rng.normal(size=3) * 0.1
+    q, qd = ref.q[0] + rng.normal(size=6) * 0.01, ref.q[1] + rng.normal(size=6) * 0.01
+    th, thd = q + 0.01, qd - 0.02
+    h.publisher(Odometry, "g/odom").publish(odometry_msg(stamp, C, w_b, v_b))
+    h.publisher(JointState, "g/joint_states").publish(joint_states_msg(stamp, NAMES, q, qd))
+    h.publisher(JointState, "g/motor_states").publish(joint_states_msg(stamp, NAMES, th, thd))
+    assert h.spin_until(lambda: len(rot) > 0 and len(mot) > 0, 60.0)
+
+    _, Wb, tau, _ = decode_feedforward_jet(jet[0])
+    model = node.model
+    al = Allocation.from_frames(rotor_frames_from_model(model)[1], cfg.rotors)
+    ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, feedforward_order=2)
+    Vb = np.concatenate([w_b, v_b])
+    cmd = ctrl.command(C, Vb, q, qd, th, thd, ref.base_pose, Ad_inv(ref.base_pose) @ ref.base_twist[0],
+                       ref.q, Wb, tau)
+    got = np.array(rot[0].data if not HAVE_ACTUATOR_MSGS else rot[0].velocity)
+    assert np.abs(got - cmd.omega).max() < 1e-9 * np.abs(cmd.omega).max()
+    assert np.abs(np.array(mot[0].effort) - cmd.u).max() < 1e-9
+    assert list(mot[0].name) == list(cfg.elastic.joints)
+    # and the jet really is the body jet of geodyn_node (not spatial)
+    res = gd.inverse_dynamics(model, ref.base_pose, ref.base_twist, ref.q, 2)
+    assert np.abs(Wb - gd.convert_wrench(ref.base_pose, res.base_wrench, ref.base_twist, "spatial",
+                                         "body")).max() < 1e-9
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"feedforward_order": 3}, "parameter 'feedforward_order'"),
+    ({"feedforward_order": 2, "order": 1}, "parameter 'order'"),
+    ({"kp_joint": -1.0}, "kp_joint"),
+    ({"actuation_config": "/nonexistent.yaml"}, "parameter 'actuation_config'"),
+])
+def test_bad_parameters_fail_at_startup(params, match):
+    hh = Harness()
+    try:
+        with pytest.raises(ConfigurationError, match=match):
+            hh.make(ActuatedControllerNode, {"urdf_path": XACRO, **params})
+    finally:
+        hh.close()
+
+
+def test_collinear_geometry_fails_at_startup(tmp_path):
+    """A flat hexarotor (alpha = 0): the URDF expanded from a config with zero tilt is a collinear,
+    under-actuated vehicle, which this fully actuated controller refuses, naming the one that flies
+    it (the rank-deficient geometries that are not collinear: test_actuation_core.py)."""
+    import xacro
+    import yaml
+    cfg = yaml.safe_load((REPO / "config" / "tilthex.yaml").read_text())
+    cfg["tilthex"]["alpha_deg"] = [0.0] * 6
+    p = tmp_path / "flat.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    text = xacro.process_file(XACRO, mappings={"actuation_config": str(p)}).toxml()
+    hh = Harness()
+    try:
+        with pytest.raises(ConfigurationError, match=r"parameter 'actuation_config': allocation: a collinear "
+                                                     r"\(under-actuated\) rotor set.*FlatnessController"):
+            hh.make(ActuatedControllerNode, {"robot_description": text})
+    finally:
+        hh.close()
+
+
+@pytest.mark.parametrize("key,value,match", [
+    ("time_constant_up", 0.0, "time_constant_up"),
+    ("time_constant_down", -0.01, "time_constant_down"),
+])
+def test_bad_actuation_config_fails_at_startup(tmp_path, key, value, match):
+    import yaml
+    cfg = yaml.safe_load((REPO / "config" / "tilthex.yaml").read_text())
+    cfg["tilthex"][key] = value
+    p = tmp_path / "bad.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    hh = Harness()
+    try:
+        with pytest.raises(ConfigurationError, match=f"parameter 'actuation_config'.*{match}"):
+            hh.make(ActuatedControllerNode, {"urdf_path": XACRO, "actuation_config": str(p)})
+    finally:
+        hh.close()
+
+
+def test_stiffness_must_be_positive(tmp_path):
+    import yaml
+    cfg = yaml.safe_load((REPO / "config" / "tilthex.yaml").read_text())
+    cfg["elastic_joints"]["stiffness"] = [50.0, 50.0, -1.0, 50.0, 50.0, 50.0]
+    p = tmp_path / "bad.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    hh = Harness()
+    try:
+        with pytest.raises(ConfigurationError, match="parameter 'actuation_config'.*stiffness"):
+            hh.make(ActuatedControllerNode, {"urdf_path": XACRO, "actuation_config": str(p)})
+    finally:
+        hh.close()
+
+
+def test_odometry_startup_window_is_discarded(h):
+    """With odom_startup_discard = 0.05 s, odometry stamped < 50 ms after the first one is
+    ignored (gz-sim's OdometryPublisher start-up), later odometry is used."""
+    node = h.make(ActuatedControllerNode, {"urdf_path": XACRO, "use_feedforward": False, "elastic_joints": False,
+                                           "odom_startup_discard": 0.05, "stale_timeout": 2.0})
+    rot = h.record(Actuators if HAVE_ACTUATOR_MSGS else Float64MultiArray, "cmd/rotor_speeds")
+    for t, ty in (("reference", Float64MultiArray), ("odom", Odometry), ("joint_states", JointState)):
+        h.publisher(ty, t)
+        h.wait_matched(t)
+    ref = table3_reference(0.0, 1)
+    s0 = node.get_clock().now().nanoseconds
+    for k, st in enumerate((s0, s0 + 20_000_000, s0 + 60_000_000)):
+        h.publisher(Float64MultiArray, "reference").publish(
+            make_reference_msg(st, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
+        h.publisher(Odometry, "odom").publish(odometry_msg(st, ref.base_pose, np.zeros(3), np.zeros(3)))
+        h.publisher(JointState, "joint_states").publish(joint_states_msg(st, NAMES, ref.q[0], ref.q[1]))
+        if k < 2:
+            h.spin_for(0.3)
+            assert not rot, "odometry inside the start-up window was used"
+    assert h.spin_until(lambda: len(rot) == 1)
+    assert node.diag.counters["odom_discarded"] == 2

@@ -1,0 +1,110 @@
+"""``geodyn_node``'s QoS choices and its subscriber-gated convenience topics, over real rclpy.
+
+* ``input_reliability`` / ``output_reliability``: any other value stops the node at start-up with
+  one line naming the parameter. ``best_effort`` inputs still match the probe's reliable
+  publisher (a best-effort subscription matches any publisher) and the node computes from them;
+  ``best_effort`` outputs reach a best-effort subscriber, while a reliable subscriber on the same
+  topic never matches (DDS's request/offer rule) and receives nothing.
+* ``feedforward/wrench`` and ``feedforward/joint_efforts`` are not published while nobody
+  subscribes (the publisher's ``publish`` is counted), and a subscriber that appears gets the
+  very next cycle, with the stamp of that cycle's ``feedforward/jet``.
+"""
+from __future__ import annotations
+
+import pytest
+from ros_harness import Harness  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
+
+from geometry_msgs.msg import WrenchStamped
+from rclpy.qos import ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from geodyn_ros.model.resources import shipped_urdf
+from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
+from geodyn_ros.ros.wire.jets import decode_feedforward_jet, make_reference_msg
+from geodyn_ros.ros.common.params import ConfigurationError
+from geodyn_ros.ros.common.runtime import control_qos
+from geodyn_ros.trajectories import table3_reference
+
+URDF = str(shipped_urdf())
+REF = table3_reference(1.0, 3)   # rows 0..4: order 2 needs V^(0..3), q^(0..4)
+
+
+def _send(h, node):
+    stamp = node.get_clock().now().nanoseconds
+    h.publisher(Float64MultiArray, "reference").publish(
+        make_reference_msg(stamp, REF.base_pose, REF.base_twist[:5], REF.q[:5], node.model.joint_names))
+    return stamp
+
+
+@pytest.mark.parametrize("name", ["input_reliability", "output_reliability"])
+def test_bad_reliability_fails_at_startup(name):
+    h = Harness()
+    try:
+        with pytest.raises(ConfigurationError, match=name):
+            h.make(GeodynNode, {"urdf_path": URDF, name: "sometimes"})
+    finally:
+        h.close()
+
+
+@pytest.mark.parametrize("name", ["qos_depth", "input_depth"])
+def test_a_depth_below_one_fails_at_startup(name):
+    h = Harness()
+    try:
+        with pytest.raises(ConfigurationError, match=rf"^parameter '{name}': must be >= 1, got 0$"):
+            h.make(GeodynNode, {"urdf_path": URDF, name: 0})
+    finally:
+        h.close()
+
+
+def test_best_effort_inputs_match_a_reliable_publisher(h):
+    node = h.make(GeodynNode, {"urdf_path": URDF, "input_reliability": "best_effort", "stale_timeout": 1e6})
+    sub = [s for s in node.subscriptions if s.topic_name == "/reference"][0]
+    assert sub.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
+    jets = h.record(Float64MultiArray, "feedforward/jet")
+    h.publisher(Float64MultiArray, "reference")
+    h.wait_matched("reference")                        # the probe's publisher is reliable (control_qos)
+    assert h.spin_until(lambda: bool(jets) or (_send(h, node) and False), 10.0)
+
+
+def test_best_effort_outputs_reach_best_effort_subscribers_only(h):
+    node = h.make(GeodynNode, {"urdf_path": URDF, "output_reliability": "best_effort", "stale_timeout": 1e6})
+    assert node._pub_jet.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
+    reliable = h.record(Float64MultiArray, "feedforward/jet")       # control_qos: reliable
+    best = []
+    qos = control_qos(100, "best_effort")
+    h.probe.create_subscription(Float64MultiArray, "feedforward/jet", best.append, qos)
+    h.publisher(Float64MultiArray, "reference")
+    h.wait_matched("reference")
+    assert h.spin_until(lambda: len(best) >= 3 or (_send(h, node) and False), 10.0)
+    assert reliable == []
+    assert node._pub_jet.get_subscription_count() == 1    # only the best-effort one matched
+
+
+def test_convenience_topics_only_while_subscribed(h):
+    node = h.make(GeodynNode, {"urdf_path": URDF, "stale_timeout": 1e6})
+    calls = {"wrench": 0, "efforts": 0}
+    for key, pub in (("wrench", node._pub_wrench), ("efforts", node._pub_efforts)):
+        real = pub.publish
+
+        def counted(raw, key=key, real=real):
+            calls[key] += 1
+            real(raw)
+        pub.publish = counted
+    jets = h.record(Float64MultiArray, "feedforward/jet")
+    h.publisher(Float64MultiArray, "reference")
+    h.wait_matched("reference")
+    assert h.spin_until(lambda: len(jets) >= 3 or (_send(h, node) and False), 10.0)
+    assert calls == {"wrench": 0, "efforts": 0}
+    wrenches = h.record(WrenchStamped, "feedforward/wrench")
+    efforts = h.record(JointState, "feedforward/joint_efforts")
+    assert h.spin_until(lambda: node._pub_wrench.get_subscription_count() > 0
+                        and node._pub_efforts.get_subscription_count() > 0, 10.0)
+    stamp = _send(h, node)   # the first cycle after the subscribers matched (earlier ones may still be queued)
+
+    def stamps(msgs):
+        return {m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec for m in msgs}
+    # the three outputs of one cycle reach the probe in any order: wait for all of them
+    assert h.spin_until(lambda: stamp in stamps(wrenches) and stamp in stamps(efforts)
+                        and stamp in {decode_feedforward_jet(j)[0] for j in jets}, 10.0)
+    assert calls["wrench"] >= 1 and calls["efforts"] >= 1

@@ -1,0 +1,121 @@
+"""Live tuning: the controller's gains and ``use_feedforward`` are dynamic parameters (what
+``ros2 param set`` does: ``Node.set_parameters``), validated in the parameter callback; every
+other parameter of the nodes is read-only, so a run-time change is refused, not ignored.
+
+The command after a change is compared with ``tracking_command`` evaluated here with the new
+gains on the same inputs (1e-12: the same arithmetic)."""
+import numpy as np
+from ros_harness import joint_states_msg, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
+
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from geodyn_ros.control import TrackingGains, tracking_command
+from geodyn_ros.lie import Ad_inv
+from geodyn_ros.model.resources import shipped_urdf
+from geodyn_ros.ros.nodes.controller_node import ControllerNode
+from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
+from geodyn_ros.ros.wire.jets import make_reference_msg
+from geodyn_ros.trajectories import table3_reference
+
+URDF = str(shipped_urdf())
+NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
+
+
+def test_gains_change_at_run_time_and_bad_values_are_refused(h):
+    node = h.make(ControllerNode, {"urdf_path": URDF, "use_feedforward": False})
+    ok = node.set_parameters([Parameter("kp_joint", value=12.5), Parameter("kd_position", value=3.0)])
+    assert all(r.successful for r in ok) and node.gains.kp_joint == 12.5 and node.gains.kd_position == 3.0
+    for bad in (Parameter("kp_joint", value=-1.0), Parameter("kp_joint", value=float("nan")),
+                Parameter("kp_joint", value="stiff"), Parameter("use_feedforward", value=1.0)):
+        res = node.set_parameters([bad])[0]
+        assert not res.successful and res.reason, bad
+    assert node.gains.kp_joint == 12.5 and node.use_ff is False and node.get_parameter("kp_joint").value == 12.5
+    res = node.set_parameters([Parameter("qos_depth", value=5)])[0]
+    assert not res.successful and "read-only" in res.reason
+    assert node.set_parameters([Parameter("use_feedforward", value=True)])[0].successful and node.use_ff
+
+    # the next command uses the new gains
+    efforts = h.record(JointState, "cmd/joint_efforts")
+    node.set_parameters([Parameter("use_feedforward", value=False)])
+    po, pj, pr = (h.publisher(type(odometry_msg(0, np.eye(4), np.zeros(3), np.zeros(3))), "odom"),
+                  h.publisher(JointState, "joint_states"), h.publisher(Float64MultiArray, "reference"))
+    h.wait_matched("odom")
+    h.wait_matched("reference")
+    ref = table3_reference(2.0, 1)
+    stamp = 10**9
+    q = ref.q[0] + 0.05
+    node.set_parameters([Parameter("kp_joint", value=77.0)])
+    pr.publish(make_reference_msg(stamp, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
+    h.spin_for(0.05)
+    po.publish(odometry_msg(stamp, ref.base_pose, np.zeros(3), np.zeros(3)))
+    pj.publish(joint_states_msg(stamp, NAMES, q, np.zeros(6)))
+    assert h.spin_until(lambda: len(efforts) > 0)
+    gains = TrackingGains(kp_position=400.0, kd_position=3.0, kp_rotation=60.0, kd_rotation=6.0,
+                          kp_joint=77.0, kd_joint=0.5)
+    Vbd = Ad_inv(ref.base_pose) @ ref.base_twist[0]
+    _, tau = tracking_command(gains, ref.base_pose, np.zeros(6), q, np.zeros(6), ref.base_pose, Vbd,
+                              ref.q[0], ref.q[1])
+    assert np.abs(np.array(efforts[-1].effort) - tau).max() <= 1e-12 * max(1.0, np.abs(tau).max())
+
+
+def test_geodyn_node_parameters_are_read_only(h):
+    node = h.make(GeodynNode, {"urdf_path": URDF})
+    res = node.set_parameters([Parameter("order", value=3)])[0]
+    assert not res.successful and "read-only" in res.reason
+    assert node.order == 2
+
+
+def test_actuated_controller_gains_and_feedforward_are_live(h):
+    """geodyn_actuated_controller: the same live parameters (gains, use_feedforward), the same
+    validation; the command after a change equals ActuatedController's law with the new gains
+    at the new level (feedback only here: no jet needed), to 1e-9 (the same kernel; the node's
+    inputs pass through messages)."""
+    import xacro
+
+    from geodyn_ros.control.actuated import ActuatedController
+    from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+    from geodyn_ros.ros.nodes.actuated_controller_node import HAVE_ACTUATOR_MSGS, ActuatedControllerNode
+    text = xacro.process_file(str(shipped_urdf().parent / "tilthex_manipulator.urdf.xacro")).toxml()
+    node = h.make(ActuatedControllerNode, {"robot_description": text, "feedforward_order": 2,
+                                           "elastic_joints": False}, namespace="a")
+    assert node.use_ff and node.ctrl.level == 2
+    for bad in (Parameter("kp_rotation", value=-1.0), Parameter("kd_joint", value=float("inf")),
+                Parameter("use_feedforward", value="no")):
+        res = node.set_parameters([bad])[0]
+        assert not res.successful and res.reason, bad
+    assert node.ctrl.level == 2 and node.gains.kp_rotation == 60.0
+    res = node.set_parameters([Parameter("order", value=0)])[0]
+    assert not res.successful and "read-only" in res.reason
+    ok = node.set_parameters([Parameter("use_feedforward", value=False), Parameter("kp_joint", value=9.0),
+                              Parameter("kp_position", value=250.0)])
+    assert all(r.successful for r in ok) and node.ctrl.level is None
+    assert node.ctrl.gains.kp_joint == 9.0 and node.ctrl.gains.kp_position == 250.0
+
+    rot = None if HAVE_ACTUATOR_MSGS else h.record(Float64MultiArray, "a/cmd/rotor_speeds")
+    mot = h.record(JointState, "a/cmd/motor_efforts")
+    po, pj, pr = (h.publisher(type(odometry_msg(0, np.eye(4), np.zeros(3), np.zeros(3))), "a/odom"),
+                  h.publisher(JointState, "a/joint_states"), h.publisher(Float64MultiArray, "a/reference"))
+    for t in ("a/odom", "a/joint_states", "a/reference"):
+        h.wait_matched(t)
+    ref = table3_reference(3.0, 1)
+    stamp = 10**9
+    q, qd = ref.q[0] + 0.03, ref.q[1] - 0.01
+    pr.publish(make_reference_msg(stamp, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
+    h.spin_for(0.05)
+    po.publish(odometry_msg(stamp, ref.base_pose, np.zeros(3), np.zeros(3)))
+    pj.publish(joint_states_msg(stamp, NAMES, q, qd))
+    assert h.spin_until(lambda: len(mot) > 0, 60.0)   # 60 s: a cold numba cache compiles first
+    cfg = load_actuation_config()
+    al = Allocation.from_frames(rotor_frames_from_model(node.model)[1], cfg.rotors)
+    gains = TrackingGains(kp_position=250.0, kd_position=40.0, kp_rotation=60.0, kd_rotation=6.0,
+                          kp_joint=9.0, kd_joint=0.5)
+    ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, node.model.joint_names, gains, feedforward_order=None)
+    i = ctrl.idx
+    cmd = ctrl.command(ref.base_pose, np.zeros(6), q, qd, q[i], qd[i], ref.base_pose,
+                       Ad_inv(ref.base_pose) @ ref.base_twist[0], ref.q, np.zeros((1, 6)), np.zeros((1, 6)))
+    assert np.abs(np.array(mot[-1].effort) - cmd.u).max() <= 1e-9 * max(1.0, np.abs(cmd.u).max())
+    if rot is not None:
+        assert h.spin_until(lambda: len(rot) > 0)
+        assert np.abs(np.array(rot[-1].data) - cmd.omega).max() <= 1e-9 * np.abs(cmd.omega).max()
