@@ -3,7 +3,34 @@
 The parser knows nothing about the algorithms. It
 
 1. reads the XML (file path, ``.xacro`` file expanded with the ``xacro`` package, or
-   an XML string);
+   an XML string) into link and joint records through ``urdf_parser_py`` (PyPI
+   ``urdfdom-py``, :mod:`geodyn_ros.model.urdf_dom`), after taking out the elements the
+   dynamics ignores (visual, collision, limit, dynamics, safety_controller, calibration,
+   gazebo, transmission, material); ``urdf_parser_py``'s console messages are swallowed.
+   Where ``urdf_parser_py`` refuses a document this loader accepts, or would lose something
+   of it, the package's own ElementTree reader (:mod:`geodyn_ros.model.urdf_etree`, the
+   loader before issue 40) reads it, with the same result bit for bit. The cases, each with
+   its example (``FALLBACK_EXAMPLES`` in ``bench/urdf_bit_identity.py``, checked by
+   ``test/test_urdf_bit_identity.py``):
+
+   * what ``urdf_parser_py`` requires and this loader defaults: ``<inertia ixx="0.01"
+     iyy="0.02" izz="0.02"/>`` (the components left out are 0), ``<robot>`` without
+     ``name`` (name ``""``), ``<axis/>`` without ``xyz`` (axis ``1 0 0``);
+   * ``<robot name="r" version="2.0">`` (``urdf_parser_py`` knows only 1.0);
+   * ``<parent/>``/``<child/>`` without ``link`` (``urdf_parser_py`` reads ``"None"``), so a
+     link really named ``None`` too;
+   * a ``<!DOCTYPE>`` (``<!ENTITY m "2">`` ... ``value="&m;"``), text that lxml refuses, a lone
+     surrogate (``name="p\ud800"``);
+   * every document this loader refuses at reading, for its own message: a bad or non-finite
+     number (``multiplier="x"``, ``xyz="0.5 0 nan"``), a negative mass, a mass without
+     ``<inertia>``, an empty name, an unknown joint type (``screw``, or ``unknown``, which
+     ``urdf_parser_py`` lists), a zero axis, ``<mass/>`` without ``value``, a ``<mimic>``
+     without master, invalid XML, a root other than ``<robot>``.
+
+   A malformed number in an ignored joint tag (``<limit lower="-1.57."/>``, which
+   ``urdf_parser_py`` and urdfdom refuse) needs no fallback: the tag is taken out before
+   ``urdf_parser_py`` reads, and the loader warns from its text. White space or a byte-order
+   mark before the XML declaration is removed before either reader sees the text.
 2. finds the base: the URDF root link, or - when the root is massless and joined by a
    single ``floating``/``fixed`` joint to one child (``world``, ``base_footprint``
    patterns) - that child. A massless root named ``world`` joined by moving joints (the
@@ -31,6 +58,7 @@ from pathlib import Path
 import numpy as np
 
 from .model import REVOLUTE, Model
+from .urdf_dom import Fallback, read_urdfdom
 from .urdf_etree import _MOVING, URDFWarning, _warn, lock_joints_xml, read_etree
 
 __all__ = ["load_urdf", "URDFWarning", "INERTIA_RTOL", "lock_joints_xml"]
@@ -120,8 +148,25 @@ def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False, locked_jo
     return _load(source, base_link=base_link, fixed_base=fixed_base, mimic=mimic, locked_joints=locked_joints)[0]
 
 
-def _load(source, *, base_link=None, fixed_base=None, mimic=False, locked_joints=None, reader="etree"):
-    """``(model, how)``: :func:`load_urdf` and the path that read the document."""
+def _read(text, desc, locked_joints, reader):
+    """``(robot name, links, joints, by_child, children), how``: the document read through
+    ``urdf_parser_py`` (``how == "urdfdom"``), or by the ElementTree reader when ``urdf_parser_py``
+    refuses or loses something (``how == "etree: <reason>"``, :mod:`geodyn_ros.model.urdf_dom`) or
+    when ``reader == "etree"`` (the previous loader's path, for the bit-identity check)."""
+    if reader == "urdfdom":
+        try:
+            return read_urdfdom(text, desc, locked_joints), "urdfdom"
+        except Fallback as exc:
+            reason = str(exc)
+        # outside the except clause: a refusal's traceback does not show the Fallback
+        return read_etree(text, desc, locked_joints), f"etree: {reason}"
+    if reader == "etree":
+        return read_etree(text, desc, locked_joints), "etree"
+    raise ValueError(f"reader: expected 'urdfdom' or 'etree', got {reader!r}")
+
+
+def _load(source, *, base_link=None, fixed_base=None, mimic=False, locked_joints=None, reader="urdfdom"):
+    """``(model, how)``: :func:`load_urdf` and the path that read the document (:func:`_read`)."""
     if fixed_base not in (None, True, False):
         raise ValueError(f"fixed_base: expected None, True or False, got {fixed_base!r}")
     if mimic not in (True, False):
@@ -130,7 +175,7 @@ def _load(source, *, base_link=None, fixed_base=None, mimic=False, locked_joints
     # white space (or a byte-order mark) before the XML declaration is accepted, as by
     # Pinocchio's and ROS's parsers
     text = text.lstrip("\ufeff \t\r\n")
-    (robot_name, links, joints, by_child, children), how = read_etree(text, desc, locked_joints), "etree"
+    (robot_name, links, joints, by_child, children), how = _read(text, desc, locked_joints, reader)
 
     roots = [n for n in links if n not in by_child]
     if len(roots) != 1:
