@@ -32,6 +32,7 @@ import argparse
 import contextlib
 import dataclasses
 import glob
+import hashlib
 import importlib
 import io
 import os
@@ -208,6 +209,21 @@ def model_diff(a, b) -> list:
     return [f for f in fa if not _same(getattr(a, f), getattr(b, f))]
 
 
+def document_key(source):
+    """The document a source names: the digest of its text (a file's, a string's or bytes')."""
+    if isinstance(source, (bytes, bytearray)):
+        source = bytes(source).decode(errors="surrogatepass")
+    if isinstance(source, str) and source.lstrip("\ufeff \t\r\n")[:1] != "<":
+        source = Path(source)
+    if isinstance(source, Path):
+        if not source.is_file():
+            return str(source)
+        source = source.read_text(errors="surrogatepass")
+    if isinstance(source, str):
+        return hashlib.sha256(source.lstrip("\ufeff \t\r\n").encode(errors="surrogatepass")).hexdigest()
+    return repr(source)
+
+
 class NewLoader:
     """This tree's loader; after each call, ``how`` says which path read the document: ``"urdfdom"``
     or ``"etree: <reason>"`` (also for a refused document, which ``_load`` cannot return)."""
@@ -297,7 +313,7 @@ class _SuitePlugin:
                     urdf._load = spy
                 text = isinstance(source, bytes) or (isinstance(source, str) and source.lstrip("\ufeff \t\r\n")[:1] == "<")
                 label = f"<{type(source).__name__} of {len(source)}>" if text else str(source)
-                self.results.append((f"suite: {label} {kw}", diff, how))
+                self.results.append((f"suite: {label} {kw}", diff, how, document_key(source)))
             return self.orig(source, **kw)
         urdf._load = spy
 
@@ -313,7 +329,8 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         new_load, old_load = loaders(a.old, tmp)
-        results = [(label,) + compare(new_load, old_load, src, kw) for label, src, kw in corpus()]
+        results = [(label,) + compare(new_load, old_load, src, kw) + (document_key(src),)
+                   for label, src, kw in corpus()]
         if a.suite:
             import pytest
             plugin = _SuitePlugin(old_load)
@@ -322,13 +339,13 @@ def main(argv=None) -> int:
             if rc != 0:
                 print(f"the suite failed (pytest exit {rc})")
     n_diff = 0
-    for label, diff, how in results:
+    for label, diff, how, _ in results:
         n_diff += bool(diff)
         if diff or a.verbose:
             print(f"{label}: " + ("bit-identical" if not diff else "DIFFERS: " + "; ".join(diff)) + f" [{how[:90]}]")
-    n_dom = sum(how == "urdfdom" for _, _, how in results)
-    n_docs = len({label.split(" {")[0].split(" as ")[0] for label, _, _ in results})
-    print(f"{len(results) - n_diff} of {len(results)} loads ({n_docs} labels) bit-identical against {a.old} "
+    n_dom = sum(how == "urdfdom" for _, _, how, _ in results)
+    n_docs = len({key for _, _, _, key in results})
+    print(f"{len(results) - n_diff} of {len(results)} loads ({n_docs} distinct documents) bit-identical against {a.old} "
           f"({n_dom} read through urdf_parser_py, {len(results) - n_dom} by the ElementTree reader)")
     return 1 if n_diff else 0
 

@@ -7,7 +7,7 @@ lets ``urdf_parser_py``'s ``Robot`` read the rest (links: name, ``<inertial>`` o
 inertia; joints: name, type, origin, axis, parent, child, mimic), and turns its ``Link``/``Joint``
 objects into the records of :mod:`geodyn_ros.model.urdf_etree`: the same numbers, bit for bit, as
 the package's ElementTree reader. Taking the ignored elements out halves the reading time
-(``urdf_parser_py``'s reflection costs about 25-45 us per element; tiago_dual: 26 ms with them, 16
+(``urdf_parser_py``'s reflection costs about 25 us per element; tiago_dual: 26 ms with them, 16
 without; ``bench/bench_urdf_load.py``) and spares the loader ``urdf_parser_py``'s refusals of whole
 files for defects the dynamics never reads (icub's ``<texture>`` without ``filename``, pr2's
 ``<transmission>``, ``<limit lower="-1" upper="1"/>`` without ``effort``). A malformed number in
