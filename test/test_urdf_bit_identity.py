@@ -1,6 +1,6 @@
 """URDF reading through urdf_parser_py gives bit for bit the model of the ElementTree reader (issue 40).
 
-``bench/urdf_bit_identity.py`` compares two loaders on every source: every Model field by bytes,
+``bench/urdf_loader/urdf_bit_identity.py`` compares two loaders on every source: every Model field by bytes,
 the warnings (category, text) in order, the ValueError text, the console. Here the new path
 (``load_urdf``: urdf_parser_py, falling back to the ElementTree reader) is compared against the
 committed ElementTree reader (``_load(..., reader="etree")``, the loader before issue 40, which
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "bench" / "urdf_loader"))
 
 import urdf_bit_identity as bi  # noqa: E402
 
@@ -134,7 +134,7 @@ def test_lock_joints_xml_gives_the_locked_model():
 def test_the_suite_s_inline_urdfs_are_bit_identical(tmp_path):
     """The bench's --suite mode: test_urdf_loader.py's inline strings and tmp files, each load compared."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    r = subprocess.run([sys.executable, str(REPO / "bench" / "urdf_bit_identity.py"), "--old", "legacy",
+    r = subprocess.run([sys.executable, str(REPO / "bench" / "urdf_loader" / "urdf_bit_identity.py"), "--old", "legacy",
                         "--suite", str(REPO / "test" / "test_urdf_loader.py")],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]

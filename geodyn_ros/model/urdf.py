@@ -10,7 +10,7 @@ The parser knows nothing about the algorithms. It
    Where ``urdf_parser_py`` refuses a document this loader accepts, or would lose something
    of it, the package's own ElementTree reader (:mod:`geodyn_ros.model.urdf_etree`, the
    loader before issue 40) reads it, with the same result bit for bit. The cases, each with
-   its example (``FALLBACK_EXAMPLES`` in ``bench/urdf_bit_identity.py``, checked by
+   its example (``FALLBACK_EXAMPLES`` in ``bench/urdf_loader/urdf_bit_identity.py``, checked by
    ``test/test_urdf_bit_identity.py``):
 
    * what ``urdf_parser_py`` requires and this loader defaults: ``<inertia ixx="0.01"

@@ -8,7 +8,7 @@ inertia; joints: name, type, origin, axis, parent, child, mimic), and turns its 
 objects into the records of :mod:`geodyn_ros.model.urdf_etree`: the same numbers, bit for bit, as
 the package's ElementTree reader. Taking the ignored elements out halves the reading time
 (``urdf_parser_py``'s reflection costs about 25 us per element; tiago_dual: 26 ms with them, 16
-without; ``bench/bench_urdf_load.py``) and spares the loader ``urdf_parser_py``'s refusals of whole
+without; ``bench/urdf_loader/bench_urdf_load.py``) and spares the loader ``urdf_parser_py``'s refusals of whole
 files for defects the dynamics never reads (icub's ``<texture>`` without ``filename``, pr2's
 ``<transmission>``, ``<limit lower="-1" upper="1"/>`` without ``effort``). A malformed number in
 an ignored joint tag (``<limit lower="-1.57."/>``) is still warned about, from the text of the
@@ -53,8 +53,8 @@ import urdf_parser_py.xml_reflection.core as _core
 from lxml import etree
 from urdf_parser_py import urdf as _urdf
 
-from .urdf_etree import _IGNORED_NUMERIC, _INERTIA_KEYS, _KNOWN, _MOVING, _Joint, _Link, _transform, index_tree, inertia_matrix, \
-    lock_joints, locked_map
+from .urdf_etree import _IGNORED_NUMERIC, _INERTIA_KEYS, _KNOWN, _MOVING, _Joint, _Link, _transform, index_tree, \
+    inertia_matrix, lock_joints, locked_map
 
 
 class Fallback(Exception):

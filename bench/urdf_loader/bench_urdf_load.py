@@ -6,12 +6,12 @@ that a change in the machine's load hits both alike; the median of each and the 
 printed, then where the new loader's time goes on the largest source (lxml parse, pruning,
 urdf_parser_py, the records and the tree builder). Warnings are silenced (the sources are loaded
 as they are; the bit-identity bench compares the warnings). The previous loader is ``--old REV``
-(``geodyn_ros/model`` of git revision REV, as in ``bench/urdf_bit_identity.py``) or ``--old legacy``
+(``geodyn_ros/model`` of git revision REV, as in ``urdf_bit_identity.py`` beside this file) or ``--old legacy``
 (this tree's ElementTree reader).
 
 Usage::
 
-    python bench/bench_urdf_load.py --old be931c0 [--reps 21]
+    python bench/urdf_loader/bench_urdf_load.py --old be931c0 [--reps 21]
 """
 from __future__ import annotations
 
@@ -25,8 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "bench" / "urdf_loader"))
 
 from make_tree_urdf import branched_tree_urdf  # noqa: E402
 from urdf_bit_identity import erd_dir, loaders  # noqa: E402

@@ -24,7 +24,7 @@ and :data:`FALLBACK_EXAMPLES`, one document per case where urdf_parser_py is not
 
 Usage::
 
-    python bench/urdf_bit_identity.py --old be931c0 [--suite test/test_urdf_loader.py ...]
+    python bench/urdf_loader/urdf_bit_identity.py --old be931c0 [--suite test/test_urdf_loader.py ...]
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "test"))
 
