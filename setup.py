@@ -20,7 +20,7 @@ setup(
         ("share/" + package_name + "/config/vehicles", glob("config/vehicles/*.yaml")),
     ],
     package_data={package_name: ["py.typed"]},
-    install_requires=["setuptools", "numpy", "numba", "xacro", "pyyaml"],
+    install_requires=["setuptools", "numpy", "numba", "xacro", "urdfdom-py", "lxml", "pyyaml"],
     zip_safe=True,
     maintainer="geodyn_ros developers",
     maintainer_email="geodyn-ros@example.org",

@@ -3,7 +3,34 @@
 The parser knows nothing about the algorithms. It
 
 1. reads the XML (file path, ``.xacro`` file expanded with the ``xacro`` package, or
-   an XML string);
+   an XML string) into link and joint records through ``urdf_parser_py`` (PyPI
+   ``urdfdom-py``, :mod:`geodyn_ros.model.urdf_dom`), after taking out the elements the
+   dynamics ignores (visual, collision, limit, dynamics, safety_controller, calibration,
+   gazebo, transmission, material); ``urdf_parser_py``'s console messages are swallowed.
+   Where ``urdf_parser_py`` refuses a document this loader accepts, or would lose something
+   of it, the package's own ElementTree reader (:mod:`geodyn_ros.model.urdf_etree`, the
+   loader before issue 40) reads it, with the same result bit for bit. The cases, each with
+   its example (``FALLBACK_EXAMPLES`` in ``bench/core/urdf_bit_identity.py``, checked by
+   ``test/model/test_urdf_bit_identity.py``):
+
+   * what ``urdf_parser_py`` requires and this loader defaults: ``<inertia ixx="0.01"
+     iyy="0.02" izz="0.02"/>`` (the components left out are 0), ``<robot>`` without
+     ``name`` (name ``""``), ``<axis/>`` without ``xyz`` (axis ``1 0 0``);
+   * ``<robot name="r" version="2.0">`` (``urdf_parser_py`` knows only 1.0);
+   * ``<parent/>``/``<child/>`` without ``link`` (``urdf_parser_py`` reads ``"None"``), so a
+     link really named ``None`` too;
+   * a ``<!DOCTYPE>`` (``<!ENTITY m "2">`` ... ``value="&m;"``), text that lxml refuses, a lone
+     surrogate (``name="p\ud800"``);
+   * every document this loader refuses at reading, for its own message: a bad or non-finite
+     number (``multiplier="x"``, ``xyz="0.5 0 nan"``), a negative mass, a mass without
+     ``<inertia>``, an empty name, an unknown joint type (``screw``, or ``unknown``, which
+     ``urdf_parser_py`` lists), a zero axis, ``<mass/>`` without ``value``, a ``<mimic>``
+     without master, invalid XML, a root other than ``<robot>``.
+
+   A malformed number in an ignored joint tag (``<limit lower="-1.57."/>``, which
+   ``urdf_parser_py`` and urdfdom refuse) needs no fallback: the tag is taken out before
+   ``urdf_parser_py`` reads, and the loader warns from its text. White space or a byte-order
+   mark before the XML declaration is removed before either reader sees the text.
 2. finds the base: the URDF root link, or - when the root is massless and joined by a
    single ``floating``/``fixed`` joint to one child (``world``, ``base_footprint``
    patterns) - that child. A massless root named ``world`` joined by moving joints (the
@@ -26,15 +53,13 @@ but suspicious warns with a :class:`URDFWarning` naming the link or joint.
 from __future__ import annotations
 
 import os
-import re
-import warnings
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 
-from ..lie import rpy_to_matrix
-from .model import PRISMATIC, REVOLUTE, Model
+from .model import REVOLUTE, Model
+from .urdf_dom import Fallback, read_urdfdom
+from .urdf_etree import _MOVING, URDFWarning, _warn, lock_joints_xml, read_etree
 
 __all__ = ["load_urdf", "URDFWarning", "INERTIA_RTOL", "lock_joints_xml"]
 
@@ -43,59 +68,6 @@ __all__ = ["load_urdf", "URDFWarning", "INERTIA_RTOL", "lock_joints_xml"]
 #: in the file, e.g. tiago's antenna: -3.5e-8 kg m^2 merged into a 1e-1 kg m^2 base). Larger
 #: violations are physically impossible and refused with the eigenvalues.
 INERTIA_RTOL = 1e-6
-
-
-class URDFWarning(UserWarning):
-    """A URDF was accepted with something the user should know (one line, naming the element)."""
-
-
-def _warn(msg):
-    warnings.warn(msg, URDFWarning, stacklevel=3)
-
-_MOVING = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
-_KNOWN = set(_MOVING) | {"fixed", "floating", "planar"}
-
-
-#: the numeric attributes of the joint tags this loader ignores, which urdfdom still parses
-_IGNORED_NUMERIC = {"limit": ("lower", "upper", "effort", "velocity"), "dynamics": ("damping", "friction"),
-                    "safety_controller": ("soft_lower_limit", "soft_upper_limit", "k_position", "k_velocity"),
-                    "calibration": ("rising", "falling")}
-_NUMBER = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
-
-
-def _check_ignored_numbers(je, name) -> None:
-    """Warn (naming the joint, the tag and the attribute) about a malformed number in a joint tag
-    this loader ignores: the dynamics do not need it, but urdfdom (robot_state_publisher, the ROS
-    URDF parser) refuses the whole file, so the robot would load here and fail in ROS."""
-    for tag, attrs in _IGNORED_NUMERIC.items():
-        for el in je.findall(tag):
-            for a in attrs:
-                v = el.get(a)
-                if v is not None and not _NUMBER.match(v):
-                    _warn(f"joint {name!r}: <{tag} {a}=\"{v}\"> is not a number; geodyn_ros ignores <{tag}>, "
-                          f"but the ROS URDF parser (urdfdom, robot_state_publisher) will refuse this file")
-
-
-def _floats(text, n, what):
-    try:
-        vals = [float(x) for x in (text or "").split()]
-    except ValueError:
-        raise ValueError(f"{what}: cannot parse numbers from {text!r}") from None
-    if len(vals) != n or not np.all(np.isfinite(vals)):
-        raise ValueError(f"{what}: expected {n} finite numbers, got {text!r}")
-    return np.array(vals)
-
-
-def _origin(elem, what):
-    """4x4 transform of an ``<origin xyz rpy>`` child (identity if absent)."""
-    T = np.eye(4)
-    o = elem.find("origin") if elem is not None else None
-    if o is not None:
-        if o.get("xyz") is not None:
-            T[:3, 3] = _floats(o.get("xyz"), 3, f"{what} origin xyz")
-        if o.get("rpy") is not None:
-            T[:3, :3] = rpy_to_matrix(_floats(o.get("rpy"), 3, f"{what} origin rpy"))
-    return T
 
 
 def _read_source(source) -> tuple[str, str]:
@@ -123,177 +95,6 @@ def _read_source(source) -> tuple[str, str]:
     if isinstance(source, str):
         return source, "<URDF string>"
     raise ValueError(f"source: expected a path or a URDF XML string, got {type(source).__name__}")
-
-
-class _Link:
-    __slots__ = ("name", "mass", "com", "I", "has_inertial")
-
-    def __init__(self, elem):
-        self.name = elem.get("name")
-        if not self.name:
-            raise ValueError("URDF: a <link> has no name")
-        self.mass, self.com, self.I, self.has_inertial = 0.0, np.zeros(3), np.zeros((3, 3)), False
-        inertial = elem.find("inertial")
-        if inertial is None:
-            return
-        what = f"link {self.name!r}"
-        m = inertial.find("mass")
-        if m is None or m.get("value") is None:
-            raise ValueError(f"{what}: <inertial> without <mass value=...>")
-        self.mass = float(_floats(m.get("value"), 1, f"{what} mass")[0])
-        if self.mass < 0:
-            raise ValueError(f"{what}: negative mass {self.mass}")
-        T = _origin(inertial, f"{what} inertial")
-        ine = inertial.find("inertia")
-        if ine is None:
-            if self.mass > 0:
-                raise ValueError(f"{what}: <inertial> has a mass but no <inertia> element")
-            Iin = np.zeros((3, 3))
-        else:
-            keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-            vals = {}
-            for k in keys:
-                v = ine.get(k, "0")
-                vals[k] = float(_floats(v, 1, f"{what} inertia {k}")[0])
-            Iin = np.array([[vals["ixx"], vals["ixy"], vals["ixz"]],
-                            [vals["ixy"], vals["iyy"], vals["iyz"]],
-                            [vals["ixz"], vals["iyz"], vals["izz"]]])
-            # checked after fixed-joint merging (_check_inertia), to a relative tolerance
-        R = T[:3, :3]
-        self.com = T[:3, 3].copy()
-        self.I = R @ Iin @ R.T
-        self.has_inertial = True
-
-
-class _Joint:
-    __slots__ = ("name", "type", "parent", "child", "T", "axis", "order", "mimic")
-
-    def __init__(self, elem, order):
-        self.name = elem.get("name")
-        self.type = elem.get("type")
-        what = f"joint {self.name!r}"
-        if not self.name:
-            raise ValueError("URDF: a <joint> has no name")
-        if self.type not in _KNOWN:
-            raise ValueError(f"{what}: unknown joint type {self.type!r}")
-        self.mimic = None
-        mim = elem.find("mimic")
-        if mim is not None and self.type in _MOVING:
-            master = mim.get("joint")
-            if not master:
-                raise ValueError(f"{what}: <mimic> needs joint=\"master joint name\"")
-            mult = float(_floats(mim.get("multiplier", "1"), 1, f"{what} mimic multiplier")[0])
-            off = float(_floats(mim.get("offset", "0"), 1, f"{what} mimic offset")[0])
-            self.mimic = (master, mult, off)
-        p, c = elem.find("parent"), elem.find("child")
-        if p is None or c is None or not p.get("link") or not c.get("link"):
-            raise ValueError(f"{what}: needs <parent link=...> and <child link=...>")
-        self.parent, self.child = p.get("link"), c.get("link")
-        self.T = _origin(elem, what)
-        self.order = order
-        self.axis = np.array([1.0, 0.0, 0.0])
-        a = elem.find("axis")
-        if a is not None and a.get("xyz") is not None:
-            self.axis = _floats(a.get("xyz"), 3, f"{what} axis")
-        if self.type in _MOVING:
-            nrm = np.linalg.norm(self.axis)
-            if nrm < 1e-12:
-                raise ValueError(f"{what}: zero joint axis")
-            self.axis = self.axis / nrm
-
-
-def _matrix_to_rpy(R) -> np.ndarray:
-    """URDF roll-pitch-yaw of a rotation matrix (inverse of :func:`geodyn_ros.lie.rpy_to_matrix`)."""
-    sp = -R[2, 0]
-    if abs(sp) > 1.0 - 1e-12:                 # gimbal lock: roll and yaw share one axis, take roll = 0
-        return np.array([0.0, np.copysign(np.pi / 2, sp), np.arctan2(-R[0, 1], R[1, 1])])
-    return np.array([np.arctan2(R[2, 1], R[2, 2]), np.arcsin(np.clip(sp, -1.0, 1.0)),
-                     np.arctan2(R[1, 0], R[0, 0])])
-
-
-def _locked_map(locked_joints) -> dict:
-    if locked_joints is None:
-        return {}
-    if isinstance(locked_joints, (str, bytes)):
-        raise ValueError("locked_joints: expected an iterable of joint names or a mapping {name: position}, "
-                         f"got the string {locked_joints!r}")
-    if isinstance(locked_joints, dict):
-        items = list(locked_joints.items())
-    else:
-        try:
-            items = [(name, 0.0) for name in locked_joints]
-        except TypeError:
-            raise ValueError("locked_joints: expected an iterable of joint names or a mapping {name: position}, "
-                             f"got {type(locked_joints).__name__}") from None
-    out = {}
-    for name, pos in items:
-        if not isinstance(name, str):
-            raise ValueError(f"locked_joints: joint names must be strings, got {name!r}")
-        try:
-            v = float(pos)
-        except (TypeError, ValueError):
-            raise ValueError(f"locked_joints: position of {name!r} must be a real number, got {pos!r}") from None
-        if not np.isfinite(v):
-            raise ValueError(f"locked_joints: position of {name!r} is not finite ({pos!r})")
-        out[name] = v
-    return out
-
-
-def _lock_joints(root, locked: dict) -> None:
-    """Turn the named moving joints of a parsed ``<robot>`` into ``fixed`` joints, in place.
-
-    A joint locked at position ``x`` gets the origin ``T_origin @ T_joint(x)`` (rotation ``x``
-    about the unit axis for revolute/continuous, translation ``x`` along it for prismatic), so the
-    child link keeps the pose it has at ``q = x`` (Pinocchio's ``buildReducedModel``).
-    """
-    elems = {je.get("name"): je for je in root.findall("joint")}
-    for name, x in locked.items():
-        je = elems.get(name)
-        if je is None:
-            raise ValueError(f"locked_joints: unknown joint {name!r}")
-        jt = je.get("type")
-        if jt not in _MOVING:
-            raise ValueError(f"locked_joints: joint {name!r} has type {jt!r}; only revolute, continuous and "
-                             "prismatic joints can be locked")
-        for other in root.findall("joint"):
-            m = other.find("mimic")
-            if m is not None and m.get("joint") == name and other.get("name") not in locked:
-                raise ValueError(f"locked_joints: joint {other.get('name')!r} mimics the locked joint {name!r}; "
-                                 "lock it too")
-        T = _origin(je, f"joint {name!r}")
-        a = je.find("axis")
-        e = _floats(a.get("xyz"), 3, f"joint {name!r} axis") if a is not None and a.get("xyz") else np.array([1.0, 0, 0])
-        nrm = np.linalg.norm(e)
-        if nrm < 1e-12:
-            raise ValueError(f"joint {name!r}: zero joint axis")
-        e = e / nrm
-        M = np.eye(4)
-        if _MOVING[jt] == REVOLUTE:
-            K = np.array([[0, -e[2], e[1]], [e[2], 0, -e[0]], [-e[1], e[0], 0]])
-            M[:3, :3] = np.eye(3) + np.sin(x) * K + (1.0 - np.cos(x)) * (K @ K)    # Rodrigues
-        else:
-            M[:3, 3] = x * e
-        T = T @ M
-        for tag in ("origin", "mimic"):
-            for el in je.findall(tag):
-                je.remove(el)
-        o = ET.SubElement(je, "origin")
-        o.set("xyz", " ".join(repr(float(v)) for v in T[:3, 3]))
-        o.set("rpy", " ".join(repr(float(v)) for v in _matrix_to_rpy(T[:3, :3])))
-        je.set("type", "fixed")
-
-
-def lock_joints_xml(text: str, locked_joints) -> str:
-    """URDF text with the named joints locked (made ``fixed``), as ``load_urdf(..., locked_joints=...)`` does.
-
-    Used by :class:`geodyn_ros.sim.MujocoSim` so that the simulator and the dynamics model see the
-    same reduced tree. ``locked_joints``: iterable of names (locked at 0) or mapping
-    ``{name: position [rad or m]}``.
-    """
-    locked = _locked_map(locked_joints)
-    root = ET.fromstring(text.lstrip("\ufeff \t\r\n"))
-    _lock_joints(root, locked)
-    return ET.tostring(root, encoding="unicode")
 
 
 def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False, locked_joints=None) -> Model:
@@ -344,6 +145,28 @@ def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False, locked_jo
     forward dynamics refuses at call time, naming the joint. A mass matrix that is singular at
     some configuration is detected by forward/hybrid dynamics at that state.
     """
+    return _load(source, base_link=base_link, fixed_base=fixed_base, mimic=mimic, locked_joints=locked_joints)[0]
+
+
+def _read(text, desc, locked_joints, reader):
+    """``(robot name, links, joints, by_child, children), how``: the document read through
+    ``urdf_parser_py`` (``how == "urdfdom"``), or by the ElementTree reader when ``urdf_parser_py``
+    refuses or loses something (``how == "etree: <reason>"``, :mod:`geodyn_ros.model.urdf_dom`) or
+    when ``reader == "etree"`` (the previous loader's path, for the bit-identity check)."""
+    if reader == "urdfdom":
+        try:
+            return read_urdfdom(text, desc, locked_joints), "urdfdom"
+        except Fallback as exc:
+            reason = str(exc)
+        # outside the except clause: a refusal's traceback does not show the Fallback
+        return read_etree(text, desc, locked_joints), f"etree: {reason}"
+    if reader == "etree":
+        return read_etree(text, desc, locked_joints), "etree"
+    raise ValueError(f"reader: expected 'urdfdom' or 'etree', got {reader!r}")
+
+
+def _load(source, *, base_link=None, fixed_base=None, mimic=False, locked_joints=None, reader="urdfdom"):
+    """``(model, how)``: :func:`load_urdf` and the path that read the document (:func:`_read`)."""
     if fixed_base not in (None, True, False):
         raise ValueError(f"fixed_base: expected None, True or False, got {fixed_base!r}")
     if mimic not in (True, False):
@@ -352,39 +175,7 @@ def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False, locked_jo
     # white space (or a byte-order mark) before the XML declaration is accepted, as by
     # Pinocchio's and ROS's parsers
     text = text.lstrip("\ufeff \t\r\n")
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise ValueError(f"source: {desc} is not valid XML: {exc}") from None
-    if root.tag != "robot":
-        raise ValueError(f"source: {desc} has root element <{root.tag}>, expected <robot>")
-    locked = _locked_map(locked_joints)
-    if locked:
-        _lock_joints(root, locked)
-
-    links = {}
-    for le in root.findall("link"):
-        lk = _Link(le)
-        if lk.name in links:
-            raise ValueError(f"URDF: duplicate link name {lk.name!r}")
-        links[lk.name] = lk
-    if not links:
-        raise ValueError(f"source: {desc} has no <link>")
-    joints, by_child, children = {}, {}, {n: [] for n in links}
-    for k, je in enumerate(root.findall("joint")):
-        j = _Joint(je, k)
-        _check_ignored_numbers(je, j.name)
-        if j.name in joints:
-            raise ValueError(f"URDF: duplicate joint name {j.name!r}")
-        for role, ln in (("parent", j.parent), ("child", j.child)):
-            if ln not in links:
-                raise ValueError(f"joint {j.name!r}: {role} link {ln!r} is not defined")
-        if j.child in by_child:
-            raise ValueError(f"link {j.child!r} has two parent joints ({by_child[j.child].name!r}, {j.name!r}):"
-                             " closed loops are not supported")
-        joints[j.name] = j
-        by_child[j.child] = j
-        children[j.parent].append(j)
+    (robot_name, links, joints, by_child, children), how = _read(text, desc, locked_joints, reader)
 
     roots = [n for n in links if n not in by_child]
     if len(roots) != 1:
@@ -488,7 +279,7 @@ def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False, locked_jo
 
     mimic_map = _mimic_relations(joints, jnames, mimic)
     model = Model(
-        name=root.get("name", ""), joint_names=tuple(jnames), base_link=base,
+        name=robot_name, joint_names=tuple(jnames), base_link=base,
         link_names=tuple(body_names), joint_types=tuple(jtypes),
         parent=np.array(parent_body, dtype=np.int64), jtype=np.array(jtype, dtype=np.int64),
         Y=np.array(Y, dtype=float).reshape(N, 6), mass=mass, com=com, inertia=inertia,
@@ -496,14 +287,14 @@ def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False, locked_jo
         fixed_base=bool(fixed_base), mimic=mimic_map, mimic_enforced=bool(mimic and mimic_map),
     )
     empty = massless_subtree_joints(model)
-    if empty:
+    if empty:    # stacklevel 5: the caller of load_urdf
         _warn(f"joint(s) {', '.join(empty)}: the moving subtree has no mass and no inertia, so the joint "
               "acceleration is undefined (forward dynamics will refuse); give the links an <inertial> or make "
-              "the joints fixed")
+              "the joints fixed", stacklevel=5)
     if model.total_mass <= 0.0 and not model.fixed_base:
         _warn(f"{desc}: the robot has zero total mass; inverse dynamics is zero and forward dynamics "
-              "will refuse")
-    return model
+              "will refuse", stacklevel=5)
+    return model, how
 
 
 def _violations(I):
