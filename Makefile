@@ -24,8 +24,11 @@ $(STAMP): requirements.txt setup.py
 	@echo "venv 3/4: geodyn_ros itself, editable (seconds)"
 	@# compat mode: the editable install is a path entry (a .pth with the clone root), so a folder named
 	@# geodyn_ros in the working directory (the clone itself, seen from its parent) cannot shadow the
-	@# package as an empty namespace package (test/package/test_install.py)
-	$(BIN)/python -m pip install -q --no-deps -e . --config-settings editable_mode=compat
+	@# package as an empty namespace package (test/package/test_install.py). Built with the venv's own
+	@# pinned setuptools (requirements.txt; no isolated build env that would take the newest one, which
+	@# may drop compat mode); PYTHONWARNINGS silences setuptools' "compat mode is transitional" banner,
+	@# which looks like a failure and is not one (errors still show)
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
 	@echo "venv 4/4: compiling the numba kernels once, cached for every later run (5-8 minutes on 2 cores; a line per family)"
 	$(BIN)/python -m geodyn_ros.warmup
 	touch $(STAMP)
