@@ -5,6 +5,11 @@ lint``/``make docs`` are .ci/run itself; the ``ros2 launch`` lines need the ``ro
 PyPI wheels do not have: their launch files run under the real launch_ros in
 test_real_launch.py. The commands below are read from the README, so the README cannot name
 a command that this test does not run.
+
+They run as a new user runs them after ``make venv``: by bash from the clone's root, in a shell
+whose ``PATH`` does not hold the venv, after the activation line the README's Install section
+gives (``source .venv/bin/activate``). A README that never says how the executables get on
+``PATH`` fails here (``geodyn_fly: command not found``, as a newcomer met it).
 """
 from __future__ import annotations
 
@@ -23,17 +28,39 @@ BIN = Path(sys.executable).parent
 README = (ROOT / "README.md").read_text()
 
 
+def _activation() -> str:
+    """The README's activation line (its Install block), for the venv that runs this test."""
+    block = re.search(r"## Install\n.*?```bash\n(.*?)```", README, re.S)
+    assert block, "the README has no Install section with a bash block"
+    found = re.findall(r"^(source \.venv/bin/activate)\b", block.group(1), re.M)
+    assert found, ("the README's Install block never activates the venv: after `make venv` a new user's "
+                   "shell has no geodyn_fly or geodyn_node (`command not found`)")
+    if BIN.parent != ROOT / ".venv":      # the suite runs from another environment than the clone's .venv
+        return f"source {shlex.quote(str(BIN / 'activate'))}"
+    return found[0]
+
+
 def _command(prefix: str) -> list[str]:
+    """``bash -c`` running the README's first `prefix...` command as written, after the activation."""
     found = re.findall(rf"`({prefix}[^`]*)`", README)
     assert found, f"the README names no `{prefix}...` command"
-    argv = shlex.split(found[0])
-    return [str(BIN / argv[0])] + argv[1:]
+    return ["bash", "-c", f"{_activation()} && exec {found[0]}"]
 
 
 def _env():
+    """A user's environment: the venv's scripts not on PATH (the activation puts them there)."""
     env = dict(os.environ)
-    env.setdefault("AMENT_PREFIX_PATH", str(BIN.parent))
+    env.pop("VIRTUAL_ENV", None)
+    env["PATH"] = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep)
+                                  if d and Path(d).resolve() != BIN.resolve()) or "/usr/bin:/bin"
     return env
+
+
+def test_the_venv_scripts_are_not_on_the_test_path():
+    """The check below can fail: without the activation the executables are not found."""
+    out = subprocess.run(["bash", "-c", "command -v geodyn_fly || echo missing"], env=_env(),
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "missing", out.stdout
 
 
 def test_readme_geodyn_node_command_starts_says_what_it_waits_for_and_stops():
@@ -79,17 +106,16 @@ def test_readme_closed_loop_command_prints_its_table():
 def test_readme_geodyn_fly_commands_print_the_report_and_the_ordered_table():
     """The README's two ``geodyn_fly`` lines (a shipped name; the explicit ``--urdf``/``--vehicle``
     form of a user's robot, with the shell substitution as written), run by bash from the clone's
-    root with the venv's scripts first on PATH: the report's rank line, every level of the rank, no
+    root after the README's activation line: the report's rank line, every level of the rank, no
     rotor saturation, the error not growing with the level, lines within 100 columns."""
     block = re.search(r"## Your own aerial manipulator\n\n```bash\n(.*?)```", README, re.S)
     assert block, "the README's 'Your own aerial manipulator' section has no bash block"
     lines = [ln for ln in block.group(1).splitlines() if ln.startswith("geodyn_fly ")]
     assert len(lines) == 2, lines
     env = _env()
-    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     for line, rank, levels in ((lines[0], 6, ("pd", "ff0", "ff1", "ff2")),
                                (lines[1], 4, ("rigid", "ff0", "ff1", "ff2"))):
-        out = subprocess.run(["bash", "-c", line], cwd=ROOT, env=env, capture_output=True, text=True,
+        out = subprocess.run(["bash", "-c", f"{_activation()} && {line}"], cwd=ROOT, env=env, capture_output=True, text=True,
                              timeout=1800, stdin=subprocess.DEVNULL)
         assert out.returncode == 0, (line, out.stderr[-3000:])
         text = out.stdout
