@@ -171,8 +171,8 @@ def test_underactuated_loop_text(tmp_path, capsys):
         line = next(x for x in lines if f" {den}/{num} " in x)
         assert f"{ratio:.3g}" in line
         assert line.lstrip().startswith("met" if ratio >= fac else "MISSED")
-        if ratio < fac:
-            assert ex.TARGET_REASONS[(num, den)] in line and "make budget" in line
+        if ratio < fac:   # a miss says in its one line that it is expected, why and where that is explained
+            assert f": expected, {ex.TARGET_REASONS[(num, den)]} (see make budget)" in line, line
     _check_png(tmp_path / "underactuated_loop.png")
 
 
@@ -185,7 +185,8 @@ def test_targets_report_names_the_reason_of_a_miss():
            "ff2": {"com_rms_m": 5e-6, "joint_rms_deg": 0.03, **{"rotor_saturations": 2, "motor_saturations": 0}}}
     rep = dict(targets_report(obj))
     missed = [t for t, met in rep.items() if not met]
-    assert any(t.startswith("rigid/ff0 CoM RMS 5 < 10") and TARGET_REASONS[("ff0", "rigid")] in t for t in missed)
+    assert any(t == f"rigid/ff0 CoM RMS 5 < 10: expected, {TARGET_REASONS[('ff0', 'rigid')]} (see make budget)"
+               for t in missed), missed
     assert any(t.startswith("ff0/ff1 CoM RMS 20 >= 5") for t, met in rep.items() if met)
     assert any(t.startswith("ff1/ff2 joint RMS 10 >= 10") for t, met in rep.items() if met)
     assert any(t.startswith("ff2: no saturation (2 rotor") for t in missed)
@@ -280,6 +281,10 @@ def test_make_demo_log():
     for row in obj:
         _same(table[row][0], obj[row]["com_rms_m"])
     assert "error sources (figure eight" in text and "predicted ratios" in text
+    # a missed ratio target says on its own line that it is expected and where it is explained
+    # (a newcomer read 'MISSED rigid/ff0 CoM RMS 4.26 < 10' as a failure)
+    for line in (x.strip() for x in text.splitlines() if x.lstrip().startswith("MISSED") and "/" in x):
+        assert ": expected, " in line and line.endswith("(see make budget)"), line
     for name in ("actuated_loop.png", "underactuated_loop.png"):
         assert re.search(rf"^figure: (\S*/)?{out.name}/{name}$", text, re.M), name
         _check_png(out / name)
