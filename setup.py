@@ -19,7 +19,7 @@ setup(
         ("share/" + package_name + "/config", glob("config/*.yaml")),
         ("share/" + package_name + "/config/vehicles", glob("config/vehicles/*.yaml")),
     ],
-    package_data={package_name: ["py.typed"]},
+    package_data={package_name: ["py.typed", "cli_help.json"]},
     install_requires=["setuptools", "numpy", "numba", "xacro", "urdfdom-py", "lxml", "pyyaml"],
     zip_safe=True,
     maintainer="geodyn_ros developers",
@@ -36,7 +36,7 @@ setup(
         "geodyn_flat_controller = geodyn_ros_entry:geodyn_flat_controller",
         "geodyn_closed_loop = geodyn_ros_entry:geodyn_closed_loop",
         "geodyn_fly = geodyn_ros_entry:geodyn_fly",
-        "geodyn_warmup = geodyn_ros.warmup:main",
+        "geodyn_warmup = geodyn_ros_entry:geodyn_warmup",
         "geodyn_vehicle = geodyn_ros_entry:geodyn_vehicle",
     ]},
 )

@@ -78,7 +78,7 @@ def rank(mod):
         if parts[1] not in ROS:
             raise AssertionError(f"ros.{parts[1]} has no place in the layer table of this test")
         return (4, ROS.index(parts[1]))
-    if top in ("examples", "warmup"):         # demonstrations and tools, on top of everything
+    if top in ("examples", "warmup", "cli_help"):   # demonstrations and tools, on top of everything
         return (4, len(ROS))
     raise AssertionError(f"module {mod} has no layer: add it to the README's layout and to this test")
 

@@ -160,7 +160,7 @@ def main(argv=None) -> int:
         from .underactuated_closed_loop import main as underactuated_main
         return underactuated_main([a for a in argv if a != "--underactuated"])
     from .loop_session import add_ros_options, check_ros_options, isolate_unless
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="geodyn_closed_loop", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=30.0, help="simulated seconds (default 30)")
     ap.add_argument("--order", type=int, default=2, help="geodyn_node order (default 2)")

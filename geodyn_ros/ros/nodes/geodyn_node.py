@@ -115,8 +115,9 @@ three). A message that is malformed (NaN/Inf, wrong lengths, missing joints, non
 bad layout, bad bytes), out of order (stamp earlier than the previous one on that topic) or stamped
 in the future is refused; a set that is stale (older than ``stale_timeout`` on the node clock) or
 has no matching reference publishes nothing; the problem is logged (throttled) and reported on
-``/diagnostics``. The node logs the topics it needs at start and, every fifth diagnostics period,
-those it is still waiting for.
+``/diagnostics``. The node logs the topics it needs at start, every fifth diagnostics period
+those it is still waiting for, and once, when every input has arrived and outputs go out, the
+topics it receives and its measured output rate (``receiving ...; publishing at N Hz (...)``).
 
 Robot model: the parameter ``robot_description`` (URDF XML) or ``urdf_path``, loaded at
 start-up; with neither set, the ``robot_description`` topic (parameter
@@ -209,6 +210,7 @@ class GeodynNode(FeedforwardOutputs, Node):
         self._last_now = -1
         self._clock_handle = self.get_clock().handle
         self._summaries = 0
+        self._started = None       # (wall time [s], cycles published) at the first summary with an output
 
         qos_in = control_qos(p["input_depth"], p["input_reliability"])
         self._create_publishers(control_qos(p["qos_depth"], p["output_reliability"]), bool(p["actuation_config"]))
@@ -417,6 +419,7 @@ class GeodynNode(FeedforwardOutputs, Node):
 
     def _summary(self) -> None:
         self._summaries += 1
+        self._announce_start()
         waiting = self._waiting()
         if waiting and self._summaries % 5 == 0:   # every fifth period: 5 s at the default 1 s
             got = [t for t in self._topics if self._bufs and self._bufs[t].accepted]
@@ -429,6 +432,28 @@ class GeodynNode(FeedforwardOutputs, Node):
             self.diag.publish_status(DiagnosticStatus.WARN, f"waiting for {', '.join(unseen)}")
         else:
             self.diag.publish_summary()
+
+    def _announce_start(self) -> None:
+        """Log once, one line, when every input has arrived and the node publishes: the topics it
+        receives and the output rate measured over the first summary period with outputs
+        (cycles published between two summaries; no work on the cycle's path)."""
+        if self._started is False:
+            return
+        done = self.diag.counters["cycles_published"]
+        now = self._wall.now().nanoseconds * 1e-9
+        if self._started is None:
+            if done > 0:
+                self._started = (now, done)
+            return
+        t0, n0 = self._started
+        if now - t0 <= 0.0:
+            return
+        rate = (done - n0) / (now - t0)
+        outputs = ["feedforward/jet" if self.publish_jet else "", "desired/state, feedforward/flat_jet" if self.flat
+                   else "", "~/linearization" if self.publish_linearization else ""]
+        self.get_logger().info(f"receiving {', '.join(self._topics)}; publishing at {rate:.0f} Hz "
+                               f"({', '.join(o for o in outputs if o) or 'feedforward/wrench, joint_efforts'})")
+        self._started = False
 
     # ------------------------------------------------------------------ the cycle
     def _fresh(self, topic: str, stamp: int, now: int) -> bool:

@@ -36,9 +36,7 @@ def test_console_scripts_are_the_table():
         if target.startswith("geodyn_ros_entry:"):
             fn = target.split(":")[1]
             body = entry.split(f"def {fn}()")[1].split("\ndef ")[0]
-            assert f'_run("{e.module}"' in body, (e.name, body)
-            if e.is_node:
-                assert f'"{e.name}")' in body, f"{e.name}: the entry passes its name for --help"
+            assert f'_run("{e.module}", "{e.name}")' in body, f"{e.name}: the entry passes its name for --help"
         else:
             assert target == f"{e.module}:main", e.name
         assert callable(getattr(importlib.import_module(e.module), "main")), e.module

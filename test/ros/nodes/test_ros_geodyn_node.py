@@ -425,6 +425,28 @@ def test_the_node_says_what_it_waits_for(h):
     assert sum("still waiting" in m.msg for m in logs) == n_logged
 
 
+def test_the_node_says_once_that_it_receives_and_publishes(h):
+    """Issue 40 item 4: once every input has arrived and outputs go out, one INFO line names the
+    topics it receives and the output rate it measured (cycles published over the first summary
+    period with outputs), e.g. ``receiving reference; publishing at 100 Hz (feedforward/jet)``;
+    never again while it keeps publishing."""
+    import re
+    node, outs = _start(h, diagnostics_period=0.1)
+    logs = _rosout(h)
+    pub = h.publisher(Float64MultiArray, "reference")
+    h.wait_matched("reference")
+    for k in range(80):      # about 100 references a second for 0.8 s: several summary periods
+        pub.publish(_ref_msg(0.3 + 0.01 * k, 2, _now(node)))
+        h.spin_for(0.01)
+    assert h.spin_until(lambda: any(m.msg.startswith("receiving") for m in logs), 5.0), [m.msg for m in logs]
+    h.spin_for(0.3)          # more summary periods: the line is not repeated
+    got = [m.msg for m in logs if m.msg.startswith("receiving")]
+    assert len(got) == 1, got
+    m = re.fullmatch(r"receiving reference; publishing at (\d+) Hz \(feedforward/jet\)", got[0])
+    assert m and int(m.group(1)) > 0, got[0]
+    assert len(outs["jet"]) > 0
+
+
 def test_the_node_says_it_waits_for_the_robot_description(h):
     h.make(GeodynNode, {"urdf_path": "", "diagnostics_period": 0.05})
     logs = _rosout(h)
