@@ -46,8 +46,9 @@ def test_parameter_reference_matches_the_nodes():
         sys.path.remove(str(DOC))
     import importlib
     setup = (ROOT / "setup.py").read_text()
-    scripts = set(re.findall(r'"(geodyn_\w+) = geodyn_ros_entry:', setup)) - {"geodyn_closed_loop", "geodyn_fly",
-                                                                                 "geodyn_vehicle"}
+    from geodyn_ros.ros.common.interfaces import EXECUTABLES
+    tools = {e.name for e in EXECUTABLES if not e.is_node}
+    scripts = set(re.findall(r'"(geodyn_\w+) = geodyn_ros_entry:', setup)) - tools
     assert scripts == set(NODES), "every node executable has a parameter table in the docs"
     text = render()
     for exe, mod in NODES.items():
@@ -223,3 +224,32 @@ def test_the_site_shows_the_figures():
             assert (page.parent / target).resolve().is_file(), f"{page}: missing image {target}"
     shown = {Path(t).name for p, t in refs if p.parent.name == "tutorials"}
     assert {"actuated_loop.png", "underactuated_loop.png"} <= shown, shown
+
+
+def test_vehicle_file_reference_lists_every_gains_key():
+    """Issue 40 item 7: the ``gains:`` keys were documented only in explanation/gains.md. Every key the
+    gain design accepts (each controller kind's loops, the explicit gains, a loop's sub-keys) has a
+    row in the vehicle-file reference's ``gains`` table, and no row names a key the design refuses."""
+    import re
+
+    from geodyn_ros.control import gain_design as gdz
+    page = (ROOT / "doc" / "reference" / "vehicle_file.md").read_text()
+    section = page.split("## `gains`", 1)[1].split("\n## ", 1)[0] if "## `gains`" in page else ""
+    assert section, "vehicle_file.md has no `gains` section"
+    rows = set(re.findall(r"^\| `(\w+)` \|", section, re.M))
+    accepted = set(gdz._EXPLICIT).union(*(set(d) for d in gdz.DEFAULTS.values()))
+    assert rows == accepted, (sorted(rows - accepted), sorted(accepted - rows))
+    assert "bandwidth" in section and "damping" in section
+
+
+def test_status_page_lists_each_issue_once():
+    """Issue 40 item 8: status.md listed "your own vehicle" (issue 33) and "CPU per cycle" (issue 35)
+    as open after both had landed. Each issue the page names is either done or open, never both,
+    and those two are done."""
+    page = (ROOT / "doc" / "explanation" / "status.md").read_text()
+    done, _, open_ = page.partition("- **Open**")
+    assert open_, "status.md has no Open list"
+    n_done = {int(n) for n in re.findall(r"issues? (\d+)", done)}
+    n_open = {int(n) for n in re.findall(r"issues? (\d+)", open_)}
+    assert n_open and not n_done & n_open, sorted(n_done & n_open)
+    assert {33, 35} <= n_done, sorted(n_done)
