@@ -1,7 +1,8 @@
 """Why the planner checks the whole body: three timings of one waypoint mission, flown in MuJoCo.
 
 The mission (the tutorial's, ``doc/tutorials/plan_mission.md``): the hexarotor manipulator
-(``urdf/hexarotor_manipulator.urdf.xacro``, ``config/hexarotor.yaml``) flies its CoM through four
+(``urdf/hexarotor_manipulator.urdf.xacro``, ``config/hexarotor.yaml``, read by
+:meth:`geodyn_ros.planning.Vehicle.from_files` with every limit of the file) flies its CoM through four
 waypoints over 2 m while the yaw turns by 1 rad and all six arm joints swing by 40-60 deg between
 waypoints, so the arm's reaction torque matters. :func:`geodyn_ros.planning.plan_mission` plans it
 (minimum snap CoM, minimum jerk yaw and joints, ``C^6`` / ``C^4``, ``order=2``); then
@@ -33,6 +34,7 @@ import time
 import numpy as np
 
 from geodyn_ros.loops.underactuated import simulate_underactuated
+from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.planning import Vehicle, check_feasibility, fastest_scaling, plan_mission
 
 __all__ = ["MISSION", "CHECKS", "compare", "format_table", "main"]
@@ -51,7 +53,7 @@ def compare(margin: float = 0.1, *, fly: bool = True) -> dict:
     """The comparison (module docstring) as a JSON-ready dict: ``margin``, ``plan_ms``, ``rows``
     ``{check: {alpha, duration_s, binding_limit, whole_body_margin[, rotor_saturations, com_rms_m,
     com_max_m, joint_rms_deg]}}``. ``fly=False`` skips the MuJoCo flights."""
-    vehicle = Vehicle.hexarotor()
+    vehicle = Vehicle.from_files(shipped_urdf("hexarotor_manipulator.urdf.xacro"), "hexarotor")
     check_feasibility(vehicle, plan_mission(**MISSION))   # warm-up: numba kernels loaded before the timing
     t0 = time.perf_counter()
     traj = plan_mission(**MISSION)

@@ -2,7 +2,7 @@
 
 ::
 
-    geodyn_fly --urdf X --vehicle Y [--reference hover|figure8|FILE] [--levels ...]
+    geodyn_fly --urdf X --vehicle Y [--reference hover|figure8|FILE [--slow-down]] [--levels ...]
                [--duration S] [--preroll S] [--json] [--plot PNG]
     geodyn_fly --vehicle borinot_flying_arm_2        # a shipped vehicle: its URDF is found
     python -m geodyn_ros.loops.fly --where iris      # print a shipped vehicle's URDF path
@@ -29,10 +29,16 @@
    (<= 100 columns): position RMS and max [m], attitude and joint RMS [deg], peak rotor speed
    against the maximum [rad/s], peak joint torque [N m], clipped commands (rotor/joint).
 
-``--json``: one JSON object on stdout instead (``vehicle``, ``report``, ``rows``). ``--plot
-PNG``: the position error of every row against time. Exit codes: 0 flown; 2 refused (bad
-argument, bad vehicle file, a vehicle that cannot fly, unstable gains); 1 a row that diverged
-(non-finite state).
+A mission file on a rank 4 vehicle is first checked on the whole body
+(:func:`~geodyn_ros.loops.fly_references.check_mission`: every limit of the vehicle file, through
+:meth:`geodyn_ros.planning.Vehicle.from_files`); a worst margin below 0 is refused in one line
+(margin, limit, time) with exit code 2 before any simulation, or with ``--slow-down`` slowed down
+uniformly until it keeps every limit (the line says by how much).
+
+``--json``: one JSON object on stdout instead (``vehicle``, ``report``, ``rows``,
+``mission_check``). ``--plot PNG``: the position error of every row against time. Exit codes: 0
+flown; 2 refused (bad argument, bad vehicle file, a vehicle that cannot fly, unstable gains, a
+mission beyond its limits); 1 a row that diverged (non-finite state).
 """
 from __future__ import annotations
 
@@ -89,16 +95,19 @@ def _rank(allocation) -> int:
     return int(np.linalg.matrix_rank(A / scale, tol=1e-9))
 
 
-def prepare(urdf, vehicle, *, reference: str = "figure8") -> dict:
+def prepare(urdf, vehicle, *, reference: str = "figure8", slow_down: bool = False) -> dict:
     """Load, check and design; everything :func:`fly` needs, as a dict: ``cfg``, ``model``,
     ``allocation``, ``rank`` (4 or 6), ``design`` (GainDesign), ``reference`` (``f(t, order)``),
-    ``reference_duration`` (a mission's length, else None), ``report`` (the summary dict).
-    Raises :class:`Refused` (one line) for anything that cannot fly."""
+    ``reference_duration`` (a mission's length, else None), ``report`` (the summary dict),
+    ``mission_check`` (a mission on a rank 4 vehicle: the whole-body check's note and summary,
+    :func:`~geodyn_ros.loops.fly_references.check_mission`; else None). Raises :class:`Refused`
+    (one line) for anything that cannot fly, a mission beyond the vehicle's limits too (unless
+    ``slow_down``: then it is slowed down until it keeps them)."""
     from geodyn_ros.control.gain_design import design_gains
     from geodyn_ros.control.rotors import Allocation
     from geodyn_ros.vehicle import load_vehicle
     from .vehicle_report import vehicle_report
-    from .fly_references import REFERENCES, fly_reference, joint_swing, mission_reference, vehicle_size
+    from .fly_references import REFERENCES, check_mission, fly_reference, joint_swing, mission_reference, vehicle_size
 
     try:
         cfg = load_vehicle(vehicle)
@@ -117,17 +126,24 @@ def prepare(urdf, vehicle, *, reference: str = "figure8") -> dict:
     if design.refusals:
         raise Refused(f"{vehicle}: gains: {design.refusals[0]}")
     form = "flat" if rank == 4 else "base"
+    checked = None
     if reference in REFERENCES:
         ref = fly_reference(reference, vehicle_size(frames), joint_swing(urdf, model.joint_names), kind=form)
         ref_duration = None
     else:
         try:
-            ref, ref_duration = mission_reference(reference, model.joint_names, kind=form)
+            plan = None
+            if rank == 4:     # the whole-body check through the flat map (of a collinear vehicle)
+                from geodyn_ros.planning import Vehicle
+                plan, note, summary = check_mission(reference, model.joint_names, Vehicle.from_files(urdf, vehicle),
+                                                    slow_down=slow_down)
+                checked = {"note": note, "summary": summary}
+            ref, ref_duration = mission_reference(reference, model.joint_names, kind=form, plan=plan)
         except ValueError as exc:
             raise Refused(str(exc).splitlines()[0]) from None
     return {"cfg": cfg, "model": model, "allocation": al, "rank": rank, "design": design, "reference": ref,
             "reference_duration": ref_duration, "report": vehicle_report(urdf, vehicle, period=cfg.control_period),
-            "urdf": Path(urdf), "vehicle": Path(vehicle)}
+            "urdf": Path(urdf), "vehicle": Path(vehicle), "mission_check": checked}
 
 
 def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: float | None = None,
@@ -216,6 +232,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--vehicle", help="the vehicle file (YAML, schema 1) or a shipped name: "
                    + ", ".join(SHIPPED_URDFS))
     p.add_argument("--reference", default="figure8", help="figure8 (default), hover, or a mission YAML file")
+    p.add_argument("--slow-down", action="store_true", help="a mission file beyond the vehicle's limits (whole-body "
+                   "check, rank 4) is slowed down until it keeps them, instead of refused")
     p.add_argument("--levels", help="comma-separated subset of the rank's levels (rigid|pd, ff0, ff1, ff2)")
     p.add_argument("--duration", type=float, help="scored seconds per level (default: the mission's, else 16)")
     p.add_argument("--preroll", type=float, help="seconds flown on the reference before scoring (default 5)")
@@ -240,7 +258,7 @@ def main(argv=None) -> int:
         reference = args.reference
         if reference not in ("figure8", "hover") and not Path(reference).is_file():
             raise Refused(f"reference: {reference}: not figure8, hover or an existing mission file")
-        prep = prepare(urdf, vehicle, reference=reference)
+        prep = prepare(urdf, vehicle, reference=reference, slow_down=args.slow_down)
         levels = None if not args.levels else tuple(s.strip() for s in args.levels.split(",") if s.strip())
         for lv in levels or ():
             if lv not in LEVELS[prep["rank"]]:
@@ -249,6 +267,8 @@ def main(argv=None) -> int:
         if not args.json:
             from .vehicle_report import format_report
             print(format_report(prep["report"]), flush=True)
+            if prep["mission_check"]:
+                print(prep["mission_check"]["note"], flush=True)
         from .report import RowProgress
         duration = args.duration if args.duration is not None else (prep["reference_duration"] or 16.0)
         preroll = 5.0 if args.preroll is None else args.preroll
@@ -270,6 +290,7 @@ def main(argv=None) -> int:
     if args.json:
         json.dump({"vehicle": str(vehicle), "urdf": str(urdf), "reference": reference, "duration_s": duration,
                    "preroll_s": preroll, "report": prep["report"], "gains": prep["design"].as_dict(),
+                   "mission_check": prep["mission_check"] and prep["mission_check"]["summary"],
                    "rows": {k: _metrics(r) for k, r in rows.items()}}, sys.stdout, indent=1, default=float)
         print()
     else:

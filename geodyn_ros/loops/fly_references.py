@@ -16,7 +16,9 @@ A user's vehicle is not the shipped 4 kg hexarotor, so the built-in references a
   :data:`~geodyn_ros.trajectories.FIGURE8_Q_PERIOD` (1.5..4 s);
 * **FILE**: a mission YAML (:mod:`geodyn_ros.planning.mission`, e.g.
   ``config/mission_example.yaml``) planned at order 2 from ``t = 0``; before its start and
-  after its end it holds its end points at rest (the polynomial's own rule).
+  after its end it holds its end points at rest (the polynomial's own rule). For a collinear
+  vehicle :func:`check_mission` checks it on the whole body first (every limit of the vehicle
+  file) and refuses it, or slows it down, when a limit is exceeded.
 
 Two forms of the same reference (``kind``):
 
@@ -38,7 +40,8 @@ import numpy as np
 from geodyn_ros.trajectories import (FIGURE8_Q_PERIOD, FlatReference, Reference, _sin_jet,
                                      spatial_twist_jet)
 
-__all__ = ["REFERENCES", "vehicle_size", "joint_swing", "fly_reference", "mission_reference", "SHIPPED_SIZE_M"]
+__all__ = ["REFERENCES", "vehicle_size", "joint_swing", "fly_reference", "mission_reference", "check_mission",
+           "SHIPPED_SIZE_M"]
 
 #: the built-in reference names (anything else is a mission file)
 REFERENCES = ("figure8", "hover")
@@ -162,30 +165,78 @@ def _base_reference(p_jet, yaw_jet, q) -> Reference:
     return Reference(base_pose=pose, base_twist=spatial_twist_jet(p_jet, w), q=q)
 
 
-def mission_reference(path, joint_names, *, kind: str = "flat"):
-    """A mission YAML (:func:`geodyn_ros.planning.load_mission`) planned at order 2 from t = 0, as
-    ``(f(t, order), duration [s])`` in the form ``kind`` (:func:`fly_reference`). The mission's
-    ``joint_names`` must be the model's joints (any order; columns are reordered to
-    ``joint_names``); ValueError naming the file and the joints otherwise."""
+def _mission_in(path, joint_names):
+    """The mission file ``path`` with its q columns in the order of ``joint_names`` (the model's)."""
     from geodyn_ros.planning.mission import load_mission
-    if kind not in ("flat", "base"):
-        raise ValueError(f"kind: expected 'flat' or 'base', got {kind!r}")
     mission = load_mission(path)
     names = tuple(joint_names)
     given = tuple(mission.joint_names)
     if set(given) != set(names) or len(given) != len(names):
         raise ValueError(f"reference: {os.fspath(path)}: joint_names {list(given)} are not the model's joints "
                          f"{list(names)}; give one q value per model joint")
-    cols = np.array([given.index(nm) for nm in names], dtype=int)
+    if names:
+        mission.q, mission.joint_names = mission.q[:, [given.index(nm) for nm in names]], names
+    return mission
+
+
+def check_mission(path, joint_names, vehicle, *, slow_down: bool = False):
+    """The whole-body check of a mission file before it flies: ``(plan, note, summary)``.
+
+    ``plan`` the mission planned at order 2 from t = 0 (columns in ``joint_names`` order), checked
+    by :func:`geodyn_ros.planning.check_feasibility` on ``vehicle`` (a
+    :class:`~geodyn_ros.planning.Vehicle`, :meth:`~geodyn_ros.planning.Vehicle.from_files`: every
+    limit of the vehicle file); ``note`` the text saying so (1 line, 3 when slowed down);
+    ``summary`` a JSON-ready dict (worst
+    margin, limit, time [s], ``slowed_down`` alpha, 1 if not). A worst margin below 0 raises
+    ValueError in one line naming the margin, the limit and the time, unless ``slow_down``: then
+    the plan is slowed down uniformly to the fastest timing that keeps 0
+    (:func:`geodyn_ros.planning.mission.slow_down`, as ``geodyn_reference``'s ``slow_down``) and
+    the note says by how much (ValueError if 1024 times slower does not keep it either)."""
+    from geodyn_ros.planning import check_feasibility
+    from geodyn_ros.planning.mission import slow_down as slower
+    mission = _mission_in(path, joint_names)
     traj = mission.plan(0.0, 2)
+    where = f"reference: {os.fspath(path)}"
+    try:
+        rep = check_feasibility(vehicle, traj)
+    except ValueError as exc:
+        raise ValueError(f"{where}: the flat map is undefined along it ({str(exc).splitlines()[0]})") from None
+    why = (f"worst margin {rep.worst:+.4f} at t = {rep.t_worst:.3f} s ({rep.limit}, limit {rep.worst_bound()})")
+    alpha = 1.0
+    if rep.worst < 0.0:
+        if not slow_down:
+            raise ValueError(f"{where}: {why}: beyond the vehicle's limits; give --slow-down to fly it slower, or "
+                             "a slower mission")
+        found = slower(mission, traj, vehicle, 0.0)
+        if found is None:
+            raise ValueError(f"{where}: {why}, and 1024 times slower too; give a mission within the limits")
+        alpha, slow, rep2 = found
+        note = (f"{where}: slowed down {alpha:.4g} times ({traj.duration:.4g} s -> {slow.duration:.4g} s) to keep "
+                f"every limit of the vehicle file\n  as given: {why}\n  slowed down: worst margin {rep2.worst:+.4f} at "
+                f"t = {rep2.t_worst:.3f} s ({rep2.limit})")
+        traj, rep = slow, rep2
+    else:
+        note = f"{where}: whole-body check passed, {why}"
+    summary = {"worst_margin": rep.worst, "limit": rep.limit, "t_worst_s": rep.t_worst, "slowed_down": alpha}
+    return traj, note, summary
+
+
+def mission_reference(path, joint_names, *, kind: str = "flat", plan=None):
+    """A mission YAML (:func:`geodyn_ros.planning.load_mission`) planned at order 2 from t = 0, as
+    ``(f(t, order), duration [s])`` in the form ``kind`` (:func:`fly_reference`). The mission's
+    ``joint_names`` must be the model's joints (any order; columns are reordered to
+    ``joint_names``); ValueError naming the file and the joints otherwise. ``plan``: that plan
+    already made (e.g. checked and slowed down by :func:`check_mission`)."""
+    if kind not in ("flat", "base"):
+        raise ValueError(f"kind: expected 'flat' or 'base', got {kind!r}")
+    traj = _mission_in(path, joint_names).plan(0.0, 2) if plan is None else plan
 
     def flat(t, order):
         r = traj(t, order)
-        return FlatReference(com=r.com, yaw=r.yaw, q=r.q[:, cols] if len(cols) else r.q)
+        return FlatReference(com=r.com, yaw=r.yaw, q=r.q)
 
     def base(t, order):
         r = traj(t, order)         # com order+5, yaw and q order+3 rows: the base form takes order+3
-        return _base_reference(r.com[:order + 3], r.yaw[:order + 3],
-                               (r.q[:, cols] if len(cols) else r.q)[:order + 3])
+        return _base_reference(r.com[:order + 3], r.yaw[:order + 3], r.q[:order + 3])
 
     return (flat if kind == "flat" else base), traj.duration

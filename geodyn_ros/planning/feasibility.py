@@ -7,13 +7,18 @@ the base origin) and the joint torques ``tau`` with their time derivatives. From
 
 * **rotor speeds** ``omega = sqrt(u)``, ``u = A4^+ (T, tau_b)`` (collinear allocation,
   :class:`~geodyn_ros.control.rotors.Allocation`; a negative ``u`` counts as ``-sqrt(-u)``), against
-  ``[omega_min, omega_max]``;
+  ``[omega_min, omega_max]`` per rotor;
 * **rotor accelerations** against the lag: the first-order rotor ``omega' = (omega_c - omega) /
   T_lag`` needs the command ``omega_c = omega + T_lag omega'`` (``T_lag`` the up or down time
   constant by the sign of ``omega' = u' / (2 omega)``; ACTUATION.md, the ``ff1`` law), which must lie
   in ``[omega_min, omega_max]``;
 * **elastic joints** (Spong): the motor torque ``u_m = B theta'' + tau``, ``theta = q + K^-1 tau``,
-  against ``max_motor_torque``; **rigid joints** with a limit: ``|tau|`` against it.
+  against ``max_motor_torque``; **rigid joints** with a limit: ``|tau|`` against it (an infinite
+  limit, "none", gives no column).
+
+These are every limit of a vehicle file (:data:`geodyn_ros.vehicle.LIMIT_KEYS`);
+:meth:`Vehicle.from_files` takes them all from the file, and each margin column names the file's
+keys it checks (``FeasibilityReport.keys``, :data:`COLUMN_KEYS`).
 
 Every margin is dimensionless: ``(limit - value) / scale`` with ``scale = omega_max`` (rotor
 limits) or the torque limit, so ``0`` is the limit and ``0.1`` is 10 % of the range left.
@@ -47,38 +52,50 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..control.rotors import Allocation, ElasticJointParams, RotorParams, load_actuation_config
+from ..control.rotors import Allocation, ElasticJointParams, RotorParams
 from ..model.model import Model
 from ..model.resources import shipped_urdf
 from ._serial import flat_map_serial
 from .planner import FlatTrajectory
 
-__all__ = ["Vehicle", "FeasibilityReport", "check_feasibility", "check_rigid_rates", "RateLimits", "sample_times"]
+__all__ = ["Vehicle", "FeasibilityReport", "check_feasibility", "check_rigid_rates", "RateLimits", "sample_times",
+           "COLUMN_KEYS"]
 
 #: default samples per segment: the dip bound ``dt^2/8 max|m''|`` is then 1/8192 of the segment's
 #: ``h^2 max|m''|`` (reported per check as ``sample_bound``)
 SAMPLES_PER_SEGMENT = 32
 
+#: the vehicle-file limits (:data:`~geodyn_ros.vehicle.LIMIT_KEYS`) each kind of margin column checks;
+#: together they are all of them (test/control/test_vehicle_limits.py tightens each in turn)
+COLUMN_KEYS = {"rotor speed max": ("constants.max_rot_velocity",),
+               "rotor speed min": ("constants.min_rot_velocity",),
+               "rotor lag max": ("constants.max_rot_velocity", "constants.time_constant_up"),
+               "rotor lag min": ("constants.min_rot_velocity", "constants.time_constant_down"),
+               "motor torque": ("joints.<elastic>.max_torque",),
+               "joint torque": ("joints.<rigid>.max_torque",)}
+
 
 @dataclass
 class Vehicle:
-    """The vehicle a plan is checked for.
+    """The vehicle a plan is checked for. Build it from your files with :meth:`from_files`.
 
     model : the flat-map model (rotor joints locked); allocation : collinear :class:`Allocation`;
     rotors : :class:`RotorParams` (``max_rot_velocity``, lag time constants); elastic :
-    :class:`ElasticJointParams` or None; omega_min [rad/s] the lowest rotor speed allowed (default
-    0: a rotor may not reverse); joint_torque_limit : (n,) [N m] for the rigid joints, or None (not
-    checked).
+    :class:`ElasticJointParams` or None; omega_min [rad/s] the lowest rotor speed allowed, a float
+    or (n_rotors,) (default None: the rotors' ``min_rot_velocity``, 0 unless given: a rotor may not
+    reverse); joint_torque_limit : (n,) [N m, N if prismatic] per joint of the model (a float:
+    the same for all; ``inf``: none), read for the rigid joints, or None (not checked).
     """
 
     model: Model
     allocation: Allocation
     rotors: RotorParams
     elastic: ElasticJointParams | None = None
-    omega_min: float = 0.0
+    omega_min: float | np.ndarray | None = None
     joint_torque_limit: np.ndarray | None = None
     _el: np.ndarray = field(init=False, repr=False)
     _rigid: np.ndarray = field(init=False, repr=False)
+    _wmin: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
         if not isinstance(self.model, Model):
@@ -101,19 +118,65 @@ class Vehicle:
             if lim.size == 1:
                 lim = np.full(len(names), lim[0])
             if lim.shape != (len(names),) or np.any(~(lim > 0)):
-                raise ValueError(f"joint_torque_limit: expected {len(names)} positive values, got {self.joint_torque_limit!r}")
+                raise ValueError(f"joint_torque_limit: expected {len(names)} positive values (inf: none), got "
+                                 f"{self.joint_torque_limit!r}")
             self.joint_torque_limit = lim
-        if not (0.0 <= float(self.omega_min) < float(np.min(self.rotors.max_rot_velocity))):
-            raise ValueError(f"omega_min: expected 0 <= omega_min < max_rot_velocity, got {self.omega_min!r}")
+        n, wmax = self.rotors.n_rotors, self.rotors.per_rotor("max_rot_velocity")
+        raw = self.rotors.min_rot_velocity if self.omega_min is None else self.omega_min
+        try:
+            w = np.array(np.broadcast_to(np.asarray(raw, float), (n,)))
+        except (TypeError, ValueError):
+            w = np.full(n, np.nan)
+        if not np.all((w >= 0.0) & (w < wmax)):
+            raise ValueError(f"omega_min: expected 0 <= omega_min < max_rot_velocity (a number or {n}, one per "
+                             f"rotor), got {self.omega_min!r}")
+        self._wmin = w
+        if self.omega_min is not None:
+            self.omega_min = float(w[0]) if np.all(w == w[0]) else w
+
+    @classmethod
+    def from_files(cls, urdf, vehicle_file) -> "Vehicle":
+        """The vehicle of a URDF and a vehicle file, with every limit the file gives.
+
+        urdf : path of a URDF or xacro, or the URDF XML itself; vehicle_file : path of a vehicle
+        file (doc/reference/vehicle_file.md, or an old actuation YAML), or a shipped name as
+        every tool takes it (``hexarotor``, ``tilthex``, ``borinot_flying_arm_2``, ...:
+        :func:`geodyn_ros.vehicle.load_vehicle`). The rotor joints are locked and the rotor frames
+        come from the file or the URDF (``ActuationConfig.load_model``, ``rotor_frames``); the
+        vehicle is refused as ``geodyn_fly`` refuses it (``ActuationConfig.check``: e.g. a
+        ``joints:`` entry not in the URDF, whose limit would otherwise go unchecked).
+
+        The limits (:data:`geodyn_ros.vehicle.LIMIT_KEYS`): the rotors' ``max_rot_velocity`` and
+        ``min_rot_velocity`` [rad/s] (per rotor when they differ) and lag time constants [s]; the
+        elastic joints' motor torque ``max_torque`` [N m]; the rigid joints' ``max_torque``, default
+        the URDF ``<limit effort>`` (``ActuationConfig.effort_limits``; neither: not checked).
+
+        Raises ValueError (one line naming the file and the key) for a file or URDF that cannot
+        be read, or a vehicle that cannot fly or is not collinear (the flat map needs every
+        thrust along base z)."""
+        from ..vehicle.schema import load_vehicle
+        return cls._from_config(load_vehicle(vehicle_file), urdf)
+
+    @classmethod
+    def _from_config(cls, cfg, urdf) -> "Vehicle":
+        model = cfg.load_model(urdf)
+        cfg.check(model)
+        al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
+        if not al.collinear:
+            raise ValueError(f"{cfg.source_path or 'vehicle'}: rotors: not a collinear set (a thrust is tilted off "
+                             "base z), and the planner's flat map is that of a collinear multirotor; plan for a "
+                             "vehicle whose thrusts are all along base +z")
+        return cls(model, al, cfg.rotors, cfg.elastic, joint_torque_limit=cfg.effort_limits(model))
 
     @classmethod
     def hexarotor(cls, config=None) -> "Vehicle":
         """The shipped under-actuated vehicle: ``urdf/hexarotor_manipulator.urdf.xacro`` with
-        ``config/hexarotor.yaml`` (rotor limits, lag, elastic arm joints)."""
-        cfg = load_actuation_config("hexarotor") if config is None else config
-        model = cfg.load_model(str(shipped_urdf("hexarotor_manipulator.urdf.xacro")))
-        al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
-        return cls(model, al, cfg.rotors, cfg.elastic)
+        ``config/hexarotor.yaml`` (rotor limits, lag, elastic arm joints), or with ``config`` (an
+        ``ActuationConfig``) instead; as :meth:`from_files`."""
+        urdf = str(shipped_urdf("hexarotor_manipulator.urdf.xacro"))
+        if config is None:
+            return cls.from_files(urdf, "hexarotor")
+        return cls._from_config(config, urdf)
 
     @property
     def check_order(self) -> int:
@@ -129,7 +192,10 @@ class FeasibilityReport:
     between samples below the sampled values (module docstring); ``times`` (T,) and ``margins``
     (T, L) the sampled margins, columns ``names``; ``omega`` (T, n_rot) the feedforward rotor
     speeds [rad/s] (signed square root), ``omega_command`` (T, n_rot) the lag-compensated
-    commands, ``motor_torque`` (T, n_el) [N m] (whole-body check)."""
+    commands, ``motor_torque`` (T, n_el) [N m] (whole-body check); ``keys`` (L,) per column the
+    vehicle-file limits it checks (:data:`COLUMN_KEYS`; ``()`` for the rigid-rate baseline),
+    ``bounds`` (L,) per column the limit's value [rad/s for a rotor, N m (N if prismatic) for a
+    joint or motor; nan for the rigid-rate baseline]."""
 
     worst: float
     t_worst: float
@@ -142,9 +208,24 @@ class FeasibilityReport:
     omega: np.ndarray | None = None
     omega_command: np.ndarray | None = None
     motor_torque: np.ndarray | None = None
+    keys: tuple = ()
+    bounds: np.ndarray | None = None
 
     def feasible(self, margin: float = 0.0) -> bool:
         return self.worst >= margin
+
+    def worst_keys(self) -> tuple:
+        """The vehicle-file limits (:data:`~geodyn_ros.vehicle.LIMIT_KEYS`) the worst column checks."""
+        return self.keys[self.names.index(self.limit)] if self.keys else ()
+
+    def worst_bound(self) -> str:
+        """The worst column's limit as text, e.g. ``"0.9 N m"`` or ``"2236 rad/s"`` ('' for the
+        rigid-rate baseline)."""
+        if self.bounds is None:
+            return ""
+        b = float(self.bounds[self.names.index(self.limit)])
+        unit = "rad/s" if self.limit.startswith("rotor ") else ("N" if self.limit.endswith(" force") else "N m")
+        return f"{b:.4g} {unit}"
 
     def summary(self) -> str:
         return (f"worst margin {self.worst:+.4f} at t = {self.t_worst:.3f} s ({self.limit}); "
@@ -174,31 +255,37 @@ def _rotor_margins(vehicle, thrust, torque):
     om = _signed_sqrt(u)
     omd = du / (2.0 * np.maximum(np.abs(om), 1e-9))
     omc = om + np.where(omd > 0, rot.time_constant_up, rot.time_constant_down) * omd
-    wmax, wmin = rot.max_rot_velocity, float(vehicle.omega_min)
+    wmax, wmin = rot.max_rot_velocity, vehicle._wmin
     M = np.concatenate([(wmax - om) / wmax, (om - wmin) / wmax, (wmax - omc) / wmax, (omc - wmin) / wmax], axis=1)
     n = al.n_rotors
     names = tuple(f"rotor {i + 1} {kind}" for kind in ("speed max", "speed min", "lag max", "lag min")
                   for i in range(n))
-    return M, names, om, omc
+    wm = rot.per_rotor("max_rot_velocity")
+    return M, names, om, omc, np.concatenate([wm, wmin, wm, wmin])
 
 
 def _joint_margins(vehicle, q, tau):
-    """(margins (T, L), names, motor torques (T, n_el)) of the elastic motors and the rigid joints."""
-    cols, names = [], []
+    """(margins (T, L), names, motor torques (T, n_el), limits (L,)) of the elastic motors and the
+    rigid joints with a finite limit."""
+    cols, names, bounds = [], [], []
     um = None
-    jn = vehicle.model.joint_names
+    jn, kinds = vehicle.model.joint_names, vehicle.model.joint_types
     if len(vehicle._el):
         el, i = vehicle.elastic, vehicle._el
         um = el.motor_inertia * (q[:, 2, i] + tau[:, 2, i] / el.stiffness) + tau[:, 0, i]
-        cols.append((el.max_motor_torque - np.abs(um)) / el.max_motor_torque)
-        names += [f"motor {jn[j]} torque" for j in i]
+        lim = np.broadcast_to(np.asarray(el.max_motor_torque, float), (len(i),))
+        ok = np.isfinite(lim)
+        cols.append((lim[ok] - np.abs(um[:, ok])) / lim[ok])
+        names += [f"motor {jn[j]} torque" for j in i[ok]]
+        bounds += list(lim[ok])
     if vehicle.joint_torque_limit is not None and len(vehicle._rigid):
-        i = vehicle._rigid
+        i = vehicle._rigid[np.isfinite(vehicle.joint_torque_limit[vehicle._rigid])]
         lim = vehicle.joint_torque_limit[i]
         cols.append((lim - np.abs(tau[:, 0, i])) / lim)
-        names += [f"joint {jn[j]} torque" for j in i]
+        names += [f"joint {jn[j]} {'force' if kinds[j] == 'prismatic' else 'torque'}" for j in i]
+        bounds += list(lim)
     M = np.concatenate(cols, axis=1) if cols else np.zeros((len(q), 0))
-    return M, tuple(names), um
+    return M, tuple(names), um, np.array(bounds, float)
 
 
 def _evaluate(vehicle, traj, t, kind, limits=None):
@@ -211,12 +298,12 @@ def _evaluate(vehicle, traj, t, kind, limits=None):
     if kind == "frozen_arm":
         q = _frozen(traj, len(t), order)
     res = flat_map_serial(vehicle.model, com, yaw, q, order)
-    M, names, om, omc = _rotor_margins(vehicle, res.thrust, res.body_torque)
+    M, names, om, omc, bounds = _rotor_margins(vehicle, res.thrust, res.body_torque)
     um = None
     if kind == "whole_body":
-        MJ, nj, um = _joint_margins(vehicle, q, res.tau)
-        M, names = np.concatenate([M, MJ], axis=1), names + nj
-    return M, names, (om, omc, um)
+        MJ, nj, um, bj = _joint_margins(vehicle, q, res.tau)
+        M, names, bounds = np.concatenate([M, MJ], axis=1), names + nj, np.concatenate([bounds, bj])
+    return M, names, (om, omc, um, bounds)
 
 
 def _frozen(traj, T, order):
@@ -232,7 +319,7 @@ def _kind(name):
     torque`` -> ``motor torque``, ``rigid yaw rate`` -> itself."""
     w = name.split(" ")
     if w[0] in ("rotor", "motor", "joint"):
-        return " ".join([w[0]] + w[2:])
+        return " ".join([w[0]] + w[2:]).replace("joint force", "joint torque")
     return name
 
 
@@ -285,8 +372,9 @@ def _check(vehicle, traj, kind, samples, refine, limits=None):
         if k not in kinds or M[i, c] < kinds[k][0]:
             kinds[k] = (float(M[i, c]), float(t[i]))
     kinds[_kind(names[col])] = (worst, tw)
-    om, omc, um = extras
-    return FeasibilityReport(worst, tw, names[col], kinds, float(d2) / 8.0, t, M, names, om, omc, um)
+    om, omc, um, bounds = extras
+    keys = tuple(COLUMN_KEYS[_kind(nm)] for nm in names) if bounds is not None else ()
+    return FeasibilityReport(worst, tw, names[col], kinds, float(d2) / 8.0, t, M, names, om, omc, um, keys, bounds)
 
 
 def check_feasibility(vehicle: Vehicle, traj: FlatTrajectory, *, samples: int = SAMPLES_PER_SEGMENT,
@@ -322,13 +410,13 @@ def _rigid_rates(vehicle, traj, t, limits, gravity=(0.0, 0.0, -9.81)):
     n = vehicle.allocation.n_rotors
     m = vehicle.model.total_mass
     # per-rotor constants (scalars or (n,) arrays): the collective thrust at every rotor's max / min speed
+    c_f = rot.per_rotor("motor_constant")
     if np.ndim(rot.motor_constant) or np.ndim(rot.max_rot_velocity):
-        c_f, w = rot.per_rotor("motor_constant"), rot.per_rotor("max_rot_velocity")
-        f_top, c_sum = float(np.sum(c_f * w ** 2)), float(np.sum(c_f))
+        f_top = float(np.sum(c_f * rot.per_rotor("max_rot_velocity") ** 2))
     else:
-        f_top, c_sum = n * rot.motor_constant * rot.max_rot_velocity ** 2, n * rot.motor_constant
+        f_top = n * rot.motor_constant * rot.max_rot_velocity ** 2
     fmax = lim.f_max if lim.f_max is not None else f_top / m
-    fmin = lim.f_min if lim.f_min is not None else c_sum * float(vehicle.omega_min) ** 2 / m
+    fmin = lim.f_min if lim.f_min is not None else float(np.sum(c_f * vehicle._wmin ** 2)) / m
     com, yaw, _ = traj.jets(t, 0)
     res = flat_map_serial(vehicle.model, com, yaw, _frozen(traj, len(t), 0), 0)
     R = res.base_pose[:, :3, :3]
@@ -340,7 +428,7 @@ def _rigid_rates(vehicle, traj, t, limits, gravity=(0.0, 0.0, -9.81)):
                   (lim.omega_xy_max - np.linalg.norm(wb[:, :2], axis=1)) / lim.omega_xy_max,
                   (lim.omega_z_max - np.abs(wb[:, 2])) / lim.omega_z_max,
                   (lim.omega_z_dot_max - np.abs(ab[:, 2])) / lim.omega_z_dot_max], axis=1)
-    return M, _RIGID_NAMES, (None, None, None)
+    return M, _RIGID_NAMES, (None, None, None, None)
 
 
 def check_rigid_rates(vehicle: Vehicle, traj: FlatTrajectory, limits: RateLimits | None = None, *,

@@ -6,7 +6,8 @@ Layer 1, beside :mod:`geodyn_ros.model`: imports only ``model``, ``lie``, numpy 
 * :mod:`~geodyn_ros.vehicle.params`: :class:`RotorParams`, :class:`ElasticJointParams`,
   :class:`ActuationConfig` (with ``locked_joints``, ``load_model``, ``rotor_frames``, ``check``,
   ``effort_limits``);
-* :mod:`~geodyn_ros.vehicle.schema`: :func:`load_vehicle` (= :func:`load_actuation_config`);
+* :mod:`~geodyn_ros.vehicle.schema`: :func:`load_vehicle` (= :func:`load_actuation_config`) and
+  :data:`LIMIT_KEYS` (the file's limits, which the planner checks);
 * :mod:`~geodyn_ros.vehicle.geometry`: rotor frames and the allocation columns (paper eq. (28));
 * :mod:`~geodyn_ros.vehicle.shipped`: the shipped vehicles' names -> (URDF, vehicle file).
 """
@@ -14,9 +15,9 @@ from .geometry import (allocation_rank, multirotor_frames, px4_to_flu, rotation_
                        rotor_wrench_columns, tilthex_rotor_frames, urdf_joint_table)
 from .params import (GRAVITY, MIN_THRUST_TO_WEIGHT, PER_ROTOR, ROTOR_SECTIONS, ActuationConfig, ElasticJointParams,
                      RotorParams, default_actuation_config_path)
-from .schema import load_actuation_config, load_vehicle
+from .schema import LIMIT_KEYS, load_actuation_config, load_vehicle
 
-__all__ = ["load_vehicle", "load_actuation_config", "ActuationConfig", "RotorParams", "ElasticJointParams",
+__all__ = ["load_vehicle", "load_actuation_config", "LIMIT_KEYS", "ActuationConfig", "RotorParams", "ElasticJointParams",
            "ROTOR_SECTIONS", "PER_ROTOR", "MIN_THRUST_TO_WEIGHT", "GRAVITY", "default_actuation_config_path",
            "tilthex_rotor_frames", "multirotor_frames", "rotor_frames_from_model", "rotor_wrench_columns",
            "rotation_from_axis", "px4_to_flu", "allocation_rank", "urdf_joint_table"]

@@ -18,7 +18,7 @@ from .geometry import px4_to_flu, rotor_frame
 from .params import (_ZERO_OK, PER_ROTOR, ROTOR_SECTIONS, ActuationConfig, ElasticJointParams, RotorParams,
                      default_actuation_config_path)
 
-__all__ = ["load_vehicle", "load_actuation_config", "TOP_KEYS", "CONSTANT_KEYS", "UNIT_TOL"]
+__all__ = ["load_vehicle", "load_actuation_config", "TOP_KEYS", "CONSTANT_KEYS", "LIMIT_KEYS", "UNIT_TOL"]
 
 #: the keys of ``constants:`` (and of per-rotor overrides) with their defaults (gz-sim's defaults
 #: are not physical for every vehicle: motor and moment constants, time constants and the max
@@ -33,6 +33,17 @@ UNIT_TOL = 1e-6
 _ROTOR_KEYS = ("name", "position", "axis", "rpy", "turning_direction", "px4") + tuple(CONSTANT_KEYS)
 _PX4_KEYS = ("PX", "PY", "PZ", "AX", "AY", "AZ", "KM")
 _JOINT_KEYS = {"rigid": ("type", "max_torque"), "elastic": ("type", "stiffness", "motor_inertia", "max_torque")}
+#: The limits a vehicle file gives: the keys (as the refusals spell them) whose values bound what the
+#: vehicle can do, so a planned trajectory must keep them. ``constants.<key>`` may also be given per
+#: rotor (``rotors[i].<key>``); ``<rigid>`` / ``<elastic>`` stand for a joint of that type (an old
+#: file's ``elastic_joints.max_motor_torque`` is the elastic one). The time constants are the rotor
+#: lag: with them the speed a rotor must be commanded to follow a plan must stay in
+#: ``[min_rot_velocity, max_rot_velocity]``. The planner's whole-body check
+#: (:func:`geodyn_ros.planning.check_feasibility`) checks every one;
+#: ``test/control/test_vehicle_limits.py`` tightens each in turn and fails on a limit (or a
+#: ``max_*``/``min_*``/``time_constant_*`` key of the schema) the check misses.
+LIMIT_KEYS = ("constants.max_rot_velocity", "constants.min_rot_velocity", "constants.time_constant_up",
+              "constants.time_constant_down", "joints.<rigid>.max_torque", "joints.<elastic>.max_torque")
 _OLD_TOP = ROTOR_SECTIONS + ("elastic_joints", "gains", "control_period", "base_link")
 
 

@@ -10,7 +10,8 @@ file reorders its joint columns to the model's.
 Flights (the third-party vehicles of config/vehicles, URDFs from example-robot-data): every level
 of the vehicle's rank flies the default reference (figure8) without a clipped rotor command and
 the error falls with the level; the console script runs as doc/howto/fly_your_vehicle.md writes
-it; a vehicle that cannot fly is refused in one line with exit code 2.
+it; a vehicle that cannot fly is refused in one line with exit code 2, and so is a mission file
+beyond the vehicle's limits (issue 40), which ``--slow-down`` slows down instead.
 """
 from __future__ import annotations
 
@@ -274,6 +275,33 @@ def test_a_mission_file_flies_with_json_and_plot(tmp_path, capsys):
     assert all(r["rotor_saturations"] == 0 for r in doc["rows"].values())
     assert doc["rows"]["ff2"]["position_rms_m"] <= doc["rows"]["ff0"]["position_rms_m"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_mission_beyond_the_limits_is_refused_or_slowed_down(capsys):
+    """--reference FILE on a rank 4 vehicle: the whole-body check with every limit of the vehicle
+    file runs first. Borinot's arm swing beyond its shoulder servo (issue 40) is refused in one line
+    (margin, limit with its value, time), exit code 2, before the report or any level; with
+    --slow-down it flies, slowed down by alpha, and the mission's length is alpha x its 0.2 s."""
+    from geodyn_ros.loops.fly import main
+    swing = REPO / "test" / "data" / "borinot_swing.yaml"
+    argv = ["--vehicle", "borinot_flying_arm_2", "--reference", str(swing), "--levels", "ff2", "--preroll", "0.2"]
+    assert main(argv) == 2
+    out = capsys.readouterr()
+    assert out.out == ""                  # no report, no table: nothing flew
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1 and re.fullmatch(
+        rf"geodyn_fly: refused: reference: {re.escape(str(swing))}: worst margin -0\.\d{{4}} at t = 0\.\d{{3}} s "
+        r"\(joint flying_arm_2__j_bl_link1 torque, limit 0\.9 N m\): beyond the vehicle's limits; give --slow-down .*",
+        lines[0]), lines
+    assert main(argv + ["--slow-down"]) == 0
+    text = capsys.readouterr().out
+    m = re.search(r"^reference: .*borinot_swing\.yaml: slowed down ([0-9.]+) times \(0\.2 s -> ([0-9.]+) s\) .*\n"
+                  r"  as given: worst margin -0\.\d{4} .*\n  slowed down: worst margin \+0\.\d{4} ", text, re.M)
+    assert m, text
+    alpha, length = float(m.group(1)), float(m.group(2))
+    # both printed to 4 significant digits (rounding 5e-4 relative each)
+    assert 1 < alpha < 1024 and length == pytest.approx(0.2 * alpha, rel=1e-3)
+    assert re.search(r"^ff2\s+\d", text, re.M), text     # the level flew: its row in the table
 
 
 def test_where_prints_a_shipped_vehicles_urdf(capsys):

@@ -1,7 +1,9 @@
 """Missions over ROS 2: the trajectory messages to a :class:`~geodyn_ros.planning.mission.Mission`,
-the planned CoM as a ``nav_msgs/Path``, the vehicle of the feasibility check, and the simulator's
-start on a mission (``python -m geodyn_ros.ros.nodes.mission start-parameters FILE``, used by
-``launch/underactuated_sim.launch.py mission:=FILE``).
+the planned CoM as a ``nav_msgs/Path`` and the simulator's start on a mission (``python -m
+geodyn_ros.ros.nodes.mission start-parameters FILE``, used by ``launch/underactuated_sim.launch.py
+mission:=FILE``). The vehicle of the feasibility check is
+:meth:`geodyn_ros.planning.Vehicle.from_files` (ROS-free); ``vehicle_from`` is its deprecated
+former home.
 
 **The topic pair** (``geodyn_reference`` in ``trajectory: waypoints``):
 
@@ -157,15 +159,14 @@ def path_msg(traj, t_switch: float, world_frame: str, dt: float = 0.05):
 
 
 def vehicle_from(source: str, actuation_config: str):
-    """The :class:`~geodyn_ros.planning.Vehicle` of a URDF (path or XML) and an actuation YAML (path,
-    or ``hexarotor``): rotor joints locked, rotor frames of the URDF (as ``geodyn_node``'s flat mode)."""
-    from geodyn_ros.control.rotors import Allocation, load_actuation_config
-    from geodyn_ros.planning import Vehicle
+    """Deprecated: :meth:`geodyn_ros.planning.Vehicle.from_files` ``(source, actuation_config)``,
+    which this calls (so it now checks every limit of the file, the rigid joints' torques too)."""
+    import warnings
 
-    cfg = load_actuation_config(actuation_config)
-    model = cfg.load_model(source)
-    al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
-    return Vehicle(model, al, cfg.rotors, cfg.elastic)
+    from geodyn_ros.planning import Vehicle
+    warnings.warn("geodyn_ros.ros.nodes.mission.vehicle_from is deprecated; use "
+                  "geodyn_ros.planning.Vehicle.from_files(urdf, vehicle_file)", DeprecationWarning, stacklevel=2)
+    return Vehicle.from_files(source, actuation_config)
 
 
 def start_parameters(mission: Mission, source: str, actuation_config: str, order: int = 2) -> dict:
@@ -177,7 +178,9 @@ def start_parameters(mission: Mission, source: str, actuation_config: str, order
     from geodyn_ros.lie import Ad_inv, matrix_to_quat
     from geodyn_ros.loops.underactuated import flat_start_state
 
-    v = vehicle_from(source, actuation_config)
+    from geodyn_ros.planning import Vehicle
+
+    v = Vehicle.from_files(source, actuation_config)
     if tuple(v.model.joint_names) != mission.joint_names:
         raise ValueError(f"mission: joint_names {list(mission.joint_names)} are not the model's "
                          f"{list(v.model.joint_names)} (in that order)")

@@ -35,8 +35,9 @@ start at theirs, so the published jets are continuous at the switch up to deriva
 to jerk, yaw and joints to acceleration; the higher rows jump, as at any plan's start).
 
 **Feasibility.** With ``actuation_config`` and a robot (``urdf_path`` or ``robot_description``)
-every mission is checked on the whole body (:func:`geodyn_ros.planning.check_feasibility`: rotor
-speeds, rotor lag, elastic motor torques). A worst margin below ``min_margin`` refuses it: one log
+every mission is checked on the whole body (:func:`geodyn_ros.planning.check_feasibility` on
+:meth:`geodyn_ros.planning.Vehicle.from_files`: every limit of the vehicle file, i.e. rotor speeds,
+rotor lag, elastic motor torques and rigid joint torques). A worst margin below ``min_margin`` refuses it: one log
 line, a WARN on ``/diagnostics`` with the margin, where and which limit, and the last feasible plan
 keeps flying (the file's mission at start-up: the node does not start); with ``slow_down`` it is
 slowed down instead to the fastest uniform timing that keeps ``min_margin``
@@ -99,8 +100,9 @@ PARAMETERS = {
                 "empty: missions from the topics only."),
     "urdf_path": ("", "waypoints: robot (.urdf/.xacro) of the feasibility check, with actuation_config."),
     "robot_description": ("", "waypoints: robot URDF XML of the feasibility check (instead of urdf_path)."),
-    "actuation_config": ("", "waypoints: actuation YAML (rotors, elastic joints) of the feasibility check; "
-                         "empty: missions are not checked."),
+    "actuation_config": ("", "waypoints: vehicle file (or a shipped name) of the feasibility check, which checks "
+                         "every limit it gives (rotor speeds and lag, joint and motor torques); empty: missions are "
+                         "not checked."),
     "min_margin": (0.0, "waypoints: a mission whose whole-body worst margin is below this (dimensionless, a "
                    "fraction of each limit's range) is refused."),
     "slow_down": (False, "waypoints: a mission below min_margin is slowed down uniformly to the fastest timing "
@@ -158,7 +160,7 @@ class ReferenceNode(Node):
 
     # ------------------------------------------------------------------ waypoints mode
     def _setup_waypoints(self, p) -> None:
-        from .mission import vehicle_from
+        from geodyn_ros.planning import Vehicle
         if not (math.isfinite(p["path_dt"]) and p["path_dt"] > 0):
             raise ConfigurationError(f"parameter 'path_dt': must be a finite number > 0, got {p['path_dt']}")
         if not math.isfinite(p["min_margin"]) or p["min_margin"] >= 1.0:
@@ -172,7 +174,7 @@ class ReferenceNode(Node):
                 raise ConfigurationError("parameter 'actuation_config': the feasibility check also needs urdf_path or "
                                          "robot_description")
             try:
-                self.vehicle = vehicle_from(src[0], p["actuation_config"])
+                self.vehicle = Vehicle.from_files(src[0], p["actuation_config"])
             except ValueError as exc:
                 raise ConfigurationError(f"parameter 'actuation_config': {str(exc).splitlines()[0]}") from None
         self.joint_names = tuple(self.vehicle.model.joint_names) if self.vehicle is not None else None

@@ -358,7 +358,8 @@ def test_ros_loop_reproduces_the_in_process_loop(row):
 def test_fuzz_flat_controller_node(h):
     """2,000 hostile inputs on every topic of the controller: it stays alive, never commands a
     non-finite number, and answers a valid input set afterwards with the library's command."""
-    from test_ros_hostile import _hostile_joints, _hostile_odom
+    from sibling import test_module
+    _hostile_joints, _hostile_odom = (getattr(test_module("test_ros_hostile"), n) for n in ("_hostile_joints", "_hostile_odom"))
     node = h.make(FlatControllerNode, {"urdf_path": XACRO, "level": "ff2"})
     rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds", depth=1000)
     motors = h.record(JointState, "cmd/motor_efforts", depth=1000)

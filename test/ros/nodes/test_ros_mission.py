@@ -8,6 +8,8 @@
   plan from the old plan's state (quaternion -> yaw done here by the rotation matrix);
 * a mission too fast for the rotors is refused (``/diagnostics`` WARN with the worst margin) and
   the old plan keeps flying; a lone message at its stamp is a mission alone;
+* the check uses every limit of the vehicle file (issue 40): Borinot's arm swing beyond its
+  shoulder servo's torque is refused at start-up, naming that torque;
 * the YAML schema and the message decoding refuse bad input with one line naming the key.
 """
 from __future__ import annotations
@@ -267,6 +269,39 @@ def test_node_refuses_bad_configurations_in_one_line(h, tmp_path):
     for change, message in cases:
         with pytest.raises(ConfigurationError, match=message):
             h.make(ReferenceNode, {**base, **change})
+
+
+def test_borinot_swing_beyond_the_shoulder_servo_is_refused(h):
+    """Issue 40's third-party finding, through the node's own check: Borinot (the shipped vehicle
+    file, example-robot-data's URDF) swinging both joints 1.5 rad in 0.2 s needs more than the
+    shoulder servo's 0.9 N m (the file's max_torque). The node's vehicle now has every limit of the
+    file (Vehicle.from_files) and refuses it at start-up; before, it had no joint limits and rated
+    it +0.171 (its rotors can fly it), so it flew it."""
+    from geodyn_ros.ros.common.params import ConfigurationError
+    from geodyn_ros.ros.nodes.reference_node import ReferenceNode
+    from geodyn_ros.vehicle.shipped import shipped_vehicle_files
+    urdf, _ = shipped_vehicle_files("borinot_flying_arm_2")
+    with pytest.raises(ConfigurationError, match=r"^parameter 'mission': worst margin -0\.\d{4} < min_margin 0 at t = "
+                       r"0\.\d{3} s \(joint flying_arm_2__j_bl_link1 torque\)$"):
+        h.make(ReferenceNode, {"use_sim_time": True, "trajectory": "waypoints", "urdf_path": str(urdf),
+                               "mission": str(REPO / "test" / "data" / "borinot_swing.yaml"),
+                               "actuation_config": "borinot_flying_arm_2"})
+
+
+def test_vehicle_from_is_the_deprecated_name_of_vehicle_from_files():
+    import warnings
+
+    from geodyn_ros.planning import Vehicle
+    from geodyn_ros.ros.nodes.mission import vehicle_from
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        old = vehicle_from(XACRO, CFG)
+    assert [str(x.message) for x in w if issubclass(x.category, DeprecationWarning)] == [
+        "geodyn_ros.ros.nodes.mission.vehicle_from is deprecated; use "
+        "geodyn_ros.planning.Vehicle.from_files(urdf, vehicle_file)"]
+    new = Vehicle.from_files(XACRO, CFG)
+    assert old.model.joint_names == new.model.joint_names and np.array_equal(old.allocation.A, new.allocation.A)
+    assert np.array_equal(old.joint_torque_limit, new.joint_torque_limit)
 
 
 # ---------------------------------------------------------------------- ROS-free: the schema

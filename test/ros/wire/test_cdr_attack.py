@@ -595,7 +595,9 @@ def test_geodyn_node_diagnostics_stay_bounded_on_a_megabyte_label(h):
     decoded, then refused by the layout check quoting it) is refused; every /diagnostics status
     stays within STATUS_MAX_BYTES (rclpy's serialized size) and says the quoted size; the next
     valid reference is used."""
-    from test_ros_hostile import _ref_msg, _start, _valid_then_published
+    from sibling import test_module
+    hostile = test_module("test_ros_hostile")
+    _ref_msg, _start, _valid_then_published = hostile._ref_msg, hostile._start, hostile._valid_then_published
 
     from geodyn_ros.ros import diagnostics as D
     node, jets, diag = _start(h)
