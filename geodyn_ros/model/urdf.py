@@ -57,6 +57,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .magnitudes import check_magnitudes
 from .model import REVOLUTE, Model
 from .urdf_dom import Fallback, read_urdfdom
 from .urdf_etree import _MOVING, URDFWarning, _warn, lock_joints_xml, read_etree
@@ -286,6 +287,7 @@ def _load(source, *, base_link=None, fixed_base=None, mimic=False, locked_joints
         link_to_body=link_to_body, link_home={k: v for k, v in home.items()},
         fixed_base=bool(fixed_base), mimic=mimic_map, mimic_enforced=bool(mimic and mimic_map),
     )
+    check_magnitudes(model, desc)
     empty = massless_subtree_joints(model)
     if empty:    # stacklevel 5: the caller of load_urdf
         _warn(f"joint(s) {', '.join(empty)}: the moving subtree has no mass and no inertia, so the joint "

@@ -78,6 +78,9 @@ BAD = {
     "other_joints": (PENDULUM, "joints differ"),
     "other_base_link": (TEXT.replace('"base_link"', '"body"'), "base link 'body'"),
     "joints_reordered": (None, "another order"),   # built in the test (swap two branches)
+    # issue 41: the same robot with every mass and inertia x 1e300 (finite, consistent, absurd)
+    "masses_times_1e300": (re.sub(r'(value|i[xyz]{2})="([^"]+)"', lambda m: f'{m.group(1)}="{float(m.group(2)) * 1e300!r}"',
+                                  TEXT), "is absurd for a robot"),
 }
 
 
