@@ -34,6 +34,19 @@ waypoint is replaced by the running jets at ``t_s``, and the derivatives ``1..k-
 start at theirs, so the published jets are continuous at the switch up to derivative ``k-1`` (CoM
 to jerk, yaw and joints to acceleration; the higher rows jump, as at any plan's start).
 
+**Off the publishing path.** Topic missions are decoded, planned and checked in a worker process
+(:mod:`geodyn_ros.ros.nodes.replanning`); the node reads only their header stamps and keeps
+publishing the plan in use, whatever the planning costs (a replan storm, 10,000 waypoints). On the
+wall clock a mission asked for "now" switches in after a planning lead (at least 50 ms: twice the
+planning time predicted from the last plans); missions that come faster than they are planned are
+coalesced, the newest winning (``missions_coalesced`` on ``/diagnostics``). With ``use_sim_time``
+every mission is planned in arrival order and the ``/clock`` at its switch waits for it (the same
+plans as planning on the spot). A mission is refused in one line, and the plan in use kept, for a
+message over 8 MiB, more than 10,000 points, a length over a day, a CoM waypoint beyond
+``max_position`` or a planned CoM speed beyond ``max_speed``, bytes that do not decode, or any
+planning failure. ``planned_path`` (at most 2,000 poses) and the status describe the plan flying:
+both change when a plan switches in, not when it is accepted.
+
 **Feasibility.** With ``actuation_config`` and a robot (``urdf_path`` or ``robot_description``)
 every mission is checked on the whole body (:func:`geodyn_ros.planning.check_feasibility` on
 :meth:`geodyn_ros.planning.Vehicle.from_files`: every limit of the vehicle file, i.e. rotor speeds,
@@ -55,6 +68,7 @@ first mission starts.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
@@ -70,13 +84,15 @@ from geodyn_ros.trajectories import TABLE3_JOINT_NAMES, figure_eight_reference, 
 from ..wire.conversions import stamp_to_ns
 from ..common.diagnostics import DiagnosticsReporter, guard, guard_time_source
 from ..wire.jets import make_flat_reference_msg, make_reference_msg
-from .mission import path_msg
+from .replanning import PlannerConfig, Replanner, _path_bytes, header_stamp_ns
 from ..common.params import ConfigurationError, declare_parameters, model_source
 from ..common.runtime import control_qos, run_nodes
 
 __all__ = ["PARAMETERS", "ReferenceNode", "main"]
 
 TRAJECTORIES = ("table3", "figure_eight", "waypoints", "vehicle")
+#: [s] lock-step (use_sim_time): the longest a /clock waits for a mission switching in by then
+LOCKSTEP_PLAN_TIMEOUT_S = 120.0
 #: missions held while waiting for their partner message (older ones are dropped)
 MAX_PENDING = 8
 
@@ -107,7 +123,12 @@ PARAMETERS = {
                    "fraction of each limit's range) is refused."),
     "slow_down": (False, "waypoints: a mission below min_margin is slowed down uniformly to the fastest timing "
                   "that keeps it (re-planned from the same start state) instead of refused."),
-    "path_dt": (0.05, "waypoints: time step [s] between the poses of planned_path."),
+    "path_dt": (0.05, "waypoints: time step [s] between the poses of planned_path (larger for long plans: at most "
+                "2000 poses)."),
+    "max_position": (1e6, "waypoints: a mission whose CoM waypoints or plan go farther than this from the origin [m] "
+                     "is refused (geodyn_node's plausibility limit of the same name)."),
+    "max_speed": (1e3, "waypoints: a mission whose planned CoM speed exceeds this [m/s] is refused (geodyn_node's "
+                  "plausibility limit of the same name)."),
     "diagnostics_period": (1.0, "waypoints: wall-clock period [s] of the /diagnostics status (the last mission "
                            "event: waiting, accepted or refused, with the worst margin)."),
 }
@@ -165,6 +186,9 @@ class ReferenceNode(Node):
             raise ConfigurationError(f"parameter 'path_dt': must be a finite number > 0, got {p['path_dt']}")
         if not math.isfinite(p["min_margin"]) or p["min_margin"] >= 1.0:
             raise ConfigurationError(f"parameter 'min_margin': must be a finite number < 1, got {p['min_margin']}")
+        for name in ("max_position", "max_speed"):
+            if not (math.isfinite(p[name]) and p[name] > 0):
+                raise ConfigurationError(f"parameter '{name}': must be a finite number > 0, got {p[name]}")
         self.world_frame, self.path_dt, self.min_margin = p["world_frame"], p["path_dt"], p["min_margin"]
         self.slow_down = bool(p["slow_down"])
         self.vehicle = None
@@ -179,8 +203,15 @@ class ReferenceNode(Node):
                 raise ConfigurationError(f"parameter 'actuation_config': {str(exc).splitlines()[0]}") from None
         self.joint_names = tuple(self.vehicle.model.joint_names) if self.vehicle is not None else None
         self.plans = []           # [(t_switch_ns, FlatTrajectory)], the last one with t_switch <= t flies
-        self._pending = {}        # stamp_ns -> {"com_yaw": msg, "joints": msg}
+        self._paths = {}          # id(plan) -> serialized planned_path, published when the plan switches in
+        self._flying = None       # the plan whose path and status were last published
+        self._pending = {}        # stamp_ns -> {"com_yaw": raw bytes, "joints": raw bytes}
         self.refused = 0
+        self._cfg = PlannerConfig(self.order, self.world_frame, float(p["path_dt"]), float(p["min_margin"]),
+                                  self.slow_down, float(p["max_position"]), float(p["max_speed"]),
+                                  (src[0], p["actuation_config"]) if self.vehicle is not None else None)
+        self.lockstep = bool(self.get_parameter("use_sim_time").value)
+        self.replanner = None     # the worker process, started once the configuration is accepted
         if not (math.isfinite(p["diagnostics_period"]) and p["diagnostics_period"] > 0):
             raise ConfigurationError(f"parameter 'diagnostics_period': must be a finite number > 0, got "
                                      f"{p['diagnostics_period']}")
@@ -188,9 +219,11 @@ class ReferenceNode(Node):
         self._event = (DiagnosticStatus.OK, "waiting for a mission (file parameter mission, or the topics "
                        "mission/com_yaw and mission/joints)")
         from rclpy.clock import Clock, ClockType
-        self.create_timer(p["diagnostics_period"], guard(self, lambda: self.diag.publish_status(*self._event),
-                                                         "diagnostics timer"),
-                          clock=Clock(clock_type=ClockType.STEADY_TIME))
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(p["diagnostics_period"], guard(self, self._status, "diagnostics timer"), clock=steady)
+        # results of the worker are taken in also when no sample is due (a paused simulation)
+        self.create_timer(0.01, guard(self, lambda: self._take_plans(self.get_clock().now().nanoseconds)
+                                      if self.replanner is not None else None, "planner results"), clock=steady)
         latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.pub_path = self.create_publisher(Path, "planned_path", latched)
@@ -205,10 +238,12 @@ class ReferenceNode(Node):
             if reason:
                 raise ConfigurationError(f"parameter 'mission': {reason}")
         qos = control_qos(10)
+        self.replanner = Replanner(self._cfg, lockstep=self.lockstep)
+        # raw: the node reads only the header stamp (O(1)); the worker decodes and plans
         self.create_subscription(MultiDOFJointTrajectory, "mission/com_yaw",
-                                 guard(self, lambda m: self._on_part("com_yaw", m), "mission/com_yaw"), qos)
+                                 guard(self, lambda m: self._on_part("com_yaw", m), "mission/com_yaw"), qos, raw=True)
         self.create_subscription(JointTrajectory, "mission/joints",
-                                 guard(self, lambda m: self._on_part("joints", m), "mission/joints"), qos)
+                                 guard(self, lambda m: self._on_part("joints", m), "mission/joints"), qos, raw=True)
 
     def _active(self, t_ns: int):
         for ts, traj in reversed(self.plans):
@@ -256,14 +291,52 @@ class ReferenceNode(Node):
             self.diag.notes["worst_margin"] = f"{rep.worst:+.4f}"
             self.diag.notes["worst_limit"] = f"{rep.limit} at t = {rep.t_worst:.3f} s"
         self.joint_names = names if self.joint_names is None else self.joint_names
-        # the plans before the switch stay (one may still fly until then; at most 3 kept), later ones are replaced
-        self.plans = [(ts, tr) for ts, tr in self.plans if ts < t_ns][-3:] + [(t_ns, traj)]
-        self.pub_path.publish(path_msg(traj, t_s, self.world_frame, self.path_dt))
-        self._event = (DiagnosticStatus.OK, f"mission accepted: {len(traj.times)} waypoints from t = {t_s:.3f} s "
-                       f"to {traj.end_time:.3f} s" + (" (replanned from the current reference)" if current else "")
-                       + note)
-        self.diag.report(*self._event)
+        self._install(t_ns, traj, _path_bytes(traj, t_s, self._cfg), len(traj.times), current is not None, note)
         return ""
+
+    def _install(self, t_ns: int, traj, path: bytes, waypoints: int, replanned: bool, note: str) -> None:
+        """Switch ``traj`` in at ``t_ns``: the plans before the switch stay (one may still fly until
+        then; at most 3 kept), later ones are replaced. Its path and status go out when it flies."""
+        self.plans = [(ts, tr) for ts, tr in self.plans if ts < t_ns][-3:] + [(t_ns, traj)]
+        self._paths = {id(tr): self._paths[id(tr)] for _, tr in self.plans if id(tr) in self._paths}
+        self._paths[id(traj)] = (path, f"mission flying: {waypoints} waypoints from t = {t_ns * 1e-9:.3f} s to "
+                                 f"{traj.end_time:.3f} s" + (" (replanned from the current reference)" if replanned
+                                                              else "") + note)
+        self.diag.report(DiagnosticStatus.OK, f"mission accepted: {waypoints} waypoints, switching in at t = "
+                         f"{t_ns * 1e-9:.3f} s" + note)
+
+    def _switched(self, t_ns: int) -> None:
+        """When another plan flies from ``t_ns`` on: its planned_path and its status."""
+        traj = self._active(t_ns)
+        if traj is None or traj is self._flying:
+            return
+        self._flying = traj
+        path, summary = self._paths[id(traj)]
+        self.pub_path.publish(path)
+        self._event = (DiagnosticStatus.OK, summary)
+        self.diag.report(*self._event)
+
+    def _status(self) -> None:
+        if self.replanner is not None:
+            self.diag.notes["missions_coalesced"] = str(self.replanner.coalesced)
+            self.diag.notes["missions_planning"] = str(self.replanner.pending)
+        self.diag.publish_status(*self._event)
+
+    def _current_at(self, t_ns: int):
+        traj = self._active(t_ns)
+        return None if traj is None else traj(t_ns * 1e-9, self.order)
+
+    def _take_plans(self, now_ns: int, wait: float = 0.0) -> None:
+        """Install the plans the worker accepted and report the ones it refused (module docstring)."""
+        for job, res in self.replanner.poll(now_ns, self._current_at, self.joint_names, wait=wait):
+            if res[0] == "ok":
+                _, _, t_ns, traj, path, note, notes, waypoints, names = res
+                self.diag.notes.update(notes)
+                self.joint_names = self.joint_names if self.joint_names is not None else names
+                self._install(t_ns, traj, path, waypoints, job.current is not None, note)
+            else:
+                self.diag.notes.update(res[3])
+                self._refuse(res[2])
 
     def _refuse(self, reason: str) -> str:
         self.refused += 1
@@ -272,39 +345,35 @@ class ReferenceNode(Node):
         self.diag.report(*self._event)
         return reason
 
-    def _on_part(self, kind: str, msg) -> None:
-        stamp = stamp_to_ns(msg.header.stamp)
+    def _on_part(self, kind: str, raw: bytes) -> None:
+        """A mission message, serialized: only its header stamp is read here (pairing); the worker
+        decodes and plans it (:mod:`geodyn_ros.ros.nodes.replanning`)."""
+        try:
+            stamp = header_stamp_ns(raw, f"mission/{kind}")
+        except ValueError as exc:
+            self._refuse(str(exc))
+            return
         now = self.get_clock().now().nanoseconds
         if stamp == 0:
-            self._start({kind: msg}, now)
+            self.replanner.submit({kind: raw}, 0, now)
             return
         entry = self._pending.setdefault(stamp, {})
-        entry[kind] = msg
+        entry[kind] = raw
         if len(entry) == 2:
             del self._pending[stamp]
-            self._start(entry, max(stamp, now))
+            self.replanner.submit(entry, stamp, now)
         while len(self._pending) > MAX_PENDING:
             self._pending.pop(min(self._pending))
 
     def _due(self, now: int) -> None:
         """Missions alone whose stamp the clock reached (their partner did not come)."""
         for stamp in sorted(s for s in self._pending if s <= now):
-            self._start(self._pending.pop(stamp), now)
+            self.replanner.submit(self._pending.pop(stamp), stamp, now)
 
-    def _start(self, parts: dict, t_ns: int) -> None:
-        from .mission import mission_from_messages
-        current = self._active(t_ns)
-        names = self.joint_names
-        if names is None:
-            names = tuple(parts["joints"].joint_names) if "joints" in parts else ()
-        try:
-            mission = mission_from_messages(parts.get("com_yaw"), parts.get("joints"), joint_names=names,
-                                            world_frame=self.world_frame,
-                                            current=None if current is None else current(t_ns * 1e-9, self.order))
-        except ValueError as exc:
-            self._refuse(str(exc).splitlines()[0])
-            return
-        self._fly(mission, t_ns)
+    def destroy_node(self):
+        if getattr(self, "replanner", None) is not None:
+            self.replanner.close()
+        return super().destroy_node()
 
     def sample_msg(self, stamp_ns: int) -> Float64MultiArray:
         """The reference message for node-clock time ``stamp_ns`` (None: no mission flies yet)."""
@@ -349,6 +418,13 @@ class ReferenceNode(Node):
     def _publish(self, stamp_ns: int) -> None:
         if self.waypoints:
             self._due(stamp_ns)
+            if self.lockstep:     # the clock waits for the missions switching in by now (deterministic)
+                deadline = time.monotonic() + LOCKSTEP_PLAN_TIMEOUT_S
+                while self.replanner.due(stamp_ns) and time.monotonic() < deadline:
+                    self._take_plans(stamp_ns, wait=0.1)
+            else:
+                self._take_plans(stamp_ns)
+            self._switched(stamp_ns)
         msg = self.sample_msg(stamp_ns)
         if msg is not None:
             self.pub.publish(msg)
