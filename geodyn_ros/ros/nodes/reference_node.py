@@ -84,7 +84,7 @@ from geodyn_ros.trajectories import TABLE3_JOINT_NAMES, figure_eight_reference, 
 from ..wire.conversions import stamp_to_ns
 from ..common.diagnostics import DiagnosticsReporter, guard, guard_time_source
 from ..wire.jets import make_flat_reference_msg, make_reference_msg
-from .replanning import PlannerConfig, Replanner, _path_bytes, header_stamp_ns
+from .replanning import PlannerConfig, Replanner, _check_kinematics, _path_bytes, check_bounds, header_stamp_ns
 from ..common.params import ConfigurationError, declare_parameters, model_source
 from ..common.runtime import control_qos, run_nodes
 
@@ -263,7 +263,9 @@ class ReferenceNode(Node):
         current = self._active(t_ns)
         t_s = t_ns * 1e-9
         try:
+            check_bounds(mission, self._cfg)
             traj = mission.plan(t_s, self.order, None if current is None else current(t_s, self.order))
+            _check_kinematics(traj, self._cfg)
         except ValueError as exc:
             return self._refuse(str(exc).splitlines()[0])
         note = ""

@@ -43,7 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["MAX_MISSION_BYTES", "MAX_WAYPOINTS", "MAX_DURATION_S", "MAX_PATH_POSES", "MIN_LEAD_S",
-           "WORKER_MEMORY_BYTES", "WORKER_NICENESS", "PlannerConfig", "Job", "Replanner", "header_stamp_ns", "plan_job"]
+           "WORKER_MEMORY_BYTES", "WORKER_NICENESS", "PlannerConfig", "Job", "Replanner", "header_stamp_ns", "plan_job",
+           "check_bounds"]
 
 #: serialized size of one mission message (10,000 points of either type are under 1.2 MB)
 MAX_MISSION_BYTES = 8 * 1024 * 1024
@@ -156,6 +157,19 @@ def _check_kinematics(traj, cfg: PlannerConfig) -> None:
         raise ValueError(f"the plan's CoM speed reaches {v.max():.4g} m/s, over max_speed {cfg.max_speed:g} m/s")
 
 
+def check_bounds(mission, cfg: PlannerConfig) -> None:
+    """A decoded mission within the bounds (module docstring), else ValueError in one line."""
+    n = len(mission.com)
+    if n > MAX_WAYPOINTS + 1:
+        raise ValueError(f"mission: {n} waypoints, over the limit of {MAX_WAYPOINTS}")
+    if mission.times is not None and float(mission.times[-1]) > MAX_DURATION_S:
+        raise ValueError(f"mission: {float(mission.times[-1]):.6g} s long, over the limit of {MAX_DURATION_S:g} s")
+    far = float(np.max(_norms(np.asarray(mission.com, float))))
+    if not far <= cfg.max_position:
+        raise ValueError(f"mission: a CoM waypoint {far:.4g} m from the origin, over max_position "
+                         f"{cfg.max_position:g} m")
+
+
 def plan_job(job: Job, cfg: PlannerConfig, vehicle=None) -> tuple:
     """Plan ``job`` (module docstring): ``("ok", serial, start_ns, plan, path bytes, note, notes,
     waypoints, joint names)`` or ``("refused", serial, reason, notes)``; never raises for a bad mission."""
@@ -167,13 +181,7 @@ def plan_job(job: Job, cfg: PlannerConfig, vehicle=None) -> tuple:
             names = tuple(msgs["joints"].joint_names) if "joints" in msgs else ()
         mission = mission_from_messages(msgs.get("com_yaw"), msgs.get("joints"), joint_names=names,
                                         world_frame=cfg.world_frame, current=job.current)
-        times = np.asarray(mission.times, float)
-        if times[-1] > MAX_DURATION_S:
-            raise ValueError(f"mission: {times[-1]:.6g} s long, over the limit of {MAX_DURATION_S:g} s")
-        far = float(np.max(_norms(np.asarray(mission.com, float))))
-        if not far <= cfg.max_position:
-            raise ValueError(f"mission: a CoM waypoint {far:.4g} m from the origin, over max_position "
-                             f"{cfg.max_position:g} m")
+        check_bounds(mission, cfg)
         t_s = job.start_ns * 1e-9
         traj = mission.plan(t_s, cfg.order, job.current)
         _check_kinematics(traj, cfg)
