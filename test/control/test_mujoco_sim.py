@@ -584,3 +584,34 @@ def test_mujoco_compiles_every_corrected_tensor_it_refused():
         with pytest.raises(ValueError, match="A \\+ B >= C"):
             MujocoSim(text)
         MujocoSim(fixed)             # compiles
+
+
+@pytest.mark.filterwarnings("ignore:.*violate the triangle inequality")
+def test_the_firefly_builds_with_its_correction_and_its_pinned_imu_locked():
+    """RotorS's firefly (test/data): MuJoCo refuses the body inertia as written; ActuatedSim builds it
+    with the vehicle layer's correction, the IMU joint (lower = upper = 0) locked, and its model is
+    the controller's (ActuationConfig.load_model), bit for bit."""
+    from geodyn_ros.sim import ActuatedSim
+    from geodyn_ros.vehicle import load_vehicle
+    cfg = load_vehicle(DATA / "firefly.yaml")
+    rotors = [f"firefly/rotor_{i}_joint" for i in range(6)]
+    with pytest.raises(ValueError, match="A \\+ B >= C"):
+        MujocoSim(DATA / "firefly.urdf", locked_joints=rotors + ["firefly/imu_joint"])
+    for urdf, joints in (("firefly.urdf", ()), ("firefly_arm.urdf", ("arm_joint_1", "arm_joint_2"))):
+        with pytest.warns(UserWarning, match="inertia corrected for MuJoCo"):
+            sim = ActuatedSim(DATA / urdf, cfg)
+        with pytest.warns(UserWarning, match="inertia corrected for MuJoCo"):
+            model = cfg.load_model(DATA / urdf)
+        assert sim.model.joint_names == model.joint_names == joints
+        assert [c.link for c in sim.inertia_corrections] == ["firefly/base_link_inertia"]
+        for name in ("mass", "com", "inertia", "Y"):
+            np.testing.assert_array_equal(getattr(sim.model, name), getattr(model, name))
+        # MuJoCo's body of the corrected link: the corrected moments (descending), mass 1.5 kg
+        m = sim.mj_model
+        bid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "firefly/base_link_inertia")
+        assert m.body_mass[bid] == 1.5
+        np.testing.assert_allclose(np.sort(m.body_inertia[bid]), sim.inertia_corrections[0].after, rtol=1e-15)
+        c, b, a = m.body_inertia[bid]          # MuJoCo sorts descending: its own test, exact
+        assert a + b >= c
+        sim.reset(np.eye(4), np.zeros(6), np.zeros(len(joints)), np.zeros(len(joints)))
+        sim.step(10)
