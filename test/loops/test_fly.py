@@ -119,6 +119,46 @@ def test_the_arm_swings_inside_the_urdf_limits(tmp_path):
     assert [len(x) for x in fr.joint_swing(odd, ())] == [0, 0, 0]
 
 
+def _expanded_limits(path):
+    """{joint: (lower, upper)} of a URDF or xacro (expanded here with the xacro package itself)."""
+    import xacro
+    root = ET.fromstring(xacro.process_file(str(path)).toxml()) if str(path).endswith(".xacro") \
+        else ET.parse(path).getroot()
+    return {je.get("name"): (float(je.find("limit").get("lower")), float(je.find("limit").get("upper")))
+            for je in root.iter("joint") if je.get("type") in ("revolute", "prismatic") and je.find("limit") is not None}
+
+
+def test_no_shipped_reference_drives_a_joint_outside_its_urdf_limits():
+    """hover and figure8, as geodyn_fly builds them (the joints of ActuationConfig.load_model, the
+    swing of joint_swing), over the pre-roll and 24 s, for every shipped vehicle and the firefly with
+    its arm; a pinned joint (lower = upper), if one reached the swing, would be held at its pin."""
+    import warnings
+    from geodyn_ros.vehicle import load_vehicle
+    from geodyn_ros.vehicle.shipped import SHIPPED_URDFS, shipped_vehicle_files
+    cases = [shipped_vehicle_files(n) for n in SHIPPED_URDFS]
+    cases.append((REPO / "test" / "data" / "firefly_arm.urdf", REPO / "test" / "data" / "firefly.yaml"))
+    checked = 0
+    for urdf, vehicle in cases:
+        cfg = load_vehicle(vehicle)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            names = cfg.load_model(urdf).joint_names
+        lim = _expanded_limits(urdf)
+        swing = fr.joint_swing(urdf, names)
+        for ref in ("hover", "figure8"):
+            f = fr.fly_reference(ref, 0.25, swing)
+            q = np.array([f(t, 0).q[0] for t in np.linspace(-5.0, 24.0, 2901)])
+            for j, nm in enumerate(names):
+                if nm in lim:
+                    lo, hi = lim[nm]
+                    # the swing is c + a sin: inside [lo, hi] up to the rounding of c +- a (1e-12 rad)
+                    assert lo - 1e-12 <= q[:, j].min() and q[:, j].max() <= hi + 1e-12, (urdf.name, ref, nm)
+                    checked += 1
+    assert checked >= 2 * (6 + 6 + 2 + 5 + 2), checked       # hexarotor, tilthex, borinot, hextilt, firefly arm
+    c, a, _ = fr.joint_swing(REPO / "test" / "data" / "firefly_arm.urdf", ("firefly/imu_joint", "arm_joint_1"))
+    assert c[0] == 0.0 and a[0] == 0.0 and a[1] == pytest.approx(math.radians(35.0))
+
+
 def test_base_form_twist_is_the_spatial_twist_of_the_poses():
     f = fr.fly_reference("figure8", 0.39, (np.zeros(1), np.array([0.3]), np.array([2.0])), kind="base")
     t, h = 1.3, 1e-5
