@@ -156,6 +156,35 @@ def _fmt_vec(v, f="{:.4g}"):
     return "(" + ", ".join(f.format(0.0 if abs(x) < 1e-12 else x) for x in v) + ")"
 
 
+#: the gains table: (header, right aligned, cell of a loop entry); columns are two spaces apart
+_GAIN_COLUMNS = (("loop", False, lambda lp: lp["loop"]),
+                 ("axis", False, lambda lp: lp["axis"] + (" (B)" if lp.get("elastic") else "")),
+                 ("inertia", True, lambda lp: f"{lp['inertia']:.3g}"),
+                 ("kp", True, lambda lp: f"{lp['kp']:.4g}"),
+                 ("kd", True, lambda lp: f"{lp['kd']:.4g}"),
+                 ("w rad/s", True, lambda lp: f"{lp['bandwidth']:.3g}"),
+                 ("damping", True, lambda lp: "-" if lp["damping"] is None else f"{lp['damping']:.3g}"),
+                 ("radius", True, lambda lp: f"{lp['spectral_radius']:.5f}"),
+                 ("ok", False, lambda lp: "yes" if lp["ok"] else "NO"))
+_SEP, _INDENT, _WIDTH = "  ", "  ", 99
+
+
+def _gains_table(loops) -> list:
+    """The lines of the gains table: every column as wide as its widest cell (header included) and
+    two spaces from the next, so no two values run together, whatever their size; the axis (a
+    joint name may be long) is cut, from the left with a ``~``, to keep the lines within 99
+    columns (at least 12 characters stay)."""
+    rows = [[h for h, _, _ in _GAIN_COLUMNS]] + [[f(lp) for _, _, f in _GAIN_COLUMNS] for lp in loops]
+    widths = [max(len(r[k]) for r in rows) for k in range(len(_GAIN_COLUMNS))]
+    room = _WIDTH - len(_INDENT) - len(_SEP) * (len(widths) - 1) - sum(widths) + widths[1]
+    if widths[1] > room:
+        widths[1] = max(room, 12)
+        for r in rows[1:]:
+            r[1] = r[1] if len(r[1]) <= widths[1] else "~" + r[1][-(widths[1] - 1):]
+    return [_INDENT + _SEP.join(c.rjust(w) if right else c.ljust(w) for c, w, (_, right, _) in
+                                zip(r, widths, _GAIN_COLUMNS)).rstrip() for r in rows]
+
+
 def format_report(r: dict) -> str:
     """The text form of :func:`vehicle_report` (lines <= 99 columns)."""
     L = [f"vehicle {r['vehicle']}", f"  urdf {r['urdf']}",
@@ -179,15 +208,7 @@ def format_report(r: dict) -> str:
     L.append(f"yaw authority at hover {_g(r['yaw_moment_nm'])} N m -> {_g(r['yaw_acceleration_rad_s2'])} rad/s^2")
     g = r["gains"]
     L.append(f"gains ({r['gains_source']}), discrete loop at {r['control_period_s'] * 1e3:g} ms:")
-    L.append(f"  {'loop':<9}{'axis':<28}{'inertia':>9}{'kp':>9}{'kd':>9}{'w rad/s':>8}{'damping':>8}"
-             f"{'radius':>9}  ok")
-    for lp in g["loops"]:
-        axis = lp["axis"] + (" (B)" if lp.get("elastic") else "")
-        axis = axis if len(axis) <= 27 else "~" + axis[-26:]
-        L.append(f"  {lp['loop']:<9}{axis:<28}{lp['inertia']:>9.3g}{lp['kp']:>9.4g}{lp['kd']:>9.4g}"
-                 f"{lp['bandwidth']:>8.3g}{'-' if lp['damping'] is None else format(lp['damping'], '.3g'):>8}"
-                 f"{lp['spectral_radius']:>9.5f}  "
-                 f"{'yes' if lp['ok'] else 'NO'}")
+    L += _gains_table(g["loops"])
     L.append("  (radius: spectral radius of the PD under zero-order hold with one step of delay; ok: "
              "below 1")
     L.append("   with the gains x1.5; inertia in kg for the CoM, kg m^2 otherwise; (B): elastic joint, the")

@@ -3,6 +3,7 @@ independent computations: closed forms from the constants, a hand-built allocati
 and a bounded least-squares solver for the linear programs."""
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -196,3 +197,37 @@ def test_every_shipped_name_resolves_as_geodyn_fly_resolves_it(capsys):
         assert str(doc["urdf"]) == where, (doc["urdf"], where)
     assert main(["--vehicle", "no_such_vehicle"]) == 2
     assert "no_such_vehicle" in capsys.readouterr().err
+
+
+def test_gains_columns_never_run_together(hexa_json):
+    """The gains table with tiny and huge values (a small vehicle's joint gains ran together:
+    ``0.0089970.0004199``): each row splits, at runs of two or more spaces, into the header's nine
+    fields, each number reads back as the value it prints (to its printed digits), and every line
+    stays within 99 columns even with a long joint name."""
+    import copy
+    from geodyn_ros.loops.vehicle_report import format_report
+    r = copy.deepcopy(hexa_json)
+    loops = r["gains"]["loops"]
+    values = [(1.234e-7, 0.0004199, 0.008997), (4.03, 9.87654e9, 1.2e-12), (7.31e-05, 0.0658, 0.003071),
+              (123456.0, 2.5e-9, 98765.4)]
+    for k, lp in enumerate(loops):
+        lp["inertia"], lp["kp"], lp["kd"] = values[k % len(values)]
+        lp["bandwidth"], lp["damping"] = (1.5e-6, None) if k % 2 else (3.3e5, 1.23e-10)
+    loops[-1]["axis"] = "a_very_long_joint_name_of_a_third_party_arm_link_7"
+    lines = format_report(r).splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.split()[:2] == ["loop", "axis"])
+    rows = [re.split(r"\s{2,}", ln.strip()) for ln in lines[head:head + 1 + len(loops)]]
+    assert rows[0] == ["loop", "axis", "inertia", "kp", "kd", "w rad/s", "damping", "radius", "ok"]
+    assert max(len(ln) for ln in lines) <= 99
+    for lp, row in zip(loops, rows[1:]):
+        assert len(row) == 9, row
+        assert row[0] == lp["loop"]
+        for cell, key, digits in zip(row[2:8], ("inertia", "kp", "kd", "bandwidth", "damping", "spectral_radius"),
+                                     (3, 4, 4, 3, 3, None)):
+            if lp[key] is None:
+                assert cell == "-"
+            elif digits is None:
+                assert float(cell) == pytest.approx(lp[key], abs=5e-6)
+            else:
+                assert float(cell) == pytest.approx(lp[key], rel=0.5 * 10.0 ** (1 - digits)), (key, cell)
+    assert rows[-1][1].startswith("~") and "arm_link_7" in rows[-1][1]      # cut from the left
