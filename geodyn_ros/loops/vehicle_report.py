@@ -28,7 +28,11 @@ The report (:func:`vehicle_report`; every figure at the home configuration ``q =
   ``tau_z / I_c,zz``;
 * the gains in use (:func:`geodyn_ros.control.gain_design.design_gains`: the file's ``gains:``,
   else designed from the model), with each loop's bandwidth, damping and discrete spectral radius
-  at the control period, and any refusal.
+  at the control period, and any refusal;
+* what the vehicle layer changed in the URDF, one line each: a link inertia MuJoCo refuses,
+  corrected in the simulator and the model alike (``inertia_corrections``,
+  :meth:`ActuationConfig.flight_urdf`), and the joints pinned by their URDF limits, locked there
+  (``pinned_joints``, :meth:`ActuationConfig.pinned_joints`).
 
 The text fits 100 columns; ``--json`` prints the same as one JSON object. Exit 0, or 2 with one
 line ``geodyn_vehicle: error: ...`` for a vehicle the loader refuses; 2 after the report when
@@ -40,6 +44,7 @@ import argparse
 import json
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -142,6 +147,8 @@ def vehicle_report(urdf=None, vehicle=None, *, period=None) -> dict:
     for s in (1.0, -1.0):
         x = _lp(-s * A[2], Aeq_yaw, b_yaw, lo, hi)
         yaw.append(float(s * A[2] @ x) if x is not None else math.nan)       # nan: no hover in the limits
+    out["inertia_corrections"] = [c.as_dict() for c in cfg.flight_urdf(src, warn=False)[1]]
+    out["pinned_joints"] = cfg.pinned_joints(src)
     out["yaw_moment_nm"] = _finite(np.min(yaw))
     out["yaw_acceleration_rad_s2"] = _finite(np.min(yaw) / float(Ic[2, 2]))
     d = design_gains(model, al, cfg, period=dt)
@@ -194,6 +201,11 @@ def format_report(r: dict) -> str:
     Ic = np.array(r["inertia_com_kg_m2"])
     L.append(f"inertia about the CoM [kg m^2]: diag {_fmt_vec(np.diag(Ic))}, "
              f"off-diag (xy, xz, yz) {_fmt_vec((Ic[0, 1], Ic[0, 2], Ic[1, 2]), '{:.2g}')}")
+    from geodyn_ros.model.inertia import InertiaCorrection
+    L += [InertiaCorrection.from_dict(c).line() for c in r.get("inertia_corrections", ())]
+    if r.get("pinned_joints"):
+        L.append("pinned by their URDF limits (lower = upper), locked there, not arm joints: "
+                 + ", ".join(f"{j} at {x:g}" for j, x in r["pinned_joints"].items()))
     L.append(f"allocation rank {r['rank']} -> {r['controller']} controller; scaled condition number "
              f"{r['condition_number']:.3g}")
     pct = r["hover_speed_pct"]
@@ -232,8 +244,11 @@ def main(argv=None) -> int:
     p.add_argument("--period", type=float, default=None, help="control period [s] (default: the file's, 1 ms)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
     a = p.parse_args(argv)
+    from geodyn_ros.model.inertia import InertiaCorrectionWarning
     try:
-        r = vehicle_report(a.urdf, a.vehicle if a.vehicle in SHIPPED_URDFS else Path(a.vehicle), period=a.period)
+        with warnings.catch_warnings():     # the report states an inertia correction in its own line
+            warnings.simplefilter("ignore", InertiaCorrectionWarning)
+            r = vehicle_report(a.urdf, a.vehicle if a.vehicle in SHIPPED_URDFS else Path(a.vehicle), period=a.period)
     except ValueError as exc:
         print(f"geodyn_vehicle: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2

@@ -18,6 +18,7 @@ import math
 import re
 import sysconfig
 import textwrap
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -323,3 +324,59 @@ def test_where_prints_a_shipped_vehicles_urdf(capsys):
     assert path == URDFS["hextilt_flying_arm_5"] and path.is_file()
     assert main(["--where", "nothing"]) == 2
     assert capsys.readouterr().err.startswith("geodyn_fly: refused: vehicle: 'nothing' is not a shipped vehicle")
+
+
+# ---------------------------------------------------------------- a third-party vehicle (issue 40)
+FIREFLY = REPO / "test" / "data"
+
+
+@pytest.mark.parametrize("urdf, joints", [("firefly.urdf", ()), ("firefly_arm.urdf", ("arm_joint_1", "arm_joint_2"))])
+def test_the_rotors_firefly_flies_with_its_inertia_corrected_and_its_imu_locked(urdf, joints):
+    """RotorS's firefly as a user brings it (test/data): MuJoCo refuses its body inertia and its IMU
+    sits on a revolute joint pinned at 0. The installed console script flies every level of the
+    hover (1 scored second), says once what it corrected, flies only the arm's joints and prints no
+    traceback; the arm's levels still order rigid >= ff0 >= ff1 (the model is the simulator's)."""
+    import subprocess
+    import sys
+    exe = Path(sys.executable).parent / "geodyn_fly"
+    out = subprocess.run([str(exe), "--urdf", str(FIREFLY / urdf), "--vehicle", str(FIREFLY / "firefly.yaml"),
+                          "--reference", "hover", "--duration", "1", "--preroll", "0.5"], cwd=REPO,
+                         capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "Traceback" not in out.stderr and "inertia corrected" not in out.stderr, out.stderr
+    text = " ".join(out.stdout.split())          # the report wraps its lines at 99 columns
+    assert text.count("inertia corrected for MuJoCo (A + B >= C): firefly/base_link_inertia (A, B, C) "
+                      "(0.03476, 0.04589, 0.0977) -> (0.04328, 0.05442, 0.0977) kg m^2, 10.6 % of the tensor, "
+                      "simulator and model alike") == 1, out.stdout
+    assert "not arm joints: firefly/imu_joint at 0" in text
+    assert f"firefly/base_link, {len(joints)} joints, 6 rotors" in text
+    gains = re.findall(r"^  joint\s+(\S+)", out.stdout, re.M)      # the gains table: one row per flown joint
+    assert tuple(gains) == joints
+    rows = {m.group(1): float(m.group(2)) for m in re.finditer(r"^(rigid|ff0|ff1|ff2)\s+(\S+)", out.stdout, re.M)}
+    assert set(rows) == {"rigid", "ff0", "ff1", "ff2"} and all(math.isfinite(v) for v in rows.values())
+    if joints:
+        assert rows["rigid"] >= rows["ff0"] >= rows["ff1"], rows
+
+
+def test_a_urdf_whose_inertia_cannot_be_corrected_is_refused_in_one_line(tmp_path, capsys):
+    """Not positive semi-definite (the loader refuses it) or MuJoCo refusing another thing of the
+    URDF (a negative moment of the IMU, which the loader accepts as rounding after merging):
+    exit 2, one line, before any level flew."""
+    from geodyn_ros.loops.fly import main
+    text = (FIREFLY / "firefly.urdf").read_text()
+    cases = {"not_psd": (text.replace('ixx="0.0347563"', 'ixx="-0.01"'), "not positive semi-definite"),
+             "mujoco": (text.replace('<inertia ixx="0.00001"', '<inertia ixx="-1e-12"'),
+                        "MuJoCo could not compile the URDF.*firefly/imu_link.*; fix the URDF")}
+    for name, (doc, why) in cases.items():
+        p = tmp_path / f"{name}.urdf"
+        p.write_text(doc)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rc = main(["--urdf", str(p), "--vehicle", str(FIREFLY / "firefly.yaml"), "--reference", "hover",
+                       "--duration", "1"])
+        cap = capsys.readouterr()
+        assert rc == 2, (name, cap.err)
+        lines = cap.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("geodyn_fly: refused: "), (name, cap.err)
+        assert re.search(why, lines[0]), (name, lines[0])
+        assert "rigid" not in cap.out, name

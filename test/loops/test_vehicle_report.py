@@ -231,3 +231,37 @@ def test_gains_columns_never_run_together(hexa_json):
             else:
                 assert float(cell) == pytest.approx(lp[key], rel=0.5 * 10.0 ** (1 - digits)), (key, cell)
     assert rows[-1][1].startswith("~") and "arm_link_7" in rows[-1][1]      # cut from the left
+
+
+def test_the_rotors_firefly_reports_its_correction_and_its_pinned_imu():
+    """RotorS's firefly (test/data): the report states the inertia correction and the pinned IMU
+    joint once each, in the text and the JSON, and its figures are those of the corrected vehicle,
+    computed here by hand from the URDF's numbers: mass 1.5 + 6 x 0.005 + 0.015 kg, and the inertia
+    about the CoM by the parallel-axis theorem, with the body's two smaller moments raised by
+    (C - A - B) / 2 (the closed form) and the IMU locked into the base."""
+    text = " ".join(run("--urdf", "test/data/firefly.urdf", "--vehicle", "test/data/firefly.yaml").stdout.split())
+    assert text.count("inertia corrected for MuJoCo (A + B >= C): firefly/base_link_inertia") == 1
+    assert text.count("pinned by their URDF limits (lower = upper), locked there, not arm joints: "
+                      "firefly/imu_joint at 0") == 1
+    r = json.loads(run("--urdf", "test/data/firefly.urdf", "--vehicle", "test/data/firefly.yaml", "--json").stdout)
+    assert r["pinned_joints"] == {"firefly/imu_joint": 0.0} and r["joint_names"] == [] and r["n_joints"] == 0
+    (c,) = r["inertia_corrections"]
+    A, B, C = 0.0347563, 0.0458929, 0.0977
+    d = (C - A - B) / 2
+    assert c["link"] == "firefly/base_link_inertia" and c["moments_before_kg_m2"] == [A, B, C]
+    np.testing.assert_allclose(c["moments_after_kg_m2"], [A + d, B + d, C], rtol=0, atol=1e-17)
+    a2, b2, c2 = c["moments_after_kg_m2"]
+    assert a2 + b2 >= c2
+    # the vehicle by hand: body at the origin, six rotors (box inertia) at (x, y, 0.037), the IMU at 0
+    L, x = 0.215, 0.866025403784 * 0.215
+    pos = [(x, L / 2, .037), (0, L, .037), (-x, L / 2, .037), (-x, -L / 2, .037), (0, -L, .037), (x, -L / 2, .037)]
+    parts = [(1.5, (0, 0, 0), np.diag([A + d, B + d, C]))] + \
+            [(0.005, p, np.diag([9.7499961e-07, 4.170415e-05, 4.260415e-05])) for p in pos] + \
+            [(0.015, (0, 0, 0), 1e-5 * np.eye(3))]
+    m = sum(p[0] for p in parts)
+    com = sum(p[0] * np.array(p[1], float) for p in parts) / m
+    I = sum(Ii + mi * ((np.array(ci) - com) @ (np.array(ci) - com) * np.eye(3)
+                       - np.outer(np.array(ci) - com, np.array(ci) - com)) for mi, ci, Ii in parts)
+    assert r["mass_kg"] == pytest.approx(1.545, rel=1e-12)
+    np.testing.assert_allclose(r["com_m"], com, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(r["inertia_com_kg_m2"], I, rtol=1e-12, atol=1e-15)
