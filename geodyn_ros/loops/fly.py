@@ -10,8 +10,11 @@
 1. loads the vehicle file (:func:`geodyn_ros.vehicle.load_vehicle`) and the URDF with the rotor
    joints locked (``ActuationConfig.load_model``), then ``ActuationConfig.check``: a vehicle that
    cannot fly (allocation rank below 4 or 5, thrust-to-weight below 1.2, hover above the maximum
-   rotor speed, a joint or rotor link not in the URDF) is refused in ONE line on stderr with exit
-   code 2, before any simulation;
+   rotor speed, a joint or rotor link not in the URDF, a URDF MuJoCo refuses) is refused in ONE
+   line on stderr with exit code 2, before any simulation. A link inertia MuJoCo refuses for the
+   triangle inequality is corrected instead, in the simulator and the model alike, and the report
+   says so (:meth:`~geodyn_ros.vehicle.ActuationConfig.flight_urdf`); a joint pinned by its URDF
+   limits (lower = upper) is locked there;
 2. designs the gains from the model (:func:`geodyn_ros.control.gain_design.design_gains`; the
    file's ``gains:`` section if any) and refuses, the same way, gains whose discrete loop is
    unstable at the control period;
@@ -47,6 +50,7 @@ import json
 import math
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -117,6 +121,12 @@ def prepare(urdf, vehicle, *, reference: str = "figure8", slow_down: bool = Fals
         al = Allocation.from_frames(frames, cfg.rotors)
     except ValueError as exc:
         raise Refused(str(exc).splitlines()[0]) from None
+    try:      # what MuJoCo refuses of the URDF (after the vehicle layer's corrections): one line, no flight
+        from geodyn_ros.sim import ActuatedSim
+        ActuatedSim(urdf, cfg, timestep=float(cfg.control_period))
+    except ValueError as exc:      # MuJoCo's message, then the element it names
+        why = "; ".join(ln.strip() for ln in str(exc).splitlines()[:2])
+        raise Refused(f"{urdf}: {why}; fix the URDF") from None
     rank = _rank(al)
     if rank not in LEVELS:
         raise Refused(f"{vehicle}: rotors: allocation rank {rank}; geodyn_fly flies rank 4 (collinear) or 6 "
@@ -244,6 +254,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from geodyn_ros.model.inertia import InertiaCorrectionWarning
+    with warnings.catch_warnings():     # the report states an inertia correction in its own line
+        warnings.simplefilter("ignore", InertiaCorrectionWarning)
+        return _main(argv)
+
+
+def _main(argv) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.where:

@@ -12,7 +12,8 @@ A user's vehicle is not the shipped 4 kg hexarotor, so the built-in references a
 * **arm joints** (any count ``n >= 0``): ``q_j(t) = c_j + a_j sin(2 pi t / T_j)`` with
   ``a_j = min(35 deg, 0.4 (upper_j - lower_j))`` and ``c_j`` the joint's zero clipped to
   ``[lower_j + a_j, upper_j - a_j]``, so the swing stays inside the URDF limits (joints
-  without limits: ``c_j = 0``, ``a_j = 35 deg``); periods ``T_j`` cycle through
+  without limits: ``c_j = 0``, ``a_j = 35 deg``; a joint pinned by lower = upper, which the
+  vehicle file's consumers lock, would get ``a_j = 0`` at ``c_j = lower``); periods ``T_j`` cycle through
   :data:`~geodyn_ros.trajectories.FIGURE8_Q_PERIOD` (1.5..4 s);
 * **FILE**: a mission YAML (:mod:`geodyn_ros.planning.mission`, e.g.
   ``config/mission_example.yaml``) planned at order 2 from ``t = 0``; before its start and
@@ -68,8 +69,8 @@ def vehicle_size(rotor_frames) -> float:
 
 
 def _urdf_limits(source, joint_names) -> dict:
-    """``{joint: (lower, upper)}`` [rad or m] of the URDF's ``<limit>`` (continuous or no limit:
-    absent from the dict)."""
+    """``{joint: (lower, upper)}`` [rad or m] of the URDF's ``<limit>`` (continuous, no limit or
+    lower > upper: absent from the dict)."""
     from geodyn_ros.model.urdf import _read_source
     text, _ = _read_source(os.fspath(source) if isinstance(source, os.PathLike) else source)
     out = {}
@@ -78,7 +79,7 @@ def _urdf_limits(source, joint_names) -> dict:
         if name in joint_names and je.get("type") != "continuous" and lim is not None \
                 and lim.get("lower") is not None and lim.get("upper") is not None:
             lo, hi = float(lim.get("lower")), float(lim.get("upper"))
-            if hi > lo:
+            if hi >= lo:      # lower = upper: a pinned joint (ActuationConfig locks it), held still
                 out[name] = (lo, hi)
     return out
 

@@ -28,7 +28,11 @@ The report (:func:`vehicle_report`; every figure at the home configuration ``q =
   ``tau_z / I_c,zz``;
 * the gains in use (:func:`geodyn_ros.control.gain_design.design_gains`: the file's ``gains:``,
   else designed from the model), with each loop's bandwidth, damping and discrete spectral radius
-  at the control period, and any refusal.
+  at the control period, and any refusal;
+* what the vehicle layer changed in the URDF, one line each: a link inertia MuJoCo refuses,
+  corrected in the simulator and the model alike (``inertia_corrections``,
+  :meth:`ActuationConfig.flight_urdf`), and the joints pinned by their URDF limits, locked there
+  (``pinned_joints``, :meth:`ActuationConfig.pinned_joints`).
 
 The text fits 100 columns; ``--json`` prints the same as one JSON object. Exit 0, or 2 with one
 line ``geodyn_vehicle: error: ...`` for a vehicle the loader refuses; 2 after the report when
@@ -40,6 +44,7 @@ import argparse
 import json
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -142,6 +147,8 @@ def vehicle_report(urdf=None, vehicle=None, *, period=None) -> dict:
     for s in (1.0, -1.0):
         x = _lp(-s * A[2], Aeq_yaw, b_yaw, lo, hi)
         yaw.append(float(s * A[2] @ x) if x is not None else math.nan)       # nan: no hover in the limits
+    out["inertia_corrections"] = [c.as_dict() for c in cfg.flight_urdf(src, warn=False)[1]]
+    out["pinned_joints"] = cfg.pinned_joints(src)
     out["yaw_moment_nm"] = _finite(np.min(yaw))
     out["yaw_acceleration_rad_s2"] = _finite(np.min(yaw) / float(Ic[2, 2]))
     d = design_gains(model, al, cfg, period=dt)
@@ -156,6 +163,35 @@ def _fmt_vec(v, f="{:.4g}"):
     return "(" + ", ".join(f.format(0.0 if abs(x) < 1e-12 else x) for x in v) + ")"
 
 
+#: the gains table: (header, right aligned, cell of a loop entry); columns are two spaces apart
+_GAIN_COLUMNS = (("loop", False, lambda lp: lp["loop"]),
+                 ("axis", False, lambda lp: lp["axis"] + (" (B)" if lp.get("elastic") else "")),
+                 ("inertia", True, lambda lp: f"{lp['inertia']:.3g}"),
+                 ("kp", True, lambda lp: f"{lp['kp']:.4g}"),
+                 ("kd", True, lambda lp: f"{lp['kd']:.4g}"),
+                 ("w rad/s", True, lambda lp: f"{lp['bandwidth']:.3g}"),
+                 ("damping", True, lambda lp: "-" if lp["damping"] is None else f"{lp['damping']:.3g}"),
+                 ("radius", True, lambda lp: f"{lp['spectral_radius']:.5f}"),
+                 ("ok", False, lambda lp: "yes" if lp["ok"] else "NO"))
+_SEP, _INDENT, _WIDTH = "  ", "  ", 99
+
+
+def _gains_table(loops) -> list:
+    """The lines of the gains table: every column as wide as its widest cell (header included) and
+    two spaces from the next, so no two values run together, whatever their size; the axis (a
+    joint name may be long) is cut, from the left with a ``~``, to keep the lines within 99
+    columns (at least 12 characters stay)."""
+    rows = [[h for h, _, _ in _GAIN_COLUMNS]] + [[f(lp) for _, _, f in _GAIN_COLUMNS] for lp in loops]
+    widths = [max(len(r[k]) for r in rows) for k in range(len(_GAIN_COLUMNS))]
+    room = _WIDTH - len(_INDENT) - len(_SEP) * (len(widths) - 1) - sum(widths) + widths[1]
+    if widths[1] > room:
+        widths[1] = max(room, 12)
+        for r in rows[1:]:
+            r[1] = r[1] if len(r[1]) <= widths[1] else "~" + r[1][-(widths[1] - 1):]
+    return [_INDENT + _SEP.join(c.rjust(w) if right else c.ljust(w) for c, w, (_, right, _) in
+                                zip(r, widths, _GAIN_COLUMNS)).rstrip() for r in rows]
+
+
 def format_report(r: dict) -> str:
     """The text form of :func:`vehicle_report` (lines <= 99 columns)."""
     L = [f"vehicle {r['vehicle']}", f"  urdf {r['urdf']}",
@@ -165,6 +201,11 @@ def format_report(r: dict) -> str:
     Ic = np.array(r["inertia_com_kg_m2"])
     L.append(f"inertia about the CoM [kg m^2]: diag {_fmt_vec(np.diag(Ic))}, "
              f"off-diag (xy, xz, yz) {_fmt_vec((Ic[0, 1], Ic[0, 2], Ic[1, 2]), '{:.2g}')}")
+    from geodyn_ros.model.inertia import InertiaCorrection
+    L += [InertiaCorrection.from_dict(c).line() for c in r.get("inertia_corrections", ())]
+    if r.get("pinned_joints"):
+        L.append("pinned by their URDF limits (lower = upper), locked there, not arm joints: "
+                 + ", ".join(f"{j} at {x:g}" for j, x in r["pinned_joints"].items()))
     L.append(f"allocation rank {r['rank']} -> {r['controller']} controller; scaled condition number "
              f"{r['condition_number']:.3g}")
     pct = r["hover_speed_pct"]
@@ -179,15 +220,7 @@ def format_report(r: dict) -> str:
     L.append(f"yaw authority at hover {_g(r['yaw_moment_nm'])} N m -> {_g(r['yaw_acceleration_rad_s2'])} rad/s^2")
     g = r["gains"]
     L.append(f"gains ({r['gains_source']}), discrete loop at {r['control_period_s'] * 1e3:g} ms:")
-    L.append(f"  {'loop':<9}{'axis':<28}{'inertia':>9}{'kp':>9}{'kd':>9}{'w rad/s':>8}{'damping':>8}"
-             f"{'radius':>9}  ok")
-    for lp in g["loops"]:
-        axis = lp["axis"] + (" (B)" if lp.get("elastic") else "")
-        axis = axis if len(axis) <= 27 else "~" + axis[-26:]
-        L.append(f"  {lp['loop']:<9}{axis:<28}{lp['inertia']:>9.3g}{lp['kp']:>9.4g}{lp['kd']:>9.4g}"
-                 f"{lp['bandwidth']:>8.3g}{'-' if lp['damping'] is None else format(lp['damping'], '.3g'):>8}"
-                 f"{lp['spectral_radius']:>9.5f}  "
-                 f"{'yes' if lp['ok'] else 'NO'}")
+    L += _gains_table(g["loops"])
     L.append("  (radius: spectral radius of the PD under zero-order hold with one step of delay; ok: "
              "below 1")
     L.append("   with the gains x1.5; inertia in kg for the CoM, kg m^2 otherwise; (B): elastic joint, the")
@@ -211,8 +244,11 @@ def main(argv=None) -> int:
     p.add_argument("--period", type=float, default=None, help="control period [s] (default: the file's, 1 ms)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
     a = p.parse_args(argv)
+    from geodyn_ros.model.inertia import InertiaCorrectionWarning
     try:
-        r = vehicle_report(a.urdf, a.vehicle if a.vehicle in SHIPPED_URDFS else Path(a.vehicle), period=a.period)
+        with warnings.catch_warnings():     # the report states an inertia correction in its own line
+            warnings.simplefilter("ignore", InertiaCorrectionWarning)
+            r = vehicle_report(a.urdf, a.vehicle if a.vehicle in SHIPPED_URDFS else Path(a.vehicle), period=a.period)
     except ValueError as exc:
         print(f"geodyn_vehicle: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2

@@ -81,7 +81,8 @@ class ActuatedSim(MujocoSim):
         Rotor links in actuator order; default: the frames of ``config.rotor_frames(model)``
         (the vehicle file's rotor list, URDF links or TiltHex links).
     locked_joints : optional
-        Joints locked before import; default ``config.locked_joints(source)`` (the rotor joints).
+        Joints locked before import; default ``config.locked_positions(source)`` (the rotor joints,
+        the file's ``locked_joints`` and the joints the URDF's limits pin).
     ideal_rotors, ideal_joints : bool
         Use the ideal body wrench / ideal joint torques instead of the rotor / motor models.
     **kwargs : passed to :class:`MujocoSim` (timestep, gravity, integrator, joint_limits, ...).
@@ -89,6 +90,9 @@ class ActuatedSim(MujocoSim):
     Attributes
     ----------
     config : ActuationConfig
+    inertia_corrections : tuple of InertiaCorrection
+        The links whose inertia MuJoCo refuses, corrected as ``config.load_model`` corrects them
+        (``ActuationConfig.flight_urdf``); empty for most URDFs.
     rotor_names : tuple of str
     rotor_frames : (n, 4, 4) in the base link
     elastic_joints : tuple of str, empty when ``ideal_joints``
@@ -106,8 +110,11 @@ class ActuatedSim(MujocoSim):
             raise ValueError(f"config: expected an ActuationConfig, got {type(config).__name__}")
         self._rotor_links = None if rotor_links is None else tuple(rotor_links)   # None: config.rotor_frames
         self.ideal_rotors, self.ideal_joints = bool(ideal_rotors), bool(ideal_joints)
+        # the URDF the controller's model is loaded from too (ActuationConfig.load_model): a link
+        # inertia MuJoCo refuses is corrected, with a warning (self.inertia_corrections)
+        source, self.inertia_corrections = self.config.flight_urdf(source)
         if locked_joints is None:
-            locked_joints = self.config.locked_joints(source)
+            locked_joints = self.config.locked_positions(source)
         if kwargs.get("base_link") is None and self.config.base_link is not None:
             kwargs["base_link"] = self.config.base_link
         super().__init__(source, locked_joints=locked_joints, **kwargs)

@@ -4,8 +4,8 @@ the schema: doc/reference/vehicle_file.md).
 Layer 1, beside :mod:`geodyn_ros.model`: imports only ``model``, ``lie``, numpy and yaml.
 
 * :mod:`~geodyn_ros.vehicle.params`: :class:`RotorParams`, :class:`ElasticJointParams`,
-  :class:`ActuationConfig` (with ``locked_joints``, ``load_model``, ``rotor_frames``, ``check``,
-  ``effort_limits``);
+  :class:`ActuationConfig` (with ``locked_joints``, ``locked_positions``, ``pinned_joints``,
+  ``flight_urdf``, ``load_model``, ``rotor_frames``, ``check``, ``effort_limits``);
 * :mod:`~geodyn_ros.vehicle.schema`: :func:`load_vehicle` (= :func:`load_actuation_config`) and
   :data:`LIMIT_KEYS` (the file's limits, which the planner checks);
 * :mod:`~geodyn_ros.vehicle.geometry`: rotor frames and the allocation columns (paper eq. (28));

@@ -232,12 +232,28 @@ def allocation_rank(A) -> tuple:
 
 
 # ----------------------------------------------------------------------------- URDF joints
+def _limit(lim, key):
+    """``float(<limit key=...>)``, or None (no ``<limit>``, no such attribute, not a finite number)."""
+    v = None if lim is None else lim.get(key)
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if np.isfinite(x) else None
+
+
 def urdf_joint_table(source) -> tuple:
     """``(joints, links)`` of a URDF (path, xacro or XML string, as ``load_urdf`` takes):
-    ``joints[name] = {"type", "parent", "child", "effort"}`` (``effort`` [N m or N]: the ``<limit
-    effort>`` if positive, else None: URDF exporters write 0 for "unspecified") and the link names."""
+    ``joints[name] = {"type", "parent", "child", "effort", "lower", "upper"}`` (``effort`` [N m or
+    N]: the ``<limit effort>`` if positive, else None: URDF exporters write 0 for "unspecified";
+    ``lower``, ``upper`` [rad or m]: the ``<limit>``'s, None when absent or not a finite number)
+    and the link names."""
     from ..model.urdf import _read_source
-    text, where = _read_source(source)
+    return joint_table_of(*_read_source(source))
+
+
+def joint_table_of(text: str, where: str) -> tuple:
+    """:func:`urdf_joint_table` of URDF ``text`` already read (``where``: its name in messages)."""
     try:
         root = ET.fromstring(text.lstrip("\ufeff \t\r\n"))
     except ET.ParseError as exc:
@@ -254,6 +270,7 @@ def urdf_joint_table(source) -> tuple:
             eff = e if np.isfinite(e) and e > 0 else None
         p, c = je.find("parent"), je.find("child")
         joints[je.get("name")] = {"type": je.get("type"), "parent": None if p is None else p.get("link"),
-                                  "child": None if c is None else c.get("link"), "effort": eff}
+                                  "child": None if c is None else c.get("link"), "effort": eff,
+                                  **{k: _limit(lim, k) for k in ("lower", "upper")}}
     links = tuple(le.get("name") for le in root.findall("link"))
     return joints, links

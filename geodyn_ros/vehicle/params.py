@@ -16,11 +16,11 @@ import numpy as np
 
 from ..model.validate import as_floats, require_positive
 from .geometry import _pos  # noqa: F401 (control.rotors imports it from here)
-from .geometry import (_SPIN, allocation_rank, multirotor_frames, natural_key, rotor_frames_from_model,
-                       rotor_wrench_columns, urdf_joint_table)
+from .geometry import (_SPIN, allocation_rank, joint_table_of, multirotor_frames, natural_key,
+                       rotor_frames_from_model, rotor_wrench_columns, urdf_joint_table)
 
 __all__ = ["RotorParams", "ElasticJointParams", "ActuationConfig", "default_actuation_config_path",
-           "ROTOR_SECTIONS", "PER_ROTOR", "MIN_THRUST_TO_WEIGHT", "GRAVITY"]
+           "ROTOR_SECTIONS", "PER_ROTOR", "MIN_THRUST_TO_WEIGHT", "GRAVITY", "PIN_TOL", "pinned_joints"]
 
 #: the rotor constants that may differ per rotor (scalar when equal for every rotor, else (n,))
 PER_ROTOR = ("motor_constant", "moment_constant", "time_constant_up", "time_constant_down", "max_rot_velocity",
@@ -32,6 +32,20 @@ MIN_THRUST_TO_WEIGHT = 1.2
 GRAVITY = 9.81
 _ZERO_OK = ("moment_constant", "min_rot_velocity", "rotor_drag_coefficient", "rolling_moment_coefficient")
 _MOVING = ("revolute", "continuous", "prismatic")
+#: [rad or m] a revolute or prismatic joint whose URDF ``<limit>`` has ``|upper - lower| <= PIN_TOL``
+#: is pinned (RotorS mounts its IMU on a revolute joint with lower = upper = 0): far above the
+#: rounding of a limit typed or computed by xacro (1e-15 for limits of a few rad or m), far below
+#: a range a joint is meant to move through
+PIN_TOL = 1e-9
+
+
+def pinned_joints(joints) -> dict:
+    """``{joint: position [rad or m]}`` of the joints of a URDF joint table
+    (:func:`~geodyn_ros.vehicle.geometry.urdf_joint_table`) that their limits pin (:data:`PIN_TOL`):
+    each is locked there, as ``locked_joints`` are, by every consumer of the vehicle file."""
+    return {n: 0.5 * (j["lower"] + j["upper"]) for n, j in joints.items()
+            if j["type"] in ("revolute", "prismatic") and j.get("lower") is not None and j.get("upper") is not None
+            and abs(j["upper"] - j["lower"]) <= PIN_TOL}
 
 
 def _scalar_or_array(name, v, n, *, allow_zero):
@@ -230,8 +244,45 @@ class ActuationConfig:
     def locked_joints(self, urdf_source) -> tuple:
         """The joints to lock when loading ``urdf_source`` (path, xacro or XML string): the moving
         joints above the rotor links (TiltHex form: ``rotor_joints`` present in the URDF;
-        ``from_urdf``: the parent joint of each matched link), then ``locked_joints`` of the file."""
+        ``from_urdf``: the parent joint of each matched link), then ``locked_joints`` of the file,
+        then the joints the URDF's limits pin (:func:`pinned_joints`). Their positions:
+        :meth:`locked_positions`."""
         return self._locked_in(*urdf_joint_table(urdf_source))
+
+    def locked_positions(self, urdf_source) -> dict:
+        """``{joint: position [rad or m]}`` of :meth:`locked_joints`: 0, or the position the URDF's
+        limits pin the joint at (``load_urdf``'s and ``MujocoSim``'s ``locked_joints`` argument)."""
+        return self._positions(*urdf_joint_table(urdf_source))
+
+    def pinned_joints(self, urdf_source) -> dict:
+        """``{joint: position}`` of the URDF's joints pinned by their limits (:func:`pinned_joints`):
+        locked by :meth:`load_model` and the simulator, never an arm joint."""
+        return pinned_joints(urdf_joint_table(urdf_source)[0])
+
+    def _positions(self, joints, links) -> dict:
+        pinned = pinned_joints(joints)
+        return {j: pinned.get(j, 0.0) for j in self._locked_in(joints, links)}
+
+    def flight_urdf(self, urdf_source, *, warn: bool = True) -> tuple:
+        """``(source, corrections)``: the URDF every consumer of this vehicle file loads, the
+        controller's model (:meth:`load_model`) and the simulator (``ActuatedSim``) alike:
+        ``urdf_source`` itself, or, when MuJoCo would refuse a link's inertia (``A + B < C``), the
+        URDF text with that link corrected (:func:`geodyn_ros.model.inertia.balance_link_inertias`)
+        and the :class:`~geodyn_ros.model.inertia.InertiaCorrection` of each link (an
+        ``InertiaCorrectionWarning`` each when ``warn``)."""
+        from ..model.urdf import _read_source
+        return self._flight(urdf_source, _read_source(urdf_source)[0], warn)
+
+    @staticmethod
+    def _flight(urdf_source, text, warn):
+        import warnings
+
+        from ..model.inertia import InertiaCorrectionWarning, balance_link_inertias
+        fixed, corrections = balance_link_inertias(text)
+        if warn:
+            for c in corrections:     # stacklevel 3: the caller of load_model or flight_urdf
+                warnings.warn(c.line(), InertiaCorrectionWarning, stacklevel=3)
+        return (fixed if corrections else urdf_source), corrections
 
     def _locked_in(self, joints, links) -> tuple:
         moving = {n for n, j in joints.items() if j["type"] in _MOVING}
@@ -248,20 +299,27 @@ class ActuationConfig:
                            f"{_did_you_mean(j, moving)}; fix the name or remove it")
             if j not in out:
                 out.append(j)
+        out += [j for j in pinned_joints(joints) if j not in out]
         return tuple(out)
 
     def load_model(self, urdf_source, **kw):
-        """``gd.load_urdf(urdf_source, base_link=..., locked_joints=...)`` with the rotor joints of
-        :meth:`locked_joints` locked (added to ``kw["locked_joints"]`` if given) and the file's
+        """``gd.load_urdf(source, base_link=..., locked_joints=...)`` of :meth:`flight_urdf`'s source
+        (the URDF, or its text with the inertias MuJoCo refuses corrected, with a warning) with the
+        joints of :meth:`locked_joints` locked at :meth:`locked_positions` (added to
+        ``kw["locked_joints"]``, a list locked at 0 or a mapping, if given) and the file's
         ``base_link`` (unless ``kw`` names one); remembers the URDF's effort limits for
         :meth:`effort_limits`."""
-        from ..model.urdf import load_urdf
-        table = urdf_joint_table(urdf_source)        # the URDF (or xacro) is expanded here and in load_urdf
-        locked = list(kw.pop("locked_joints", None) or [])
-        locked += [j for j in self._locked_in(*table) if j not in locked]
+        from ..model.urdf import _read_source, load_urdf
+        text, where = _read_source(urdf_source)     # the URDF (or xacro) is expanded here and in load_urdf
+        table = joint_table_of(text, where)
+        given = kw.pop("locked_joints", None) or {}
+        locked = dict(given) if isinstance(given, dict) else {j: 0.0 for j in given}
+        for j, x in self._positions(*table).items():
+            if j not in locked or x != 0.0:     # a pinned joint is locked where its limits pin it
+                locked[j] = x
         if kw.get("base_link") is None and self.base_link is not None:
             kw["base_link"] = self.base_link
-        model = load_urdf(urdf_source, locked_joints=locked, **kw)
+        model = load_urdf(self._flight(urdf_source, text, True)[0], locked_joints=locked, **kw)
         _MODEL_JOINTS[model] = table[0]
         return model
 
@@ -308,7 +366,12 @@ class ActuationConfig:
             self._fail("base_link", f"{self.base_link!r} but the model's base is {model.base_link!r}; load it with "
                        "ActuationConfig.load_model or fix the name")
         names = set(model.joint_names)
+        pinned = pinned_joints(_MODEL_JOINTS.get(model, {}))
         for j in dict.fromkeys(list(self.joint_actuation) + list(self.elastic.joints)):
+            if j in pinned:
+                self._fail(f"joints.{j}" if self.schema >= 1 else "elastic_joints.joints",
+                           f"{j!r} is pinned by its URDF limits (lower = upper = {pinned[j]:g}) and locked there, "
+                           "not an arm joint; remove it")
             if j not in names:
                 self._fail(f"joints.{j}" if self.schema >= 1 else "elastic_joints.joints",
                            f"{j!r} is not a movable joint of the model{_did_you_mean(j, names)} (joints: "

@@ -19,6 +19,7 @@ import math
 import re
 import sysconfig
 import textwrap
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -118,6 +119,46 @@ def test_the_arm_swings_inside_the_urdf_limits(tmp_path):
     np.testing.assert_allclose(c, [0.32, 0.0])
     np.testing.assert_allclose(a, [0.12, math.radians(35.0)])
     assert [len(x) for x in fr.joint_swing(odd, ())] == [0, 0, 0]
+
+
+def _expanded_limits(path):
+    """{joint: (lower, upper)} of a URDF or xacro (expanded here with the xacro package itself)."""
+    import xacro
+    root = ET.fromstring(xacro.process_file(str(path)).toxml()) if str(path).endswith(".xacro") \
+        else ET.parse(path).getroot()
+    return {je.get("name"): (float(je.find("limit").get("lower")), float(je.find("limit").get("upper")))
+            for je in root.iter("joint") if je.get("type") in ("revolute", "prismatic") and je.find("limit") is not None}
+
+
+def test_no_shipped_reference_drives_a_joint_outside_its_urdf_limits():
+    """hover and figure8, as geodyn_fly builds them (the joints of ActuationConfig.load_model, the
+    swing of joint_swing), over the pre-roll and 24 s, for every shipped vehicle and the firefly with
+    its arm; a pinned joint (lower = upper), if one reached the swing, would be held at its pin."""
+    import warnings
+    from geodyn_ros.vehicle import load_vehicle
+    from geodyn_ros.vehicle.shipped import SHIPPED_URDFS, shipped_vehicle_files
+    cases = [shipped_vehicle_files(n) for n in SHIPPED_URDFS]
+    cases.append((REPO / "test" / "data" / "firefly_arm.urdf", REPO / "test" / "data" / "firefly.yaml"))
+    checked = 0
+    for urdf, vehicle in cases:
+        cfg = load_vehicle(vehicle)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            names = cfg.load_model(urdf).joint_names
+        lim = _expanded_limits(urdf)
+        swing = fr.joint_swing(urdf, names)
+        for ref in ("hover", "figure8"):
+            f = fr.fly_reference(ref, 0.25, swing)
+            q = np.array([f(t, 0).q[0] for t in np.linspace(-5.0, 24.0, 2901)])
+            for j, nm in enumerate(names):
+                if nm in lim:
+                    lo, hi = lim[nm]
+                    # the swing is c + a sin: inside [lo, hi] up to the rounding of c +- a (1e-12 rad)
+                    assert lo - 1e-12 <= q[:, j].min() and q[:, j].max() <= hi + 1e-12, (urdf.name, ref, nm)
+                    checked += 1
+    assert checked >= 2 * (6 + 6 + 2 + 5 + 2), checked       # hexarotor, tilthex, borinot, hextilt, firefly arm
+    c, a, _ = fr.joint_swing(REPO / "test" / "data" / "firefly_arm.urdf", ("firefly/imu_joint", "arm_joint_1"))
+    assert c[0] == 0.0 and a[0] == 0.0 and a[1] == pytest.approx(math.radians(35.0))
 
 
 def test_base_form_twist_is_the_spatial_twist_of_the_poses():
@@ -311,3 +352,59 @@ def test_where_prints_a_shipped_vehicles_urdf(capsys):
     assert path == URDFS["hextilt_flying_arm_5"] and path.is_file()
     assert main(["--where", "nothing"]) == 2
     assert capsys.readouterr().err.startswith("geodyn_fly: refused: vehicle: 'nothing' is not a shipped vehicle")
+
+
+# ---------------------------------------------------------------- a third-party vehicle (issue 40)
+FIREFLY = REPO / "test" / "data"
+
+
+@pytest.mark.parametrize("urdf, joints", [("firefly.urdf", ()), ("firefly_arm.urdf", ("arm_joint_1", "arm_joint_2"))])
+def test_the_rotors_firefly_flies_with_its_inertia_corrected_and_its_imu_locked(urdf, joints):
+    """RotorS's firefly as a user brings it (test/data): MuJoCo refuses its body inertia and its IMU
+    sits on a revolute joint pinned at 0. The installed console script flies every level of the
+    hover (1 scored second), says once what it corrected, flies only the arm's joints and prints no
+    traceback; the arm's levels still order rigid >= ff0 >= ff1 (the model is the simulator's)."""
+    import subprocess
+    import sys
+    exe = Path(sys.executable).parent / "geodyn_fly"
+    out = subprocess.run([str(exe), "--urdf", str(FIREFLY / urdf), "--vehicle", str(FIREFLY / "firefly.yaml"),
+                          "--reference", "hover", "--duration", "1", "--preroll", "0.5"], cwd=REPO,
+                         capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "Traceback" not in out.stderr and "inertia corrected" not in out.stderr, out.stderr
+    text = " ".join(out.stdout.split())          # the report wraps its lines at 99 columns
+    assert text.count("inertia corrected for MuJoCo (A + B >= C): firefly/base_link_inertia (A, B, C) "
+                      "(0.03476, 0.04589, 0.0977) -> (0.04328, 0.05442, 0.0977) kg m^2, 10.6 % of the tensor, "
+                      "simulator and model alike") == 1, out.stdout
+    assert "not arm joints: firefly/imu_joint at 0" in text
+    assert f"firefly/base_link, {len(joints)} joints, 6 rotors" in text
+    gains = re.findall(r"^  joint\s+(\S+)", out.stdout, re.M)      # the gains table: one row per flown joint
+    assert tuple(gains) == joints
+    rows = {m.group(1): float(m.group(2)) for m in re.finditer(r"^(rigid|ff0|ff1|ff2)\s+(\S+)", out.stdout, re.M)}
+    assert set(rows) == {"rigid", "ff0", "ff1", "ff2"} and all(math.isfinite(v) for v in rows.values())
+    if joints:
+        assert rows["rigid"] >= rows["ff0"] >= rows["ff1"], rows
+
+
+def test_a_urdf_whose_inertia_cannot_be_corrected_is_refused_in_one_line(tmp_path, capsys):
+    """Not positive semi-definite (the loader refuses it) or MuJoCo refusing another thing of the
+    URDF (a negative moment of the IMU, which the loader accepts as rounding after merging):
+    exit 2, one line, before any level flew."""
+    from geodyn_ros.loops.fly import main
+    text = (FIREFLY / "firefly.urdf").read_text()
+    cases = {"not_psd": (text.replace('ixx="0.0347563"', 'ixx="-0.01"'), "not positive semi-definite"),
+             "mujoco": (text.replace('<inertia ixx="0.00001"', '<inertia ixx="-1e-12"'),
+                        "MuJoCo could not compile the URDF.*firefly/imu_link.*; fix the URDF")}
+    for name, (doc, why) in cases.items():
+        p = tmp_path / f"{name}.urdf"
+        p.write_text(doc)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rc = main(["--urdf", str(p), "--vehicle", str(FIREFLY / "firefly.yaml"), "--reference", "hover",
+                       "--duration", "1"])
+        cap = capsys.readouterr()
+        assert rc == 2, (name, cap.err)
+        lines = cap.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("geodyn_fly: refused: "), (name, cap.err)
+        assert re.search(why, lines[0]), (name, lines[0])
+        assert "rigid" not in cap.out, name

@@ -3,6 +3,7 @@ independent computations: closed forms from the constants, a hand-built allocati
 and a bounded least-squares solver for the linear programs."""
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -196,3 +197,71 @@ def test_every_shipped_name_resolves_as_geodyn_fly_resolves_it(capsys):
         assert str(doc["urdf"]) == where, (doc["urdf"], where)
     assert main(["--vehicle", "no_such_vehicle"]) == 2
     assert "no_such_vehicle" in capsys.readouterr().err
+
+
+def test_gains_columns_never_run_together(hexa_json):
+    """The gains table with tiny and huge values (a small vehicle's joint gains ran together:
+    ``0.0089970.0004199``): each row splits, at runs of two or more spaces, into the header's nine
+    fields, each number reads back as the value it prints (to its printed digits), and every line
+    stays within 99 columns even with a long joint name."""
+    import copy
+    from geodyn_ros.loops.vehicle_report import format_report
+    r = copy.deepcopy(hexa_json)
+    loops = r["gains"]["loops"]
+    values = [(1.234e-7, 0.0004199, 0.008997), (4.03, 9.87654e9, 1.2e-12), (7.31e-05, 0.0658, 0.003071),
+              (123456.0, 2.5e-9, 98765.4)]
+    for k, lp in enumerate(loops):
+        lp["inertia"], lp["kp"], lp["kd"] = values[k % len(values)]
+        lp["bandwidth"], lp["damping"] = (1.5e-6, None) if k % 2 else (3.3e5, 1.23e-10)
+    loops[-1]["axis"] = "a_very_long_joint_name_of_a_third_party_arm_link_7"
+    lines = format_report(r).splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.split()[:2] == ["loop", "axis"])
+    rows = [re.split(r"\s{2,}", ln.strip()) for ln in lines[head:head + 1 + len(loops)]]
+    assert rows[0] == ["loop", "axis", "inertia", "kp", "kd", "w rad/s", "damping", "radius", "ok"]
+    assert max(len(ln) for ln in lines) <= 99
+    for lp, row in zip(loops, rows[1:]):
+        assert len(row) == 9, row
+        assert row[0] == lp["loop"]
+        for cell, key, digits in zip(row[2:8], ("inertia", "kp", "kd", "bandwidth", "damping", "spectral_radius"),
+                                     (3, 4, 4, 3, 3, None)):
+            if lp[key] is None:
+                assert cell == "-"
+            elif digits is None:
+                assert float(cell) == pytest.approx(lp[key], abs=5e-6)
+            else:
+                assert float(cell) == pytest.approx(lp[key], rel=0.5 * 10.0 ** (1 - digits)), (key, cell)
+    assert rows[-1][1].startswith("~") and "arm_link_7" in rows[-1][1]      # cut from the left
+
+
+def test_the_rotors_firefly_reports_its_correction_and_its_pinned_imu():
+    """RotorS's firefly (test/data): the report states the inertia correction and the pinned IMU
+    joint once each, in the text and the JSON, and its figures are those of the corrected vehicle,
+    computed here by hand from the URDF's numbers: mass 1.5 + 6 x 0.005 + 0.015 kg, and the inertia
+    about the CoM by the parallel-axis theorem, with the body's two smaller moments raised by
+    (C - A - B) / 2 (the closed form) and the IMU locked into the base."""
+    text = " ".join(run("--urdf", "test/data/firefly.urdf", "--vehicle", "test/data/firefly.yaml").stdout.split())
+    assert text.count("inertia corrected for MuJoCo (A + B >= C): firefly/base_link_inertia") == 1
+    assert text.count("pinned by their URDF limits (lower = upper), locked there, not arm joints: "
+                      "firefly/imu_joint at 0") == 1
+    r = json.loads(run("--urdf", "test/data/firefly.urdf", "--vehicle", "test/data/firefly.yaml", "--json").stdout)
+    assert r["pinned_joints"] == {"firefly/imu_joint": 0.0} and r["joint_names"] == [] and r["n_joints"] == 0
+    (c,) = r["inertia_corrections"]
+    A, B, C = 0.0347563, 0.0458929, 0.0977
+    d = (C - A - B) / 2
+    assert c["link"] == "firefly/base_link_inertia" and c["moments_before_kg_m2"] == [A, B, C]
+    np.testing.assert_allclose(c["moments_after_kg_m2"], [A + d, B + d, C], rtol=0, atol=1e-17)
+    a2, b2, c2 = c["moments_after_kg_m2"]
+    assert a2 + b2 >= c2
+    # the vehicle by hand: body at the origin, six rotors (box inertia) at (x, y, 0.037), the IMU at 0
+    L, x = 0.215, 0.866025403784 * 0.215
+    pos = [(x, L / 2, .037), (0, L, .037), (-x, L / 2, .037), (-x, -L / 2, .037), (0, -L, .037), (x, -L / 2, .037)]
+    parts = [(1.5, (0, 0, 0), np.diag([A + d, B + d, C]))] + \
+            [(0.005, p, np.diag([9.7499961e-07, 4.170415e-05, 4.260415e-05])) for p in pos] + \
+            [(0.015, (0, 0, 0), 1e-5 * np.eye(3))]
+    m = sum(p[0] for p in parts)
+    com = sum(p[0] * np.array(p[1], float) for p in parts) / m
+    I = sum(Ii + mi * ((np.array(ci) - com) @ (np.array(ci) - com) * np.eye(3)
+                       - np.outer(np.array(ci) - com, np.array(ci) - com)) for mi, ci, Ii in parts)
+    assert r["mass_kg"] == pytest.approx(1.545, rel=1e-12)
+    np.testing.assert_allclose(r["com_m"], com, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(r["inertia_com_kg_m2"], I, rtol=1e-12, atol=1e-15)

@@ -146,7 +146,7 @@ class ActuatedSimNode(SimNode):
         base = p["base_link"] or None
         sim = _actuated_sim_class()(source, cfg, base_link=base, timestep=p["timestep"], gravity=p["gravity"],
                                     integrator=p["integrator"], joint_limits=p["joint_limits"],
-                                    locked_joints=cfg.locked_joints(source))
+                                    locked_joints=cfg.locked_positions(source))
         al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
         nr, ne = len(sim.rotor_names), len(sim.elastic_joints)
         given = {}

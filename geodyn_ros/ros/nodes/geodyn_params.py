@@ -169,7 +169,10 @@ def load_model(source, p: dict) -> SimpleNamespace:
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
         base = base or cfg.base_link
-        locked = locked + [j for j in cfg.locked_joints(source) if j not in locked]
+        # as every consumer of the vehicle file: the pinned joints where their limits pin them, the
+        # inertia MuJoCo refuses corrected as in the simulator (ActuationConfig.load_model)
+        locked = {**{j: 0.0 for j in locked}, **cfg.locked_positions(source)}
+        source = cfg.flight_urdf(source)[0]
     model = gd.load_urdf(source, base_link=base, locked_joints=locked or None)
     n = model.n_joints
     res = gd.inverse_dynamics(model, np.eye(4), None if model.fixed_base else np.zeros((r + 2, 6)),
