@@ -558,10 +558,13 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def _one_link(I, rpy=None):
+    """One link with inertia ``I``; its mass keeps ``I`` a plausible size for the load's magnitude
+    check (a moment at most the mass times (1 m)^2: here a tenth of it, at least 1 kg)."""
     o = "" if rpy is None else f'<origin rpy="{" ".join(repr(float(x)) for x in rpy)}"/>'
     c = " ".join(f'{k}="{float(I[i, j])!r}"' for k, (i, j) in
                  zip(("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))))
-    return f'<robot name="r"><link name="b"><inertial><mass value="1"/>{o}<inertia {c}/></inertial></link></robot>'
+    m = max(1.0, 10.0 * float(np.max(np.abs(I))))
+    return f'<robot name="r"><link name="b"><inertial><mass value="{m!r}"/>{o}<inertia {c}/></inertial></link></robot>'
 
 
 @pytest.mark.filterwarnings("ignore:.*violate the triangle inequality")
