@@ -157,7 +157,7 @@ def default_lqr_config_path() -> Path:
 def load_lqr_weights(path=None) -> LqrWeights:
     """Read ``config/lqr.yaml`` (or ``path``) into :class:`LqrWeights` (ValueError naming the key)."""
     p = default_lqr_config_path() if path is None else Path(os.fspath(path))
-    doc = read_yaml(p, "lqr config")
+    doc = read_yaml(p, "LQR weights file")
     if not isinstance(doc, dict) or not isinstance(doc.get("lqr"), dict):
         raise ValueError(f"lqr config: {p} needs a mapping 'lqr:' with 'state:' and 'input:'")
     sec = doc["lqr"]

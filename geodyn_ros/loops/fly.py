@@ -64,13 +64,23 @@ def shipped_vehicle(name: str) -> tuple:
         raise Refused(str(exc)) from None
 
 
+def _unreadable(vehicle) -> Refused:
+    """The loader's refusal of a vehicle file that cannot be read (the same line as every entry point)."""
+    from geodyn_ros.vehicle.schema import read_vehicle_yaml
+    try:
+        read_vehicle_yaml(vehicle)
+    except ValueError as exc:
+        return Refused(str(exc))
+    return Refused(f"{vehicle}: cannot be read (not a file); give the path of an existing vehicle file")
+
+
 def resolve(urdf, vehicle) -> tuple:
     """``(urdf, vehicle file)``: paths as given, or a shipped vehicle's name for either."""
     if vehicle is None:
         raise Refused("vehicle: required (a vehicle file, or one of " + ", ".join(SHIPPED_URDFS) + ")")
     if not Path(vehicle).is_file():
         if vehicle not in SHIPPED_URDFS:
-            raise Refused(f"vehicle: {vehicle}: no such file (or a shipped name: {', '.join(SHIPPED_URDFS)})")
+            raise _unreadable(vehicle)
         s_urdf, vehicle = shipped_vehicle(vehicle)
         urdf = s_urdf if urdf is None else urdf
     if urdf is None:
@@ -78,7 +88,7 @@ def resolve(urdf, vehicle) -> tuple:
     if not Path(urdf).is_file():
         raise Refused(f"urdf: {urdf}: no such file")
     if not Path(vehicle).is_file():
-        raise Refused(f"vehicle: {vehicle}: no such file (or a shipped name: {', '.join(SHIPPED_URDFS)})")
+        raise _unreadable(vehicle)
     return Path(urdf), Path(vehicle)
 
 
@@ -239,6 +249,12 @@ def main(argv=None) -> int:
         urdf, vehicle = resolve(args.urdf, args.vehicle)
         reference = args.reference
         if reference not in ("figure8", "hover") and not Path(reference).is_file():
+            if Path(reference).suffix in (".yaml", ".yml") or os.sep in reference:   # a mission file: the loader's line
+                from geodyn_ros.planning.mission import load_mission
+                try:
+                    load_mission(reference)
+                except ValueError as exc:
+                    raise Refused(str(exc)) from None
             raise Refused(f"reference: {reference}: not figure8, hover or an existing mission file")
         prep = prepare(urdf, vehicle, reference=reference)
         levels = None if not args.levels else tuple(s.strip() for s in args.levels.split(",") if s.strip())

@@ -257,6 +257,7 @@ def mission_from_dict(doc, where: str = "mission") -> Mission:
 
 def load_mission(path) -> Mission:
     """Read a mission YAML file (module docstring). ValueError: one line
-    ``"<file>: <key>: <problem>; <fix>"``, or ``"mission: cannot read <file>: <reason>"`` /
-    ``"mission: <file> is not valid YAML (...)"``."""
-    return mission_from_dict(read_yaml(path, "mission"), where=str(path))
+    ``"<file>: <key>: <problem>; <fix>"``; a file that cannot be read or is not YAML:
+    :func:`~geodyn_ros.model.validate.read_yaml`'s ``"<file>: cannot be read (<reason>); give the
+    path of an existing mission file"`` or ``"<file>: line L, column C, in <key>: <problem>; <fix>"``."""
+    return mission_from_dict(read_yaml(path, "mission file"), where=str(path))

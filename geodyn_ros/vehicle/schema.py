@@ -3,8 +3,11 @@
 which load to exactly the values they always gave.
 
 Schema-only validation: every refusal is a ``ValueError`` of one line
-``"<file>: <key path>: <what is wrong>; <what to fix>"``. The model-aware checks (joints in the
-URDF, allocation rank, thrust-to-weight, hover speeds) are :meth:`ActuationConfig.check`.
+``"<file>: <key path>: <what is wrong>; <what to fix>"`` (a file that cannot be read or is not
+YAML: :func:`~geodyn_ros.model.validate.read_yaml`'s ``"<file>: cannot be read (...); ..."`` and
+``"<file>: line L, column C, in <key>: ..."``, through :func:`read_vehicle_yaml`). The model-aware
+checks (joints in the URDF, allocation rank, thrust-to-weight, hover speeds) are
+:meth:`ActuationConfig.check`.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from .geometry import px4_to_flu, rotor_frame
 from .params import (_ZERO_OK, PER_ROTOR, ROTOR_SECTIONS, ActuationConfig, ElasticJointParams, RotorParams,
                      default_actuation_config_path)
 
-__all__ = ["load_vehicle", "load_actuation_config", "TOP_KEYS", "CONSTANT_KEYS", "UNIT_TOL"]
+__all__ = ["load_vehicle", "load_actuation_config", "read_vehicle_yaml", "TOP_KEYS", "CONSTANT_KEYS", "UNIT_TOL"]
 
 #: the keys of ``constants:`` (and of per-rotor overrides) with their defaults (gz-sim's defaults
 #: are not physical for every vehicle: motor and moment constants, time constants and the max
@@ -64,6 +67,14 @@ def _resolve(path):
     return p
 
 
+def read_vehicle_yaml(path):
+    """The parsed YAML of the vehicle file ``path`` (:func:`~geodyn_ros.model.validate.read_yaml`):
+    the refusal of a file that cannot be read or is not YAML, the same for every entry point."""
+    from .shipped import SHIPPED_URDFS
+    return read_yaml(path, "vehicle file", fix="give the path of an existing vehicle file or a shipped name ("
+                     + ", ".join(SHIPPED_URDFS) + ")")
+
+
 def load_vehicle(path=None) -> ActuationConfig:
     """Read a vehicle file (schema 1) or an old actuation YAML into an :class:`ActuationConfig`.
 
@@ -73,7 +84,7 @@ def load_vehicle(path=None) -> ActuationConfig:
     ``rotor_<i>`` links, or eq. (28)); else ``rotors:`` is required. ValueError: one line naming the
     file and the key (doc/reference/vehicle_file.md lists every key and refusal)."""
     p = _resolve(path)
-    doc = read_yaml(p, "config")
+    doc = read_vehicle_yaml(p)
     if not isinstance(doc, dict):
         raise ValueError(f"config: {p} must be a mapping with a rotor section ({' or '.join(ROTOR_SECTIONS)}) and "
                          "elastic_joints, or a vehicle file with rotors:")

@@ -121,10 +121,10 @@ def test_actuation_config_errors(tmp_path):
     with pytest.raises(ValueError, match=r"^config: .*misses the rotor section \(one of multirotor, tilthex\)"):
         load_actuation_config(p)
     p.write_text("multirotor: [1, 2\n")
-    with pytest.raises(ValueError, match=r"^config: .* is not valid YAML"):
+    with pytest.raises(ValueError, match=rf"^{p}: line 2, column 1, in multirotor: expected ',' or '\]'"):
         load_actuation_config(p)
     p.write_text("- 1\n- 2\n")
     with pytest.raises(ValueError, match=r"^config: .* must be a mapping"):
         load_actuation_config(p)
-    with pytest.raises(ValueError, match=r"^config: cannot read"):
+    with pytest.raises(ValueError, match=rf"^{tmp_path}/missing.yaml: cannot be read \(No such file or directory\)"):
         load_actuation_config(tmp_path / "missing.yaml")

@@ -224,8 +224,10 @@ def test_a_vehicle_that_cannot_fly_is_refused_in_one_line(tmp_path, capsys):
     assert main(["--urdf", str(URDFS["iris"]), "--vehicle", str(unstable)]) == 2
     line = capsys.readouterr().err.strip()
     assert "\n" not in line and re.search(r"refused: .*gains: kd_position: .*unstable.*need kd_position < ", line), line
-    for argv, what in ((["--vehicle", "no_such_vehicle"], "vehicle"),
-                       (["--vehicle", "iris", "--reference", "no_such_mission.yaml"], "reference"),
+    for argv, what in ((["--vehicle", "no_such_vehicle"], "no_such_vehicle: cannot be read (No such file"),
+                       (["--vehicle", "iris", "--reference", "no_such_mission.yaml"], "no_such_mission.yaml: cannot be "
+                        "read (No such file or directory); give the path of an existing mission file"),
+                       (["--vehicle", "iris", "--reference", "figure9"], "reference: figure9: not figure8, hover"),
                        (["--vehicle", "iris", "--levels", "pd"], "levels"),
                        (["--vehicle", "iris", "--duration", "-1"], "duration")):
         assert main(argv) == 2, argv

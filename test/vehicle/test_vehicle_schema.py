@@ -363,8 +363,10 @@ def test_refusals_of_the_model_check(tmp_path):
         load_vehicle(p).check(gd.load_urdf(urdf()))
 
 
-def test_file_level_refusals_keep_their_former_prefix(tmp_path):
-    with pytest.raises(ValueError, match=r"^config: cannot read"):
+def test_file_level_refusals_name_the_file_first(tmp_path):
+    """The former ``config: cannot read ...`` line."""
+    with pytest.raises(ValueError, match=rf"^{tmp_path}/none\.yaml: cannot be read \(No such file or directory\); "
+                                         "give the path of an existing vehicle file or a shipped name"):
         load_vehicle(tmp_path / "none.yaml")
     with pytest.raises(ValueError, match=r"^config: .* misses the rotor section"):
         load_vehicle(write(tmp_path, "constants: {}\n"))
