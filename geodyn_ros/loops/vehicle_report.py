@@ -66,10 +66,9 @@ def load_vehicle_model(urdf=None, vehicle=None):
         raise ValueError(f"urdf: required with the vehicle file {vehicle} (a URDF is given by default only to the "
                          f"shipped vehicles {', '.join(SHIPPED_URDFS)})")
     model = cfg.load_model(urdf)
+    cfg.check(model)                  # before the allocation: its refusals name the file and the key
     _, frames = cfg.rotor_frames(model)
     al = Allocation.from_frames(frames, cfg.rotors)
-    if hasattr(cfg, "check"):
-        cfg.check(model)
     return cfg, model, al, urdf
 
 

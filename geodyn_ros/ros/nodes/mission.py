@@ -164,7 +164,10 @@ def vehicle_from(source: str, actuation_config: str):
 
     cfg = load_actuation_config(actuation_config)
     model = cfg.load_model(source)
-    al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
+    try:
+        al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
+    except ValueError as exc:      # the file's line (rotors: ...), not the allocation's argument (A: ...)
+        raise cfg.refusal(model, exc) from None
     return Vehicle(model, al, cfg.rotors, cfg.elastic)
 
 
