@@ -123,7 +123,10 @@ def prepare(urdf, vehicle, *, reference: str = "figure8") -> dict:
         raise Refused(f"{vehicle}: rotors: allocation rank {rank}; geodyn_fly flies rank 4 (collinear) or 6 "
                       "(fully actuated) vehicles")
     kind = "flatness" if rank == 4 else "actuated"
-    design = design_gains(model, al, cfg, kind=kind, period=cfg.control_period)
+    try:     # a gains: section the design refuses (a misspelt loop or gain): the file's line
+        design = design_gains(model, al, cfg, kind=kind, period=cfg.control_period)
+    except ValueError as exc:
+        raise Refused(str(exc).splitlines()[0]) from None
     if design.refusals:
         raise Refused(f"{vehicle}: gains: {design.refusals[0]}")
     form = "flat" if rank == 4 else "base"

@@ -224,6 +224,12 @@ def test_a_vehicle_that_cannot_fly_is_refused_in_one_line(tmp_path, capsys):
     assert main(["--urdf", str(URDFS["iris"]), "--vehicle", str(unstable)]) == 2
     line = capsys.readouterr().err.strip()
     assert "\n" not in line and re.search(r"refused: .*gains: kd_position: .*unstable.*need kd_position < ", line), line
+    # a misspelt gains: key: the file's line with its did-you-mean (was a traceback)
+    typo = tmp_path / "typo_iris.yaml"
+    typo.write_text(_weak(tmp_path).read_text() + "gains: {com: {bandwith: 6.0}}\n")
+    assert main(["--urdf", str(URDFS["iris"]), "--vehicle", str(typo)]) == 2
+    assert capsys.readouterr().err == (f"geodyn_fly: refused: {typo}: gains.com.bandwith: unknown key; did you mean "
+                                       "'bandwidth'?\n")
     for argv, what in ((["--vehicle", "no_such_vehicle"], "no_such_vehicle: cannot be read (No such file"),
                        (["--vehicle", "iris", "--reference", "no_such_mission.yaml"], "no_such_mission.yaml: cannot be "
                         "read (No such file or directory); give the path of an existing mission file"),
