@@ -35,6 +35,9 @@ BAD = [
      "waypoints[0].com: expected 3 numbers, got 'up'; give a list of 3 numbers"),
     ("wrong length", GOOD.replace("com: [0.0, 0.0, 1.0]", "com: [0.0, 1.0]"),
      "waypoints[0].com: expected 3 numbers, got shape (2,); give a list of 3 numbers"),
+    ("q of the wrong length", GOOD.replace("q: [0.5]", "q: [0.5, 0.1]"),
+     "waypoints[1].q: expected 1 number, one per joint of joint_names (J2), got shape (2,); give 1 joint position "
+     "[rad] in the order of joint_names"),
     ("wrong type of a limit", GOOD.replace("max_velocity: 1.0", "max_velocity: fast"),
      "timing.max_velocity: expected a number, got 'fast'; give a number"),
     ("non-finite number", GOOD.replace("q: [0.5]", "q: [.nan]"),
