@@ -64,7 +64,7 @@ def shipped_vehicle(name: str) -> tuple:
         raise Refused(str(exc)) from None
 
 
-def _unreadable(vehicle) -> Refused:
+def unreadable_vehicle(vehicle) -> Refused:
     """The loader's refusal of a vehicle file that cannot be read (the same line as every entry point)."""
     from geodyn_ros.vehicle.schema import read_vehicle_yaml
     try:
@@ -80,7 +80,7 @@ def resolve(urdf, vehicle) -> tuple:
         raise Refused("vehicle: required (a vehicle file, or one of " + ", ".join(SHIPPED_URDFS) + ")")
     if not Path(vehicle).is_file():
         if vehicle not in SHIPPED_URDFS:
-            raise _unreadable(vehicle)
+            raise unreadable_vehicle(vehicle)
         s_urdf, vehicle = shipped_vehicle(vehicle)
         urdf = s_urdf if urdf is None else urdf
     if urdf is None:
@@ -88,8 +88,23 @@ def resolve(urdf, vehicle) -> tuple:
     if not Path(urdf).is_file():
         raise Refused(f"urdf: {urdf}: no such file")
     if not Path(vehicle).is_file():
-        raise _unreadable(vehicle)
+        raise unreadable_vehicle(vehicle)
     return Path(urdf), Path(vehicle)
+
+
+def check_reference(reference: str) -> None:
+    """Refuse a reference that is neither ``figure8``, ``hover`` nor an existing file: a path (a
+    ``.yaml``/``.yml`` name or one with a directory) with the mission loader's line, anything else
+    naming the argument."""
+    if reference in ("figure8", "hover") or Path(reference).is_file():
+        return
+    if Path(reference).suffix in (".yaml", ".yml") or os.sep in reference:
+        from geodyn_ros.planning.mission import load_mission
+        try:
+            load_mission(reference)
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+    raise Refused(f"reference: {reference}: not figure8, hover or an existing mission file")
 
 
 def _rank(allocation) -> int:
@@ -251,14 +266,7 @@ def main(argv=None) -> int:
                               f"got {v!r}")
         urdf, vehicle = resolve(args.urdf, args.vehicle)
         reference = args.reference
-        if reference not in ("figure8", "hover") and not Path(reference).is_file():
-            if Path(reference).suffix in (".yaml", ".yml") or os.sep in reference:   # a mission file: the loader's line
-                from geodyn_ros.planning.mission import load_mission
-                try:
-                    load_mission(reference)
-                except ValueError as exc:
-                    raise Refused(str(exc)) from None
-            raise Refused(f"reference: {reference}: not figure8, hover or an existing mission file")
+        check_reference(reference)
         prep = prepare(urdf, vehicle, reference=reference)
         levels = None if not args.levels else tuple(s.strip() for s in args.levels.split(",") if s.strip())
         for lv in levels or ():
