@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model.validate import FileKeys, file_error, short_repr
+
 __all__ = ["DEFAULTS", "ROTOR_LAG_FRACTION", "SAMPLES_PER_PERIOD", "GAIN_MARGIN", "GainDesign",
            "design_gains", "check_gains", "discrete_radius", "loop_matrix", "model_inertias", "gain_bound"]
 
@@ -259,22 +261,32 @@ def _t_up(config):
     return float(np.max(t))
 
 
-def _bw_spec(spec, key, default, where):
+class _GainKeys(FileKeys):
+    """The checks of a ``gains:`` mapping: refusals name the vehicle file (``where``) when the
+    mapping is its ``gains:`` section, else the argument: ``"gains.<key>: <problem>; <fix>"``."""
+
+    def fail(self, key, problem, fix=None):
+        raise file_error(self.where, key, problem, fix) if self.where else file_error(key, "", problem, fix)
+
+
+def _bw_spec(spec, key, default, c):
     if spec is None or key not in spec:
         return default
     s = spec[key]
-    if not isinstance(s, dict) or not set(s) <= {"bandwidth", "damping"}:
-        raise ValueError(f"{where}.{key}: expected a mapping with bandwidth [rad/s] and/or damping, got {s!r}")
+    c.mapping(f"gains.{key}", s, "give {bandwidth: <rad/s>, damping: <ratio>} (either or both)")
+    c.keys(f"gains.{key}", s, ("bandwidth", "damping"))
     out = []
     for name, d in zip(("bandwidth", "damping"), default):
         v = s.get(name, d)
         try:
-            v = float(v)
+            x = float(v)
         except (TypeError, ValueError):
-            raise ValueError(f"{where}.{key}.{name}: expected a positive number, got {v!r}") from None
-        if not (math.isfinite(v) and v > 0):
-            raise ValueError(f"{where}.{key}.{name}: expected a finite positive number, got {v!r}")
-        out.append(v)
+            x = math.nan
+        if not (math.isfinite(x) and x > 0):
+            c.fail(f"gains.{key}.{name}", f"expected a finite positive number, got {short_repr(v)}",
+                   "give the " + ("natural frequency [rad/s]" if name == "bandwidth" else "damping ratio (0.7: "
+                                  "well damped)"))
+        out.append(x)
     return tuple(out)
 
 
@@ -326,15 +338,15 @@ def design_gains(model, allocation, config, *, kind=None, spec=None, period=None
     if kind not in DEFAULTS:
         raise ValueError(f"kind: expected 'flatness' or 'actuated', got {kind!r}")
     dt = _period(config, period)
-    if spec is None:
+    c = _GainKeys("")
+    if spec is None:         # the vehicle file's gains: its refusals name the file
         spec = getattr(config, "gains_spec", None)
+        c = _GainKeys(getattr(config, "source_path", None) or "")
     spec = {} if spec is None else spec
     if not isinstance(spec, dict):
-        raise ValueError(f"gains: expected a mapping, got {type(spec).__name__}")
-    known = set(DEFAULTS[kind]) | set(_EXPLICIT) | ({"yaw"} if kind == "actuated" else set())
-    for k in spec:
-        if k not in known:
-            raise ValueError(f"gains.{k}: unknown key; expected some of {', '.join(sorted(known))}")
+        c.fail("gains", f"expected a mapping, got {type(spec).__name__}", "give loops and/or gains by name")
+    known = list(DEFAULTS[kind]) + list(_EXPLICIT) + (["yaw"] if kind == "actuated" else [])
+    c.keys("gains", spec, known)
     inertias = model_inertias(model, q)
     joint_names = tuple(model.joint_names)
     notes = []
@@ -347,7 +359,7 @@ def design_gains(model, allocation, config, *, kind=None, spec=None, period=None
     w_rotor = ROTOR_LAG_FRACTION / t_up
 
     def bw(key):
-        w, z = _bw_spec(spec, key, DEFAULTS[kind][key], "gains")
+        w, z = _bw_spec(spec, key, DEFAULTS[kind][key], c)
         cap, why = (w_rate, f"{SAMPLES_PER_PERIOD} steps per period at {dt * 1e3:g} ms")
         if key != "joints" and w_rotor < cap:
             cap, why = w_rotor, f"{ROTOR_LAG_FRACTION:g} / T_up = {ROTOR_LAG_FRACTION:g} / {t_up:g} s"
@@ -378,7 +390,7 @@ def design_gains(model, allocation, config, *, kind=None, spec=None, period=None
          "kp_joint": kp_j, "kd_joint": kd_j}
     for k in _EXPLICIT:
         if k in spec:
-            g[k] = _explicit(k, spec[k], kind, n)
+            g[k] = _explicit(k, spec[k], kind, n, c)
     d = GainDesign(kind, float(g["kp_position"]), float(g["kd_position"]), g["kp_rotation"], g["kd_rotation"],
                    np.broadcast_to(np.asarray(g["kp_joint"], float), (n,)).copy(),
                    np.broadcast_to(np.asarray(g["kd_joint"], float), (n,)).copy(), joint_names, notes=notes)
@@ -386,14 +398,19 @@ def design_gains(model, allocation, config, *, kind=None, spec=None, period=None
     return d
 
 
-def _explicit(name, v, kind, n):
-    a = np.asarray(v, float) if not isinstance(v, str) else np.array(np.nan)
+def _explicit(name, v, kind, n, c):
+    try:
+        a = np.asarray(v, float) if not isinstance(v, (str, bool)) else np.array(np.nan)
+    except (TypeError, ValueError):
+        a = np.array(np.nan)
     size = 3 if (name.endswith("rotation") and kind == "flatness") else (n if name.endswith("joint") else None)
+    per = "per base axis (roll, pitch, yaw)" if size == 3 else "per joint"
     if a.ndim == 1 and size is not None and a.shape != (size,):
-        raise ValueError(f"gains.{name}: expected a scalar or {size} values, got {v!r}")
+        c.fail(f"gains.{name}", f"expected a scalar or {size} values ({per}), got {short_repr(v)}",
+               f"give one number or {size}")
     if a.ndim > 1 or (a.ndim == 1 and size is None) or not np.all(np.isfinite(a)) or np.any(a < 0):
-        raise ValueError(f"gains.{name}: expected a finite non-negative {'scalar' if size is None else 'scalar or list'}"
-                         f", got {v!r}")
+        c.fail(f"gains.{name}", f"expected a finite non-negative {'scalar' if size is None else 'scalar or list'}, got "
+               f"{short_repr(v)}", "give gains >= 0")
     if size == 3:
         return np.broadcast_to(a, (3,)).astype(float)
     return a if size else float(a)

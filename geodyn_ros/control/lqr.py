@@ -69,7 +69,7 @@ from ..algorithms.flat import FlatResult
 from ..algorithms.linearization import linearize
 from ..lie import Ad_inv, log_se3
 from ..model.model import Model
-from ..model.validate import as_floats, read_yaml, require_positive
+from ..model.validate import FileKeys, as_floats, read_yaml, require_positive, short_repr
 from .flatness import FlatCommand
 from .rotors import Allocation, ElasticJointParams, RotorParams
 
@@ -116,7 +116,7 @@ class LqrWeights:
             if f.name in PER_AXIS:
                 v = as_floats(f.name, raw, "expected a positive number or 3 (x, y, z)")
                 if v.shape not in ((), (1,), (3,)):
-                    raise ValueError(f"{f.name}: expected a positive number or 3 (x, y, z), got {raw!r}")
+                    raise ValueError(f"{f.name}: expected a positive number or 3 (x, y, z), got {short_repr(raw, 200)}")
                 require_positive(f.name, raw, problem="expected finite positive values")
                 object.__setattr__(self, f.name, tuple(float(a) for a in np.broadcast_to(v, (3,))))
             else:
@@ -155,36 +155,37 @@ def default_lqr_config_path() -> Path:
 
 
 def load_lqr_weights(path=None) -> LqrWeights:
-    """Read ``config/lqr.yaml`` (or ``path``) into :class:`LqrWeights` (ValueError naming the key)."""
+    """Read ``config/lqr.yaml`` (or ``path``) into :class:`LqrWeights`. ValueError: one line
+    ``"<file>: <key>: <problem>; <fix>"`` (:mod:`geodyn_ros.model.validate`), e.g.
+    ``my_lqr.yaml: lqr.state.joint_rd: unknown key; did you mean 'joint_rad'?``."""
     p = default_lqr_config_path() if path is None else Path(os.fspath(path))
-    doc = read_yaml(p, "lqr config")
-    if not isinstance(doc, dict) or not isinstance(doc.get("lqr"), dict):
-        raise ValueError(f"lqr config: {p} needs a mapping 'lqr:' with 'state:' and 'input:'")
+    doc = read_yaml(p, "LQR weights file")
+    c = FileKeys(p)
+    fix = "see config/lqr.yaml"
+    c.mapping("", doc, "give a mapping lqr: {state: ..., input: ...} (config/lqr.yaml)")
+    if "lqr" not in doc:
+        c.keys("", doc, ("lqr",))     # a misspelt lqr: is named with a did-you-mean
+        c.require("", doc, ("lqr",), "give a mapping lqr: {state: ..., input: ...} (config/lqr.yaml)")
     sec = doc["lqr"]
+    c.keys("lqr", sec, tuple(_YAML_KEYS) + ("store_every_s", "tail_s"))
     kw = {}
     for group, keys in _YAML_KEYS.items():
         g = sec.get(group, {})
-        if not isinstance(g, dict):
-            raise ValueError(f"lqr config: {p}: 'lqr.{group}' must be a mapping")
-        unknown = set(g) - set(keys)
-        if unknown:
-            raise ValueError(f"lqr config: {p}: unknown key(s) lqr.{group}.{sorted(unknown)[0]} (known: "
-                             f"{', '.join(keys)})")
+        c.mapping(f"lqr.{group}", g, f"give the {group} deviations by name ({fix})")
+        c.keys(f"lqr.{group}", g, tuple(keys))
         for k, v in g.items():
             kw[keys[k]] = v
     for k, name in (("store_every_s", "store_every"), ("tail_s", "tail")):
         if k in sec:
             kw[name] = sec[k]
-    unknown = set(sec) - {"state", "input", "store_every_s", "tail_s"}
-    if unknown:
-        raise ValueError(f"lqr config: {p}: unknown key lqr.{sorted(unknown)[0]}")
     try:
         return LqrWeights(**kw)
     except (TypeError, ValueError) as exc:
         field, _, rest = str(exc).partition(": ")
         key = {v: f"lqr.{g}.{k}" for g, keys in _YAML_KEYS.items() for k, v in keys.items()}.get(field)
-        key = key or {"store_every": "lqr.store_every_s", "tail": "lqr.tail_s"}.get(field, field)
-        raise ValueError(f"lqr config: {p}: {key}: {rest}") from None
+        key = key or {"store_every": "lqr.store_every_s", "tail": "lqr.tail_s"}.get(field, "lqr")
+        c.fail(key, rest or str(exc), "give a positive deviation in the key's unit (Bryson's rule; config/lqr.yaml)"
+               if key.startswith(("lqr.state.", "lqr.input.")) else "give a positive time [s]")
 
 
 def state_labels_lqr(joint_names, elastic_joints, rotor_names) -> list:

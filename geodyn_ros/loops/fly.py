@@ -74,13 +74,23 @@ def shipped_vehicle(name: str) -> tuple:
         raise Refused(str(exc)) from None
 
 
+def unreadable_vehicle(vehicle) -> Refused:
+    """The loader's refusal of a vehicle file that cannot be read (the same line as every entry point)."""
+    from geodyn_ros.vehicle.schema import read_vehicle_yaml
+    try:
+        read_vehicle_yaml(vehicle)
+    except ValueError as exc:
+        return Refused(str(exc))
+    return Refused(f"{vehicle}: cannot be read (not a file); give the path of an existing vehicle file")
+
+
 def resolve(urdf, vehicle) -> tuple:
     """``(urdf, vehicle file)``: paths as given, or a shipped vehicle's name for either."""
     if vehicle is None:
         raise Refused("vehicle: required (a vehicle file, or one of " + ", ".join(SHIPPED_URDFS) + ")")
     if not Path(vehicle).is_file():
         if vehicle not in SHIPPED_URDFS:
-            raise Refused(f"vehicle: {vehicle}: no such file (or a shipped name: {', '.join(SHIPPED_URDFS)})")
+            raise unreadable_vehicle(vehicle)
         s_urdf, vehicle = shipped_vehicle(vehicle)
         urdf = s_urdf if urdf is None else urdf
     if urdf is None:
@@ -88,8 +98,23 @@ def resolve(urdf, vehicle) -> tuple:
     if not Path(urdf).is_file():
         raise Refused(f"urdf: {urdf}: no such file")
     if not Path(vehicle).is_file():
-        raise Refused(f"vehicle: {vehicle}: no such file (or a shipped name: {', '.join(SHIPPED_URDFS)})")
+        raise unreadable_vehicle(vehicle)
     return Path(urdf), Path(vehicle)
+
+
+def check_reference(reference: str) -> None:
+    """Refuse a reference that is neither ``figure8``, ``hover`` nor an existing file: a path (a
+    ``.yaml``/``.yml`` name or one with a directory) with the mission loader's line, anything else
+    naming the argument."""
+    if reference in ("figure8", "hover") or Path(reference).is_file():
+        return
+    if Path(reference).suffix in (".yaml", ".yml") or os.sep in reference:
+        from geodyn_ros.planning.mission import load_mission
+        try:
+            load_mission(reference)
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+    raise Refused(f"reference: {reference}: not figure8, hover or an existing mission file")
 
 
 def _rank(allocation) -> int:
@@ -132,7 +157,10 @@ def prepare(urdf, vehicle, *, reference: str = "figure8", slow_down: bool = Fals
         raise Refused(f"{vehicle}: rotors: allocation rank {rank}; geodyn_fly flies rank 4 (collinear) or 6 "
                       "(fully actuated) vehicles")
     kind = "flatness" if rank == 4 else "actuated"
-    design = design_gains(model, al, cfg, kind=kind, period=cfg.control_period)
+    try:     # a gains: section the design refuses (a misspelt loop or gain): the file's line
+        design = design_gains(model, al, cfg, kind=kind, period=cfg.control_period)
+    except ValueError as exc:
+        raise Refused(str(exc).splitlines()[0]) from None
     if design.refusals:
         raise Refused(f"{vehicle}: gains: {design.refusals[0]}")
     form = "flat" if rank == 4 else "base"
@@ -273,8 +301,7 @@ def _main(argv) -> int:
                               f"got {v!r}")
         urdf, vehicle = resolve(args.urdf, args.vehicle)
         reference = args.reference
-        if reference not in ("figure8", "hover") and not Path(reference).is_file():
-            raise Refused(f"reference: {reference}: not figure8, hover or an existing mission file")
+        check_reference(reference)
         prep = prepare(urdf, vehicle, reference=reference, slow_down=args.slow_down)
         levels = None if not args.levels else tuple(s.strip() for s in args.levels.split(",") if s.strip())
         for lv in levels or ():

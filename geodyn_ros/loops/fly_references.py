@@ -38,6 +38,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from geodyn_ros.model.validate import clip, file_error
 from geodyn_ros.trajectories import (FIGURE8_Q_PERIOD, FlatReference, Reference, _sin_jet,
                                      spatial_twist_jet)
 
@@ -173,8 +174,8 @@ def _mission_in(path, joint_names):
     names = tuple(joint_names)
     given = tuple(mission.joint_names)
     if set(given) != set(names) or len(given) != len(names):
-        raise ValueError(f"reference: {os.fspath(path)}: joint_names {list(given)} are not the model's joints "
-                         f"{list(names)}; give one q value per model joint")
+        raise file_error(os.fspath(path), "joint_names", f"{clip(list(given))} are not the model's joints "
+                         f"{clip(list(names))}", "list the model's joints and give one q value per joint")
     if names:
         mission.q, mission.joint_names = mission.q[:, [given.index(nm) for nm in names]], names
     return mission

@@ -66,15 +66,14 @@ def load_vehicle_model(urdf=None, vehicle=None):
     if str(vehicle) in SHIPPED_URDFS and not Path(vehicle).is_file():
         s_urdf, vehicle = shipped_vehicle_files(str(vehicle))
         urdf = s_urdf if urdf is None else urdf
-    elif urdf is None:
+    cfg = load_vehicle(vehicle)       # first: a file that cannot be read is refused as by every entry point
+    if urdf is None:
         raise ValueError(f"urdf: required with the vehicle file {vehicle} (a URDF is given by default only to the "
                          f"shipped vehicles {', '.join(SHIPPED_URDFS)})")
-    cfg = load_vehicle(vehicle)
     model = cfg.load_model(urdf)
+    cfg.check(model)                  # before the allocation: its refusals name the file and the key
     _, frames = cfg.rotor_frames(model)
     al = Allocation.from_frames(frames, cfg.rotors)
-    if hasattr(cfg, "check"):
-        cfg.check(model)
     return cfg, model, al, urdf
 
 

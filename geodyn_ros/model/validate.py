@@ -8,19 +8,27 @@ Every layer above the model (``vehicle``, ``control``, ``planning``) refuses bad
 * **a file** (a vehicle file, a mission file): ``"<file>: <key>: <problem>; <fix>"``, ``key`` the
   path of the offending key inside the file (``waypoints[2].com``, ``rotors[0].axis``), ``fix``
   what to write instead (:func:`file_error`, :class:`FileKeys` for a loader; :func:`read_yaml`
-  for the file itself).
+  for the file itself: ``"<file>: cannot be read (<reason>); <fix>"``, or for a YAML syntax error
+  ``"<file>: line L, column C[, in <key path>]: <problem>; <fix>"``).
 
+Every value quoted in a refusal is cut with :func:`clip` (one line, bounded); numbers compared
+with a bound are printed with :func:`format_against` (never equal-looking or reversed).
 doc/reference/vehicle_file.md and doc/tutorials/plan_mission.md list the refusals of each file.
 """
 from __future__ import annotations
 
 import difflib
 import os
+import re
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["as_floats", "require_finite", "require_positive", "file_error", "FileKeys", "read_yaml", "short_repr"]
+__all__ = ["as_floats", "require_finite", "require_positive", "file_error", "FileKeys", "read_yaml", "short_repr",
+           "clip", "format_against", "plural", "QUOTE_CHARS"]
+
+QUOTE_CHARS = 200        #: quoted input (a value, a name list, a path) is cut to this many characters
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(32), 127)}   # control characters, escaped
 
 
 def as_floats(name, value, problem="expected real numbers") -> np.ndarray:
@@ -28,11 +36,11 @@ def as_floats(name, value, problem="expected real numbers") -> np.ndarray:
     got <value>"`` for what is not real numbers: strings, bytes, bools and None too (numpy would
     read ``"1"`` or ``True`` as numbers), and ragged lists."""
     if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
-        raise ValueError(f"{name}: {problem}, got {value!r}")
+        raise ValueError(f"{name}: {problem}, got {short_repr(value, QUOTE_CHARS)}")
     try:
         return np.array(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: {problem}, got {value!r}") from None
+        raise ValueError(f"{name}: {problem}, got {short_repr(value, QUOTE_CHARS)}") from None
 
 
 def _out(a):
@@ -54,7 +62,7 @@ def require_finite(name, value, *, scalar=False, problem=None):
     problem = problem or ("expected a finite number" if one else "expected finite numbers")
     a = as_floats(name, value, problem)
     if (scalar and a.ndim != 0) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name}: {problem}, got {value!r}")
+        raise ValueError(f"{name}: {problem}, got {short_repr(value, QUOTE_CHARS)}")
     return _out(a)
 
 
@@ -72,21 +80,58 @@ def require_positive(name, value, *, allow_zero=False, allow_inf=False, scalar=F
     a = as_floats(name, value, problem)
     ok = (a >= 0 if allow_zero else a > 0) & (~np.isnan(a) if allow_inf else np.isfinite(a))
     if (scalar and a.ndim != 0) or not np.all(ok):
-        raise ValueError(f"{name}: {problem}, got {value!r}")
+        raise ValueError(f"{name}: {problem}, got {short_repr(value, QUOTE_CHARS)}")
     return _out(a)
 
 
+def clip(text, n: int = QUOTE_CHARS) -> str:
+    """``text`` (``str()`` of any object) cut for quoting in a refusal, a log line or a diagnostic:
+    control characters (newlines included: one line stays one line) escaped as ``\\xNN``, then at
+    most ``n`` characters, followed by ``... (<total> characters)`` when cut (at most ``n + 32``
+    characters in all; ``clip(clip(t, n), n + 32) == clip(t, n)``).
+
+    >>> clip("x" * 1_000_000, 4)
+    'xxxx... (1000000 characters)'
+    """
+    text = text if isinstance(text, str) else str(text)
+    out = text[:n].translate(_CONTROL)
+    if len(text) <= n and len(out) <= n:
+        return out
+    return f"{out[:n]}... ({len(text)} characters)"
+
+
 def short_repr(v, limit=60) -> str:
-    """``repr(v)`` cut to ``limit`` characters (a refusal stays one readable line)."""
-    s = repr(v)
-    return s if len(s) <= limit else s[:limit - 3] + "..."
+    """``repr(v)`` on one line (numpy's line breaks as spaces), cut with :func:`clip` to ``limit``
+    characters (a refusal stays one readable line)."""
+    return clip(re.sub(r"\n\s*", " ", repr(v)), limit)
+
+
+def plural(n, word, words=None) -> str:
+    """``"1 number"``, ``"3 numbers"`` (``words`` the plural, default ``word + "s"``)."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
+def format_against(value, bound, digits=4) -> str:
+    """``value`` printed for a comparison with ``bound``: at least ``digits`` significant digits,
+    more until the printed value is not the printed bound and lies on the same side of it as
+    ``value`` (``1.19995`` against ``1.2`` prints ``1.19995``, not ``1.2``); at most 17 (every
+    float is then exact)."""
+    value, bound = float(value), float(bound)
+    for d in range(digits, 18):
+        s = f"{value:.{d}g}"
+        shown = float(s)
+        if value == bound or (s != f"{bound:g}" and (shown < bound) == (value < bound)
+                              and (shown > bound) == (value > bound)):
+            return s
+    return repr(value)
 
 
 def file_error(where, key, problem, fix=None) -> ValueError:
     """The refusal of a bad file: ``ValueError("<where>: <key>: <problem>; <fix>")`` (returned, to
-    ``raise``). ``where`` the file (or a stand-in such as ``"mission"`` for a parsed document),
-    ``key`` the key path (empty: the document itself), ``fix`` what to write instead (None: the
-    problem says it)."""
+    ``raise``). ``where`` the file (or a stand-in such as ``"mission"`` for a parsed document; cut
+    with :func:`clip`), ``key`` the key path (empty: the document itself), ``fix`` what to write
+    instead (None: the problem says it)."""
+    where = clip(where)
     head = f"{where}: {key}: " if key else f"{where}: "
     return ValueError(head + problem + (f"; {fix}" if fix else ""))
 
@@ -146,15 +191,112 @@ class FileKeys:
         return v
 
 
-def read_yaml(path, what):
-    """The parsed YAML of the file ``path``; ValueError ``"<what>: cannot read <path>: <reason>"``
-    or ``"<what>: <path> is not valid YAML (<first line of the parser's message>)"``."""
-    import yaml
+def read_yaml(path, what="YAML file", *, fix=None):
+    """The parsed YAML document of the file ``path``: the one place the package reads a YAML file
+    (vehicle files and the old actuation configs, mission files, LQR weights), so limits on what
+    is read (size, aliases, file type) go here.
+
+    ``what`` names the kind of file in the refusals, ValueErrors of one line:
+
+    * ``"<file>: cannot be read (<reason>); <fix>"`` (no such file, a directory, no permission;
+      ``fix`` default ``give the path of an existing <what>``); ``"<file>: cannot be read (not
+      UTF-8 text: ...); give a <what> (YAML text)"``;
+    * ``"<file>: line L, column C, in <key path>: <problem>; <fix>"`` for a YAML syntax error,
+      from the parser's mark (1-based), ``<key path>`` the key being read there when the error is
+      inside one (``rotors[2].axis``; left out at the top level), ``<problem>`` the parser's.
+    """
     p = Path(os.fspath(path))
+    text = _read_text(p, what, fix or f"give the path of an existing {what}")
+    return _parse_yaml(text, p)
+
+
+def _read_text(p: Path, what: str, fix: str) -> str:
     try:
-        with open(p, encoding="utf-8") as f:
-            return yaml.safe_load(f)
+        with open(p, "rb") as f:
+            data = f.read()
     except OSError as exc:
-        raise ValueError(f"{what}: cannot read {p}: {exc.strerror or exc}") from None
+        raise file_error(p, "", f"cannot be read ({exc.strerror or type(exc).__name__})", fix) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise file_error(p, "", f"cannot be read (not UTF-8 text: byte {data[exc.start]:#04x} at offset {exc.start})",
+                         f"give a {what} (YAML text)") from None
+
+
+#: the fix said for a YAML syntax error, by the start of the parser's problem (else the last one)
+_YAML_FIXES = (("found character '\\t'", "indent with spaces, not tabs"),
+               ("mapping values are not allowed", "a ':' inside a value: quote the value, or fix the indentation"),
+               ("expected ',' or ']'", "close the list with ']' or separate its items with ', '"),
+               ("expected ',' or '}'", "close the mapping with '}' or separate its entries with ', '"),
+               ("found undefined alias", "define the anchor (&name) before its alias (*name)"),
+               ("", "fix the YAML syntax there (indentation, ':' after each key, brackets and quotes)"))
+
+
+def _parse_yaml(text: str, p: Path):
+    import yaml
+    try:
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ValueError(f"{what}: {p} is not valid YAML ({str(exc).splitlines()[0]})") from None
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        if mark is not None:
+            index, line, column = mark.index, mark.line + 1, mark.column + 1
+        elif isinstance(getattr(exc, "position", None), int):     # a ReaderError: a character YAML refuses
+            index = exc.position
+            line = text.count("\n", 0, index) + 1
+            column = index - (text.rfind("\n", 0, index) + 1) + 1
+        else:
+            index = line = column = None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context", None)
+        if context and getattr(exc, "context_mark", None) is not None and exc.context_mark is not mark:
+            problem += f" ({context} at line {exc.context_mark.line + 1})"
+        fix = next(f for start, f in _YAML_FIXES if problem.startswith(start))
+        if line is None:
+            raise file_error(p, "", f"not valid YAML ({clip(problem)})", fix) from None
+        key = _key_path_at(text, index)
+        where = f"line {line}, column {column}" + (f", in {clip(key)}" if key else "")
+        raise file_error(p, where, clip(problem), fix) from None
+
+
+def _key_path_at(text: str, index: int) -> str:
+    """The key path (``rotors[2].axis``) being read at character ``index`` of the YAML ``text``
+    that fails to parse there: replays the parser's events up to the error."""
+    import yaml
+    stack = []        # per open collection: ["map", key or None (a key comes next)], ["seq"|"flow", item index]
+
+    def done():       # a node (scalar, alias or closed collection) finished in the collection on top
+        if stack and stack[-1][0] == "map":
+            stack[-1][1] = None
+        elif stack:
+            stack[-1][1] += 1
+
+    try:
+        for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+            if ev.start_mark.index >= index:
+                break
+            if isinstance(ev, (yaml.ScalarEvent, yaml.AliasEvent)):
+                if stack and stack[-1][0] == "map" and stack[-1][1] is None:
+                    stack[-1][1] = str(getattr(ev, "value", "*")) or '""'     # a key: its value comes next
+                else:
+                    done()
+            elif isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                if stack and stack[-1][0] == "map" and stack[-1][1] is None:
+                    stack[-1][1] = "?"        # a complex key
+                stack.append(["map", None] if isinstance(ev, yaml.MappingStartEvent) else
+                             ["flow" if ev.flow_style else "seq", 0])
+            elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                stack.pop()
+                done()
+    except yaml.YAMLError:
+        pass
+    path = ""
+    for i, (kind, k) in enumerate(stack):
+        if kind == "flow" and i == len(stack) - 1:
+            break             # between the items of [a, b, ...]: the list's key says where
+        if kind != "map":
+            path += f"[{k}]"
+        elif k is not None:
+            path += f".{k}" if path else str(k)
+        else:
+            break
+    return path

@@ -161,7 +161,10 @@ class Vehicle:
     def _from_config(cls, cfg, urdf) -> "Vehicle":
         model = cfg.load_model(urdf)
         cfg.check(model)
-        al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
+        try:
+            al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
+        except ValueError as exc:      # the file's line (rotors: ...), not the allocation's argument (A: ...)
+            raise cfg.refusal(model, exc) from None
         if not al.collinear:
             raise ValueError(f"{cfg.source_path or 'vehicle'}: rotors: not a collinear set (a thrust is tilted off "
                              "base z), and the planner's flat map is that of a collinear multirotor; plan for a "

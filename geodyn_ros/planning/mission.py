@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model.validate import FileKeys, as_floats, read_yaml, short_repr
+from ..model.validate import FileKeys, as_floats, clip, plural, read_yaml, short_repr
 from ..trajectories import FlatReference
 from .planner import OUTPUTS, FlatTrajectory, plan_mission
 
@@ -144,10 +144,10 @@ def slow_down(mission: Mission, traj: FlatTrajectory, vehicle, margin: float, st
     return best
 
 
-def _numbers(c: FileKeys, key: str, value, width: int | None):
+def _numbers(c: FileKeys, key: str, value, width: int | None, want=None, fix=None):
     """A float (``width`` None) or a (width,) array at ``key``; refused with ``c`` (the file's line)."""
-    want = "a number" if width is None else f"{width} numbers"
-    fix = "give a number" if width is None else f"give a list of {width} numbers"
+    want = want or ("a number" if width is None else plural(width, "number"))
+    fix = fix or ("give a number" if width is None else f"give a list of {plural(width, 'number')}")
     try:
         a = as_floats(key, value)
     except ValueError:
@@ -179,6 +179,8 @@ def mission_from_dict(doc, where: str = "mission") -> Mission:
         c.fail("waypoints", "expected a list of at least 2 waypoints, got "
                f"{len(wps) if isinstance(wps, list) else type(wps).__name__}", "give the start and at least one more")
     n = len(names)
+    q_want = f"{plural(n, 'number')}, one per joint of joint_names ({clip(', '.join(names), 100)})"
+    q_fix = f"give {plural(n, 'joint position')} [rad] in the order of joint_names"
     com, yaw, q, times = [], [], [], []
     for i, wp in enumerate(wps):
         w = f"waypoints[{i}]"
@@ -188,7 +190,7 @@ def mission_from_dict(doc, where: str = "mission") -> Mission:
         yaw.append(float(_numbers(c, f"{w}.yaw", wp.get("yaw", 0.0), None)))
         if n:
             c.require(w, wp, ("q",), f"give {n} joint positions, one per joint_names entry")
-            q.append(_numbers(c, f"{w}.q", wp["q"], n))
+            q.append(_numbers(c, f"{w}.q", wp["q"], n, q_want, q_fix))
         elif "q" in wp:
             c.fail(f"{w}.q", "given, but joint_names is empty", "list the joints in joint_names or drop q")
         if "time" in wp:
@@ -218,7 +220,7 @@ def mission_from_dict(doc, where: str = "mission") -> Mission:
         for key, v in timing.items():
             x = float(_numbers(c, f"timing.{key}", v, None))
             if not x > 0:
-                c.fail(f"timing.{key}", f"expected a number > 0, got {v!r}", "give a positive limit")
+                c.fail(f"timing.{key}", f"expected a number > 0, got {short_repr(v)}", "give a positive limit")
         timing = {k: float(v) for k, v in timing.items()}
     cons = []
     raw = doc.get("constraints") or []
@@ -231,13 +233,13 @@ def mission_from_dict(doc, where: str = "mission") -> Mission:
         c.keys(w, cn, ("waypoint", "output", "order", "values"))
         c.require(w, cn, ("waypoint", "output", "order", "values"), "give waypoint, output, order and values")
         if cn["output"] not in OUTPUTS or not widths[cn["output"]]:
-            c.fail(f"{w}.output", f"expected one of com, yaw{', q' if n else ''}, got {cn['output']!r}",
+            c.fail(f"{w}.output", f"expected one of com, yaw{', q' if n else ''}, got {short_repr(cn['output'])}",
                    "name a flat output")
         for key in ("waypoint", "order"):
             if isinstance(cn[key], bool) or not isinstance(cn[key], int):
-                c.fail(f"{w}.{key}", f"expected an integer, got {cn[key]!r}", "give an integer")
+                c.fail(f"{w}.{key}", f"expected an integer, got {short_repr(cn[key])}", "give an integer")
         vals = cn["values"] if isinstance(cn["values"], list) else [cn["values"]]
-        want = f"{widths[cn['output']]} numbers (.nan: free)"
+        want = f"{plural(widths[cn['output']], 'number')} (.nan: free)"
         try:
             v = np.array(vals, dtype=float)
         except (TypeError, ValueError):
@@ -257,6 +259,7 @@ def mission_from_dict(doc, where: str = "mission") -> Mission:
 
 def load_mission(path) -> Mission:
     """Read a mission YAML file (module docstring). ValueError: one line
-    ``"<file>: <key>: <problem>; <fix>"``, or ``"mission: cannot read <file>: <reason>"`` /
-    ``"mission: <file> is not valid YAML (...)"``."""
-    return mission_from_dict(read_yaml(path, "mission"), where=str(path))
+    ``"<file>: <key>: <problem>; <fix>"``; a file that cannot be read or is not YAML:
+    :func:`~geodyn_ros.model.validate.read_yaml`'s ``"<file>: cannot be read (<reason>); give the
+    path of an existing mission file"`` or ``"<file>: line L, column C, in <key>: <problem>; <fix>"``."""
+    return mission_from_dict(read_yaml(path, "mission file"), where=str(path))

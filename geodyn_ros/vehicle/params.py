@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model.validate import as_floats, require_positive
+from ..model.validate import as_floats, clip, file_error, format_against, require_positive
 from .geometry import _pos  # noqa: F401 (control.rotors imports it from here)
 from .geometry import (_SPIN, allocation_rank, joint_table_of, multirotor_frames, natural_key,
                        rotor_frames_from_model, rotor_wrench_columns, urdf_joint_table)
@@ -227,7 +227,21 @@ class ActuationConfig:
         return str(self.source_path) if self.source_path is not None else "vehicle"
 
     def _fail(self, key, msg):
-        raise ValueError(f"{self._where()}: {key}: {msg}")
+        raise file_error(self._where(), key, msg)
+
+    def refusal(self, model, exc) -> ValueError:
+        """``exc``, a ValueError of a step built on this file and ``model``, as the refusal to
+        report: the allocation's (``Allocation.from_frames``: ``A: ...``, the name of its argument)
+        becomes :meth:`check`'s line for this file (``<file>: rotors: ...``, with what to change),
+        or ``<file>: rotors: <problem>``; any other is returned as it is."""
+        text = str(exc)
+        if not text.startswith("A: "):
+            return exc
+        try:
+            self.check(model)
+        except ValueError as refused:
+            return refused
+        return file_error(self._where(), "rotors", text[3:].splitlines()[0])
 
     # ---- the URDF ----------------------------------------------------------------------------
     def _rotor_links_in(self, links) -> list:
@@ -374,8 +388,8 @@ class ActuationConfig:
                            "not an arm joint; remove it")
             if j not in names:
                 self._fail(f"joints.{j}" if self.schema >= 1 else "elastic_joints.joints",
-                           f"{j!r} is not a movable joint of the model{_did_you_mean(j, names)} (joints: "
-                           f"{', '.join(model.joint_names) or 'none'}); fix the name or remove it")
+                           f"{clip(repr(j), 60)} is not a movable joint of the model{_did_you_mean(j, names)} "
+                           f"(joints: {clip(', '.join(model.joint_names) or 'none')}); fix the name or remove it")
         try:
             _, F = self.rotor_frames(model)
         except ValueError as exc:
@@ -388,6 +402,13 @@ class ActuationConfig:
         A = rotor_wrench_columns(F, rp.per_rotor("motor_constant"), rp.spin * rp.per_rotor("moment_constant")
                                  * rp.per_rotor("motor_constant"))
         rank, collinear, missing = allocation_rank(A)
+        turning = set(rp.turning_direction)
+        if collinear and rank < 4 and len(turning) == 1 and rp.n_rotors >= 4:
+            d = turning.pop()
+            self._fail("rotors" if self.schema >= 1 else "turning_direction",
+                       f"every rotor turns {d}, so the rotors cannot make a yaw moment (a collinear allocation of "
+                       f"rank {rank} < 4); give half of them turning_direction {'cw' if d == 'ccw' else 'ccw'} "
+                       "(neighbours turning opposite ways)")
         if not ((collinear and rank == 4) or (not collinear and rank == 6)):
             what = (f"a collinear set (every thrust along base z) of rank {rank} < 4" if collinear else
                     f"rank {rank}" + (" < 4" if rank < 4 else " (neither 6 nor a collinear 4)"))
@@ -399,8 +420,9 @@ class ActuationConfig:
         weight = m * GRAVITY
         tw = float(np.sum(A[5] * umax)) / weight
         if tw < MIN_THRUST_TO_WEIGHT:
-            self._fail("constants.max_rot_velocity", f"thrust-to-weight {tw:.3g} < {MIN_THRUST_TO_WEIGHT} (full "
-                       f"thrust {tw * weight:.4g} N along base z, weight {weight:.4g} N); raise max_rot_velocity or "
+            self._fail("constants.max_rot_velocity", f"thrust-to-weight {format_against(tw, MIN_THRUST_TO_WEIGHT)} < "
+                       f"{MIN_THRUST_TO_WEIGHT:g} (full thrust {tw * weight:.4g} N along base z, weight "
+                       f"{weight:.4g} N); raise max_rot_velocity or "
                        "motor_constant, or lighten the vehicle")
         c = (model.mass @ model.com) / m                      # home CoM in the base link
         f = np.array([0.0, 0.0, weight])
@@ -410,8 +432,8 @@ class ActuationConfig:
         for i in range(rp.n_rotors):
             if u[i] < 0 or u[i] > umax[i]:
                 om = np.sqrt(abs(u[i]))
-                self._fail(f"rotors[{i}]", (f"hover needs omega = {om:.4g} rad/s > max_rot_velocity "
-                           f"{np.sqrt(umax[i]):.4g}" if u[i] > 0 else f"hover needs a negative thrust "
+                self._fail(f"rotors[{i}]", (f"hover needs omega = {format_against(om, np.sqrt(umax[i]))} rad/s > "
+                           f"max_rot_velocity {np.sqrt(umax[i]):g}" if u[i] > 0 else f"hover needs a negative thrust "
                            f"(omega^2 = {u[i]:.4g} rad^2/s^2): the CoM {np.round(c, 4).tolist()} m lies outside "
                            "what the rotors can hold") + "; raise max_rot_velocity or motor_constant, or move "
                            "the rotors around the centre of mass")

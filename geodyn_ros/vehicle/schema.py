@@ -3,8 +3,11 @@
 which load to exactly the values they always gave.
 
 Schema-only validation: every refusal is a ``ValueError`` of one line
-``"<file>: <key path>: <what is wrong>; <what to fix>"``. The model-aware checks (joints in the
-URDF, allocation rank, thrust-to-weight, hover speeds) are :meth:`ActuationConfig.check`.
+``"<file>: <key path>: <what is wrong>; <what to fix>"`` (a file that cannot be read or is not
+YAML: :func:`~geodyn_ros.model.validate.read_yaml`'s ``"<file>: cannot be read (...); ..."`` and
+``"<file>: line L, column C, in <key>: ..."``, through :func:`read_vehicle_yaml`). The model-aware
+checks (joints in the URDF, allocation rank, thrust-to-weight, hover speeds) are
+:meth:`ActuationConfig.check`.
 """
 from __future__ import annotations
 
@@ -13,12 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model.validate import FileKeys, read_yaml, require_positive, short_repr
+from ..model.validate import FileKeys, clip, read_yaml, short_repr
 from .geometry import px4_to_flu, rotor_frame
 from .params import (_ZERO_OK, PER_ROTOR, ROTOR_SECTIONS, ActuationConfig, ElasticJointParams, RotorParams,
                      default_actuation_config_path)
 
-__all__ = ["load_vehicle", "load_actuation_config", "TOP_KEYS", "CONSTANT_KEYS", "LIMIT_KEYS", "UNIT_TOL"]
+__all__ = ["load_vehicle", "load_actuation_config", "read_vehicle_yaml", "TOP_KEYS", "CONSTANT_KEYS", "LIMIT_KEYS",
+           "UNIT_TOL"]
 
 #: the keys of ``constants:`` (and of per-rotor overrides) with their defaults (gz-sim's defaults
 #: are not physical for every vehicle: motor and moment constants, time constants and the max
@@ -45,6 +49,8 @@ _JOINT_KEYS = {"rigid": ("type", "max_torque"), "elastic": ("type", "stiffness",
 LIMIT_KEYS = ("constants.max_rot_velocity", "constants.min_rot_velocity", "constants.time_constant_up",
               "constants.time_constant_down", "joints.<rigid>.max_torque", "joints.<elastic>.max_torque")
 _OLD_TOP = ROTOR_SECTIONS + ("elastic_joints", "gains", "control_period", "base_link")
+_OLD_ROTOR_REQUIRED = ("turning_direction", "motor_constant", "moment_constant", "time_constant_up",
+                       "time_constant_down", "max_rot_velocity", "arm_length", "alpha_deg", "beta_deg")
 
 
 class _Ctx(FileKeys):
@@ -75,6 +81,14 @@ def _resolve(path):
     return p
 
 
+def read_vehicle_yaml(path):
+    """The parsed YAML of the vehicle file ``path`` (:func:`~geodyn_ros.model.validate.read_yaml`):
+    the refusal of a file that cannot be read or is not YAML, the same for every entry point."""
+    from .shipped import SHIPPED_URDFS
+    return read_yaml(path, "vehicle file", fix="give the path of an existing vehicle file or a shipped name ("
+                     + ", ".join(SHIPPED_URDFS) + ")")
+
+
 def load_vehicle(path=None) -> ActuationConfig:
     """Read a vehicle file (schema 1) or an old actuation YAML into an :class:`ActuationConfig`.
 
@@ -84,15 +98,17 @@ def load_vehicle(path=None) -> ActuationConfig:
     ``rotor_<i>`` links, or eq. (28)); else ``rotors:`` is required. ValueError: one line naming the
     file and the key (doc/reference/vehicle_file.md lists every key and refusal)."""
     p = _resolve(path)
-    doc = read_yaml(p, "config")
+    doc = read_vehicle_yaml(p)
+    c = _Ctx(str(p))
     if not isinstance(doc, dict):
-        raise ValueError(f"config: {p} must be a mapping with a rotor section ({' or '.join(ROTOR_SECTIONS)}) and "
-                         "elastic_joints, or a vehicle file with rotors:")
+        c.fail("", f"expected a mapping of keys (rotors:, constants:, ...), got {_short(doc)}",
+               "write the vehicle file as key: value lines (doc/reference/vehicle_file.md)")
     if any(k in doc for k in ROTOR_SECTIONS):
         return _load_old(doc, p)
     if "rotors" not in doc:
-        raise ValueError(f"config: {p} misses the rotor section (one of {', '.join(ROTOR_SECTIONS)}) or rotors: "
-                         "(a vehicle file); add rotors: (doc/reference/vehicle_file.md)")
+        c.keys("", doc, TOP_KEYS + _OLD_TOP)      # a misspelt rotors: (or tilthex:) is named with a did-you-mean
+        c.fail("rotors", "missing", "add rotors: (a list, {from_urdf: ...} or {tilthex: ...}; "
+               "doc/reference/vehicle_file.md), or the multirotor: section of an old actuation file")
     return _load_new(doc, p)
 
 
@@ -115,8 +131,14 @@ def _load_old(doc, p) -> ActuationConfig:
     c.keys("", doc, _OLD_TOP)
     base, gains, period = _common(doc, c)
     section = next(k for k in ROTOR_SECTIONS if k in doc)
+    t, e = doc[section], doc.get("elastic_joints")
+    c.mapping(section, t)
+    c.require(section, t, _OLD_ROTOR_REQUIRED, "give it (config/hexarotor.yaml has every key)")
+    c.require("", doc, ("elastic_joints",), "give elastic_joints: {joints, stiffness, motor_inertia}")
+    c.mapping("elastic_joints", e)
+    c.require("elastic_joints", e, ("joints", "stiffness", "motor_inertia"))
+    key = section          # the key the constructors' refusals are about (their argument's name below)
     try:
-        t, e = doc[section], doc["elastic_joints"]
         n = len(t["turning_direction"])
         rot = RotorParams(turning_direction=tuple(t["turning_direction"]),
                           motor_constant=t["motor_constant"], moment_constant=t["moment_constant"],
@@ -125,26 +147,35 @@ def _load_old(doc, p) -> ActuationConfig:
                           rotor_drag_coefficient=t.get("rotor_drag_coefficient", 0.0),
                           rolling_moment_coefficient=t.get("rolling_moment_coefficient", 0.0),
                           min_rot_velocity=t.get("min_rot_velocity", 0.0))
+        key = "elastic_joints"
         el = ElasticJointParams(joints=tuple(e["joints"]), stiffness=e["stiffness"],
                                 motor_inertia=e["motor_inertia"],
                                 max_motor_torque=e.get("max_motor_torque", 10.0))
-        alpha, beta = np.radians(np.array(t["alpha_deg"], float)), np.radians(np.array(t["beta_deg"], float))
-        if alpha.shape != (n,) or beta.shape != (n,):
-            raise ValueError(f"alpha_deg, beta_deg: expected {n} values each (one per rotor)")
+        key = section
+        for k in ("alpha_deg", "beta_deg"):
+            v = t[k]
+            if not isinstance(v, (list, tuple)) or len(v) != n:
+                c.fail(f"{section}.{k}", f"expected {n} angles [deg] (one per rotor), got {_short(v)}",
+                       "give one per turning_direction entry")
+        alpha, beta = (np.radians([c.number(f"{section}.{k}[{i}]", x, positive=False) for i, x in enumerate(t[k])])
+                       for k in ("alpha_deg", "beta_deg"))
         ja = {j: {"type": "elastic", "stiffness": float(el.stiffness[k]), "motor_inertia": float(el.motor_inertia[k]),
                   "max_torque": float(np.broadcast_to(el.max_motor_torque, (len(el.joints),))[k])}
               for k, j in enumerate(el.joints)}
+        extra = {k: c.number(f"{section}.{k}", t.get(k, d)) for k, d in
+                 (("arm_length", None), ("rotor_velocity_slowdown_sim", 10.0), ("rotor_mass", 0.005))}
         return ActuationConfig(rotors=rot, elastic=el, rotor_prefix=str(t.get("rotor_prefix", "rotor_")),
-                               arm_length=require_positive("arm_length", t["arm_length"]), alpha=alpha, beta=beta,
-                               rotor_velocity_slowdown_sim=require_positive("rotor_velocity_slowdown_sim",
-                                                                t.get("rotor_velocity_slowdown_sim", 10.0)),
-                               rotor_mass=require_positive("rotor_mass", t.get("rotor_mass", 0.005)),
+                               alpha=alpha, beta=beta, **extra,
                                rotor_geometry="tilthex", joint_actuation=ja, gains_spec=gains, control_period=period,
                                base_link=base, source_path=Path(p), schema=0)
-    except KeyError as exc:
-        raise ValueError(f"config: {p} misses the key {exc.args[0]!r}") from None
-    except TypeError as exc:
-        raise ValueError(f"config: {p} is malformed ({exc})") from None
+    except (TypeError, ValueError) as exc:
+        if str(exc).startswith(f"{c.where}: "):
+            raise
+        arg, _, problem = str(exc).partition(": ")      # an argument refusal "<field>: <problem>"
+        fix = "fix the value (config/hexarotor.yaml shows each key)"
+        if problem and " " not in arg:
+            c.fail(f"{key}.{arg}", problem, fix)
+        c.fail(key, clip(str(exc)), fix)
 
 
 def _constants(c, doc):
@@ -321,7 +352,8 @@ def _load_new(doc, p) -> ActuationConfig:
     try:        # the combination (min below max) is checked by RotorParams
         rot = RotorParams(turning_direction=tuple(dirs), **{k: np.array(per[k]) for k in PER_ROTOR})
     except ValueError as exc:
-        c.fail("constants", f"{exc}; fix the constants")
+        arg, _, problem = str(exc).partition(": ")
+        c.fail(f"constants.{arg}" if arg in PER_ROTOR else "constants", problem or str(exc), "fix the constants")
     ja, elastic = _joints(c, doc.get("joints") or {})
     lj = doc.get("locked_joints") or []
     if not isinstance(lj, list):

@@ -118,13 +118,16 @@ def test_hexarotor_xacro_config_and_hover():
 def test_actuation_config_errors(tmp_path):
     p = tmp_path / "bad.yaml"
     p.write_text("elastic_joints: {}\n")
-    with pytest.raises(ValueError, match=r"^config: .*misses the rotor section \(one of multirotor, tilthex\)"):
+    with pytest.raises(ValueError, match=rf"^{p}: rotors: missing; .* or the multirotor: section of an old actuation"):
         load_actuation_config(p)
     p.write_text("multirotor: [1, 2\n")
-    with pytest.raises(ValueError, match=r"^config: .* is not valid YAML"):
+    with pytest.raises(ValueError, match=rf"^{p}: line 2, column 1, in multirotor: expected ',' or '\]'"):
         load_actuation_config(p)
     p.write_text("- 1\n- 2\n")
-    with pytest.raises(ValueError, match=r"^config: .* must be a mapping"):
+    with pytest.raises(ValueError, match=rf"^{p}: expected a mapping of keys"):
         load_actuation_config(p)
-    with pytest.raises(ValueError, match=r"^config: cannot read"):
+    with pytest.raises(ValueError, match=rf"^{tmp_path}/missing.yaml: cannot be read \(No such file or directory\)"):
         load_actuation_config(tmp_path / "missing.yaml")
+    p.write_text("multirotor: {turning_direction: [ccw, cw]}\nelastic_joints: {joints: []}\n")
+    with pytest.raises(ValueError, match=rf"^{p}: multirotor.motor_constant: missing; give it"):
+        load_actuation_config(p)

@@ -273,7 +273,7 @@ def test_actuated_yaw_entry_noted(tilthex):
 
 def test_bad_input(hexarotor):
     cfg, model, al = hexarotor
-    with pytest.raises(ValueError, match=r"gains\.kp_positon: unknown key"):
+    with pytest.raises(ValueError, match=r"^gains\.kp_positon: unknown key; did you mean 'kp_position'\?$"):
         design_gains(model, al, cfg, spec={"kp_positon": 1.0})
     with pytest.raises(ValueError, match=r"gains\.com\.bandwidth"):
         design_gains(model, al, cfg, spec={"com": {"bandwidth": -1.0}})
@@ -283,3 +283,23 @@ def test_bad_input(hexarotor):
         design_gains(model, al, cfg, period=0.0)
     with pytest.raises(ValueError, match=r"kind"):
         design_gains(model, al, cfg, kind="lqr")
+
+
+def test_a_files_gains_are_refused_naming_the_file(hexarotor, tmp_path):
+    """The ``gains:`` section of a vehicle file (``spec`` from the config): ``<file>: gains.<key>:
+    ...``, a near miss with its did-you-mean; the whole value is never printed."""
+    import dataclasses
+    cfg, model, al = hexarotor
+    for gains, line in (({"com": {"bandwith": 6}}, "gains.com.bandwith: unknown key; did you mean 'bandwidth'?"),
+                        ({"atitude": {"bandwidth": 6}}, "gains.atitude: unknown key; did you mean 'attitude'?"),
+                        ({"com": {"bandwidth": "fast"}}, "gains.com.bandwidth: expected a finite positive number, got "
+                         "'fast'; give the natural frequency [rad/s]"),
+                        ({"com": 6}, "gains.com: expected a mapping, got 6; give {bandwidth: <rad/s>, damping: "
+                         "<ratio>} (either or both)"),
+                        ({"kp_joint": list(range(1000))}, "gains.kp_joint: expected a scalar or 6 values (per joint), "
+                         "got [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 1... (4890 characters); give "
+                         "one number or 6")):
+        c = dataclasses.replace(cfg, gains_spec=gains, source_path=tmp_path / "my.yaml")
+        with pytest.raises(ValueError) as info:
+            design_gains(model, al, c, period=DT)
+        assert str(info.value) == f"{tmp_path / 'my.yaml'}: {line}"

@@ -35,6 +35,9 @@ BAD = [
      "waypoints[0].com: expected 3 numbers, got 'up'; give a list of 3 numbers"),
     ("wrong length", GOOD.replace("com: [0.0, 0.0, 1.0]", "com: [0.0, 1.0]"),
      "waypoints[0].com: expected 3 numbers, got shape (2,); give a list of 3 numbers"),
+    ("q of the wrong length", GOOD.replace("q: [0.5]", "q: [0.5, 0.1]"),
+     "waypoints[1].q: expected 1 number, one per joint of joint_names (J2), got shape (2,); give 1 joint position "
+     "[rad] in the order of joint_names"),
     ("wrong type of a limit", GOOD.replace("max_velocity: 1.0", "max_velocity: fast"),
      "timing.max_velocity: expected a number, got 'fast'; give a number"),
     ("non-finite number", GOOD.replace("q: [0.5]", "q: [.nan]"),
@@ -90,10 +93,11 @@ def test_mission_and_vehicle_files_share_the_format(tmp_path):
 
 
 def test_unreadable_files_name_the_file(tmp_path):
-    with pytest.raises(ValueError, match=rf"^mission: cannot read {re.escape(str(tmp_path))}/nope\.yaml: "):
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(tmp_path))}/nope\.yaml: cannot be read \(No such file "
+                                         r"or directory\); give the path of an existing mission file$"):
         load_mission(tmp_path / "nope.yaml")
     (tmp_path / "bad.yaml").write_text("waypoints: [\n")
-    with pytest.raises(ValueError, match=rf"^mission: {re.escape(str(tmp_path))}/bad\.yaml is not valid YAML \("):
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(tmp_path))}/bad\.yaml: line 2, column 1, in waypoints: "):
         load_mission(tmp_path / "bad.yaml")
     (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
     with pytest.raises(ValueError) as info:

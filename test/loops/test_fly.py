@@ -186,8 +186,10 @@ def test_mission_file_columns_follow_the_model(tmp_path):
     np.testing.assert_allclose(g(2.0, 2).q[0], [0.5, -0.3, 0.4, -0.5, 0.3, -0.4], atol=1e-9)  # waypoint 1
     b, _ = fr.mission_reference(mission, names, kind="base")
     np.testing.assert_allclose(b(2.0, 2).base_pose[:3, 3], [0.6, 0.3, 1.1], atol=1e-9)
-    with pytest.raises(ValueError, match="joint_names"):
+    with pytest.raises(ValueError) as info:
         fr.mission_reference(mission, ("J2", "J3"))
+    assert str(info.value) == (f"{mission}: joint_names: ['J2', 'J3', 'J4', 'J5', 'J6', 'J7'] are not the model's "
+                               "joints ['J2', 'J3']; list the model's joints and give one q value per joint")
 
 
 def test_bad_reference_arguments_name_the_argument():
@@ -266,8 +268,16 @@ def test_a_vehicle_that_cannot_fly_is_refused_in_one_line(tmp_path, capsys):
     assert main(["--urdf", str(URDFS["iris"]), "--vehicle", str(unstable)]) == 2
     line = capsys.readouterr().err.strip()
     assert "\n" not in line and re.search(r"refused: .*gains: kd_position: .*unstable.*need kd_position < ", line), line
-    for argv, what in ((["--vehicle", "no_such_vehicle"], "vehicle"),
-                       (["--vehicle", "iris", "--reference", "no_such_mission.yaml"], "reference"),
+    # a misspelt gains: key: the file's line with its did-you-mean (was a traceback)
+    typo = tmp_path / "typo_iris.yaml"
+    typo.write_text(_weak(tmp_path).read_text() + "gains: {com: {bandwith: 6.0}}\n")
+    assert main(["--urdf", str(URDFS["iris"]), "--vehicle", str(typo)]) == 2
+    assert capsys.readouterr().err == (f"geodyn_fly: refused: {typo}: gains.com.bandwith: unknown key; did you mean "
+                                       "'bandwidth'?\n")
+    for argv, what in ((["--vehicle", "no_such_vehicle"], "no_such_vehicle: cannot be read (No such file"),
+                       (["--vehicle", "iris", "--reference", "no_such_mission.yaml"], "no_such_mission.yaml: cannot be "
+                        "read (No such file or directory); give the path of an existing mission file"),
+                       (["--vehicle", "iris", "--reference", "figure9"], "reference: figure9: not figure8, hover"),
                        (["--vehicle", "iris", "--levels", "pd"], "levels"),
                        (["--vehicle", "iris", "--duration", "-1"], "duration")):
         assert main(argv) == 2, argv

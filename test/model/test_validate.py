@@ -120,3 +120,74 @@ def test_the_classes_keep_their_good_values():
     assert np.array_equal(r.max_rot_velocity, [900.0, 1000.0]) and r.motor_constant == 1e-5
     e = ElasticJointParams(joints=("a", "b"), stiffness=50.0, motor_inertia=[0.01, 0.02], max_motor_torque=math.inf)
     assert np.array_equal(e.stiffness, [50.0, 50.0]) and e.max_motor_torque == math.inf
+
+
+# ---------------------------------------------------------------------- read_yaml, clip, format_against
+@pytest.mark.parametrize("text, line", [
+    # an unclosed flow mapping: the parser stops at the next item, inside rotors[0]
+    ("rotors:\n  - {name: a, axis: [0, 0, 1]\n  - {name: b}\n", "line 3, column 3, in rotors[0]: expected ',' or '}', "
+     "but got '-' (while parsing a flow mapping at line 2); close the mapping with '}' or separate its entries with "
+     "', '"),
+    # a list item after its list closed: in a flow list, the list's own key (not an item index)
+    ("a:\n  b: [1, 2\n  c: 3\n", "line 3, column 4, in a.b: expected ',' or ']', but got ':' (while parsing a flow "
+     "sequence at line 2); close the list with ']' or separate its items with ', '"),
+    # the scanner refuses before the parser has read the key a: no key path (at the top level either way)
+    ("a: 1\n b: 2\n", "line 2, column 3: mapping values are not allowed here; a ':' inside a value: quote the "
+     "value, or fix the indentation"),
+    ("a:\n\t- 1\n", "line 2, column 1, in a: found character '\\t' that cannot start any token; indent with spaces, "
+     "not tabs"),
+    ("a: *x\n", "line 1, column 4, in a: found undefined alias 'x'; define the anchor (&name) before its alias (*name)"),
+    ("a: [1]\nb: \x07\n", "line 2, column 4: unacceptable character #x0007: special characters are not allowed; fix "
+     "the YAML syntax there (indentation, ':' after each key, brackets and quotes)"),
+], ids=["flow mapping", "flow list", "indentation", "tab", "alias", "control character"])
+def test_read_yaml_names_line_column_and_key_of_a_syntax_error(tmp_path, text, line):
+    """Line and column 1-based from the parser's mark (counted by hand in each text above)."""
+    from geodyn_ros.model.validate import read_yaml
+    p = tmp_path / "f.yaml"
+    p.write_text(text)
+    with pytest.raises(ValueError) as info:
+        read_yaml(p, "test file")
+    assert str(info.value) == f"{p}: {line}"
+
+
+def test_read_yaml_refuses_what_cannot_be_read_in_one_wording(tmp_path):
+    from geodyn_ros.model.validate import read_yaml
+    for path, reason in ((tmp_path / "nope.yaml", "No such file or directory"), (tmp_path, "Is a directory")):
+        with pytest.raises(ValueError) as info:
+            read_yaml(path, "mission file")
+        assert str(info.value) == f"{path}: cannot be read ({reason}); give the path of an existing mission file"
+    with pytest.raises(ValueError) as info:
+        read_yaml(tmp_path / "nope.yaml", "vehicle file", fix="give a vehicle")
+    assert str(info.value).endswith("(No such file or directory); give a vehicle")
+    (tmp_path / "bin.yaml").write_bytes(b"a: 1\nb: \xff\n")
+    with pytest.raises(ValueError) as info:
+        read_yaml(tmp_path / "bin.yaml", "mission file")
+    assert str(info.value) == (f"{tmp_path / 'bin.yaml'}: cannot be read (not UTF-8 text: byte 0xff at offset 8); give "
+                               "a mission file (YAML text)")
+    (tmp_path / "ok.yaml").write_text("a: [1, 2]\n")
+    assert read_yaml(tmp_path / "ok.yaml", "mission file") == {"a": [1, 2]}
+
+
+def test_format_against_never_prints_the_bound_or_the_other_side():
+    from geodyn_ros.model.validate import format_against
+    assert f"{1.19995:.3g}" == "1.2"                           # what the refusal used to print
+    for value, bound, want in ((1.19995, 1.2, "1.19995"), (1.005, 1.2, "1.005"), (0.24, 1.2, "0.24"),
+                               (1000.04, 1000.0, "1000.04"), (1.2, 1.2, "1.2"), (1 - 2 ** -52, 1.0, "0.9999999999999998")):
+        assert format_against(value, bound) == want
+    rng = np.random.default_rng(5)
+    for bound in (1.2, 1000.0, 3e-7):
+        for value in bound * (1 + rng.choice([-1, 1], 200) * 10.0 ** rng.uniform(-15, 0, 200)):
+            s = format_against(value, bound)
+            assert s != f"{bound:g}" and (float(s) < bound) == (value < bound), (value, bound, s)
+
+
+def test_refusals_quote_input_clipped_on_one_line():
+    from geodyn_ros.model.validate import FileKeys, clip, short_repr
+    assert clip("x" * 1_000_000, 4) == "xxxx... (1000000 characters)" and clip("a\nb") == "a\\x0ab"
+    assert short_repr(np.eye(2)) == "array([[1., 0.], [0., 1.]])"       # numpy's line break: a space
+    with pytest.raises(ValueError) as info:
+        FileKeys("f.yaml").vec("k", list(range(10_000)), 3)
+    assert len(str(info.value)) < 200 and "\n" not in str(info.value) and f"({len(repr(list(range(10_000))))} characters)" in str(info.value)
+    with pytest.raises(ValueError) as info:
+        require_positive("k", [1.0] * 10_000 + [-1.0])
+    assert len(str(info.value)) < 300 and "characters)" in str(info.value)

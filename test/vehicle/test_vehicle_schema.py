@@ -339,6 +339,13 @@ def test_refusals_of_the_model_check(tmp_path):
     d = quad_x()
     del d["rotors"][3]
     refused(tmp_path, d, "rotors", extra="rank 3 < 4")
+    # every rotor ccw: the same rank 3, said as what to change (not the allocation's "A: ...")
+    d = quad_x()
+    for r in d["rotors"]:
+        r["turning_direction"] = "ccw"
+    assert refused(tmp_path, d, "rotors").endswith(": rotors: every rotor turns ccw, so the rotors cannot make a yaw "
+                                                   "moment (a collinear allocation of rank 3 < 4); give half of them "
+                                                   "turning_direction cw (neighbours turning opposite ways)")
     # rank 5: five TiltHex rotors (no collinear set, six directions needed)
     rs = []
     for i in range(1, 6):
@@ -350,24 +357,27 @@ def test_refusals_of_the_model_check(tmp_path):
     # thrust-to-weight: 4 c_f max^2 = 40 N against 1.5 kg * 9.81 * 1.2 = 17.7 N holds; 300 rad/s gives 3.6 N
     d = quad_x()
     d["constants"]["max_rot_velocity"] = 300.0
-    refused(tmp_path, d, "constants.max_rot_velocity", extra="thrust-to-weight 0.245 < 1.2")
+    refused(tmp_path, d, "constants.max_rot_velocity", extra="thrust-to-weight 0.2446 < 1.2")
     # the CoM 0.15 m ahead of the centre of a 0.2 m X: pitch balance 0.4 (F_front - F_rear) = 0.15 W with
     # 2 (F_front + F_rear) = W gives F_front = 0.4375 W = 6.44 N per front rotor: omega = sqrt(6.44 / 1e-5)
     # = 802 rad/s > 700 (thrust-to-weight 19.6 N / 14.7 N = 1.33 still holds)
     d = quad_x()
     d["constants"]["max_rot_velocity"] = 700.0
     msg = refused(tmp_path, d, "rotors[0]", model_urdf=urdf(mass=1.5, com_x=0.15), extra="hover needs omega")
-    assert "> max_rot_velocity 700" in msg
+    assert "> max_rot_velocity 700;" in msg
     p = write(tmp_path, quad_x(base_link="nope"))
     with pytest.raises(ValueError, match=rf"^{p}: base_link: 'nope' but the model's base is 'base'; "):
         load_vehicle(p).check(gd.load_urdf(urdf()))
 
 
-def test_file_level_refusals_keep_their_former_prefix(tmp_path):
-    with pytest.raises(ValueError, match=r"^config: cannot read"):
+def test_file_level_refusals_name_the_file_first(tmp_path):
+    """The former ``config: cannot read ...`` / ``config: ... misses the rotor section`` lines."""
+    with pytest.raises(ValueError, match=rf"^{tmp_path}/none\.yaml: cannot be read \(No such file or directory\); "
+                                         "give the path of an existing vehicle file or a shipped name"):
         load_vehicle(tmp_path / "none.yaml")
-    with pytest.raises(ValueError, match=r"^config: .* misses the rotor section"):
-        load_vehicle(write(tmp_path, "constants: {}\n"))
+    p = write(tmp_path, "constants: {}\n")
+    with pytest.raises(ValueError, match=rf"^{p}: rotors: missing; add rotors: "):
+        load_vehicle(p)
     with pytest.raises(ValueError, match=r": rotors: expected a list of rotors"):
         load_vehicle(write(tmp_path, {"rotors": 3}))
 

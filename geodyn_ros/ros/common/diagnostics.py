@@ -26,7 +26,8 @@ skipped cycle reported with its text (logged once per distinct cause, so an exce
 repeats every cycle cannot spin the log), and the node keeps running.
 
 **Bounded output under any input.** A problem text can quote input (a frame id, joint names, an
-exception about a malformed message). Code that quotes input cuts it with :func:`clip` (at most
+exception about a malformed message). Code that quotes input cuts it with :func:`clip`
+(:func:`geodyn_ros.model.validate.clip`, which the file refusals use too; at most
 ``QUOTE_CHARS`` = 200 characters, the total size said), and the reporter enforces the bound on
 whatever it is given:
 
@@ -52,9 +53,10 @@ import traceback
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
+from geodyn_ros.model.validate import QUOTE_CHARS, clip   # noqa: F401 (the one clipping helper, shared with the refusals)
+
 __all__ = ["DiagnosticsReporter", "guard", "clip"]
 
-QUOTE_CHARS = 200        #: quoted input (a frame id, a name list) is cut to this many characters
 MESSAGE_CHARS = 512      #: a status message (a problem text with its quotes and context)
 MAX_REASONS = 20         #: distinct skipped[<reason>] pairs per status (then skipped[other])
 MAX_NOTES = 8            #: notes (KeyValue pairs set by the node) per status
@@ -63,24 +65,6 @@ LOG_LINES = 10           #: log lines per log_period from one reporter, at most
 LOG_CHARS = 1024         #: one log line, at most (a traceback: TRACEBACK_CHARS)
 TRACEBACK_CHARS = 2000
 _MAX_KEYS = 1000         # throttling state kept per key, at most (then the oldest are forgotten)
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(32), 127)}   # control characters, escaped
-
-
-def clip(text, n: int = QUOTE_CHARS) -> str:
-    """``text`` (``str()`` of any object) cut for quoting in a log line or a diagnostic: control
-    characters (newlines included: one line stays one line) escaped as ``\\xNN``, then at most
-    ``n`` characters, followed by ``... (<total> characters)`` when cut (at most ``n + 32``
-    characters in all; ``clip(clip(t, n), n + 32) == clip(t, n)``).
-
-    >>> clip("x" * 1_000_000, 4)
-    'xxxx... (1000000 characters)'
-    """
-    text = text if isinstance(text, str) else str(text)
-    out = text[:n].translate(_CONTROL)
-    if len(text) <= n and len(out) <= n:
-        return out
-    return f"{out[:n]}... ({len(text)} characters)"
-
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf", re.IGNORECASE)
 

@@ -195,14 +195,14 @@ def _launch_parameters(argv) -> int:
     print one JSON line ``{"rank", "controller", "parameters"}``; a refusal: one line on stderr,
     exit status 2."""
     import yaml
-    from geodyn_ros.loops.fly import Refused
+    from geodyn_ros.loops.fly import Refused, check_reference, unreadable_vehicle
     urdf, vehicle, reference, level, out = argv
     try:
-        for what, path in (("urdf", urdf), ("vehicle", vehicle)):
-            if not Path(path).is_file():
-                raise Refused(f"{what}: {path}: no such file")
-        if reference not in ("figure8", "hover") and not Path(reference).is_file():
-            raise Refused(f"reference: {reference}: not figure8, hover or an existing mission file")
+        if not Path(urdf).is_file():
+            raise Refused(f"urdf: {urdf}: no such file")
+        if not Path(vehicle).is_file():
+            raise unreadable_vehicle(vehicle)     # geodyn_fly's line (the vehicle loader's)
+        check_reference(reference)
         reference = reference if reference in ("figure8", "hover") else os.fspath(Path(reference).resolve())
         setup = fly_setup(urdf, vehicle, reference, level or "ff2")
     except ValueError as exc:

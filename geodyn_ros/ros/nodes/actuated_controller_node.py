@@ -157,7 +157,7 @@ class ActuatedControllerNode(ActuatorInputs, TrackingInputs, Node):
             ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, self.gains, self._level,
                                       effort_limits=rigid_effort_limits(cfg, model, source), model=model)
         except ValueError as exc:
-            raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
+            raise ConfigurationError(f"parameter 'actuation_config': {cfg.refusal(model, exc)}") from exc
         return SimpleNamespace(model=model, allocation=al, ctrl=ctrl)
 
     def _setup_model(self, loaded, first: bool = True) -> None:

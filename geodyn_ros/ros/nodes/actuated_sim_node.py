@@ -147,7 +147,10 @@ class ActuatedSimNode(SimNode):
         sim = _actuated_sim_class()(source, cfg, base_link=base, timestep=p["timestep"], gravity=p["gravity"],
                                     integrator=p["integrator"], joint_limits=p["joint_limits"],
                                     locked_joints=cfg.locked_positions(source))
-        al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
+        try:
+            al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
+        except ValueError as exc:
+            raise ValueError(f"parameter 'actuation_config': {cfg.refusal(sim.model, exc)}") from exc
         nr, ne = len(sim.rotor_names), len(sim.elastic_joints)
         given = {}
         for name, key, size in (("initial_rotor_speeds", "rotor_speed", nr),

@@ -230,7 +230,7 @@ class FlatControllerNode(ActuatorInputs, TrackingInputs, Node):
             lin = ActuatedModel(model, al, cfg.rotors, cfg.elastic if self.elastic else None, p["control_period"],
                                 gravity=p["gravity"]) if self.lqr else None
         except ValueError as exc:
-            raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
+            raise ConfigurationError(f"parameter 'actuation_config': {cfg.refusal(model, exc)}") from exc
         return SimpleNamespace(model=model, allocation=al, ctrl=ctrl, lin=lin)
 
     def _setup_model(self, loaded, first: bool = True) -> None:

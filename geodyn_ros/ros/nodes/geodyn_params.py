@@ -188,7 +188,7 @@ def load_model(source, p: dict) -> SimpleNamespace:
             rotor_names, frames = cfg.rotor_frames(model)
             allocation = Allocation.from_frames(frames, cfg.rotors)
         except ValueError as exc:
-            raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
+            raise ConfigurationError(f"parameter 'actuation_config': {cfg.refusal(model, exc)}") from exc
     warm_cycles(model, allocation, res, p)
     return SimpleNamespace(model=model, allocation=allocation, rotor_names=rotor_names)
 

@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from geodyn_ros.model.validate import clip, file_error
 from geodyn_ros.planning.mission import Mission, load_mission
 
 __all__ = ["mission_from_messages", "path_msg", "vehicle_from", "start_parameters", "main"]
@@ -169,10 +170,12 @@ def vehicle_from(source: str, actuation_config: str):
     return Vehicle.from_files(source, actuation_config)
 
 
-def start_parameters(mission: Mission, source: str, actuation_config: str, order: int = 2) -> dict:
+def start_parameters(mission: Mission, source: str, actuation_config: str, order: int = 2, *,
+                     where: str = "mission") -> dict:
     """``geodyn_actuated_sim`` parameters that start it on ``mission``'s plan at its first knot, as
     :func:`~geodyn_ros.ros.loops.underactuated_closed_loop.flat_start_parameters` does on the figure
-    eight: the flat map's state there (at rest), the rotor speeds and the motors."""
+    eight: the flat map's state there (at rest), the rotor speeds and the motors. ``where``: the
+    mission's file, named by the refusals."""
     import geodyn_ros as gd
     from geodyn_ros.control.flatness import FlatnessController
     from geodyn_ros.lie import Ad_inv, matrix_to_quat
@@ -182,8 +185,8 @@ def start_parameters(mission: Mission, source: str, actuation_config: str, order
 
     v = Vehicle.from_files(source, actuation_config)
     if tuple(v.model.joint_names) != mission.joint_names:
-        raise ValueError(f"mission: joint_names {list(mission.joint_names)} are not the model's "
-                         f"{list(v.model.joint_names)} (in that order)")
+        raise file_error(where, "joint_names", f"{clip(list(mission.joint_names))} are not the model's joints "
+                         f"{clip(list(v.model.joint_names))}", "list the model's joints, in that order")
     ref = mission.plan(0.0, order)(0.0, 2)
     ctrl = FlatnessController(v.model, v.allocation, v.rotors, v.elastic)
     st = flat_start_state(ctrl, ref, gd.flat_inverse_dynamics(v.model, ref.com, ref.yaw, ref.q, 2))
@@ -214,7 +217,7 @@ def main(argv=None) -> int:
     ap.add_argument("out", nargs="?")
     a = ap.parse_args(argv)
     try:
-        params = start_parameters(load_mission(a.mission), a.urdf, a.actuation)
+        params = start_parameters(load_mission(a.mission), a.urdf, a.actuation, where=a.mission)
     except ValueError as exc:
         print(str(exc).splitlines()[0], file=sys.stderr)
         return 2

@@ -86,7 +86,13 @@ def test_launch_parameters_refuse_a_vehicle_that_cannot_fly_in_one_line(tmp_path
     res, _ = _launch_parameters(tmp_path, urdf, vehicle, level="pd")   # pd is a rank-6 level
     assert res.returncode == 2 and "level: 'pd' is not a level of a rank 4 vehicle" in res.stderr
     res, _ = _launch_parameters(tmp_path, urdf, vehicle, reference=str(tmp_path / "none.yaml"))
-    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "reference:" in res.stderr
+    assert res.returncode == 2 and res.stderr == (f"fly.launch.py: refused: {tmp_path / 'none.yaml'}: cannot be read "
+                                                  "(No such file or directory); give the path of an existing mission "
+                                                  "file\n"), res.stderr
+    res, _ = _launch_parameters(tmp_path, urdf, tmp_path / "none.yaml")      # geodyn_fly's line for the vehicle
+    assert res.returncode == 2 and res.stderr.startswith(f"fly.launch.py: refused: {tmp_path / 'none.yaml'}: cannot be "
+                                                         "read (No such file or directory); give the path of an "
+                                                         "existing vehicle file"), res.stderr
 
 
 def test_launch_parameters_of_a_vehicle(tmp_path):

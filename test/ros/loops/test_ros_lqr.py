@@ -174,9 +174,11 @@ def test_lqr_node_bad_parameters_and_live_tuning(h, tmp_path):
                             ({"gain_timeout": -1.0}, r"parameter 'gain_timeout': must be a finite number > 0"),
                             ({"riccati_steps": 0}, r"parameter 'riccati_steps': must be >= 1"),
                             ({"linearization_topic": ""}, r"parameter 'linearization_topic': must not be empty"),
-                            ({"lqr_weights": "/no/such.yaml"}, r"parameter 'lqr_weights': lqr config: cannot read"),
-                            ({"lqr_weights": str(bad_yaml)}, r"parameter 'lqr_weights': .*base_position_m: expected "
-                                                             r"finite positive value")):
+                            ({"lqr_weights": "/no/such.yaml"}, r"^parameter 'lqr_weights': /no/such\.yaml: cannot be "
+                             r"read \(No such file or directory\); give the path of an existing LQR weights file$"),
+                            ({"lqr_weights": str(bad_yaml)}, rf"^parameter 'lqr_weights': {bad_yaml}: "
+                             r"lqr\.state\.base_position_m: expected finite positive values, got -1; give a positive "
+                             r"deviation")):
         with pytest.raises(ConfigurationError, match=pattern):
             h.make(FlatControllerNode, {**LQR, **params})
     node = h.make(FlatControllerNode, LQR)

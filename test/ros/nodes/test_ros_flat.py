@@ -18,6 +18,8 @@
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from ros_harness import flat_controller_inputs, loop_problems, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
@@ -202,9 +204,19 @@ def test_infeasible_rotor_feedforward_is_reported_not_published(h):
     assert h.spin_until(lambda: _said(diag, "feedforward/rotor_speeds not published: rotor rotor_"), 3.0)
 
 
-def test_flat_mode_parameters(h):
-    with pytest.raises(ConfigurationError, match=r"parameter 'actuation_config': config: cannot read"):
+def test_flat_mode_parameters(h, tmp_path):
+    with pytest.raises(ConfigurationError, match=r"^parameter 'actuation_config': /no/such\.yaml: cannot be read "
+                                                 r"\(No such file or directory\); give the path of an existing "
+                                                 r"vehicle file or a shipped name \(borinot_flying_arm_2, "):
         h.make(GeodynNode, {"urdf_path": XACRO, "input_mode": "flat", "actuation_config": "/no/such.yaml"})
+    # a vehicle that cannot yaw: the file's line (rotors: ...), not the allocation's argument (A: ...)
+    ccw = tmp_path / "ccw.yaml"
+    ccw.write_text(Path(CFG_PATH).read_text().replace('"cw"', '"ccw"'))
+    with pytest.raises(ConfigurationError) as info:
+        h.make(GeodynNode, {"urdf_path": XACRO, "input_mode": "flat", "actuation_config": str(ccw)})
+    assert str(info.value) == (f"parameter 'actuation_config': {ccw}: turning_direction: every rotor turns ccw, so "
+                               "the rotors cannot make a yaw moment (a collinear allocation of rank 3 < 4); give half "
+                               "of them turning_direction cw (neighbours turning opposite ways)")
     with pytest.raises(ConfigurationError, match=r"parameter 'input_mode': must be one of \('reference', "
                                                  r"'measured', 'flat'\)"):
         h.make(GeodynNode, {"urdf_path": XACRO, "input_mode": "flatness"})
@@ -304,7 +316,8 @@ def test_flat_controller_bad_parameters_and_live_tuning(h):
                             ({"kp_rotation": [1.0, 2.0]}, r"parameter kp_rotation: expected a scalar or 3 values"),
                             ({"kd_position": -1.0}, r"parameter kd_position: gains must be finite and >= 0"),
                             ({"lag_timestep": -0.001}, r"parameter 'lag_timestep': must be >= 0 s"),
-                            ({"actuation_config": "/no/such.yaml"}, r"parameter 'actuation_config': config: cannot read")):
+                            ({"actuation_config": "/no/such.yaml"},
+                             r"^parameter 'actuation_config': /no/such\.yaml: cannot be read \(No such file")):
         with pytest.raises(ConfigurationError, match=pattern):
             h.make(FlatControllerNode, {"urdf_path": XACRO, **params})
     node = h.make(FlatControllerNode, {"urdf_path": XACRO, "order": 1, "level": "ff1"})

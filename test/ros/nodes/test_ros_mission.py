@@ -269,6 +269,77 @@ def test_node_refuses_bad_configurations_in_one_line(h, tmp_path):
     for change, message in cases:
         with pytest.raises(ConfigurationError, match=message):
             h.make(ReferenceNode, {**base, **change})
+    # the file's exact line (test/loops/test_file_errors.py's table) after "parameter 'mission': "
+    for text, line in BAD_MISSIONS:
+        m = _bad_file(tmp_path, text)
+        with pytest.raises(ConfigurationError) as info:
+            h.make(ReferenceNode, {**base, "mission": str(m)})
+        assert str(info.value) == f"parameter 'mission': {line.replace('{f}', str(m))}"
+    ccw = tmp_path / "ccw.yaml"
+    ccw.write_text(Path(CFG).read_text().replace('"cw"', '"ccw"'))
+    with pytest.raises(ConfigurationError) as info:
+        h.make(ReferenceNode, {**base, "actuation_config": str(ccw)})
+    assert str(info.value) == f"parameter 'actuation_config': {CCW_LINE.replace('{f}', str(ccw))}"
+
+
+# (the mission file's text (None: no such file), its exact refusal with {f} the path)
+BAD_MISSIONS = [
+    (None, "{f}: cannot be read (No such file or directory); give the path of an existing mission file"),
+    (MISSION.read_text().replace("q: [0.5, -0.3, 0.4, -0.5, 0.3, -0.4]", "q: [0.5, -0.3]"),
+     "{f}: waypoints[1].q: expected 6 numbers, one per joint of joint_names (J2, J3, J4, J5, J6, J7), got shape "
+     "(2,); give 6 joint positions [rad] in the order of joint_names"),
+    ("joint_names: [J2]\nwaypoints: [{com: [0, 0, 1], q: [0]}, {com: [1, 0, 1], q: [0]\n",
+     "{f}: line 3, column 1, in waypoints[1]: expected ',' or '}', but got '<stream end>' (while parsing a flow "
+     "mapping at line 2); close the mapping with '}' or separate its entries with ', '"),
+]
+# the hexarotor with every rotor ccw (an old actuation file: the key is its turning_direction)
+CCW_LINE = ("{f}: turning_direction: every rotor turns ccw, so the rotors cannot make a yaw moment (a collinear "
+            "allocation of rank 3 < 4); give half of them turning_direction cw (neighbours turning opposite ways)")
+
+
+def _bad_file(tmp_path, text, name="bad_mission.yaml"):
+    p = tmp_path / name
+    p.unlink(missing_ok=True)
+    if text is not None:
+        p.write_text(text)
+    return p
+
+
+def test_start_parameters_refuse_bad_files_with_the_loaders_line(tmp_path, capsys):
+    """``python -m geodyn_ros.ros.nodes.mission start-parameters MISSION URDF ACTUATION``: exit 2, the
+    loader's line alone on stderr (the mission's, then the actuation file's)."""
+    from geodyn_ros.ros.nodes.mission import main
+    cases = [(_bad_file(tmp_path, t, f"bad{i}.yaml"), CFG, line) for i, (t, line) in enumerate(BAD_MISSIONS[1:])]
+    ccw = tmp_path / "ccw.yaml"
+    ccw.write_text(Path(CFG).read_text().replace('"cw"', '"ccw"'))
+    cases.append((MISSION, str(ccw), CCW_LINE.replace("{f}", str(ccw))))
+    one = _bad_file(tmp_path, "joint_names: [J2]\nwaypoints: [{com: [0, 0, 1], q: [0]}, {com: [1, 0, 1], q: [0], time: "
+                    "1}]\n".replace("q: [0]}, {", "q: [0], time: 0}, {"), "one_joint.yaml")
+    cases.append((one, CFG, "{f}: joint_names: ['J2'] are not the model's joints ['J2', 'J3', 'J4', 'J5', 'J6', 'J7']; "
+                  "list the model's joints, in that order"))
+    for mission, actuation, line in cases:
+        assert main(["start-parameters", str(mission), XACRO, actuation]) == 2
+        err = capsys.readouterr().err
+        assert err == line.replace("{f}", str(mission)) + "\n", err
+    # as a command: the missing file, one line, exit 2
+    import subprocess
+    import sys
+    nope = tmp_path / "nope.yaml"
+    out = subprocess.run([sys.executable, "-m", "geodyn_ros.ros.nodes.mission", "start-parameters", str(nope), XACRO,
+                          CFG], capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    assert out.returncode == 2 and out.stderr == BAD_MISSIONS[0][1].replace("{f}", str(nope)) + "\n", out.stderr
+
+
+def test_the_reference_node_exits_with_the_files_line(tmp_path):
+    """``geodyn_reference`` started on a mission file that is not there: exit 2, one line on stderr."""
+    import subprocess
+    import sys
+    nope = tmp_path / "nope.yaml"
+    out = subprocess.run([sys.executable, "-m", "geodyn_ros.ros.nodes.reference_node", "--ros-args", "-p",
+                          "trajectory:=waypoints", "-p", f"mission:={nope}"], capture_output=True, text=True,
+                         timeout=600, stdin=subprocess.DEVNULL)
+    want = f"[FATAL] geodyn_ros: parameter 'mission': {BAD_MISSIONS[0][1].replace('{f}', str(nope))}\n"
+    assert out.returncode == 2 and out.stderr == want, out.stderr[-3000:]
 
 
 def test_borinot_swing_beyond_the_shoulder_servo_is_refused(h):
