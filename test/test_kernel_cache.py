@@ -343,3 +343,45 @@ def test_an_unchanged_tree_reuses_the_cache():
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     assert runs[1]["misses"] == 0 and runs[1]["hits"] > 0, runs
 
+
+ENTRY = """
+import json, sys
+sys.path.insert(0, {root!r})
+import geodyn_ros_entry
+cached = geodyn_ros_entry._kernels_cached()
+print(json.dumps({{"cached": cached, "imported": sorted(m for m in sys.modules
+                                                       if m.split(".")[0] in ("numba", "geodyn_ros"))}}))
+"""
+
+
+def test_the_console_entry_counts_a_stale_index_as_not_cached(tmp_path, monkeypatch):
+    """``geodyn_ros_entry._kernels_cached`` (whether a start prints "compiling the dynamics kernels,
+    first start only") on the real package, in a fresh process with ``NUMBA_CACHE_DIR`` in
+    ``tmp_path``: no index, then an index of ``lie.rotation_to_wxyz`` carrying the stamp of other
+    sources (as after an update), then one carrying the current stamp; numba and the package are
+    never imported (the entry must stay fast)."""
+    import pickle
+
+    from geodyn_ros.lie import rotation_to_wxyz
+    kc = _kc()
+    lie = str(ROOT / "geodyn_ros" / "lie.py")
+    line = rotation_to_wxyz.py_func.__code__.co_firstlineno
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    env = dict(os.environ)
+    where = Path(kc.cache_dir(str(ROOT / "geodyn_ros")))
+    index = where / f"lie.rotation_to_wxyz-{line}.py{sys.version_info[0]}{sys.version_info[1]}{sys.abiflags}.nbi"
+
+    def entry():
+        out = subprocess.run([sys.executable, "-c", ENTRY.format(root=str(ROOT))], capture_output=True, text=True,
+                             timeout=60, env=env, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr[-3000:]
+        got = json.loads(out.stdout.strip().splitlines()[-1])
+        assert got["imported"] == [], got["imported"]
+        return got["cached"]
+
+    assert entry() is False
+    where.mkdir(parents=True)
+    for stamp, cached in ((b"\x01" * 32, False), (kc.sources_digest(lie, str(ROOT / "geodyn_ros")), True)):
+        index.write_bytes(pickle.dumps("0.0") + pickle.dumps(((kc._TAG, stamp), {})))
+        assert entry() is cached, stamp
