@@ -166,8 +166,8 @@ def _package_locator(base, root: str):
 def _warn_once(msg: str) -> None:
     if not _warned:
         _warned.append(msg)
-        warnings.warn(f"geodyn_ros: {msg}; until then, after updating the sources delete the package's "
-                      "__pycache__ folders (or NUMBA_CACHE_DIR), or a kernel may keep an edited callee's old code",
+        warnings.warn(f"geodyn_ros: {msg}: after updating the sources, delete the package's __pycache__ "
+                      "folders (or NUMBA_CACHE_DIR), or a kernel may keep an edited callee's old code",
                       RuntimeWarning, stacklevel=3)
 
 
@@ -181,12 +181,12 @@ def install(root: str = _ROOT) -> bool:
     try:
         classes = caching.CacheImpl._locator_classes
         bases = (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator)
+        problem = None if isinstance(classes, list) else f"CacheImpl._locator_classes is a {type(classes).__name__}"
     except AttributeError as exc:
-        classes, bases = None, exc
-    if not isinstance(classes, list):
-        _warn_once(f"numba {getattr(sys.modules.get('numba'), '__version__', '?')} has no cache locator list "
-                   f"(numba.core.caching.CacheImpl._locator_classes: {bases}), so a cached kernel is keyed on "
-                   "its own file only")
+        problem = str(exc)
+    if problem:
+        _warn_once(f"numba {getattr(sys.modules.get('numba'), '__version__', '?')}'s cache locator API is not the "
+                   f"one expected (numba.core.caching: {problem}), so a cached kernel is keyed on its own file only")
         return False
     if getattr(config, "CACHE_LOCATOR_CLASSES", None):
         _warn_once("NUMBA_CACHE_LOCATOR_CLASSES is set, so numba keys a cached kernel with those locators "
