@@ -151,16 +151,23 @@ def _caused_by_interrupt(exc: BaseException) -> bool:
 
 
 def _kernels_cached() -> bool:
-    """True if numba's on-disk cache holds compiled kernels of geodyn_ros (next to the package,
-    in ``NUMBA_CACHE_DIR`` or in numba's per-user cache), found without importing the package."""
-    import glob
+    """True if numba's cache holds the compiled kernels of geodyn_ros *for the current sources*:
+    ``geodyn_ros._kernel_cache.kernels_cached``, every index in the directory numba uses (beside
+    the package, ``NUMBA_CACHE_DIR`` or numba's per-user cache) carries the stamp of what its kernel
+    compiled in, so a start after an update that changed them says why it takes a minute. That
+    module is loaded by its path: importing it through the package would run the package's
+    ``__init__`` (numba and every kernel), and the check reads files only."""
     import importlib.util
     import os
 
     spec = importlib.util.find_spec("geodyn_ros")
-    roots = [os.path.dirname(spec.origin)] if spec and spec.origin else []
-    roots += [os.environ.get("NUMBA_CACHE_DIR", ""), os.path.join(os.path.expanduser("~"), ".cache", "numba")]
-    return any(glob.glob(os.path.join(r, "**", "*.nbi"), recursive=True) for r in roots if r and os.path.isdir(r))
+    if spec is None or not spec.origin:
+        return False
+    root = os.path.dirname(os.path.abspath(spec.origin))
+    probe = importlib.util.spec_from_file_location("_geodyn_ros_kernel_cache", os.path.join(root, "_kernel_cache.py"))
+    module = importlib.util.module_from_spec(probe)
+    probe.loader.exec_module(module)
+    return module.kernels_cached(root)
 
 
 def geodyn_node() -> int:

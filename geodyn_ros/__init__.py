@@ -17,6 +17,10 @@ For control loops, :class:`~geodyn_ros.algorithms.workspace.Workspace` evaluates
 dynamics of one model and order into preallocated outputs it owns.
 Conventions: see the README ("Conventions") and ``CONVENTIONS.md``.
 """
+from ._kernel_cache import install as _install_kernel_cache
+
+_install_kernel_cache()   # before any kernel is defined: a cached kernel is reused only while nothing it compiled in changed
+
 from .algorithms.api import center_of_mass, forward_dynamics, forward_kinematics, hybrid_dynamics, inverse_dynamics
 from .algorithms.dynamics import (DEFAULT_GRAVITY, ForwardDynamicsResult, HybridDynamicsResult,
                                   InverseDynamicsResult, KinematicsResult)

@@ -3,7 +3,8 @@ lower one (module-level and function-level imports alike), and the package has n
 
 Layers, bottom to top (README "Repository layout"):
 
-0. ``lie``, ``trajectories``: SE(3) algebra and reference trajectories; import nothing of ours
+0. ``_kernel_cache`` (numba's cache keyed on a kernel's sources, installed first), ``lie``,
+   ``trajectories``: SE(3) algebra and reference trajectories; import nothing of ours
    (``trajectories`` may use ``lie``).
 1. ``model``: the Model, the URDF loader, shipped resources; beside it ``vehicle``: the vehicle
    file (rotors, rotor constants, joints; imports only ``model`` and ``lie``).
@@ -49,6 +50,8 @@ def rank(mod):
         return (TOP, 0)
     parts = mod.split(".")
     top = parts[0]
+    if top == "_kernel_cache":                # numba's cache locators and stamps: imports nothing of ours
+        return (0, -1)
     if top == "lie":
         return (0, 0)
     if top == "trajectories":
