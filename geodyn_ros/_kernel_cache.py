@@ -70,7 +70,7 @@ def _patterns(pkg: str):
 
 def _imports(path: str, root: str) -> set:
     """Files of the package at ``root`` that ``path`` imports (module and function level;
-    a line-based scan, checked against ``ast`` in test/test_kernel_cache.py)."""
+    a line-based scan, checked against ``ast`` in test/package/test_kernel_cache.py)."""
     got = _imported.get((root, path))
     if got is not None:
         return got

@@ -14,7 +14,7 @@ Each side's first run fills its cache if it is empty (not timed: about a minute 
 quiet 2-core machine; later runs of this script reuse the caches). Printed: the medians and their
 ratios to the ``before`` import measured in the same run. Figures, not assertions.
 
-    python bench/bench_import.py [--repeats 9] [--cache-root DIR]
+    python bench/core/bench_import.py [--repeats 9] [--cache-root DIR]
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 CHILD = r'''
 import json, sys, time
