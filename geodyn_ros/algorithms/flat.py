@@ -45,7 +45,7 @@ from ..model.model import Model
 from .batch import _chunks
 from .checks import _F64, _ND, _check_model, _check_order, _f64, _kernel_ready
 from .constrained import expand_mimic, project_mimic
-from .dynamics import DEFAULT_GRAVITY, _G0, _gravity
+from .dynamics import DEFAULT_GRAVITY, _gravity
 from .kernels import common as K
 from .kernels import flat as KF
 
@@ -228,11 +228,15 @@ def _flat_checked(model, com, yaw, q, order, gravity):
         if code:
             raise ValueError(_message(code, int(where)))
     else:
-        code = KF.flat_map(plain.bodyi, plain.bodyf, c, y, Q, order, g, *out)
+        # the hot path's compiled entry on a work buffer of this gravity: one machine code for
+        # FlatWorkspace, the hot path and this one (a helper compiled into two callers can differ in
+        # its last bits under fastmath, and which copy runs depended on the cache state)
+        ws = KF.flat_workspace(plain.bodyi, plain.bodyf, order, g)
+        code = _HOT(ws, np.ascontiguousarray(c), np.ascontiguousarray(y), np.ascontiguousarray(Q), order, *out)
         if code:
             raise ValueError(_message(code, None))
         if gravity is DEFAULT_GRAVITY and model is plain and order not in model._flat_ws:
-            model._flat_ws[order] = KF.flat_workspace(plain.bodyi, plain.bodyf, order, _G0)
+            model._flat_ws[order] = ws          # (g is the default gravity here)
     out = list(out)
     if model.mimic_enforced and model.mimic:
         out[4] = np.stack([project_mimic(model, t) for t in out[4]]) if batch else project_mimic(model, out[4])
@@ -246,8 +250,8 @@ class FlatWorkspace:
 
     ``result`` is the :class:`FlatResult` of the arrays every call writes (valid until the next
     call; copy what must outlive it). The values are bit-identical to
-    :func:`flat_inverse_dynamics` (the same kernel on the same work buffer;
-    ``test/algorithms/test_flat.py``).
+    :func:`flat_inverse_dynamics` (one compiled entry, ``flat_map_ws``, for both, on a work buffer
+    of the same gravity; ``test/algorithms/test_flat.py``, also with an empty cache).
 
     Parameters
     ----------
