@@ -229,4 +229,7 @@ def test_the_console_scripts_exit_2_with_the_loaders_line(command, prefix, tmp_p
                          timeout=600, stdin=subprocess.DEVNULL)
     want = (f"{prefix}{p}: line 2, column 47, in rotors[0].axis: expected ',' or ']', but got '}}' (while parsing a "
             "flow sequence at line 2); close the list with ']' or separate its items with ', '")
-    assert out.returncode == 2 and out.stderr == want + "\n", out.stderr[-3000:]
+    # (a checkout whose kernels an edit made stale says once that it compiles them: not the refusal)
+    err = "".join(ln for ln in out.stderr.splitlines(keepends=True)
+                  if not (ln.startswith("[INFO] ") and "compiling the dynamics kernels" in ln))
+    assert out.returncode == 2 and err == want + "\n", out.stderr[-3000:]

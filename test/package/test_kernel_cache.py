@@ -300,14 +300,14 @@ def test_editing_a_module_changes_the_stamp_of_exactly_the_kernels_that_import_i
     kernels = sorted({str(pkg / Path(inspect.getfile(d.py_func)).relative_to(ROOT / "geodyn_ros"))
                       for d in _caching_dispatchers()})
     before = {k: _kc().sources_digest(k, str(pkg)) for k in kernels}
-    for edited in ("algorithms/kernels/kinematics.py", "lie.py", "ros/geodyn_node.py"):
+    for edited in ("algorithms/kernels/kinematics.py", "lie.py", "ros/nodes/geodyn_node.py"):
         f = pkg / edited
         f.write_text(f.read_text().replace("\n", "\n# edited\n", 1))
         kc = _kc()
         after = {k: kc.sources_digest(k, str(pkg)) for k in kernels}
         changed = {k for k in kernels if after[k] != before[k]}
         assert changed == {k for k in kernels if str(f) in kc.sources(k, str(pkg))}, edited
-        assert bool(changed) == (edited != "ros/geodyn_node.py"), (edited, changed)   # no kernel imports the node
+        assert bool(changed) == (edited != "ros/nodes/geodyn_node.py"), (edited, changed)   # no kernel imports the node
         before = after
 
 
