@@ -232,13 +232,25 @@ def record(args) -> int:
     if args.used:
         node.create_subscription(Float64MultiArray, f"{base}/inputs_used", lambda m: used.append(list(m.data)),
                                  control_qos(1000))
+    from diagnostic_msgs.msg import DiagnosticArray
+    counters = {}   # the node's own counts (its last /diagnostics status), to tell its skips from losses here
+
+    def on_diag(msg):
+        for st in msg.status:
+            if st.name.endswith(base.rsplit("/", 1)[-1] + ": feedforward"):
+                for kv in st.values:
+                    if kv.key in ("cycles_published", "cycles_skipped") or kv.key.startswith("skipped["):
+                        counters[kv.key] = (int(kv.value) if kv.key.startswith("cycles") else
+                                            counters.get(kv.key, 0) + int(kv.value))
+    node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, control_qos(100))
     end = time.monotonic() + args.seconds
     try:
         while time.monotonic() < end:
             ex.spin_once(timeout_sec=0.01)
     except KeyboardInterrupt:   # SIGINT ends the recording early: the log is still written
         pass
-    np.savez(args.log, jet_stamps=np.array(jets, dtype=np.int64), inputs_used=np.array(used, dtype=float))
+    np.savez(args.log, jet_stamps=np.array(jets, dtype=np.int64), inputs_used=np.array(used, dtype=float),
+             counters=np.array(repr(counters)))
     node.destroy_node()
     ctx.try_shutdown()
     return 0
