@@ -112,11 +112,11 @@ class SoakDriver:
         if with_ref:
             self.ref.data[0], self.ref.data[1] = sec, nsec
             self.p_ref.publish(self.ref)
-        if state:
+        if state:   # joint_states first: under input_policy latest the odom's cycle then uses it (age 0)
             for m in (self.odom, self.js):
                 m.header.stamp.sec, m.header.stamp.nanosec = sec, nsec
-            self.p_odom.publish(self.odom)
             self.p_js.publish(self.js)
+            self.p_odom.publish(self.odom)
         return stamp
 
     def spin_for(self, seconds, cond=None):
@@ -363,8 +363,8 @@ class PairDriver:
             pubs[2].publish(d.ref)
         for m in (d.odom, d.js):
             m.header.stamp.sec, m.header.stamp.nanosec = sec, nsec
+        pubs[1].publish(d.js)   # joint_states first (input_policy latest: a cycle per odom)
         pubs[0].publish(d.odom)
-        pubs[1].publish(d.js)
 
     def feed(self, ns, seconds, rate, ref_every):
         """Publish to ``ns`` at ``rate`` Hz for ``seconds`` on a perf_counter schedule; returns sends
