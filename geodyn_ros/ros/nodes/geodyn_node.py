@@ -103,6 +103,11 @@ Inputs:
   ``mixed`` reference acceleration applied at a measured pose that differs from the
   reference pose would give a different spatial acceleration.)
 
+Measured mode, ``input_policy: latest`` (default; :mod:`geodyn_ros.ros.inputs.latest_inputs`): a
+cycle per accepted ``odom`` at its stamp (``rate_hz > 0``: every tick at the node clock, the odom
+propagated too), the newest ``joint_states`` propagated to it within ``joint_states_max_age``, the
+reference sampled as below; ``~/inputs_used`` names each cycle's input stamps (only while
+subscribed). ``input_policy: exact`` (lock-step simulators) is the stamp pairing that follows.
 A cycle runs on every new input set (``rate_hz: 0``) or on a timer (``rate_hz > 0``: the newest
 set not yet used). The inputs of a set belong together by stamp (:mod:`geodyn_ros.ros.inputs.input_sync`):
 in reference and flat modes a set is one reference message; in measured mode it is an ``odom`` and
