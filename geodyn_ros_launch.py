@@ -4,6 +4,11 @@
 Installed as a top-level module by ``setup.py`` (``py_modules``), so ``ros2 launch`` finds it.
 """
 
+#: what the lock-step simulator launch files give geodyn_node and the controllers: the stamp pairing of
+#: lock-step simulation over reliable sensor subscriptions (the same as
+#: geodyn_ros.ros.loops.loop_session.LOCKSTEP_INPUTS, so a launched loop behaves as the ROS loop runners)
+LOCKSTEP_INPUTS = {"input_policy": "exact", "sensor_reliability": "reliable"}
+
 
 def check_arguments(context):
     """Stop the launch, with one line naming the argument, if ROS would refuse ``namespace``

@@ -46,7 +46,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import namespace_arguments
+from geodyn_ros_launch import LOCKSTEP_INPUTS, namespace_arguments
 
 # the continuous rotor joints of tilthex_manipulator.urdf.xacro (config/tilthex.yaml rotor_prefix);
 # geodyn_actuated_sim and geodyn_actuated_controller lock them themselves (actuation_config)
@@ -103,8 +103,9 @@ def generate_launch_description():
         *namespace_arguments("ROS namespace of the nodes (empty = the root); /clock and /diagnostics stay global."),
         geodyn("geodyn_actuated_sim", dict(with_model, use_sim_time=False)),
         geodyn("geodyn_reference", {"use_sim_time": True, "order": order}),
-        geodyn("geodyn_node", dict(with_model, order=order, output_representation="body",
+        geodyn("geodyn_node", dict(with_model, **LOCKSTEP_INPUTS, order=order, output_representation="body",
                                    locked_joints=ROTOR_JOINTS)),
         geodyn("geodyn_actuated_controller", dict(
-            with_model, use_feedforward=use_feedforward, feedforward_order=feedforward_order, order=order)),
+            with_model, **LOCKSTEP_INPUTS, use_feedforward=use_feedforward, feedforward_order=feedforward_order,
+            order=order)),
     ])

@@ -55,7 +55,8 @@ A namespace that ROS would refuse stops the launch with one line naming it.
 # body-frame jet (output_representation body) that the allocation needs.
 #
 # Timing: Gazebo is not lock-stepped with the ROS nodes, so the controller runs with
-# sync_stamps false. gz-sim's OdometryPublisher's first ~10 samples carry huge linear
+# sync_stamps false, under input_policy exact (the pairing this loop was tuned with; Gazebo
+# publishes odom and joint_states at the same steps). gz-sim's OdometryPublisher's first ~10 samples carry huge linear
 # velocities: the controller ignores odometry for the first odom_startup_discard = 0.05 s.
 # Its angular velocity is a 10-sample mean (~5 ms late at 1 kHz), not corrected.
 # ---------------------------------------------------------------------------------------
@@ -141,10 +142,10 @@ def generate_launch_description():
         # gz sim, robot_state_publisher, the spawner and the bridge (config/gz_bridge.yaml)
         *gazebo_actions(world, with_model, namespace, MODEL_NAME, spawn_z, bridge_config),
         geodyn("geodyn_reference", {"use_sim_time": True, "order": order}),
-        geodyn("geodyn_node", dict(with_model, order=order, output_representation="body",
+        geodyn("geodyn_node", dict(with_model, input_policy="exact", order=order, output_representation="body",
                                    locked_joints=ROTOR_JOINTS)),
         geodyn("geodyn_actuated_controller", dict(
             with_model, use_feedforward=use_feedforward, feedforward_order=feedforward_order,
-            order=order, elastic_joints=False, per_joint_effort_topics=True, sync_stamps=False,
+            order=order, elastic_joints=False, per_joint_effort_topics=True, input_policy="exact", sync_stamps=False,
             odom_startup_discard=0.05)),
     ])

@@ -148,8 +148,9 @@ def generate_launch_description():
         *gazebo_actions(world, with_model, namespace, MODEL_NAME, spawn_z, bridge_config),
         geodyn("geodyn_reference", {"use_sim_time": True, "trajectory": "figure_eight", "order": order,
                                     "speed": speed}),
-        geodyn("geodyn_node", dict(with_model, input_mode="flat", order=order, actuation_config=actuation_config)),
+        geodyn("geodyn_node", dict(with_model, input_policy="exact", input_mode="flat", order=order,
+                                   actuation_config=actuation_config)),
         geodyn("geodyn_flat_controller", dict(
             with_model, level=level, order=order, actuation_config=actuation_config, elastic_joints=False,
-            sync_stamps=False, odom_startup_discard=0.05, per_joint_effort_topics=True)),
+            input_policy="exact", sync_stamps=False, odom_startup_discard=0.05, per_joint_effort_topics=True)),
     ])

@@ -15,6 +15,9 @@ config        parameter file, keyed by node name. Default: share/geodyn_ros/conf
 use_sim_time  use /clock (true) or the wall clock (false, default).
 order         derivative order r of the published wrench/torque jets (default 2).
 input_mode    "reference" (default) or "measured"; see config/geodyn.yaml.
+input_policy  measured mode: "latest" (default: real sensors, a cycle per odom with the newest
+              joint_states propagated to its stamp) or "exact" (stamp pairing: feeders of stamped
+              sets, lock-step simulators); see doc/reference/nodes.md.
 namespace     ROS namespace of the node (default empty: the root). Its topics are relative, so
               they move with it (/robot1/reference, /robot1/feedforward/jet, ...); /diagnostics
               stays global. The config file's `/**/geodyn_node` section applies in any namespace.
@@ -45,6 +48,7 @@ def generate_launch_description():
     use_sim_time = LaunchConfiguration("use_sim_time")
     order = LaunchConfiguration("order")
     input_mode = LaunchConfiguration("input_mode")
+    input_policy = LaunchConfiguration("input_policy")
 
     robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
 
@@ -72,6 +76,12 @@ def generate_launch_description():
             choices=["reference", "measured"],
             description="Motion source: the reference jet or the measured state.",
         ),
+        DeclareLaunchArgument(
+            "input_policy", default_value="latest",
+            choices=["latest", "exact"],
+            description="Measured mode: 'latest' (real sensors: a cycle per odom, the newest joint_states "
+                        "propagated to it) or 'exact' (stamp pairing, for feeders and lock-step simulators).",
+        ),
         *namespace_arguments("ROS namespace of the node (empty = the root); topics follow it."),
         Node(
             package="geodyn_ros",
@@ -86,6 +96,7 @@ def generate_launch_description():
                     "use_sim_time": ParameterValue(use_sim_time, value_type=bool),
                     "order": ParameterValue(order, value_type=int),
                     "input_mode": ParameterValue(input_mode, value_type=str),
+                    "input_policy": ParameterValue(input_policy, value_type=str),
                     "frame_prefix": ParameterValue(LaunchConfiguration("frame_prefix"), value_type=str),
                 },
             ],

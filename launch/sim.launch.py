@@ -39,7 +39,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import namespace_arguments
+from geodyn_ros_launch import LOCKSTEP_INPUTS, namespace_arguments
 
 
 def generate_launch_description():
@@ -87,6 +87,6 @@ def generate_launch_description():
         *namespace_arguments("ROS namespace of the nodes (empty = the root); /clock and /diagnostics stay global."),
         geodyn("geodyn_sim", dict(with_model, use_sim_time=False)),
         geodyn("geodyn_reference", {"use_sim_time": True, "order": order}),
-        geodyn("geodyn_node", dict(with_model, order=order)),
-        geodyn("geodyn_controller", dict(with_model, use_feedforward=use_feedforward)),
+        geodyn("geodyn_node", dict(with_model, **LOCKSTEP_INPUTS, order=order)),
+        geodyn("geodyn_controller", dict(with_model, **LOCKSTEP_INPUTS, use_feedforward=use_feedforward)),
     ])

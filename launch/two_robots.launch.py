@@ -9,7 +9,7 @@ Starts
 /robot2/geodyn_node  robot2_urdf (default: share/geodyn_ros/urdf/quadruped.urdf, 12 joints,
                      base link `trunk`), frame_prefix robot2/
 
-both in input_mode measured: each reads reference, odom and joint_states in its own namespace
+both in input_mode measured (input_policy exact: the example's feeder sends stamped sets): each reads reference, odom and joint_states in its own namespace
 and publishes feedforward/* there (/robot1/feedforward/jet, /robot2/feedforward/jet, ...).
 Both read the `/**/geodyn_node` section of the same config file; /diagnostics is shared, with
 status names robot1/geodyn_node: ... and robot2/geodyn_node: ...
@@ -44,6 +44,7 @@ def generate_launch_description():
                 "config": LaunchConfiguration("config"),
                 "order": LaunchConfiguration("order"),
                 "input_mode": "measured",
+                "input_policy": "exact",   # the example's feeder sends odom and joint_states of one stamp
             }.items(),
         )])
 

@@ -56,7 +56,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import namespace_arguments
+from geodyn_ros_launch import LOCKSTEP_INPUTS, namespace_arguments
 
 
 def generate_launch_description():
@@ -136,6 +136,7 @@ def generate_launch_description():
         geodyn("geodyn_reference", {"use_sim_time": True, "order": order, "speed": speed, "trajectory": trajectory,
                                     "mission": mission, "robot_description": robot_description,
                                     "actuation_config": actuation}),
-        geodyn("geodyn_node", dict(with_model, order=order, publish_linearization=linearize)),
-        geodyn("geodyn_flat_controller", dict(with_model, order=order, level=level, feedback=feedback)),
+        geodyn("geodyn_node", dict(with_model, **LOCKSTEP_INPUTS, order=order, publish_linearization=linearize)),
+        geodyn("geodyn_flat_controller", dict(with_model, **LOCKSTEP_INPUTS, order=order, level=level,
+                                              feedback=feedback)),
     ])

@@ -20,6 +20,12 @@ Figures, not assertions (the suite only runs a few seconds of it as a smoke test
 windows (:func:`run_pair`; method in ``doc/explanation/performance.md``)::
 
     python bench/ros/bench_soak.py --pair [--windows 3] [--window-seconds 30] [--best-effort] [--mode flat]
+    python bench/ros/bench_soak.py --pair --async [--windows 3] [--window-seconds 30]
+
+``--async`` feeds both the node and the floor the asynchronous scenario of
+``bench/ros/async_sensors.py`` (odom 250 Hz and joint_states 500 Hz best-effort on their own
+clocks, reference 100 Hz reliable, 1-5 % of each dropped), both with their default
+``input_policy: latest`` (a cycle per odom); "outputs/sends" is then outputs per odom sent.
 
 On this 2-core machine, shared with other work, drops and tail latency vary by run; the figures
 in the README say which run they come from.
@@ -106,11 +112,11 @@ class SoakDriver:
         if with_ref:
             self.ref.data[0], self.ref.data[1] = sec, nsec
             self.p_ref.publish(self.ref)
-        if state:
+        if state:   # joint_states first: under input_policy latest the odom's cycle then uses it (age 0)
             for m in (self.odom, self.js):
                 m.header.stamp.sec, m.header.stamp.nanosec = sec, nsec
-            self.p_odom.publish(self.odom)
             self.p_js.publish(self.js)
+            self.p_odom.publish(self.odom)
         return stamp
 
     def spin_for(self, seconds, cond=None):
@@ -144,6 +150,10 @@ def main(argv=None) -> int:
     ap.add_argument("--window-seconds", type=float, default=30.0, help="--pair: length of one window")
     ap.add_argument("--best-effort", action="store_true",
                     help="--pair: best-effort inputs and outputs on node, floor and driver alike")
+    ap.add_argument("--async", dest="async_", action="store_true",
+                    help="--pair: the asynchronous sensor scenario (bench/ros/async_sensors.py) instead of 1 kHz "
+                         "odom + joint_states pairs")
+    ap.add_argument("--seed", type=int, default=1, help="--pair --async: the scenario's seed")
     ap.add_argument("--subscribe-all", action="store_true",
                     help="--pair: the driver subscribes every output (default: feedforward/jet only, so "
                          "geodyn_node skips feedforward/wrench and joint_efforts, which the floor still publishes)")
@@ -292,17 +302,22 @@ class PairDriver:
     """Feeds one namespace at a time (``/node`` or ``/floor``) with the same messages, on the same
     schedule, and counts the ``feedforward/jet`` outputs of each."""
 
-    def __init__(self, ctx, order, flat, best_effort, subscribe_all=False):
+    def __init__(self, ctx, order, flat, best_effort, subscribe_all=False, scenario=None):
         self.node = rclpy.create_node("pair_driver", context=ctx)
         self.ex = make_executor(context=ctx)
         self.ex.add_node(self.node)
         self.flat = flat
+        self.scenario = scenario   # async_sensors.Scenario (--async) or None
         qos = _qos(2, best_effort)
         self.count = {"node": 0, "floor": 0}
         self.pubs = {}
         for ns in ("node", "floor"):
             if flat:
                 self.pubs[ns] = (self.node.create_publisher(Float64MultiArray, f"/{ns}/flat_reference", qos),)
+            elif scenario is not None:   # sensors best-effort (as drivers publish), the reference reliable
+                self.pubs[ns] = tuple(self.node.create_publisher(t, f"/{ns}/{topic}", _qos(10, topic != "reference"))
+                                      for t, topic in ((Odometry, "odom"), (JointState, "joint_states"),
+                                                       (Float64MultiArray, "reference")))
             else:
                 self.pubs[ns] = tuple(self.node.create_publisher(t, f"/{ns}/{topic}", qos) for t, topic in
                                       ((Odometry, "odom"), (JointState, "joint_states"),
@@ -348,11 +363,14 @@ class PairDriver:
             pubs[2].publish(d.ref)
         for m in (d.odom, d.js):
             m.header.stamp.sec, m.header.stamp.nanosec = sec, nsec
+        pubs[1].publish(d.js)   # joint_states first (input_policy latest: a cycle per odom)
         pubs[0].publish(d.odom)
-        pubs[1].publish(d.js)
 
     def feed(self, ns, seconds, rate, ref_every):
-        """Publish to ``ns`` at ``rate`` Hz for ``seconds`` on a perf_counter schedule; returns sends."""
+        """Publish to ``ns`` at ``rate`` Hz for ``seconds`` on a perf_counter schedule; returns sends
+        (``--async``: the scenario's schedule; returns the odom messages sent)."""
+        if self.scenario is not None:
+            return self._feed_async(ns, seconds)
         pc = time.perf_counter
         period = 1.0 / rate
         n = int(round(seconds * rate))
@@ -366,6 +384,22 @@ class PairDriver:
                 continue
             self.ex.spin_once(timeout_sec=t0 + k * period - now)
         return n
+
+    def _feed_async(self, ns, seconds):
+        sc, pubs = self.scenario, self.pubs[ns]
+        index = {"odom": 0, "joint_states": 1, "reference": 2}
+        odom = 0
+        for at, stream, stamp, drop in sc.schedule(time.time_ns() + 2_000_000, seconds):
+            while True:
+                now = time.time_ns()
+                if now >= at:
+                    break
+                self.ex.spin_once(timeout_sec=min(0.002, (at - now) * 1e-9))
+            if drop:
+                continue
+            pubs[index[stream]].publish(sc.serialized(stream, stamp)[0])
+            odom += stream == "odom"
+        return odom
 
     def spin_for(self, seconds):
         end = time.perf_counter() + seconds
@@ -405,7 +439,14 @@ def run_pair(args) -> int:
                                    "floor")}
     ctx = Context()
     rclpy.init(context=ctx)
-    drv = PairDriver(ctx, args.order, flat, args.best_effort, args.subscribe_all)
+    scenario = None
+    if args.async_:
+        from async_sensors import Scenario
+        scenario = Scenario(args.seed)
+        if args.order != 2:
+            print("--async: the scenario's reference is of order 2", file=sys.stderr)
+            return 2
+    drv = PairDriver(ctx, args.order, flat, args.best_effort, args.subscribe_all, scenario)
     ref_every = args.ref_every
     rows = {"node": [], "floor": []}   # per window: (us per cycle, {group: us per cycle}, outputs/sends, load)
     try:
@@ -446,8 +487,12 @@ def run_pair(args) -> int:
     finally:
         codes = {ns: p.stop() for ns, p in procs.items()}
     qos = "best-effort" if args.best_effort else "reliable"
+    if args.async_:
+        qos = "best-effort sensor (the nodes' default sensor_reliability), reliable reference"
     subs = "every output" if args.subscribe_all else "feedforward/jet"
-    print(f"geodyn_node vs rclpy floor: {args.mode} mode, order {args.order}, {args.rate:g} Hz, {qos} inputs and "
+    rate = "async: odom 250 Hz, joint_states 500 Hz, reference 100 Hz, own clocks, 1-5 % loss, a cycle per odom" \
+        if args.async_ else f"{args.rate:g} Hz"
+    print(f"geodyn_node vs rclpy floor: {args.mode} mode, order {args.order}, {rate}, {qos} inputs and "
           f"outputs, {subs} subscribed, {args.windows} alternating windows of {args.window_seconds:g} s each "
           f"(load average during the run: {_median_range([r[3] for r in rows['node'] + rows['floor']], '{:.2f}')})")
     for ns in procs:

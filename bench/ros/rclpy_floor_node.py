@@ -2,8 +2,9 @@
 """The floor of rclpy at 1 kHz: a node that does nothing but what geodyn_node's transport does.
 
 Measured mode (default): it subscribes ``odom``, ``joint_states`` and ``reference`` (raw, like
-geodyn_node) and, when both ``odom`` and ``joint_states`` have arrived, publishes three
-pre-serialized messages (``feedforward/wrench``, ``feedforward/joint_efforts``,
+geodyn_node) and publishes three pre-serialized messages: with ``input_policy: latest`` (the
+default, as geodyn_node's) on every ``odom`` once a ``joint_states`` has come, with ``exact`` when
+both ``odom`` and ``joint_states`` have arrived since the last output; the messages are (``feedforward/wrench``, ``feedforward/joint_efforts``,
 ``feedforward/jet``, the jet packed with the state's stamp as geodyn_node packs it) on the same
 ``EventsExecutor`` and QoS. Flat mode (``-p input_mode:=flat``): on every ``flat_reference`` it
 publishes what geodyn_node's flat mode publishes: the three above plus ``desired/state``,
@@ -17,7 +18,8 @@ geodyn_node's cycle that Python code cannot remove.
 Parameters (``--ros-args -p``): ``order`` (2), ``input_mode`` (``measured`` | ``flat``),
 ``qos_depth`` (2) and ``input_depth`` (10) (the outputs' and the inputs' keep-last depths,
 geodyn_node's defaults), ``input_reliability`` and ``output_reliability``
-(``reliable`` | ``best_effort``, as geodyn_node's); other ``-p`` are ignored.
+and ``sensor_reliability`` (odom, joint_states; default ``best_effort``) (``reliable`` |
+``best_effort``, as geodyn_node's), ``input_policy`` (``latest`` | ``exact``); other ``-p`` are ignored.
 """
 from __future__ import annotations
 
@@ -69,12 +71,14 @@ class FloorNode(rclpy.node.Node):
         r = int(param("order", 2))
         self.flat = param("input_mode", "measured") == "flat"
         qin = _qos(int(param("input_depth", 10)), param("input_reliability", "reliable"))
+        qsensor = _qos(int(param("input_depth", 10)), param("sensor_reliability", "best_effort"))
+        self.latest = param("input_policy", "latest") == "latest"
         qout = _qos(int(param("qos_depth", 2)), param("output_reliability", "reliable"))
         if self.flat:
             self.create_subscription(Float64MultiArray, "flat_reference", self._flat_ref, qin, raw=True)
         else:
-            self.create_subscription(Odometry, "odom", self._odom, qin, raw=True)
-            self.create_subscription(JointState, "joint_states", self._js, qin, raw=True)
+            self.create_subscription(Odometry, "odom", self._odom, qsensor, raw=True)
+            self.create_subscription(JointState, "joint_states", self._js, qsensor, raw=True)
             self.create_subscription(Float64MultiArray, "reference", lambda m: None, qin, raw=True)
         self.pw = self.create_publisher(WrenchStamped, "feedforward/wrench", qout)
         self.pe = self.create_publisher(JointState, "feedforward/joint_efforts", qout)
@@ -100,10 +104,17 @@ class FloorNode(rclpy.node.Node):
 
     def _odom(self, raw):
         self.stamp = struct.unpack_from("<iI", raw, 4)
+        if self.latest:   # a cycle per odom once a joint_states has come
+            if self.got & 2:
+                self._publish()
+            return
         self.got |= 1
         self._maybe()
 
     def _js(self, raw):
+        if self.latest:
+            self.got = 2
+            return
         self.got |= 2
         self._maybe()
 

@@ -7,7 +7,8 @@
 Robots (``ROBOTS``): ``/robot1`` runs the paper's aerial manipulator (``urdf/aerial_manipulator.urdf``,
 6 joints, base ``base_link``) and ``/robot2`` a quadruped (``urdf/quadruped.urdf``, 12 joints, base
 ``trunk``), each with ``frame_prefix`` ``<namespace>/``. One ``geodyn_node`` per namespace runs in
-``input_mode: measured``.
+``input_mode: measured`` with ``input_policy: exact`` (the feeder below sends odom and joint_states
+of one stamp: the answer of a sample is that of its own state).
 
 For every robot a feeder (a node in the robot's namespace, so its topic names are the same
 relative names as the node's) publishes
@@ -255,7 +256,7 @@ def run_two_robots(samples: int = 50, *, robots=ROBOTS, order: int = 2, start_no
             records.append(rec)
             if start_nodes:
                 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
-                params = {"urdf_path": urdf, "order": order, "input_mode": "measured",
+                params = {"urdf_path": urdf, "order": order, "input_mode": "measured", "input_policy": "exact",
                           "frame_prefix": spec.frame_prefix, "stale_timeout": 2.0, **(node_parameters or {})}
                 nodes.append(GeodynNode(namespace=spec.namespace, context=ctx,
                                         parameter_overrides=parameter_overrides(params)))

@@ -40,6 +40,7 @@ class Executable:
 _DIAG = Topic("/diagnostics", "diagnostic_msgs/DiagnosticArray")
 _DESC = Topic("robot_description", "std_msgs/String",
               "robot_description and urdf_path empty (name: parameter robot_description_topic)")
+_USED = Topic("~/inputs_used", "std_msgs/Float64MultiArray")   # the stamps each cycle used (latest_inputs)
 _ROTOR_MSG = "actuator_msgs/Actuators (std_msgs/Float64MultiArray where actuator_msgs is not installed)"
 
 #: every node executable, in the order of the docs
@@ -63,6 +64,7 @@ NODES = (
             Topic("feedforward/rotor_speeds", "std_msgs/Float64MultiArray", "input_mode flat with actuation_config"),
             Topic("~/linearization", "std_msgs/Float64MultiArray", "publish_linearization"),
             Topic("~/linearization/labels", "std_msgs/String", "publish_linearization"),
+            Topic("~/inputs_used", "std_msgs/Float64MultiArray", "input_mode measured"),
             _DIAG)),
     Executable(
         "geodyn_reference", "geodyn_ros.ros.nodes.reference_node",
@@ -100,7 +102,7 @@ NODES = (
                     Topic("feedforward/joint_efforts", "sensor_msgs/JointState"), _DESC),
         publishes=(Topic("cmd/wrench", "geometry_msgs/WrenchStamped"),
                    Topic("cmd/joint_efforts", "sensor_msgs/JointState"),
-                   Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _DIAG)),
+                   Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _USED, _DIAG)),
     Executable(
         "geodyn_actuated_controller", "geodyn_ros.ros.nodes.actuated_controller_node",
         "controller of the fully actuated multirotor manipulator (rotor speeds, motor torques of the elastic joints)",
@@ -109,7 +111,7 @@ NODES = (
                     Topic("motor_states", "sensor_msgs/JointState", "elastic joints in actuation_config"),
                     Topic("feedforward/jet", "std_msgs/Float64MultiArray"), _DESC),
         publishes=(Topic("cmd/rotor_speeds", _ROTOR_MSG), Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
-                   Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _DIAG)),
+                   Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _USED, _DIAG)),
     Executable(
         "geodyn_flat_controller", "geodyn_ros.ros.nodes.flat_controller_node",
         "flatness-based controller of the under-actuated (collinear) multirotor manipulator, geometric or LQR feedback",
@@ -122,7 +124,7 @@ NODES = (
                           "feedback lqr (name: parameter linearization_topic)"),
                     Topic("geodyn_node/linearization/labels", "std_msgs/String", "feedback lqr"), _DESC),
         publishes=(Topic("cmd/rotor_speeds", _ROTOR_MSG), Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
-                   Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _DIAG)),
+                   Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _USED, _DIAG)),
 )
 
 #: every console script: the nodes, then the whole-loop runner and the kernel warm-up

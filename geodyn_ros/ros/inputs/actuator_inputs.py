@@ -34,6 +34,7 @@ import numpy as np
 from ..wire.conversions import JointNameMatcher, stamp_to_ns
 from ..common.description import TOPIC_PARAMETER
 from ..common.params import FRAME_PREFIX_DESCRIPTION, ConfigurationError
+from .latest_inputs import POLICY_PARAMETERS, RELIABILITY_PARAMETERS, max_age_parameter
 
 __all__ = ["ActuatorInputs", "rotor_output_type", "ROBOT_PARAMETERS", "JOINT_GAIN_ARRAYS", "INPUT_OUTPUT_PARAMETERS"]
 
@@ -53,8 +54,12 @@ JOINT_GAIN_ARRAYS = {
 }
 #: input pairing, command topics, frame prefix and QoS depth
 INPUT_OUTPUT_PARAMETERS = {
-    "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
-    "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
+    **POLICY_PARAMETERS,
+    "motor_states_max_age": max_age_parameter("motor_states"),
+    **RELIABILITY_PARAMETERS,
+    "sync_stamps": (True, "input_policy exact: combine only inputs with the same stamp (lock-step simulation)."),
+    "stale_timeout": (0.1, "input_policy latest, or exact without sync_stamps: oldest usable reference/feedforward "
+                      "[s] relative to the state."),
     "per_joint_effort_topics": (False, "Also publish std_msgs/Float64 on cmd/joint_effort/<joint>."),
     "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: the odom child_frame_id check."),
     "qos_depth": (2, "Keep-last depth of the control topics."),
@@ -70,6 +75,8 @@ def rotor_output_type() -> str:
 
 class ActuatorInputs:
     """Mixin of the two actuated controller nodes (module docstring)."""
+
+    latest = False   # input_policy latest (TrackingInputs._init_input_policy)
 
     def _start_diagnostics(self, what: str, p: dict) -> None:
         """``diag`` (``/diagnostics``, name ``"<node name>: <what>"``, counters
@@ -104,9 +111,11 @@ class ActuatorInputs:
 
     def _setup_motor_inputs(self, joints) -> None:
         """Matcher and buffers ``_th``, ``_thd`` (len(joints),) of ``motor_states`` for the elastic
-        ``joints`` (in that order)."""
+        ``joints`` (in that order); under ``input_policy: latest`` also its held sample."""
         self._motor_matcher = JointNameMatcher(joints)
         self._th, self._thd = np.zeros(len(joints)), np.zeros(len(joints))
+        if getattr(self, "latest", False):
+            self._hold("motor_states", len(joints))
 
     def _on_odom(self, msg):
         """Odometry after the start-up window ``odom_startup_discard`` (module docstring)."""
@@ -121,8 +130,9 @@ class ActuatorInputs:
 
     def _on_motor_states(self, msg):
         def parse():
-            self._motor_matcher.gather(msg.name, msg.position, self._th, "motor_states.position")
-            self._motor_matcher.gather(msg.name, msg.velocity, self._thd, "motor_states.velocity")
+            th, thd = self._held["motor_states"].scratch if self.latest else (self._th, self._thd)
+            self._motor_matcher.gather(msg.name, msg.position, th, "motor_states.position")
+            self._motor_matcher.gather(msg.name, msg.velocity, thd, "motor_states.velocity")
             return stamp_to_ns(msg.header.stamp)
         self._take("motor_states", parse)
 

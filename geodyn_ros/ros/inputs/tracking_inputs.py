@@ -26,6 +26,21 @@ set by the nodes that keep it) unchanged. Computing it anew would advance the co
 state (the LQR's rotor-speed estimate) a second time for one step, and the loop would then
 depend on the wall clock. Nodes without ``_last_cmd`` recompute (their law has no state).
 
+Input policy (:mod:`geodyn_ros.ros.inputs.latest_inputs`, parameter ``input_policy``): with
+``exact`` the above, unchanged (``sync_stamps``: a command when every input carries one stamp,
+else the state of each new ``joint_states`` with inputs at most ``stale_timeout`` older). With
+``latest`` (default) a command per accepted ``odom``, stamped with it: ``joint_states`` (and
+``motor_states``) are decoded into :class:`~geodyn_ros.ros.inputs.latest_inputs.HeldJoints` and
+the newest one is propagated to the odom's stamp within ``<stream>_max_age``
+(:meth:`TrackingInputs._due_latest`); every other input is its newest accepted message, used if
+at most ``stale_timeout`` older than the cycle. A sample over its maximum age or a stale input
+skips the cycle with a ``/diagnostics`` line; an odom not newer than the last cycle's is refused,
+and so is a sensor sample stamped more than ``stale_timeout`` ahead of the node clock (it would
+otherwise lock its stream out).
+``sync_stamps`` then has no effect. Each command is followed on ``~/inputs_used`` (stamps of the
+inputs used) and, every second, the ages per stream on ``/diagnostics``
+(:meth:`TrackingInputs._record_used`).
+
 Live gains: :meth:`TrackingInputs._on_set_parameters` validates ``kp_* / kd_*`` (finite,
 >= 0, :class:`~geodyn_ros.control.feedback.TrackingGains`) and ``use_feedforward`` (bool); a bad
 value is refused with the reason and the old values kept. The node applies accepted values in
@@ -34,6 +49,7 @@ value is refused with the reason and the old values kept. The node applies accep
 from __future__ import annotations
 
 import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -43,6 +59,7 @@ from geodyn_ros.control.feedback import TrackingGains
 from ..wire.conversions import InputError, JointNameMatcher, parse_odometry, stamp_to_ns
 from ..common.diagnostics import guard
 from ..wire.jets import ReferenceDecoder
+from .latest_inputs import AgeStats, HeldJoints, InputsUsed, check_policy_parameters, max_age_ns
 
 __all__ = ["GAINS", "TrackingInputs"]
 
@@ -56,11 +73,45 @@ class TrackingInputs:
 
     #: keys whose new stamp re-arms a command already given for that stamp
     _STATE_KEYS = ("odom", "joint_states")
+    #: input_policy latest (set by _init_input_policy)
+    latest = False
 
-    def _subscribe_tracking_inputs(self, qos) -> None:
-        self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos)
+    def _init_input_policy(self, p: dict, used: dict, depth: int) -> tuple:
+        """Read and check ``input_policy``, the maximum ages and the reliabilities of ``p``; make the
+        ``~/inputs_used`` publisher for ``used`` (``_stamps`` key -> topic name, in the record's
+        order after the cycle) and, with ``latest``, the age summary (every second, wall clock).
+        ``sync`` becomes ``sync_stamps`` under ``exact``, False under ``latest``. Returns the QoS
+        of the sensor subscriptions and of the other inputs (depth ``depth``)."""
+        from ..common.runtime import control_qos
+        try:
+            check_policy_parameters(p)
+        except ValueError as exc:
+            from ..common.params import ConfigurationError
+            raise ConfigurationError(str(exc)) from None
+        self.latest = p["input_policy"] == "latest"
+        self.sync = p["sync_stamps"] and not self.latest
+        self._max_age = {k: max_age_ns(p, k) for k in ("joint_states", "motor_states") if f"{k}_max_age" in p}
+        self._held = {}   # stream -> HeldJoints (latest; made with the model)
+        self._used_keys = tuple(used)
+        self._used = InputsUsed(self, tuple(used.values()), control_qos(depth))
+        self._used_stamps = [0] * (1 + len(used))
+        self._ages = AgeStats(tuple(used.values()))
+        if self.latest:
+            from rclpy.clock import Clock, ClockType
+            self._skipped_at_summary = 0
+            self.create_timer(1.0, guard(self, self._age_summary, "diagnostics timer"),
+                              clock=Clock(clock_type=ClockType.STEADY_TIME))
+        return control_qos(depth, p["sensor_reliability"]), control_qos(depth, p["input_reliability"])
+
+    def _hold(self, stream: str, n: int) -> None:
+        """Under ``latest``: hold the newest sample of ``stream`` (n positions and rates)."""
+        if self.latest:
+            self._held[stream] = HeldJoints(stream, n, self._max_age[stream])
+
+    def _subscribe_tracking_inputs(self, qos_sensor, qos) -> None:
+        self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos_sensor)
         self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"),
-                                 qos)
+                                 qos_sensor)
         self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"),
                                  qos)
 
@@ -72,6 +123,7 @@ class TrackingInputs:
         self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)
         self._q, self._qd = np.zeros(n), np.zeros(n)
         self._Cd, self._Vd, self._Qd = np.eye(4), np.zeros((2, 6)), np.zeros((3, n))
+        self._hold("joint_states", n)
 
     # ------------------------------------------------------------------ inputs
     def _take(self, key: str, parse) -> None:
@@ -81,6 +133,22 @@ class TrackingInputs:
             return
         try:
             stamp = parse()
+            if self.latest:
+                if key == "odom" or key in self._held:   # a sensor stamp far ahead would lock the stream out
+                    ahead = stamp - self.get_clock().now().nanoseconds
+                    if ahead > self.stale_ns:
+                        raise InputError(f"{key}: stamp {ahead * 1e-9:.4f} s in the future of the node clock (more "
+                                         f"than stale_timeout {self.stale_ns * 1e-9:g} s; use_sim_time mismatch?)")
+                held = self._held.get(key)
+                if held is not None:   # joint_states, motor_states: kept if newest, used by the next odom's cycle
+                    if not held.offer(stamp):
+                        self.diag.problem(key, f"{key}: stamp {stamp * 1e-9:.9f} s is not newer than the newest "
+                                          f"accepted {held.sample.stamp_ns * 1e-9:.9f} s; not used")
+                    return
+                self._stamps[key] = stamp
+                if key == "odom":
+                    self._try_command()
+                return
             if key in self._STATE_KEYS and stamp == self._last_cmd_stamp:
                 self._stamps[key] = stamp
                 self._answer_again(stamp)   # the simulator republished a state it waits on
@@ -107,10 +175,68 @@ class TrackingInputs:
 
     def _on_joint_states(self, msg) -> None:
         def parse():
-            self._matcher.gather(msg.name, msg.position, self._q, "joint_states.position")
-            self._matcher.gather(msg.name, msg.velocity, self._qd, "joint_states.velocity")
+            q, qd = self._held["joint_states"].scratch if self.latest else (self._q, self._qd)
+            self._matcher.gather(msg.name, msg.position, q, "joint_states.position")
+            self._matcher.gather(msg.name, msg.velocity, qd, "joint_states.velocity")
             return stamp_to_ns(msg.header.stamp)
         self._take("joint_states", parse)
+
+    # ------------------------------------------------------------------ input_policy latest
+    def _due_latest(self, needed) -> int | None:
+        """Under ``latest``: the cycle's time (the newest odom's stamp) with the held samples of
+        ``needed`` propagated to it into ``_q``, ``_qd`` (and ``_th``, ``_thd``), and every other
+        input of ``needed`` at most ``stale_timeout`` older; else None (reported, except while an
+        input has never arrived). A returned time is marked as commanded (``_last_cmd_stamp``)."""
+        s = self._stamps
+        t = s["odom"]
+        if t is None:
+            return None
+        if self._last_cmd_stamp is not None and t <= self._last_cmd_stamp:
+            self.diag.problem("odom", f"odom: stamp {t * 1e-9:.9f} s is not after the last cycle's "
+                              f"{self._last_cmd_stamp * 1e-9:.9f} s; no second command")
+            return None
+        for k in needed:
+            held = self._held.get(k)
+            if held is not None:
+                if held.sample.data is None:
+                    return None   # never arrived: waiting
+                got = held.take_into(t, *((self._q, self._qd) if k == "joint_states" else (self._th, self._thd)))
+                if got.__class__ is str:
+                    self.diag.problem(k, got)
+                    return None
+                s[k] = got
+            elif k != "odom":
+                if s[k] is None:
+                    return None
+                if t - s[k] > self.stale_ns:
+                    self.diag.problem(k, f"{k}: newest {(t - s[k]) * 1e-9:.4f} s older than the cycle time "
+                                      f"{t * 1e-9:.6f} s (stale_timeout {self.stale_ns * 1e-9:g} s); cycle skipped")
+                    return None
+        self._last_cmd_stamp = t
+        return t
+
+    def _record_used(self, t: int, needed) -> None:
+        """After a command stamped ``t``: the age of each input of ``needed`` (``t`` minus the stamp
+        it used) into the period's statistics, and ``~/inputs_used`` (0 = not used by this cycle)."""
+        st, s = self._used_stamps, self._stamps
+        st[0] = t
+        for i, k in enumerate(self._used_keys):
+            if k in needed and s[k] is not None:
+                st[i + 1] = s[k]
+                self._ages.add(i, t - s[k])
+            else:
+                st[i + 1] = 0
+        self._used.publish(st)
+
+    def _age_summary(self) -> None:
+        """Every second under ``latest``: the ages per stream (notes ``input_age[<topic>]``), WARN
+        with the last problem if a cycle was skipped in the period, else OK."""
+        self.diag.notes.update(self._ages.notes())
+        skipped = self.diag.counters["cycles_skipped"]
+        bad, self._skipped_at_summary = skipped > self._skipped_at_summary, skipped
+        self.diag.publish_status(DiagnosticStatus.WARN if bad and self.diag.last_problem else DiagnosticStatus.OK,
+                                 self.diag.last_problem if bad and self.diag.last_problem
+                                 else "publishing (input_policy latest)")
 
     def _on_reference(self, msg) -> None:
         self._take("reference", lambda: self._ref_decoder.decode(msg, self._Cd, self._Vd, self._Qd))

@@ -117,7 +117,7 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
 
     from ..nodes.actuated_controller_node import ActuatedControllerNode
     from ..nodes.actuated_sim_node import ActuatedSimNode
-    from .loop_session import LockstepSession
+    from .loop_session import LOCKSTEP_INPUTS, LockstepSession
     from ..nodes.geodyn_node import GeodynNode
     from ..nodes.reference_node import ReferenceNode
     from ..inputs.tracking_inputs import GAINS
@@ -135,10 +135,10 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
         sim = run.add(ActuatedSimNode, {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep,
                                         "lockstep": True, "command_timeout": float(command_timeout), **fp, **start})
         run.add(ReferenceNode, {**sim_t, "order": 2})
-        run.add(GeodynNode, {**sim_t, **fp, "urdf_path": urdf, "order": 2, "input_mode": "reference",
+        run.add(GeodynNode, {**sim_t, **fp, **LOCKSTEP_INPUTS, "urdf_path": urdf, "order": 2, "input_mode": "reference",
                              "output_representation": "body", "locked_joints": ",".join(cfg.locked_joints(urdf))})
         ctrl_node = run.add(ActuatedControllerNode, {
-            **sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2,
+            **sim_t, **fp, **LOCKSTEP_INPUTS, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2,
             "feedforward_order": 2 if level is None else level, "use_feedforward": level is not None,
             **{k: float(getattr(gains, k)) for k in GAINS}})
         rec = run.record(sim.model.joint_names, motor_states=True, commands=True, diagnostics=True)

@@ -95,7 +95,7 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
 
     from ..nodes.controller_node import ControllerNode
     from ..nodes.geodyn_node import GeodynNode
-    from .loop_session import LockstepSession
+    from .loop_session import LOCKSTEP_INPUTS, LockstepSession
     from ..nodes.reference_node import ReferenceNode
     from ..nodes.sim_node import SimNode
     from ..inputs.tracking_inputs import GAINS
@@ -107,8 +107,9 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
         sim = run.add(SimNode, {"urdf_path": urdf, "timestep": timestep, "lockstep": True,
                                 "command_timeout": float(command_timeout), **fp, **table3_start_parameters()})
         run.add(ReferenceNode, {**sim_t, "order": order})
-        run.add(GeodynNode, {**sim_t, **fp, "urdf_path": urdf, "order": order, "input_mode": "reference"})
-        run.add(ControllerNode, {**sim_t, **fp, "urdf_path": urdf, "use_feedforward": use_feedforward,
+        run.add(GeodynNode, {**sim_t, **fp, **LOCKSTEP_INPUTS, "urdf_path": urdf, "order": order,
+                             "input_mode": "reference"})
+        run.add(ControllerNode, {**sim_t, **fp, **LOCKSTEP_INPUTS, "urdf_path": urdf, "use_feedforward": use_feedforward,
                                  **{k: float(getattr(gains, k)) for k in GAINS}})
         rec = run.record(sim.model.joint_names)
         _, last, _ = run.spin(sim, duration, timestep, wall_timeout=wall_timeout, progress=progress,

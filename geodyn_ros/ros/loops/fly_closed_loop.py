@@ -129,6 +129,7 @@ def node_parameters(setup: dict, vehicle, reference: str, model: dict) -> dict:
     runs on simulated time; the simulator is lock-step at the file's control period."""
     rank, prep = setup["rank"], setup["prep"]
     vehicle = os.fspath(Path(vehicle).resolve())
+    from .loop_session import LOCKSTEP_INPUTS
     sim_t = {"use_sim_time": True}
     with_model = {**model, "actuation_config": vehicle}
     out = {"geodyn_actuated_sim": {**with_model, "use_sim_time": False, "lockstep": True,
@@ -136,14 +137,15 @@ def node_parameters(setup: dict, vehicle, reference: str, model: dict) -> dict:
            "geodyn_reference": {**sim_t, **with_model, "order": ORDER, "trajectory": "vehicle",
                                 "vehicle_reference": str(reference)}}
     if rank == 4:
-        out["geodyn_node"] = {**sim_t, **with_model, "order": ORDER, "input_mode": "flat"}
-        out[CONTROLLER[4]] = {**sim_t, **with_model, "order": ORDER, "level": setup["level"], **setup["gains"]}
+        out["geodyn_node"] = {**sim_t, **LOCKSTEP_INPUTS, **with_model, "order": ORDER, "input_mode": "flat"}
+        out[CONTROLLER[4]] = {**sim_t, **LOCKSTEP_INPUTS, **with_model, "order": ORDER, "level": setup["level"],
+                              **setup["gains"]}
     else:
         locked = prep["cfg"].locked_joints(prep["urdf"])
-        out["geodyn_node"] = {**sim_t, **model, "order": ORDER, "input_mode": "reference",
+        out["geodyn_node"] = {**sim_t, **LOCKSTEP_INPUTS, **model, "order": ORDER, "input_mode": "reference",
                               "output_representation": "body", "locked_joints": ",".join(locked)}
         lv = setup["level"]
-        out[CONTROLLER[6]] = {**sim_t, **with_model, "order": ORDER, "use_feedforward": lv != "pd",
+        out[CONTROLLER[6]] = {**sim_t, **LOCKSTEP_INPUTS, **with_model, "order": ORDER, "use_feedforward": lv != "pd",
                               "feedforward_order": 2 if lv == "pd" else int(lv[-1]), **setup["gains"]}
     # an empty list has no ROS parameter type (n = 0 joints, no elastic joint): the node's default
     return {name: {k: v for k, v in p.items() if not (isinstance(v, list) and not v)} for name, p in out.items()}

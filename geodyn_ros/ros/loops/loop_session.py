@@ -14,7 +14,13 @@ import os
 
 import numpy as np
 
-__all__ = ["LockstepSession", "LoopRecorder", "add_ros_options", "check_ros_options", "isolate_unless"]
+__all__ = ["LOCKSTEP_INPUTS", "LockstepSession", "LoopRecorder", "add_ros_options", "check_ros_options",
+           "isolate_unless"]
+
+#: the input parameters every lock-step runner gives geodyn_node and the controllers: the stamp pairing
+#: (``input_policy: exact``, so a run is bit-identical to the in-process loop) over reliable sensor
+#: subscriptions (the simulator's odom and joint_states are never lost; geodyn_ros.ros.inputs.latest_inputs)
+LOCKSTEP_INPUTS = {"input_policy": "exact", "sensor_reliability": "reliable"}
 
 
 class LoopRecorder:

@@ -115,7 +115,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
     from geodyn_ros.trajectories import figure_eight_reference
 
     from ..nodes.actuated_sim_node import ActuatedSimNode
-    from .loop_session import LockstepSession
+    from .loop_session import LOCKSTEP_INPUTS, LockstepSession
     from ..nodes.flat_controller_node import GAINS, FlatControllerNode
     from ..nodes.geodyn_node import GeodynNode
     from ..wire.jets import decode_rotor_speed_jet
@@ -135,7 +135,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
                                         "lockstep": True, "command_timeout": float(command_timeout), **fp, **start})
         run.add(ReferenceNode, {**sim_t, "order": 2, "trajectory": "figure_eight", "speed": float(speed)})
         lqr = row.startswith("lqr")
-        run.add(GeodynNode, {**sim_t, **fp, "urdf_path": urdf, "order": 2, "input_mode": "flat",
+        run.add(GeodynNode, {**sim_t, **fp, **LOCKSTEP_INPUTS, "urdf_path": urdf, "order": 2, "input_mode": "flat",
                              "actuation_config": cfg_path, "publish_linearization": lqr})
         if lqr:
             law = {"feedback": "lqr", "level": "ff2", "gain_thread": row == "lqr_thread", "control_period": timestep,
@@ -143,8 +143,8 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
         else:
             law = {"level": row, **{k: (list(getattr(gains, k)) if k in ("kp_rotation", "kd_rotation")
                                         else float(getattr(gains, k))) for k in GAINS}}
-        ctrl_node = run.add(FlatControllerNode, {**sim_t, **fp, "urdf_path": urdf, "actuation_config": cfg_path,
-                                                 "order": 2, **law})
+        ctrl_node = run.add(FlatControllerNode, {**sim_t, **fp, **LOCKSTEP_INPUTS, "urdf_path": urdf,
+                                                 "actuation_config": cfg_path, "order": 2, **law})
         model = ctrl_node.model
         gain_chain, gains_used = [], {}
         if lqr:   # record which gains were computed and used (the thread's progress is wall clock)

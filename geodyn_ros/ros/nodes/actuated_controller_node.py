@@ -21,6 +21,11 @@ Publishes
     ``cmd/joint_effort/<joint>`` (gz ApplyJointForce);
     ``/diagnostics``: counters ``rotor_saturations`` and ``motor_saturations`` (commands clipped
     to ``[0, max_rot_velocity]`` and ``+-max_motor_torque``), and WARN while clipping.
+``input_policy`` (:mod:`geodyn_ros.ros.inputs.latest_inputs`): ``latest`` (default) computes a command
+per accepted ``odom``, stamped with it, with the newest ``joint_states`` and ``motor_states``
+propagated to that stamp (within ``joint_states_max_age`` / ``motor_states_max_age``) and the newest
+reference and jet (within ``stale_timeout``); ``exact`` keeps the stamp pairing (``sync_stamps``) of
+lock-step simulators. ``~/inputs_used`` names the stamps each command used.
 ``odom_startup_discard`` [s] ignores the first odometry after start-up (gz-sim's
 OdometryPublisher differentiates poses with a moving window that starts from a zero pose: its
 first ~10 messages carry linear velocities of 100-1000 m/s; its angular velocity is a 10-sample
@@ -121,21 +126,25 @@ class ActuatedControllerNode(ActuatorInputs, TrackingInputs, Node):
         self.frame_prefix = check_frame_prefix(p["frame_prefix"])
         self.base_frame = None   # frame_prefix + base link, set by _setup_model
         self.elastic = p["elastic_joints"]
-        self.sync = p["sync_stamps"]
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
+        self._stamps = {k: None for k in ("odom", "joint_states", "motor_states", "reference", "jet")}
+        qos_sensor, qos_in = self._init_input_policy(p, {"odom": "odom", "joint_states": "joint_states",
+                                                         "motor_states": "motor_states", "reference": "reference",
+                                                         "jet": "feedforward/jet"}, p["qos_depth"])
         self._init_odom_discard(p["odom_startup_discard"])
         self._setup_motor_inputs(cfg.elastic.joints)
-        self._stamps = {k: None for k in ("odom", "joint_states", "motor_states", "reference", "jet")}
         self._last_cmd_stamp = None
         self._last_cmd = None   # (stamp, omega, u) last published: re-sent to a republished state
         self._rigid_idx = np.zeros(0, dtype=np.intp)   # model indices of the rigid joints after the motors
 
         qos = control_qos(p["qos_depth"])
-        self._subscribe_tracking_inputs(qos)
+        self._subscribe_tracking_inputs(qos_sensor, qos_in)
         if self.elastic:
-            self.create_subscription(JointState, "motor_states", guard(self, self._on_motor_states, "motor_states"), qos)
+            self.create_subscription(JointState, "motor_states", guard(self, self._on_motor_states, "motor_states"),
+                                     qos_sensor)
         # subscribed even without use_feedforward, which can be switched on at run time
-        self.create_subscription(Float64MultiArray, "feedforward/jet", guard(self, self._on_jet, "feedforward/jet"), qos)
+        self.create_subscription(Float64MultiArray, "feedforward/jet", guard(self, self._on_jet, "feedforward/jet"),
+                                 qos_in)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.commands = ActuatorCommandPublisher(self, cfg.elastic.joints, qos, p["per_joint_effort_topics"])
         self.pub_rotors, self.pub_motors = self.commands.rotors, self.commands.motors
@@ -219,7 +228,7 @@ class ActuatedControllerNode(ActuatorInputs, TrackingInputs, Node):
     def _try_command(self) -> None:
         needed = ["odom", "joint_states", "reference"] + (["motor_states"] if self.elastic else []) + \
             (["jet"] if self.use_ff else [])
-        state = self._due_state(needed)
+        state = self._due_latest(needed) if self.latest else self._due_state(needed)
         if state is None:
             return
         th, thd = (self._th, self._thd) if self.elastic else (self._q[self.ctrl.idx], self._qd[self.ctrl.idx])
@@ -231,6 +240,7 @@ class ActuatedControllerNode(ActuatorInputs, TrackingInputs, Node):
             self.diag.problem("command", f"no command: {exc}")
             return
         self._publish_command(state, cmd)
+        self._record_used(state, needed)
 
 
 def main(args=None) -> int:

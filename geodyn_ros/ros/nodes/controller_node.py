@@ -10,9 +10,13 @@ and ``cmd/joint_efforts`` (``JointState`` with ``effort``), stamped with the sta
 with ``per_joint_effort_topics`` also one ``std_msgs/Float64`` per joint on
 ``cmd/joint_effort/<joint>`` (the Gazebo joint-controller convention).
 
-With ``sync_stamps`` (default) a command is computed only from a state, reference and
-feedforward that share one stamp (exact lock-step with the simulator); otherwise each new
-state is combined with the latest other inputs if they are within ``stale_timeout``.
+``input_policy`` (:mod:`geodyn_ros.ros.inputs.latest_inputs`): ``latest`` (default, real sensors)
+computes one command per accepted ``odom``, stamped with it, from the newest ``joint_states``
+propagated to that stamp (within ``joint_states_max_age``) and the newest reference and
+feedforward (within ``stale_timeout``); ``exact`` (lock-step simulators): with ``sync_stamps``
+(default) a command is computed only from a state, reference and feedforward that share one
+stamp; otherwise each new state is combined with the latest other inputs if they are within
+``stale_timeout``. ``~/inputs_used`` names the stamps each command used.
 
 The model (joint names and base link) comes from ``robot_description`` / ``urdf_path`` or,
 with neither set, from the ``robot_description`` topic, with the rules of
@@ -37,6 +41,7 @@ from ..wire.conversions import parse_body_wrench, set_stamp, stamp_to_ns, write_
 from ..common.diagnostics import DiagnosticsReporter, guard, guard_time_source
 from ..common.description import TOPIC_PARAMETER, ModelSource
 from ..common.params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
+from ..inputs.latest_inputs import POLICY_PARAMETERS, RELIABILITY_PARAMETERS
 from ..inputs.tracking_inputs import GAINS, TrackingInputs
 from ..common.runtime import control_qos, run_nodes
 
@@ -56,8 +61,11 @@ PARAMETERS = {
     "kd_rotation": (6.0, "Base angular-velocity damping [N m s/rad]."),
     "kp_joint": (40.0, "Joint stiffness [N m/rad]."),
     "kd_joint": (0.5, "Joint damping [N m s/rad]."),
-    "sync_stamps": (True, "Combine only inputs with the same stamp (lock-step simulation)."),
-    "stale_timeout": (0.1, "Without sync_stamps: oldest usable reference/feedforward [s]."),
+    **POLICY_PARAMETERS,
+    **RELIABILITY_PARAMETERS,
+    "sync_stamps": (True, "input_policy exact: combine only inputs with the same stamp (lock-step simulation)."),
+    "stale_timeout": (0.1, "input_policy latest, or exact without sync_stamps: oldest usable reference/feedforward "
+                      "[s] relative to the state."),
     "per_joint_effort_topics": (False, "Also publish std_msgs/Float64 on cmd/joint_effort/<joint>."),
     "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: cmd/wrench header.frame_id and the odom "
                      "child_frame_id / feedforward/wrench frame_id checks."),
@@ -80,19 +88,20 @@ class ControllerNode(TrackingInputs, Node):
         self.use_ff = p["use_feedforward"]
         self.frame_prefix = check_frame_prefix(p["frame_prefix"])
         self.base_frame = None   # frame_prefix + base link, set by _setup_model
-        self.sync = p["sync_stamps"]
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
         self._stamps = {"odom": None, "joint_states": None, "reference": None,
                         "ff_wrench": None, "ff_efforts": None}
         self._last_cmd_stamp = None
-
+        qos_sensor, qos_in = self._init_input_policy(p, {"odom": "odom", "joint_states": "joint_states",
+                                                         "reference": "reference", "ff_wrench": "feedforward/wrench",
+                                                         "ff_efforts": "feedforward/joint_efforts"}, p["qos_depth"])
         qos = control_qos(p["qos_depth"])
-        self._subscribe_tracking_inputs(qos)
+        self._subscribe_tracking_inputs(qos_sensor, qos_in)
         # subscribed even without use_feedforward, which can be switched on at run time
         self.create_subscription(WrenchStamped, "feedforward/wrench",
-                                 guard(self, self._on_ff_wrench, "feedforward/wrench"), qos)
+                                 guard(self, self._on_ff_wrench, "feedforward/wrench"), qos_in)
         self.create_subscription(JointState, "feedforward/joint_efforts",
-                                 guard(self, self._on_ff_efforts, "feedforward/joint_efforts"), qos)
+                                 guard(self, self._on_ff_efforts, "feedforward/joint_efforts"), qos_in)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.pub_wrench = self.create_publisher(WrenchStamped, "cmd/wrench", qos)
         self.pub_efforts = self.create_publisher(JointState, "cmd/joint_efforts", qos)
@@ -146,18 +155,23 @@ class ControllerNode(TrackingInputs, Node):
     def _try_command(self) -> None:
         s = self._stamps
         needed = ["odom", "joint_states", "reference"] + (["ff_wrench", "ff_efforts"] if self.use_ff else [])
-        if any(s[k] is None for k in needed):
-            return
-        state = s["joint_states"]
-        if self.sync:
-            if any(s[k] != state for k in needed) or state == self._last_cmd_stamp:
+        if self.latest:
+            state = self._due_latest(needed)
+            if state is None:
                 return
         else:
-            if state == self._last_cmd_stamp:
+            if any(s[k] is None for k in needed):
                 return
-            if any(state - s[k] > self.stale_ns for k in needed):
-                return
-        self._last_cmd_stamp = state
+            state = s["joint_states"]
+            if self.sync:
+                if any(s[k] != state for k in needed) or state == self._last_cmd_stamp:
+                    return
+            else:
+                if state == self._last_cmd_stamp:
+                    return
+                if any(state - s[k] > self.stale_ns for k in needed):
+                    return
+            self._last_cmd_stamp = state
         Vbd = Ad_inv(self._Cd) @ self._Vd[0]
         W, tau = tracking_command(self.gains, self._C, self._Vb, self._q, self._qd, self._Cd, Vbd,
                                   self._Qd[0], self._Qd[1],
@@ -175,6 +189,7 @@ class ControllerNode(TrackingInputs, Node):
         self.pub_efforts.publish(e)
         for pub, v in zip(self.pub_per_joint, tau):
             pub.publish(Float64(data=float(v)))
+        self._record_used(state, needed)
         self.diag.ok()
 
 

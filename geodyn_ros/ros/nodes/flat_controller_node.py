@@ -48,9 +48,10 @@ reason, the old one kept).
 Start-up errors (one line naming the parameter): a rotor set that is not collinear or fully
 actuated, an ``order`` below the level's, bad gains or ``level``, an unknown ``feedback``, a bad
 ``lqr_weights`` file, ``gain_rate_hz``, ``riccati_steps``, ``control_period`` or ``gain_timeout``. Nothing NaN is published: a
-cycle whose inputs or command are not finite is skipped and reported. Inputs are combined by
-stamp (``sync_stamps``, lock-step) or by age (``stale_timeout``), as in
-``geodyn_actuated_controller``.
+cycle whose inputs or command are not finite is skipped and reported. Inputs are combined as in
+``geodyn_actuated_controller``: ``input_policy`` ``latest`` (default: a command per ``odom``, the
+newest ``joint_states`` and ``motor_states`` propagated to its stamp) or ``exact`` (by stamp with
+``sync_stamps``, lock-step, or by age, ``stale_timeout``); :mod:`geodyn_ros.ros.inputs.latest_inputs`.
 """
 from __future__ import annotations
 
@@ -171,10 +172,10 @@ class FlatControllerNode(ActuatorInputs, TrackingInputs, Node):
         self.frame_prefix = check_frame_prefix(p["frame_prefix"])
         self.base_frame = None
         self.elastic = p["elastic_joints"]
-        self.sync = p["sync_stamps"]
         self.stale_ns = int(round(p["stale_timeout"] * 1e9))
         self._stamps = {k: None for k in ("odom", "joint_states", "motor_states", "flat_reference",
                                            "desired/state", "feedforward/flat_jet", "linearization")}
+        qos_sensor, qos_in = self._init_input_policy(p, {k: k for k in self._stamps}, p["qos_depth"])
         self.gain_thread = p["gain_thread"]
         self.gain_timeout_ns = int(round(p["gain_timeout"] * 1e9))
         self.online = None   # OnlineGains (feedback lqr), set with the model
@@ -184,23 +185,24 @@ class FlatControllerNode(ActuatorInputs, TrackingInputs, Node):
         self._last_cmd_stamp = None
         self._last_cmd = None   # (stamp, omega, u) last published: re-sent to a republished state
         qos = control_qos(p["qos_depth"])
-        self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos)
-        self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"), qos)
+        self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos_sensor)
+        self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"),
+                                 qos_sensor)
         if self.elastic:
             self.create_subscription(JointState, "motor_states", guard(self, self._on_motor_states, "motor_states"),
-                                     qos)
+                                     qos_sensor)
         self.create_subscription(Float64MultiArray, "flat_reference",
-                                 guard(self, self._on_flat_reference, "flat_reference"), qos)
+                                 guard(self, self._on_flat_reference, "flat_reference"), qos_in)
         self.create_subscription(Float64MultiArray, "desired/state", guard(self, self._on_desired, "desired/state"),
-                                 qos)
+                                 qos_in)
         self.create_subscription(Float64MultiArray, "feedforward/flat_jet",
-                                 guard(self, self._on_flat_jet, "feedforward/flat_jet"), qos)
+                                 guard(self, self._on_flat_jet, "feedforward/flat_jet"), qos_in)
         if self.lqr:
             from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
             from std_msgs.msg import String
             topic = p["linearization_topic"]
             self.create_subscription(Float64MultiArray, topic, guard(self, self._on_linearization, "linearization"),
-                                     qos)
+                                     qos_in)
             latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                                  durability=DurabilityPolicy.TRANSIENT_LOCAL)
             self.create_subscription(String, topic.rstrip("/") + "/labels",
@@ -254,6 +256,7 @@ class FlatControllerNode(ActuatorInputs, TrackingInputs, Node):
         self._matcher = JointNameMatcher(model.joint_names)
         self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)
         self._q, self._qd = np.zeros(n), np.zeros(n)
+        self._hold("joint_states", n)
         self._setup_motor_inputs(self.cfg.elastic.joints)
         self._flat_decoder = FlatReferenceDecoder(model.joint_names, 0)
         self._com, self._yaw, self._Qd = np.zeros((5, 3)), np.zeros(3), np.zeros((3, n))
@@ -401,7 +404,7 @@ class FlatControllerNode(ActuatorInputs, TrackingInputs, Node):
             (["motor_states"] if self.elastic else [])
         if self.lqr and (not self.gain_thread or self.online.gain() is None):
             needed.append("linearization")   # every cycle's, or (gain thread) the first one
-        state = self._due_state(needed)
+        state = self._due_latest(needed) if self.latest else self._due_state(needed)
         if state is None:
             return
         C_d, V_d = self._desired
@@ -420,6 +423,7 @@ class FlatControllerNode(ActuatorInputs, TrackingInputs, Node):
             self.diag.problem("command", f"no command: {exc}")
             return
         self._publish_command(state, cmd)
+        self._record_used(state, needed)
 
 
     # ------------------------------------------------------------------ LQR

@@ -103,6 +103,11 @@ Inputs:
   ``mixed`` reference acceleration applied at a measured pose that differs from the
   reference pose would give a different spatial acceleration.)
 
+Measured mode, ``input_policy: latest`` (default; :mod:`geodyn_ros.ros.inputs.latest_inputs`): a
+cycle per accepted ``odom`` at its stamp (``rate_hz > 0``: every tick at the node clock, the odom
+propagated too), the newest ``joint_states`` propagated to it within ``joint_states_max_age``, the
+reference sampled as below; ``~/inputs_used`` names each cycle's input stamps (only while
+subscribed). ``input_policy: exact`` (lock-step simulators) is the stamp pairing that follows.
 A cycle runs on every new input set (``rate_hz: 0``) or on a timer (``rate_hz > 0``: the newest
 set not yet used). The inputs of a set belong together by stamp (:mod:`geodyn_ros.ros.inputs.input_sync`):
 in reference and flat modes a set is one reference message; in measured mode it is an ``odom`` and
@@ -157,6 +162,7 @@ from ..wire.fast_inputs import FastFlatReference, FastJointState, FastOdometry, 
 from ..wire.jets import FlatReferenceDecoder, ReferenceDecoder
 from ..wire.raw_outputs import readonly_views
 from ..inputs.input_sync import PairMatcher, TopicBuffer, buffer_depth, input_entry, select_reference
+from ..inputs.latest_inputs import AgeStats, InputsUsed, MeasuredLatest, max_age_ns
 from ..inputs.plausibility import LIMIT_NAMES, check_plausible, check_plausible_flat
 from .geodyn_outputs import FeedforwardOutputs
 from .geodyn_params import PARAMETERS, check_parameters, load_model, node_gravity
@@ -205,6 +211,9 @@ class GeodynNode(FeedforwardOutputs, Node):
         self.flat = self.mode == "flat"
         self._ref_topic = "flat_reference" if self.flat else "reference"
         self._topics = (self._ref_topic, "odom", "joint_states") if self.mode == "measured" else (self._ref_topic,)
+        # input_policy latest (measured mode): one cycle per odom, the newest joint_states propagated (latest_inputs)
+        self.latest = self.mode == "measured" and p["input_policy"] == "latest"
+        self._state = MeasuredLatest(max_age_ns(p, "odom"), max_age_ns(p, "joint_states")) if self.latest else None
         self._bufs = {}            # topic -> TopicBuffer (input_sync), made by _setup_model
         self._set = None           # the input set of the next cycle (None: no new set)
         self._last_now = -1
@@ -213,7 +222,13 @@ class GeodynNode(FeedforwardOutputs, Node):
         self._started = None       # (wall time [s], cycles published) at the first summary with an output
 
         qos_in = control_qos(p["input_depth"], p["input_reliability"])
-        self._create_publishers(control_qos(p["qos_depth"], p["output_reliability"]), bool(p["actuation_config"]))
+        qos_sensor = control_qos(p["input_depth"], p["sensor_reliability"])
+        qos_out = control_qos(p["qos_depth"], p["output_reliability"])
+        self._create_publishers(qos_out, bool(p["actuation_config"]))
+        if self.mode == "measured":   # per cycle: the stamps of the inputs used (only while subscribed), their ages
+            self._used = InputsUsed(self, ("odom", "joint_states", "reference"), qos_out)
+            self._used_subs = self._used.pub.handle.get_subscription_count
+            self._ages = AgeStats(("odom", "joint_states", "reference"))
 
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: feedforward", "",
                                         rate=p["diagnostics_rate"])
@@ -235,7 +250,8 @@ class GeodynNode(FeedforwardOutputs, Node):
                      "odom": (Odometry, self._on_odom), "joint_states": (JointState, self._on_joint_states)}
         for topic in self._topics:
             msg_type, cb = callbacks[topic]
-            self.create_subscription(msg_type, topic, guard(self, cb, topic), qos_in, raw=True)
+            self.create_subscription(msg_type, topic, guard(self, cb, topic),
+                                     qos_sensor if topic in ("odom", "joint_states") else qos_in, raw=True)
         self._js_names = name_cache()
         guard_time_source(self)
         self.get_logger().info(f"input_mode {self.mode}: computes from {', '.join(self._topics)}"
@@ -316,6 +332,8 @@ class GeodynNode(FeedforwardOutputs, Node):
                 b.reset()
             if self.mode == "measured" and self._bufs:
                 self._pair.reset()
+            if self.latest:
+                self._state.reset()
             self._set = None
         self._last_now = now
         return now
@@ -349,6 +367,13 @@ class GeodynNode(FeedforwardOutputs, Node):
             return
         if self.mode != "measured":
             self._set = (stamp, entry)
+        elif self.latest:   # a cycle per odom (latest_inputs); the reference is sampled by the cycle
+            if topic == "reference":
+                return
+            self._state.offer(topic, stamp, entry)
+            if topic != "odom":
+                return
+            self._set = stamp
         elif topic != "reference":   # the reference is sampled by the cycle, not matched
             pair = self._pair.match(buf)
             if pair is None:
@@ -413,8 +438,8 @@ class GeodynNode(FeedforwardOutputs, Node):
         return sec * 1_000_000_000 + nsec
 
     def _on_timer(self) -> None:
-        self.model_source.poll()
-        if self.model is not None and self._set is not None:
+        self.model_source.poll()   # (latest: a cycle every tick once an odom has come, at the node clock)
+        if self.model is not None and (self._set is not None or self.latest and self._state.odom.data is not None):
             self._cycle()
 
     def _summary(self) -> None:
@@ -428,6 +453,8 @@ class GeodynNode(FeedforwardOutputs, Node):
         if self.model is None:
             return   # the model source reports "waiting for robot_description" at the same period
         unseen = [t for t in self._topics if not self._bufs[t].received]
+        if self.mode == "measured":   # the age of each input over the period (latest_inputs.AgeStats)
+            self.diag.notes.update(self._ages.notes())
         if unseen and not self.diag.last_problem:
             self.diag.publish_status(DiagnosticStatus.WARN, f"waiting for {', '.join(unseen)}")
         else:
@@ -482,6 +509,46 @@ class GeodynNode(FeedforwardOutputs, Node):
                               + "); set skipped")
         return sel
 
+    def _measured_set(self, inputs, now: int):
+        """The measured cycle's ``(stamp, t_odom, t_js, t_ref, reference entry)``, its state written
+        into ``_C_meas``, ``_V_in[0]``, ``_Q_in[:2]``; or None (reported). ``input_policy`` exact:
+        ``inputs`` = the matched pair's stamps (input_sync); latest: the odom stamp, or (timer) the
+        node clock ``now`` as the cycle's time (latest_inputs)."""
+        if self.latest:
+            timer = not self._rate_zero
+            t = now if timer else inputs
+            got = self._state.state_at(t, timer, self._C_meas, self._V_in[0], self._Q_in[0], self._Q_in[1])
+            if got.__class__ is str:
+                self.diag.problem(got[:got.index(":")], got)
+                return None
+            t_odom, t_js = got
+            if not timer and abs(now - t) > self.stale_ns and not self._fresh("odom", t, now):
+                return None
+            stamp = t
+        else:
+            t_odom, t_js = inputs
+            stamp = max(t_odom, t_js)
+            if not (abs(now - t_odom) <= self.stale_ns >= abs(now - t_js)   # both fresh, else _fresh reports
+                    or self._fresh("odom", t_odom, now) and self._fresh("joint_states", t_js, now)):
+                return None
+        sel = self._reference_for(stamp)
+        if sel is None:
+            return None
+        t_ref, e = sel
+        if abs(now - t_ref) > self.stale_ns and not self._fresh("reference", t_ref, now):
+            return None
+        if self._convert_ref and not e.converted and not self._convert_reference(e):
+            return None
+        if self.skew_ns:   # (input_policy exact only: check_parameters)
+            stamps = (t_odom, t_js, t_ref)
+            if max(stamps) - min(stamps) > self.skew_ns:
+                self.diag.problem("skew", f"inputs not within max_input_skew {self.skew_ns * 1e-9:g} s "
+                                  f"(odom, joint_states, reference stamps span "
+                                  f"{(max(stamps) - min(stamps)) * 1e-9:.6f} s); set skipped")
+                return None
+            stamp = min(stamps)
+        return stamp, t_odom, t_js, t_ref, e
+
     def _cycle(self, now: int | None = None) -> None:
         """One cycle on the input set ``_set``; ``now``: the node clock [ns] read by the triggering
         callback (else read here)."""
@@ -499,27 +566,10 @@ class GeodynNode(FeedforwardOutputs, Node):
                 return
             C, V, Q = e.C, e.V_sp, e.Q
         else:
-            t_odom, t_js = inputs
-            stamp = max(t_odom, t_js)
-            if not (abs(now - t_odom) <= self.stale_ns >= abs(now - t_js)   # both fresh, else _fresh reports
-                    or self._fresh("odom", t_odom, now) and self._fresh("joint_states", t_js, now)):
+            got = self._measured_set(inputs, now)
+            if got is None:
                 return
-            sel = self._reference_for(stamp)
-            if sel is None:
-                return
-            t_ref, e = sel
-            if abs(now - t_ref) > self.stale_ns and not self._fresh("reference", t_ref, now):
-                return
-            if self._convert_ref and not e.converted and not self._convert_reference(e):
-                return
-            if self.skew_ns:
-                stamps = (t_odom, t_js, t_ref)
-                if max(stamps) - min(stamps) > self.skew_ns:
-                    self.diag.problem("skew", f"inputs not within max_input_skew {self.skew_ns * 1e-9:g} s "
-                                      f"(odom, joint_states, reference stamps span "
-                                      f"{(max(stamps) - min(stamps)) * 1e-9:.6f} s); set skipped")
-                    return
-                stamp = min(stamps)
+            stamp, t_odom, t_js, t_ref, e = got
             C, V, Q = self._C_meas, self._V_in, self._Q_in
             V[1:] = e.V_sp[1:]  # the reference's spatial jet (converted at the reference pose) above V^(0)
             Q[2:] = e.Q[2:]     # and its joint jet above q, qdot
@@ -546,6 +596,13 @@ class GeodynNode(FeedforwardOutputs, Node):
                                   f"{self.output_representation}: {exc}")
                 return
         self._publish(stamp, W0_body if wrench_subs else None, W_out, tau, jet)
+        if C is self._C_meas:   # measured mode: the ages and (if subscribed) the stamps of the inputs used
+            ages = self._ages
+            ages.add(0, stamp - t_odom)
+            ages.add(1, stamp - t_js)
+            ages.add(2, stamp - t_ref)
+            if self._used_subs():
+                self._used.publish((stamp, t_odom, t_js, t_ref))
         if self.publish_linearization and not self._publish_linearization(stamp, C, V, Q, W, W0_body, tau):
             return  # the feedforward went out; the failed linearization counts as a skipped cycle
         self.diag.ok()

@@ -14,6 +14,7 @@ from geodyn_ros.algorithms.representations import REPRESENTATIONS
 
 from ..common.description import TOPIC_PARAMETER
 from ..inputs.input_sync import DEFAULT_TOLERANCE
+from ..inputs.latest_inputs import DEFAULT_MAX_AGE, POLICY_PARAMETERS, RELIABILITY_PARAMETERS, check_policy_parameters
 from ..common.params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, locked_joints_list
 
 __all__ = ["PARAMETERS", "check_parameters", "load_model", "node_gravity", "warm_cycles"]
@@ -45,9 +46,7 @@ PARAMETERS = {
     "input_depth": (10, "Keep-last depth of the inputs (odom, joint_states, reference, flat_reference): "
                     "the samples the transport keeps while the node's thread is busy, so a stall of up "
                     "to this many input periods (10 ms at 1 kHz) delays outputs instead of losing them."),
-    "input_reliability": ("reliable", "QoS reliability of the input subscriptions: 'reliable' or "
-                          "'best_effort' (matches reliable and best-effort publishers alike; a sample lost "
-                          "on the wire is not resent and costs its cycle; less CPU per cycle)."),
+    **RELIABILITY_PARAMETERS,
     "output_reliability": ("reliable", "QoS reliability of the outputs: 'reliable' (a reliable or best-effort "
                            "subscriber receives them) or 'best_effort' (less CPU per cycle, no resending; a "
                            "reliable subscriber does not match and receives nothing)."),
@@ -61,12 +60,17 @@ PARAMETERS = {
     "max_input_magnitude": (1e9, "Plausibility limit: every other entry of the input jets (joint "
                             "positions and higher derivatives; spatial twist rows are allowed "
                             "(1 + |p|) times this)."),
-    "max_input_skew": (0.0, "measured mode: > 0 combines only inputs (odom, joint_states, reference) "
+    "max_input_skew": (0.0, "measured mode, input_policy exact only: > 0 combines only inputs (odom, joint_states, reference) "
                        "whose stamps lie within this many seconds of each other, and stamps the "
                        "output with the oldest; 0 = off (the reference may be up to stale_timeout older "
                        "than the state; output stamped with the state)."),
-    "sync_tolerance": (DEFAULT_TOLERANCE, "measured mode: largest stamp difference [s] of an odom and "
-                       "joint_states pair (approximate-time matching; each message used once). Default "
+    **POLICY_PARAMETERS,
+    "odom_max_age": (DEFAULT_MAX_AGE, "measured mode, input_policy latest with rate_hz > 0: largest |age| [s] of "
+                     "the newest odom at the timer's cycle time (propagated over its age with its twist; older is "
+                     "refused). Default 0.02: two periods of a 100 Hz estimator."),
+    "sync_tolerance": (DEFAULT_TOLERANCE, "measured mode: how much later [s] than the cycle a reference may be "
+                       "stamped and still be used; with input_policy exact also the largest stamp difference of an "
+                       "odom and joint_states pair (approximate-time matching; each message used once). Default "
                        "0.4 ms: below half the period of 1 kHz streams, so neighbour samples never pair."),
     "publish_linearization": (False, "Publish ~/linearization (A, B of gd.linearize about the "
                               "cycle's state and feedforward input, for an MPC) and the latched "
@@ -112,7 +116,11 @@ def check_parameters(p: dict) -> None:
         raise ConfigurationError(f"parameter 'rate_hz': must be >= 0, got {p['rate_hz']}")
     if not (np.isfinite(p["stale_timeout"]) and p["stale_timeout"] > 0):
         raise ConfigurationError(f"parameter 'stale_timeout': must be > 0 s, got {p['stale_timeout']}")
-    for name in ("input_reliability", "output_reliability"):
+    check_policy_parameters(p)
+    if p["max_input_skew"] > 0 and p["input_policy"] != "exact":
+        raise ConfigurationError(f"parameter 'max_input_skew': {p['max_input_skew']:g} s needs input_policy 'exact' "
+                                 f"(input_policy '{p['input_policy']}' stamps the outputs with the cycle's time)")
+    for name in ("output_reliability",):
         if p[name] not in ("reliable", "best_effort"):
             raise ConfigurationError(f"parameter '{name}': must be 'reliable' or 'best_effort', got {p[name]!r}")
     for name in ("qos_depth", "input_depth"):

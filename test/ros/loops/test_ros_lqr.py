@@ -62,7 +62,7 @@ NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
 MODEL = gd.load_urdf(XACRO, locked_joints=list(CFG.rotor_joints))
 ALLOC = Allocation.from_frames(rotor_frames_from_model(MODEL)[1], CFG.rotors)
 LIN = ActuatedModel(MODEL, ALLOC, CFG.rotors, CFG.elastic, 1e-3)
-LQR = {"urdf_path": XACRO, "feedback": "lqr", "gain_thread": False}
+LQR = {"urdf_path": XACRO, "feedback": "lqr", "gain_thread": False, "input_policy": "exact"}   # sets of one stamp
 
 
 def _messages(diag):

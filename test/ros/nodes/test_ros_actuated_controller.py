@@ -48,8 +48,8 @@ def test_outputs_equal_the_library_law(h):
     text = lock_joints_xml(xacro.process_file(XACRO).toxml(), locked)
     h.make(GeodynNode, {"robot_description": text, "order": 2, "stale_timeout": 2.0,
                               "output_representation": "body"}, namespace="g")
-    node = h.make(ActuatedControllerNode, {"robot_description": text, "feedforward_order": 2, "order": 2},
-                  namespace="g")
+    node = h.make(ActuatedControllerNode, {"robot_description": text, "feedforward_order": 2, "order": 2,
+                                           "input_policy": "exact"}, namespace="g")   # sets of one stamp
     rot = h.record(Actuators if HAVE_ACTUATOR_MSGS else Float64MultiArray, "g/cmd/rotor_speeds")
     mot = h.record(JointState, "g/cmd/motor_efforts")
     jet = h.record(Float64MultiArray, "g/feedforward/jet")
@@ -163,7 +163,8 @@ def test_odometry_startup_window_is_discarded(h):
     """With odom_startup_discard = 0.05 s, odometry stamped < 50 ms after the first one is
     ignored (gz-sim's OdometryPublisher start-up), later odometry is used."""
     node = h.make(ActuatedControllerNode, {"urdf_path": XACRO, "use_feedforward": False, "elastic_joints": False,
-                                           "odom_startup_discard": 0.05, "stale_timeout": 2.0})
+                                           "odom_startup_discard": 0.05, "stale_timeout": 2.0,
+                                           "input_policy": "exact"})
     rot = h.record(Actuators if HAVE_ACTUATOR_MSGS else Float64MultiArray, "cmd/rotor_speeds")
     for t, ty in (("reference", Float64MultiArray), ("odom", Odometry), ("joint_states", JointState)):
         h.publisher(ty, t)

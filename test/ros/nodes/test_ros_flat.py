@@ -292,7 +292,7 @@ def _ctrl_inputs(h, node, stamp, t=0.8):
 
 @pytest.mark.parametrize("level", ["rigid", "ff2"])
 def test_flat_controller_node_commands_what_the_library_commands(h, level):
-    node = h.make(FlatControllerNode, {"urdf_path": XACRO, "level": level})
+    node = h.make(FlatControllerNode, {"urdf_path": XACRO, "level": level, "input_policy": "exact"})
     rotor_type = node.commands.rotors.msg_type
     rotors = h.record(rotor_type, "cmd/rotor_speeds")
     motors = h.record(JointState, "cmd/motor_efforts")
@@ -373,7 +373,7 @@ def test_fuzz_flat_controller_node(h):
     non-finite number, and answers a valid input set afterwards with the library's command."""
     from sibling import test_module
     _hostile_joints, _hostile_odom = (getattr(test_module("test_ros_hostile"), n) for n in ("_hostile_joints", "_hostile_odom"))
-    node = h.make(FlatControllerNode, {"urdf_path": XACRO, "level": "ff2"})
+    node = h.make(FlatControllerNode, {"urdf_path": XACRO, "level": "ff2", "input_policy": "exact"})
     rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds", depth=1000)
     motors = h.record(JointState, "cmd/motor_efforts", depth=1000)
     ref, flat, *_ = _ctrl_inputs(h, node, 1_000_000)    # also matches every publisher

@@ -121,7 +121,7 @@ def test_measured_mode_uses_odometry_and_joint_states_by_name(h):
     """Odometry twist is REP 105 (child frame, linear first) -> spatial V = Ad_C (w_b, v_b);
     joint_states in any order with extra joints; higher derivatives from the reference."""
     order = 2
-    node, outs = _start(h, order=order, input_mode="measured")
+    node, outs = _start(h, order=order, input_mode="measured", input_policy="exact")
     rng = np.random.default_rng(3)
     ref_t, C, w_b, v_b, q, qd = _measured_inputs(rng)
     perm = [3, 0, 5, 1, 4, 2]
@@ -232,7 +232,7 @@ def test_bad_reference_timing_and_content(h, case, keyword):
     ("js_no_velocity", "velocity"), ("odom_quaternion", "not unit"), ("odom_nan_twist", "NaN"),
     ("odom_child_frame", "child_frame_id")])
 def test_bad_measured_inputs_are_not_used(h, case, keyword):
-    node, outs = _start(h, input_mode="measured")
+    node, outs = _start(h, input_mode="measured", input_policy="exact")
     rng = np.random.default_rng(5)
     ref_t, C, w_b, v_b, q, qd = _measured_inputs(rng)
     h.publisher(Odometry, "odom")
@@ -399,7 +399,7 @@ def test_the_node_says_what_it_waits_for(h):
     fifth diagnostics period while some input never arrived, a line naming the missing ones (here
     measured mode with odom and joint_states but no reference: it waits for ``reference``);
     nothing more once everything arrived."""
-    node, outs = _start(h, input_mode="measured", diagnostics_period=0.05)
+    node, outs = _start(h, input_mode="measured", input_policy="exact", diagnostics_period=0.05)
     logs = _rosout(h)
     assert h.spin_until(lambda: any("computes from" in m.msg for m in logs))
     start = next(m.msg for m in logs if "computes from" in m.msg)
@@ -462,7 +462,7 @@ def test_measured_mode_samples_the_newest_reference_not_after_the_state(h):
     ``sync_tolerance`` after it (and within ``stale_timeout`` before it), never a newer one;
     with none, the set is skipped and reported."""
     order = 2
-    node, outs = _start(h, order=order, input_mode="measured", stale_timeout=5.0)
+    node, outs = _start(h, order=order, input_mode="measured", input_policy="exact", stale_timeout=5.0)
     rng = np.random.default_rng(8)
     _, C, w_b, v_b, q, qd = _measured_inputs(rng)
     po, pj, pr = (h.publisher(Odometry, "odom"), h.publisher(JointState, "joint_states"),

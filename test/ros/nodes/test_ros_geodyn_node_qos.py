@@ -108,3 +108,43 @@ def test_convenience_topics_only_while_subscribed(h):
     assert h.spin_until(lambda: stamp in stamps(wrenches) and stamp in stamps(efforts)
                         and stamp in {decode_feedforward_jet(j)[0] for j in jets}, 10.0)
     assert calls["wrench"] >= 1 and calls["efforts"] >= 1
+
+
+def test_sensor_subscriptions_default_to_best_effort(h):
+    """``odom`` and ``joint_states`` are subscribed best-effort by default (``sensor_reliability``:
+    sensor-data publishers such as PX4's are best-effort, and a reliable subscription never matches
+    them), the reference reliable (``input_reliability``). A best-effort publisher matches the
+    default node and not one with ``sensor_reliability: reliable`` (discovery done: a reliable
+    publisher on the same topic matched it). Data through best-effort publishers:
+    ``test/ros/wire/test_ros_async.py``."""
+    from nav_msgs.msg import Odometry
+    node = h.make(GeodynNode, {"urdf_path": URDF, "input_mode": "measured"}, namespace="be")
+    h.make(GeodynNode, {"urdf_path": URDF, "input_mode": "measured", "sensor_reliability": "reliable"},
+           namespace="rel")
+    rel = {s.topic_name: s.qos_profile.reliability for s in node.subscriptions}
+    assert rel["/be/odom"] == rel["/be/joint_states"] == ReliabilityPolicy.BEST_EFFORT
+    assert rel["/be/reference"] == ReliabilityPolicy.RELIABLE
+    for topic, msg_type in (("odom", Odometry), ("joint_states", JointState)):
+        be = h.probe.create_publisher(msg_type, f"/be/{topic}", control_qos(5, "best_effort"))
+        assert h.spin_until(lambda: be.get_subscription_count() == 1)
+        be_rel = h.probe.create_publisher(msg_type, f"/rel/{topic}", control_qos(5, "best_effort"))
+        reliable = h.probe.create_publisher(msg_type, f"/rel/{topic}", control_qos(5))
+        assert h.spin_until(lambda: reliable.get_subscription_count() == 1)
+        h.spin_for(0.2)
+        assert be_rel.get_subscription_count() == 0
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"input_policy": "nearest"}, r"^parameter 'input_policy': must be one of \('latest', 'exact'\), got 'nearest'$"),
+    ({"joint_states_max_age": -0.01}, r"^parameter 'joint_states_max_age': must be a finite number of seconds > 0"),
+    ({"odom_max_age": float("inf")}, r"^parameter 'odom_max_age': must be a finite number of seconds > 0"),
+    ({"sensor_reliability": "often"}, r"^parameter 'sensor_reliability': must be 'reliable' or 'best_effort'"),
+    ({"input_mode": "measured", "max_input_skew": 0.002}, r"^parameter 'max_input_skew': 0.002 s needs input_policy"),
+])
+def test_bad_policy_parameters_fail_at_startup(params, match):
+    h = Harness()
+    try:
+        with pytest.raises(ConfigurationError, match=match):
+            h.make(GeodynNode, {"urdf_path": URDF, **params})
+    finally:
+        h.close()

@@ -143,7 +143,7 @@ def _odom(stamp, C, w_b, v_b):
 
 
 def test_linearization_measured_mode_uses_measured_state(h):
-    node, outs = _start(h, publish_linearization=True, input_mode="measured")
+    node, outs = _start(h, publish_linearization=True, input_mode="measured", input_policy="exact")
     assert node.lin_representation == "body"
     rng = np.random.default_rng(7)
     C = table3_reference(4.0, 0).base_pose.copy()

@@ -24,7 +24,7 @@ NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
 
 
 def test_gains_change_at_run_time_and_bad_values_are_refused(h):
-    node = h.make(ControllerNode, {"urdf_path": URDF, "use_feedforward": False})
+    node = h.make(ControllerNode, {"urdf_path": URDF, "use_feedforward": False, "input_policy": "exact"})
     ok = node.set_parameters([Parameter("kp_joint", value=12.5), Parameter("kd_position", value=3.0)])
     assert all(r.successful for r in ok) and node.gains.kp_joint == 12.5 and node.gains.kd_position == 3.0
     for bad in (Parameter("kp_joint", value=-1.0), Parameter("kp_joint", value=float("nan")),
@@ -79,7 +79,7 @@ def test_actuated_controller_gains_and_feedforward_are_live(h):
     from geodyn_ros.ros.nodes.actuated_controller_node import HAVE_ACTUATOR_MSGS, ActuatedControllerNode
     text = xacro.process_file(str(shipped_urdf().parent / "tilthex_manipulator.urdf.xacro")).toxml()
     node = h.make(ActuatedControllerNode, {"robot_description": text, "feedforward_order": 2,
-                                           "elastic_joints": False}, namespace="a")
+                                           "elastic_joints": False, "input_policy": "exact"}, namespace="a")
     assert node.use_ff and node.ctrl.level == 2
     for bad in (Parameter("kp_rotation", value=-1.0), Parameter("kd_joint", value=float("inf")),
                 Parameter("use_feedforward", value="no")):

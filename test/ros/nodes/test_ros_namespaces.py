@@ -128,7 +128,8 @@ def test_two_robots_example_runs():
 def test_geodyn_node_frame_prefix(h):
     """The wrench goes out in ``<prefix>base_link``; odometry must name it as its child frame
     (the unprefixed link name is refused, the prefixed one used); world_frame is not prefixed."""
-    node = h.make(GeodynNode, {"urdf_path": URDF, "input_mode": "measured", "frame_prefix": "robot1/",
+    node = h.make(GeodynNode, {"urdf_path": URDF, "input_mode": "measured", "input_policy": "exact",
+                               "frame_prefix": "robot1/",
                                "stale_timeout": 5.0})
     wrench = h.record(WrenchStamped, "feedforward/wrench")
     diag = h.record(DiagnosticArray, "/diagnostics")

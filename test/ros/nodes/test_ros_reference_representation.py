@@ -40,7 +40,7 @@ TOL = 1e-10
 
 
 def _start(h, ns, **params):
-    p = {"urdf_path": URDF, "order": ORDER, "stale_timeout": 2.0}
+    p = {"urdf_path": URDF, "order": ORDER, "stale_timeout": 2.0, "input_policy": "exact"}   # sets of one stamp
     p.update(params)
     node = h.make(GeodynNode, p, namespace=ns)
     outs = {"jet": h.record(Float64MultiArray, f"{ns}/feedforward/jet"),

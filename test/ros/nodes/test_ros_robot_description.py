@@ -331,7 +331,7 @@ def test_replacement_with_linearization_republishes_the_labels(h):
 
 # ------------------------------------------------------------------------------ other nodes
 def test_controller_from_the_topic(h):
-    node = h.make(ControllerNode, {"use_feedforward": False})
+    node = h.make(ControllerNode, {"use_feedforward": False, "input_policy": "exact"})
     diag = h.record(DiagnosticArray, "/diagnostics")
     efforts = h.record(JointState, "cmd/joint_efforts")
     po, pj, pr = (h.publisher(Odometry, "odom"), h.publisher(JointState, "joint_states"),

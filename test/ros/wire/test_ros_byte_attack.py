@@ -180,7 +180,8 @@ def _with_stamp(msg, stamp):
 
 @pytest.fixture
 def measured(h):
-    node = h.make(GeodynNode, {"urdf_path": URDF, "order": ORDER, "input_mode": "measured", "stale_timeout": 1e6})
+    node = h.make(GeodynNode, {"urdf_path": URDF, "order": ORDER, "input_mode": "measured", "input_policy": "exact",
+                               "stale_timeout": 1e6})
     jets = h.record(Float64MultiArray, "feedforward/jet", depth=1000)
     pubs = {t: h.publisher(TYPES[t], t) for t in ("reference", "odom", "joint_states")}
     for t in pubs:

@@ -120,7 +120,7 @@ def _stamp(jet) -> int:
 # ----------------------------------------------------------------------------- the attack
 
 def _in_process(h, **params):
-    p = {"urdf_path": URDF, "order": ORDER, "input_mode": "measured"}
+    p = {"urdf_path": URDF, "order": ORDER, "input_mode": "measured", "input_policy": "exact"}
     p.update(params)
     node = h.make(GeodynNode, p)
     jets = h.record(Float64MultiArray, "feedforward/jet", depth=1000)
@@ -284,7 +284,8 @@ class LossyLink:
 
 def _spawn_node():
     cmd = [sys.executable, "-m", "geodyn_ros.ros.nodes.geodyn_node", "--ros-args", "-p", f"urdf_path:={URDF}",
-           "-p", f"order:={ORDER}", "-p", "input_mode:=measured", "-p", "stale_timeout:=0.5"]
+           "-p", f"order:={ORDER}", "-p", "input_mode:=measured", "-p", "input_policy:=exact",
+           "-p", "stale_timeout:=0.5"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])))
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
