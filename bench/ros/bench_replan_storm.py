@@ -15,8 +15,9 @@ missions on ``mission/com_yaw`` (stamp 0: "now", each a mission alone; the joint
    origin (three waypoints, 2 s), then 2 s of quiet;
 2. **huge**: one mission of ``--waypoints`` points (1 s apart, a slow spiral), then ``--after`` s.
 
-It prints, per phase, the samples received against the rate, the largest gaps between receipts
-(in periods), the missions accepted, refused and coalesced (the node's ``/diagnostics``), and the
+It prints, per phase, the samples received against the rate, the largest gaps (in periods)
+between the samples' own stamps (the node's clock when it published them: the node's stream) and
+between their receipts here (the stream as a consumer sees it), the missions accepted, refused and coalesced (the node's ``/diagnostics``), and the
 peak resident memory (VmHWM) of the node and of its planner process. Figures, not assertions.
 
     python bench/ros/bench_replan_storm.py [--rate 1000] [--replans 100] [--seconds 10] [--waypoints 10000]
@@ -89,7 +90,13 @@ def children(pid: int) -> list:
         return []
 
 
-def gaps_report(times, rate: float, name: str) -> dict:
+def gaps_report(times, rate: float, name: str, stamps=None) -> dict:
+    """Gaps between receipts (this process) and, with ``stamps``, between the samples' own stamps
+    (the node's publishing: a slow recorder cannot fake those)."""
+    if stamps is not None:
+        out = gaps_report(stamps, rate, name + ", by stamp")
+        gaps_report(times, rate, name + ", by receipt")
+        return out
     t = np.asarray(times)
     g = np.diff(t) if len(t) > 1 else np.zeros(1)
     period = 1.0 / rate
@@ -126,17 +133,18 @@ def main(argv=None) -> int:
     node = rclpy.create_node("storm_driver", context=ctx)
     ex = make_executor(ctx)
     ex.add_node(node)
-    times, diags = [], {}
+    times, stamps, diags = [], [], {}
 
-    def on_ref(_msg):
+    def on_ref(msg):
         times.append(time.monotonic())
+        stamps.append(msg.data[0] + msg.data[1] * 1e-9)    # the node's clock when it published the sample
 
     def on_diag(msg):
         for s in msg.status:
             if "mission" in s.name:
                 diags.update({kv.key: kv.value for kv in s.values})
                 diags["message"] = s.message
-    node.create_subscription(Float64MultiArray, "flat_reference", on_ref, control_qos(100), raw=True)
+    node.create_subscription(Float64MultiArray, "flat_reference", on_ref, control_qos(100))
     node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, control_qos(100))
     pm = node.create_publisher(MultiDOFJointTrajectory, "mission/com_yaw", control_qos(100))
 
@@ -159,7 +167,7 @@ def main(argv=None) -> int:
         # ---- quiet: the machine's own gaps, the reference for the phases below
         start = len(times)
         spin_for(3.0)
-        results["quiet"] = gaps_report(times[start:], a.rate, "flat_reference, no mission (reference)")
+        results["quiet"] = gaps_report(times[start:], a.rate, "flat_reference, no mission (reference)", stamps[start:])
         # ---- storm
         start = len(times)
         t_storm = time.monotonic()
@@ -175,7 +183,7 @@ def main(argv=None) -> int:
         spin_for(2.0)
         print(f"storm: {n_sent} missions in {a.seconds:g} s ({a.replans:g}/s); node says: {diags.get('message', '')[:120]}"
               f"; coalesced {diags.get('missions_coalesced', '?')}")
-        results["storm"] = gaps_report(times[start:], a.rate, "flat_reference during the storm and 2 s after")
+        results["storm"] = gaps_report(times[start:], a.rate, "flat_reference during the storm and 2 s after", stamps[start:])
         # ---- huge mission
         start = len(times)
         n = a.waypoints
@@ -192,7 +200,7 @@ def main(argv=None) -> int:
                 accepted = time.monotonic() - t_h
         print(f"huge mission: {n} points; " + (f"accepted after {accepted:.1f} s" if accepted is not None else
                                               f"not accepted in {a.after:g} s: {diags.get('message', '')[:160]}"))
-        results["huge"] = gaps_report(times[start:], a.rate, f"flat_reference for {a.after:g} s after it")
+        results["huge"] = gaps_report(times[start:], a.rate, f"flat_reference for {a.after:g} s after it", stamps[start:])
         kids = children(proc.pid)
         print(f"peak memory (VmHWM): node {vm_hwm_mb(proc.pid):.0f} MB"
               + "".join(f", planner process {vm_hwm_mb(c):.0f} MB" for c in kids))
