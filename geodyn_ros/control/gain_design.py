@@ -48,10 +48,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model.validate import FileKeys, file_error, short_repr
+from ..model.validate import FileKeys, file_error, file_number, short_repr
+from ..vehicle.plausible import RANGES
 
 __all__ = ["DEFAULTS", "ROTOR_LAG_FRACTION", "SAMPLES_PER_PERIOD", "GAIN_MARGIN", "GainDesign",
-           "design_gains", "check_gains", "discrete_radius", "loop_matrix", "model_inertias", "gain_bound"]
+           "design_gains", "check_gains", "live_gain_refusals", "discrete_radius", "loop_matrix", "model_inertias", "gain_bound"]
 
 #: default (bandwidth [rad/s], damping) per loop and controller kind. Flatness (collinear
 #: vehicle): the CoM loop 4 rad/s, 0.9; roll/pitch 17 rad/s, 0.7, four times faster than the CoM
@@ -123,9 +124,14 @@ def loop_matrix(inertia, kp, kd, dt, *, lag=None, stiffness=0.0, delay=True) -> 
 
 
 def discrete_radius(inertia, kp, kd, dt, *, lag=None, stiffness=0.0, delay=True) -> float:
-    """Spectral radius of :func:`loop_matrix` (< 1: the discrete loop is asymptotically stable)."""
-    return float(np.max(np.abs(np.linalg.eigvals(loop_matrix(inertia, kp, kd, dt, lag=lag, stiffness=stiffness,
-                                                              delay=delay)))))
+    """Spectral radius of :func:`loop_matrix` (< 1: the discrete loop is asymptotically stable);
+    ``inf`` when the matrix itself overflows (a gain of 1e308 times the margin: unstable, not an
+    error)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        Phi = loop_matrix(inertia, kp, kd, dt, lag=lag, stiffness=stiffness, delay=delay)
+    if not np.all(np.isfinite(Phi)):
+        return math.inf
+    return float(np.max(np.abs(np.linalg.eigvals(Phi))))
 
 
 def _ok(I, kp, kd, dt, lag, k):
@@ -135,7 +141,7 @@ def _ok(I, kp, kd, dt, lag, k):
 def _bisect(f, good, bad, iters=60):
     """``f(good)`` True, ``f(bad)`` False: the boundary between them (geometric bisection)."""
     for _ in range(iters):
-        mid = math.sqrt(good * bad) if good > 0 and bad > 0 else 0.5 * (good + bad)
+        mid = math.sqrt(good) * math.sqrt(bad) if good > 0 and bad > 0 else 0.5 * good + 0.5 * bad
         if f(mid):
             good = mid
         else:
@@ -154,7 +160,9 @@ def gain_bound(I, kp, kd, dt, *, lag=None, stiffness=0.0):
         return None
     if kp <= 0.0 and stiffness <= 0.0:
         return "kp", ">", 0.0       # no restoring force: the position drifts (a pole at z = 1)
-    grid = kd * np.logspace(-4, 2, 61) if kd > 0 else np.sqrt(max(kp, 1e-12) * I) * np.logspace(-4, 2, 61)
+    # the grid and the search start at most at the loop's own scales (I / dt for kd, I / dt^2 for kp: a
+    # discrete loop is unstable well before), so an absurd gain (1e308) is still bounded
+    grid = (min(kd, I / dt) if kd > 0 else np.sqrt(max(min(kp, I / dt ** 2), 1e-12) * I)) * np.logspace(-4, 2, 61)
     good = [g for g in grid if _ok(I, kp, g, dt, lag, stiffness)]
     if good:
         below = [g for g in good if g < kd]
@@ -164,7 +172,7 @@ def gain_bound(I, kp, kd, dt, *, lag=None, stiffness=0.0):
 
     def ok_kp(p):
         return _ok(I, p, 2 * _BOUND_DAMPING * math.sqrt(p * I), dt, lag, stiffness)
-    lo = kp
+    lo = min(kp, I / dt ** 2)
     for _ in range(60):
         lo *= 0.1
         if ok_kp(lo):
@@ -256,7 +264,10 @@ def _elastic_map(config, rigid_joints):
 
 
 def _t_up(config):
-    r = config.rotors
+    """The slowest rotor's time constant [s]; None without rotors (ideal actuators: no lag)."""
+    r = getattr(config, "rotors", None)
+    if r is None:
+        return None
     t = r.per_rotor("time_constant_up") if hasattr(r, "per_rotor") else np.asarray(r.time_constant_up, float)
     return float(np.max(t))
 
@@ -278,15 +289,12 @@ def _bw_spec(spec, key, default, c):
     out = []
     for name, d in zip(("bandwidth", "damping"), default):
         v = s.get(name, d)
-        try:
-            x = float(v)
-        except (TypeError, ValueError):
-            x = math.nan
-        if not (math.isfinite(x) and x > 0):
+        x = file_number(v)          # strict: "5" (a string) or true is no number
+        if x is None or not (math.isfinite(x) and x > 0):
             c.fail(f"gains.{key}.{name}", f"expected a finite positive number, got {short_repr(v)}",
                    "give the " + ("natural frequency [rad/s]" if name == "bandwidth" else "damping ratio (0.7: "
                                   "well damped)"))
-        out.append(x)
+        out.append(c.within(f"gains.{key}.{name}", x, RANGES[name]))
     return tuple(out)
 
 
@@ -356,7 +364,7 @@ def design_gains(model, allocation, config, *, kind=None, spec=None, period=None
     elastic = _elastic_map(config, rigid_joints)
     t_up = _t_up(config)
     w_rate = 2 * math.pi / (SAMPLES_PER_PERIOD * dt)
-    w_rotor = ROTOR_LAG_FRACTION / t_up
+    w_rotor = math.inf if t_up is None else ROTOR_LAG_FRACTION / t_up
 
     def bw(key):
         w, z = _bw_spec(spec, key, DEFAULTS[kind][key], c)
@@ -399,10 +407,14 @@ def design_gains(model, allocation, config, *, kind=None, spec=None, period=None
 
 
 def _explicit(name, v, kind, n, c):
-    try:
-        a = np.asarray(v, float) if not isinstance(v, (str, bool)) else np.array(np.nan)
-    except (TypeError, ValueError):
-        a = np.array(np.nan)
+    if isinstance(v, (list, tuple)):      # strict (file_number): a bool or a string is no gain
+        xs = [file_number(x) for x in v]
+        a = np.array([np.nan if x is None else x for x in xs], float) if v else np.zeros(0)
+    elif isinstance(v, np.ndarray) and v.dtype.kind in "iuf":
+        a = v.astype(float)
+    else:
+        x = file_number(v)
+        a = np.array(np.nan if x is None else x)
     size = 3 if (name.endswith("rotation") and kind == "flatness") else (n if name.endswith("joint") else None)
     per = "per base axis (roll, pitch, yaw)" if size == 3 else "per joint"
     if a.ndim == 1 and size is not None and a.shape != (size,):
@@ -436,7 +448,7 @@ def _evaluate(d: GainDesign, inertias, elastic, t_up, dt):
         rad = discrete_radius(I, kp, kd, dt, lag=lag, stiffness=k)
         rad_m = discrete_radius(I, GAIN_MARGIN * kp, GAIN_MARGIN * kd, dt, lag=lag, stiffness=k)
         bound = gain_bound(I, kp, kd, dt, lag=lag, stiffness=k)
-        w = math.sqrt(kp / I)
+        w = math.sqrt(kp) / math.sqrt(I)
         entry = {"loop": loop, "axis": axis, "inertia": float(I), "kp": kp, "kd": kd, "bandwidth": w,
                  "damping": kd / (2 * math.sqrt(kp * I)) if kp > 0 else None,   # None: no stiffness
                  "spectral_radius": rad, "spectral_radius_at_margin": rad_m, "ok": bound is None,
@@ -453,21 +465,45 @@ def _evaluate(d: GainDesign, inertias, elastic, t_up, dt):
             d.refusals.append(f"{name}: {val:.4g} {unit} makes the discrete {loop} loop ({axis}) unstable at "
                               f"{dt * 1e3:g} ms with the {GAIN_MARGIN:g}x gain margin ({what} {I:.3g} {iu}; "
                               f"need {name} {rel} {b:.3g}{tail})")
-            entry["bound"] = {"gain": name, "relation": rel, "value": b}
+            entry["bound"] = {"gain": name, "relation": rel, "value": b, "refusal": d.refusals[-1]}
         d.loops.append(entry)
 
 
-def check_gains(gains, model, allocation, config, period=None, *, rigid_joints=False, q=None) -> GainDesign:
+def check_gains(gains, model, allocation=None, config=None, period=None, *, rigid_joints=False,
+                q=None) -> GainDesign:
     """Evaluate explicit ``gains`` (FlatnessGains -> flatness loops, TrackingGains -> actuated,
     scalars or per-joint arrays) on this model at ``period`` [s] (default the config's, else 1 ms).
+    ``config`` None (and ``allocation`` None): an ideal-actuator controller (``geodyn_controller``:
+    forces, torques and joint efforts applied as commanded), whose loops have no rotor lag and
+    every joint rigid.
 
     Returns the :class:`GainDesign` with the loops' radii; raises ``ValueError`` with one line per
     refused loop, each naming the gain and the bound (module docstring).
     """
-    from .flatness import FlatnessGains
-    kind = "flatness" if isinstance(gains, FlatnessGains) else "actuated"
-    spec = {k: np.asarray(getattr(gains, k), float).tolist() for k in _EXPLICIT}
-    d = design_gains(model, allocation, config, kind=kind, spec=spec, period=period, rigid_joints=rigid_joints, q=q)
+    d = _evaluated(gains, model, allocation, config, period, rigid_joints, q)
     if d.refusals:
         raise ValueError("; ".join(d.refusals))
     return d
+
+
+def _evaluated(gains, model, allocation, config, period, rigid_joints, q=None) -> GainDesign:
+    from .flatness import FlatnessGains
+    kind = "flatness" if isinstance(gains, FlatnessGains) else "actuated"
+    spec = {k: np.asarray(getattr(gains, k), float).tolist() for k in _EXPLICIT}
+    return design_gains(model, allocation, config, kind=kind, spec=spec, period=period, rigid_joints=rigid_joints, q=q)
+
+
+def live_gain_refusals(old, new, model, allocation=None, config=None, period=None, *, rigid_joints=False) -> list:
+    """Why a controller's live gain update from ``old`` to ``new`` (both FlatnessGains or both
+    TrackingGains) is refused: :func:`check_gains`'s line of every loop whose ``kp`` or ``kd`` the
+    update changes and whose discrete loop (with the :data:`GAIN_MARGIN`) is then unstable at
+    ``period`` [s] (``config`` None: ideal actuators, as in :func:`check_gains`). A loop the update
+    does not touch is not judged (its gains were the node's start-up values). Empty: accepted.
+
+    The controllers (``geodyn_controller``, ``geodyn_actuated_controller``, ``geodyn_flat_controller``)
+    refuse a ``ros2 param set`` with these lines: a gain of 1e308 was accepted, its command then
+    overflowed and nothing was published."""
+    was = _evaluated(old, model, allocation, config, period, rigid_joints)
+    now = _evaluated(new, model, allocation, config, period, rigid_joints)
+    return [b["bound"]["refusal"] for a, b in zip(was.loops, now.loops)
+            if not b["ok"] and (a["kp"], a["kd"]) != (b["kp"], b["kd"])]

@@ -47,11 +47,29 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model.validate import FileKeys, as_floats, clip, plural, read_yaml, short_repr
+from ..model.validate import FileKeys, clip, file_number, format_against, plural, read_yaml, short_repr
 from ..trajectories import FlatReference
-from .planner import OUTPUTS, FlatTrajectory, plan_mission
+from .planner import MAX_CONSTRAINT_ORDER, OUTPUTS, FlatTrajectory, allocate_times, plan_mission
 
-__all__ = ["Mission", "load_mission", "mission_from_dict", "slow_down", "TIMING_KEYS"]
+__all__ = ["Mission", "load_mission", "mission_from_dict", "slow_down", "TIMING_KEYS", "MAX_WAYPOINTS",
+           "MAX_DURATION_S", "MIN_SEGMENT_S", "MAX_POSITION_M", "MAX_ANGLE_RAD"]
+
+#: points of a mission after its start: a file has at most ``MAX_WAYPOINTS + 1`` waypoints, as a
+#: topic mission of ``geodyn_reference`` has at most this many points (the minimum-derivative
+#: solve is banded: linear in the points; 10,000 plan in about 5 s)
+MAX_WAYPOINTS = 10_000
+#: [s] a mission's length (a day: beyond any battery; stamps keep nanosecond resolution)
+MAX_DURATION_S = 86_400.0
+#: [s] the shortest segment between two waypoints: one step of the package's default control period.
+#: A minimum-snap segment's derivatives scale as ``1 / h^k``: between waypoints 1 m apart a 1 ms
+#: segment already asks for jerks of 1e9 m/s^3, and a 1e-300 s one overflows the plan to NaN.
+MIN_SEGMENT_S = 1e-3
+#: [m] the farthest a CoM waypoint may be from the origin: ``geodyn_reference``'s default
+#: ``max_position`` (1000 km, beyond any flight; a CoM of 1e300 m overflowed the plan)
+MAX_POSITION_M = 1e6
+#: [rad] the largest yaw or joint angle of a waypoint: a yaw is not wrapped (a mission may turn many
+#: times) and a continuous joint may too, but 1e4 rad is 1,592 turns; 1e300 is no angle
+MAX_ANGLE_RAD = 1e4
 
 #: the keys of a ``timing`` block (:func:`~geodyn_ros.planning.allocate_times`' limits)
 TIMING_KEYS = ("max_velocity", "max_acceleration", "max_yaw_rate", "max_yaw_acceleration", "max_joint_velocity",
@@ -145,23 +163,45 @@ def slow_down(mission: Mission, traj: FlatTrajectory, vehicle, margin: float, st
 
 
 def _numbers(c: FileKeys, key: str, value, width: int | None, want=None, fix=None):
-    """A float (``width`` None) or a (width,) array at ``key``; refused with ``c`` (the file's line)."""
+    """A float (``width`` None) or a (width,) array at ``key``; refused with ``c`` (the file's line).
+    Strict (:func:`~geodyn_ros.model.validate.file_number`): a bool (``true``) or a string is not a
+    number; a list's length is checked before its entries."""
     want = want or ("a number" if width is None else plural(width, "number"))
     fix = fix or ("give a number" if width is None else f"give a list of {plural(width, 'number')}")
-    try:
-        a = as_floats(key, value)
-    except ValueError:
-        c.fail(key, f"expected {want}, got {short_repr(value)}", fix)
-    if (width is None and a.ndim != 0) or (width is not None and a.shape != (width,)):
-        c.fail(key, f"expected {want}, got shape {a.shape}", fix)
+    if width is None:
+        x = file_number(value)
+        if x is None:
+            c.fail(key, f"expected {want}, got {short_repr(value)}", fix)
+        xs = [x]
+    else:
+        if not isinstance(value, (list, tuple, np.ndarray)) or np.ndim(value) != 1:
+            c.fail(key, f"expected {want}, got {short_repr(value)}", fix)
+        if len(value) != width:
+            c.fail(key, f"expected {want}, got shape ({len(value)},)", fix)
+        xs = [file_number(v) for v in value]
+        for i, x in enumerate(xs):
+            if x is None:
+                c.fail(f"{key}[{i}]", f"expected a number, got {short_repr(value[i])}", "give a number")
+    a = np.array(xs, dtype=float)
     if not np.all(np.isfinite(a)):
         c.fail(key, "contains NaN or Inf", "give finite numbers")
-    return a
+    return a[0] if width is None else a
 
 
 #: the mission key a plan_mission argument comes from (its refusals are reworded to name it)
 _PLAN_KEY = {"com": "waypoints", "yaw": "waypoints", "q": "waypoints", "times": "waypoints",
              "waypoints": "waypoints", "constraints": "constraints", **{k: f"timing.{k}" for k in TIMING_KEYS}}
+
+
+def _bounded(c: FileKeys, key: str, a, bound: float, unit: str, why: str):
+    """``a`` (a number or an array) unless an entry's magnitude exceeds ``bound`` [``unit``]."""
+    big = np.abs(np.atleast_1d(a))
+    if big.max() > bound:
+        i = int(np.argmax(big))
+        at = f"{key}[{i}]" if np.ndim(a) else key
+        c.fail(at, f"{format_against(np.atleast_1d(a)[i], bound)} {unit} is beyond +-{bound:g} {unit} ({why})",
+               "give the value in SI units")
+    return a
 
 
 def mission_from_dict(doc, where: str = "mission") -> Mission:
@@ -178,6 +218,9 @@ def mission_from_dict(doc, where: str = "mission") -> Mission:
     if not isinstance(wps, list) or len(wps) < 2:
         c.fail("waypoints", "expected a list of at least 2 waypoints, got "
                f"{len(wps) if isinstance(wps, list) else type(wps).__name__}", "give the start and at least one more")
+    if len(wps) > MAX_WAYPOINTS + 1:
+        c.fail("waypoints", f"{len(wps)} waypoints, over the limit of {MAX_WAYPOINTS + 1} (the start and "
+               f"{MAX_WAYPOINTS} more, as geodyn_reference's topic missions)", "split the mission")
     n = len(names)
     q_want = f"{plural(n, 'number')}, one per joint of joint_names ({clip(', '.join(names), 100)})"
     q_fix = f"give {plural(n, 'joint position')} [rad] in the order of joint_names"
@@ -186,11 +229,14 @@ def mission_from_dict(doc, where: str = "mission") -> Mission:
         w = f"waypoints[{i}]"
         c.keys(w, wp, _WAYPOINT_KEYS)
         c.require(w, wp, ("com",), "give the system CoM [x, y, z] in m (world)")
-        com.append(_numbers(c, f"{w}.com", wp["com"], 3))
-        yaw.append(float(_numbers(c, f"{w}.yaw", wp.get("yaw", 0.0), None)))
+        com.append(_bounded(c, f"{w}.com", _numbers(c, f"{w}.com", wp["com"], 3), MAX_POSITION_M, "m",
+                            "geodyn_reference's default max_position: 1000 km"))
+        yaw.append(float(_bounded(c, f"{w}.yaw", _numbers(c, f"{w}.yaw", wp.get("yaw", 0.0), None), MAX_ANGLE_RAD,
+                                  "rad", "1,592 turns")))
         if n:
             c.require(w, wp, ("q",), f"give {n} joint positions, one per joint_names entry")
-            q.append(_numbers(c, f"{w}.q", wp["q"], n, q_want, q_fix))
+            q.append(_bounded(c, f"{w}.q", _numbers(c, f"{w}.q", wp["q"], n, q_want, q_fix), MAX_ANGLE_RAD,
+                              "rad or m", "1,592 turns"))
         elif "q" in wp:
             c.fail(f"{w}.q", "given, but joint_names is empty", "list the joints in joint_names or drop q")
         if "time" in wp:
@@ -209,6 +255,13 @@ def mission_from_dict(doc, where: str = "mission") -> Mission:
             i = int(np.argmax(~(d > 0))) + 1
             c.fail(f"waypoints[{i}].time", f"must be after waypoints[{i - 1}].time ({t[i]!r} <= {t[i - 1]!r})",
                    "give strictly increasing times")
+        if t[-1] > MAX_DURATION_S:
+            c.fail(f"waypoints[{len(t) - 1}].time", f"{t[-1]:.6g} s, over the limit of {MAX_DURATION_S:g} s (a day, as "
+                   "geodyn_reference's topic missions)", "split the mission")
+        if d.min() < MIN_SEGMENT_S:
+            i = int(np.argmin(d)) + 1
+            c.fail(f"waypoints[{i}].time", f"{d.min():.6g} s after waypoints[{i - 1}].time, under the shortest segment "
+                   f"of {MIN_SEGMENT_S:g} s (one step of the default control period)", "space the waypoints further")
         timing = {}
     else:
         t = None
@@ -222,6 +275,20 @@ def mission_from_dict(doc, where: str = "mission") -> Mission:
             if not x > 0:
                 c.fail(f"timing.{key}", f"expected a number > 0, got {short_repr(v)}", "give a positive limit")
         timing = {k: float(v) for k, v in timing.items()}
+        try:
+            t_alloc = allocate_times(np.array(com), np.array(yaw), np.array(q) if n else None, **timing)
+        except ValueError as exc:
+            arg, _, problem = str(exc).partition(": ")
+            c.fail(_PLAN_KEY.get(arg, arg), problem, "give the waypoints times")
+        d = np.diff(t_alloc)
+        if not t_alloc[-1] <= MAX_DURATION_S:
+            c.fail("timing", f"these limits make the mission {t_alloc[-1]:.6g} s long, over the limit of "
+                   f"{MAX_DURATION_S:g} s (a day, as geodyn_reference's topic missions)", "raise the limits or split "
+                   "the mission")
+        if not d.min() >= MIN_SEGMENT_S:
+            c.fail("timing", f"these limits give a segment of {d.min():.6g} s, under the shortest segment of "
+                   f"{MIN_SEGMENT_S:g} s (one step of the default control period)", "lower the limits to what the "
+                   "vehicle can fly")
     cons = []
     raw = doc.get("constraints") or []
     if not isinstance(raw, list):
@@ -238,14 +305,18 @@ def mission_from_dict(doc, where: str = "mission") -> Mission:
         for key in ("waypoint", "order"):
             if isinstance(cn[key], bool) or not isinstance(cn[key], int):
                 c.fail(f"{w}.{key}", f"expected an integer, got {short_repr(cn[key])}", "give an integer")
+        if not 1 <= cn["order"] <= MAX_CONSTRAINT_ORDER:
+            c.fail(f"{w}.order", f"{short_repr(cn['order'])} is outside 1..{MAX_CONSTRAINT_ORDER}, the derivative "
+                   "orders the planner supports (its polynomials lose their digits beyond)",
+                   f"give 1 (velocity) to {MAX_CONSTRAINT_ORDER}")
         vals = cn["values"] if isinstance(cn["values"], list) else [cn["values"]]
         want = f"{plural(widths[cn['output']], 'number')} (.nan: free)"
-        try:
-            v = np.array(vals, dtype=float)
-        except (TypeError, ValueError):
+        if len(vals) != widths[cn["output"]]:
+            c.fail(f"{w}.values", f"expected {want}, got {len(vals)}", f"give {widths[cn['output']]} values")
+        xs = [file_number(x) for x in vals]
+        if None in xs:
             c.fail(f"{w}.values", f"expected {want}, got {short_repr(cn['values'])}", "give numbers or .nan")
-        if v.shape != (widths[cn["output"]],):
-            c.fail(f"{w}.values", f"expected {want}, got {v.size}", f"give {widths[cn['output']]} values")
+        v = np.array(xs, dtype=float)
         cons.append((cn["waypoint"], cn["output"], cn["order"], v))
     m = Mission(np.array(com), np.array(yaw), np.array(q) if n else None, tuple(names), t, timing, cons)
     try:     # plan once: the planner's own checks (constraint indices, allocation) name their argument

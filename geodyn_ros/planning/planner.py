@@ -36,7 +36,19 @@ import numpy as np
 from ..trajectories import FlatReference
 from .polynomial import PiecewisePolynomial, minimum_derivative, objective_order
 
-__all__ = ["FlatTrajectory", "plan_mission", "allocate_times", "OUTPUTS"]
+__all__ = ["FlatTrajectory", "plan_mission", "allocate_times", "OUTPUTS", "MAX_OBJECTIVE_ORDER",
+           "MAX_CONSTRAINT_ORDER"]
+
+#: the highest objective order ``k`` (polynomials of degree ``2k - 1``) the planner solves: its
+#: Hermite basis (factorials of ``2k - 1``) loses digits as ``k`` grows. Measured on three waypoints
+#: with a constraint at the middle one (test/control/test_planning.py): the knots are met to 1e-10 m
+#: at ``k = 7``, 1.5e-9 at 8, 6e-8 at 9, 3e-6 at 11, and from ``k = 12`` the system is singular (a
+#: derivative order of 150 overflowed the factorials, 3000 did not finish in 100 s). 8 covers
+#: ``order`` up to 10 without constraints (``k = ceil((order + 6) / 2)``), far above the feedforward's 2.
+MAX_OBJECTIVE_ORDER = 8
+#: the highest derivative order of an interior constraint: ``k >= m + 1``, so :data:`MAX_OBJECTIVE_ORDER`
+#: - 1 (7, above the CoM's snap and the highest derivative a feedforward of order 2 reads, 6)
+MAX_CONSTRAINT_ORDER = MAX_OBJECTIVE_ORDER - 1
 
 #: the flat outputs, in order
 OUTPUTS = ("com", "yaw", "q")
@@ -204,8 +216,9 @@ def _constraints(constraints, n_wp, widths):
         if not (isinstance(i, (int, np.integer)) and 0 < i < n_wp - 1):
             raise ValueError(f"constraints: waypoint {i!r} is not an interior waypoint (1..{n_wp - 2}); the end "
                              "derivatives are start and end")
-        if not (isinstance(m, (int, np.integer)) and m >= 1):
-            raise ValueError(f"constraints: derivative order {m!r} must be an integer >= 1")
+        if not (isinstance(m, (int, np.integer)) and 1 <= m <= MAX_CONSTRAINT_ORDER):
+            raise ValueError(f"constraints: derivative order {m!r} must be an integer in 1..{MAX_CONSTRAINT_ORDER} "
+                             "(the planner's supported range)")
         val = np.array(v, dtype=float).reshape(-1)
         if val.shape != (widths[nm],) or np.all(np.isnan(val)) or np.any(np.isinf(val)):
             raise ValueError(f"constraints: {nm} derivative {m} at waypoint {i}: expected {widths[nm]} finite values "
@@ -277,6 +290,10 @@ def plan_mission(com, yaw=None, q=None, times=None, *, order: int = 2, start=Non
             continue
         m = max((o for (_, o) in cons[nm]), default=0)
         k[nm] = kk = objective_order(need[nm], m)
+        if kk > MAX_OBJECTIVE_ORDER:
+            raise ValueError(f"order: {order} asks the {nm} for a minimum-derivative objective of order {kk}, over the "
+                             f"planner's {MAX_OBJECTIVE_ORDER} (its polynomials lose their digits beyond); give an "
+                             f"order of at most {2 * MAX_OBJECTIVE_ORDER - 6}")
         cont[nm] = 2 * kk - 2 - m
         ends = []
         for label, given in (("start", start), ("end", end)):

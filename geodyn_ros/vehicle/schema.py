@@ -20,6 +20,7 @@ from ..model.validate import FileKeys, clip, read_yaml, short_repr
 from .geometry import px4_to_flu, rotor_frame
 from .params import (_ZERO_OK, PER_ROTOR, ROTOR_SECTIONS, ActuationConfig, ElasticJointParams, RotorParams,
                      default_actuation_config_path)
+from .plausible import RANGES
 
 __all__ = ["load_vehicle", "load_actuation_config", "read_vehicle_yaml", "TOP_KEYS", "CONSTANT_KEYS", "LIMIT_KEYS",
            "UNIT_TOL"]
@@ -56,8 +57,24 @@ _OLD_ROTOR_REQUIRED = ("turning_direction", "motor_constant", "moment_constant",
 class _Ctx(FileKeys):
     """The key checks of one vehicle file (:class:`~geodyn_ros.model.validate.FileKeys`)."""
 
-    def vec3(self, key, v):
-        return self.vec(key, v, 3, what="3 numbers [x, y, z]")
+    def vec3(self, key, v, within=None):
+        return self.vec(key, v, 3, what="3 numbers [x, y, z]", within=within)
+
+    def constant(self, key, v):
+        """A rotor constant or another number of the file, within its :data:`RANGES` entry (the
+        last part of ``key``)."""
+        name = key.rsplit(".", 1)[-1].split("[", 1)[0]
+        name = {"max_motor_torque": "max_torque"}.get(name, name)
+        return self.number(key, v, allow_zero=name in _ZERO_OK, within=RANGES.get(name))
+
+    def per_rotor(self, key, v, n):
+        """A rotor constant of an old actuation file: one number, or a list of ``n`` (one per rotor)."""
+        if isinstance(v, (list, tuple)):
+            if len(v) != n:
+                self.fail(key, f"expected a number or {n} of them (one per rotor), got {_short(v)}",
+                          "give one number, or one per turning_direction entry")
+            return [self.constant(f"{key}[{i}]", x) for i, x in enumerate(v)]
+        return self.constant(key, v)
 
     def direction(self, key, v):
         if v not in ("ccw", "cw"):
@@ -122,7 +139,7 @@ def _common(doc, c):
     gains = doc.get("gains")
     if gains is not None and not isinstance(gains, dict):
         c.fail("gains", f"expected a mapping, got {_short(gains)}; see doc/reference/vehicle_file.md")
-    period = c.number("control_period", doc.get("control_period", 0.001))
+    period = c.number("control_period", doc.get("control_period", 0.001), within=RANGES["control_period"])
     return base, gains, period
 
 
@@ -138,8 +155,17 @@ def _load_old(doc, p) -> ActuationConfig:
     c.mapping("elastic_joints", e)
     c.require("elastic_joints", e, ("joints", "stiffness", "motor_inertia"))
     key = section          # the key the constructors' refusals are about (their argument's name below)
+    td = t["turning_direction"]
+    if not isinstance(td, (list, tuple)) or not td:
+        c.fail(f"{section}.turning_direction", f"expected a list of ccw/cw, got {_short(td)}", "give one per rotor")
+    n = len(td)
+    for k in PER_ROTOR:                  # strict numbers within their ranges (the constructors take any numbers)
+        if k in t:
+            c.per_rotor(f"{section}.{k}", t[k], n)
+    for k in ("stiffness", "motor_inertia", "max_motor_torque"):
+        if k in e:
+            c.per_rotor(f"elastic_joints.{k}", e[k], len(e["joints"]) if isinstance(e["joints"], list) else 1)
     try:
-        n = len(t["turning_direction"])
         rot = RotorParams(turning_direction=tuple(t["turning_direction"]),
                           motor_constant=t["motor_constant"], moment_constant=t["moment_constant"],
                           time_constant_up=t["time_constant_up"], time_constant_down=t["time_constant_down"],
@@ -157,12 +183,12 @@ def _load_old(doc, p) -> ActuationConfig:
             if not isinstance(v, (list, tuple)) or len(v) != n:
                 c.fail(f"{section}.{k}", f"expected {n} angles [deg] (one per rotor), got {_short(v)}",
                        "give one per turning_direction entry")
-        alpha, beta = (np.radians([c.number(f"{section}.{k}[{i}]", x, positive=False) for i, x in enumerate(t[k])])
-                       for k in ("alpha_deg", "beta_deg"))
+        alpha, beta = (np.radians([c.number(f"{section}.{k}[{i}]", x, positive=False, within=RANGES["angle_deg"])
+                                   for i, x in enumerate(t[k])]) for k in ("alpha_deg", "beta_deg"))
         ja = {j: {"type": "elastic", "stiffness": float(el.stiffness[k]), "motor_inertia": float(el.motor_inertia[k]),
                   "max_torque": float(np.broadcast_to(el.max_motor_torque, (len(el.joints),))[k])}
               for k, j in enumerate(el.joints)}
-        extra = {k: c.number(f"{section}.{k}", t.get(k, d)) for k, d in
+        extra = {k: c.constant(f"{section}.{k}", t.get(k, d)) for k, d in
                  (("arm_length", None), ("rotor_velocity_slowdown_sim", 10.0), ("rotor_mass", 0.005))}
         return ActuationConfig(rotors=rot, elastic=el, rotor_prefix=str(t.get("rotor_prefix", "rotor_")),
                                alpha=alpha, beta=beta, **extra,
@@ -184,7 +210,7 @@ def _constants(c, doc):
     out = {}
     for k, default in CONSTANT_KEYS.items():
         if k in const:
-            out[k] = c.number(f"constants.{k}", const[k], allow_zero=k in _ZERO_OK)
+            out[k] = c.constant(f"constants.{k}", const[k])
         elif default is None:
             out[k] = None     # must then be given per rotor
         else:
@@ -208,7 +234,9 @@ def _rotor_list(c, rotors, const):
             c.keys(f"{key}.px4", r["px4"], _PX4_KEYS)
             if "PX" not in r["px4"] or "PY" not in r["px4"]:
                 c.fail(f"{key}.px4", "misses PX or PY; give CA_ROTORn_PX and CA_ROTORn_PY [m]")
-            v = {k: c.number(f"{key}.px4.{k}", x, positive=False) for k, x in r["px4"].items()}
+            v = {k: c.number(f"{key}.px4.{k}", x, positive=False,
+                             within=RANGES["position" if k[0] == "P" else "direction" if k[0] == "A" else "KM"])
+                 for k, x in r["px4"].items()}
             km = v.pop("KM", 0.05)                         # PX4's default CA_ROTORn_KM (module.yaml)
             pos, ax = px4_to_flu(**v)
             if km == 0:
@@ -223,7 +251,7 @@ def _rotor_list(c, rotors, const):
         else:
             if "position" not in r:
                 c.fail(f"{key}.position", "missing; give the rotor position [x, y, z] in m in the base link")
-            pos = c.vec3(f"{key}.position", r["position"])
+            pos = c.vec3(f"{key}.position", r["position"], within=RANGES["position"])
             if ("axis" in r) == ("rpy" in r):
                 c.fail(key, "give exactly one of axis (the thrust direction) or rpy (the rotor orientation)")
             ax = c.vec3(f"{key}.axis", r["axis"]) if "axis" in r else None
@@ -238,12 +266,12 @@ def _rotor_list(c, rotors, const):
                        "a unit vector")
             T = rotor_frame(pos, axis=ax)
         else:
-            T = rotor_frame(pos, rpy=c.vec3(f"{key}.rpy", r["rpy"]))
+            T = rotor_frame(pos, rpy=c.vec3(f"{key}.rpy", r["rpy"], within=RANGES["rpy"]))
         dirs.append(td)
         poses.append(T)
         for k in CONSTANT_KEYS:
             if k in r:
-                per[k].append(c.number(f"{key}.{k}", r[k], allow_zero=k in _ZERO_OK))
+                per[k].append(c.constant(f"{key}.{k}", r[k]))
             elif const[k] is None:
                 c.fail(f"constants.{k}", f"missing (and not given for rotor {i}); give it in constants: or per rotor")
             else:
@@ -288,8 +316,9 @@ def _tilthex(c, rotors, const):
         v = t[k]
         if not isinstance(v, (list, tuple)) or len(v) != len(dirs):
             c.fail(f"rotors.tilthex.{k}", f"expected {len(dirs)} angles [deg] (one per rotor), got {_short(v)}")
-        ang[k] = np.radians([c.number(f"rotors.tilthex.{k}[{i}]", x, positive=False) for i, x in enumerate(v)])
-    arm = c.number("rotors.tilthex.arm_length", t["arm_length"])
+        ang[k] = np.radians([c.number(f"rotors.tilthex.{k}[{i}]", x, positive=False, within=RANGES["angle_deg"])
+                             for i, x in enumerate(v)])
+    arm = c.constant("rotors.tilthex.arm_length", t["arm_length"])
     prefix = c.string("rotors.tilthex.rotor_prefix", t.get("rotor_prefix", "rotor_"))
     for k, v in const.items():
         if v is None:
@@ -302,18 +331,18 @@ def _joints(c, joints):
     ja = {}
     for name, spec in joints.items():
         key = f"joints.{name}"
-        if not isinstance(spec, dict) or spec.get("type") not in _JOINT_KEYS:
+        if not isinstance(spec, dict) or not isinstance(spec.get("type"), str) or spec["type"] not in _JOINT_KEYS:
             c.fail(f"{key}.type", f"expected rigid or elastic, got {_short(spec.get('type') if isinstance(spec, dict) else spec)}"
                    "; give type: rigid or type: elastic")
         c.keys(key, spec, _JOINT_KEYS[spec["type"]])
-        d = {"type": spec["type"], "max_torque": (c.number(f"{key}.max_torque", spec["max_torque"])
+        d = {"type": spec["type"], "max_torque": (c.constant(f"{key}.max_torque", spec["max_torque"])
                                                   if spec.get("max_torque") is not None else None)}
         if spec["type"] == "elastic":
             for k in ("stiffness", "motor_inertia"):
                 if k not in spec:
                     c.fail(f"{key}.{k}", "missing; an elastic joint needs stiffness [N m/rad] and motor_inertia "
                            "[kg m^2]")
-                d[k] = c.number(f"{key}.{k}", spec[k])
+                d[k] = c.constant(f"{key}.{k}", spec[k])
         ja[str(name)] = d
     el = [j for j, d in ja.items() if d["type"] == "elastic"]
     mt = [ja[j]["max_torque"] if ja[j]["max_torque"] is not None else np.inf for j in el]

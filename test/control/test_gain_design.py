@@ -303,3 +303,36 @@ def test_a_files_gains_are_refused_naming_the_file(hexarotor, tmp_path):
         with pytest.raises(ValueError) as info:
             design_gains(model, al, c, period=DT)
         assert str(info.value) == f"{tmp_path / 'my.yaml'}: {line}"
+
+
+def test_absurd_gains_are_bounded_and_ideal_actuators_are_checked_too(aerial_manipulator):
+    """A gain of 1e308 overflowed the loop matrix (LinAlgError) or gave the bound 'kp < 0'; now the
+    loop is unstable (radius inf) and the bound is finite and right: the loop at 0.97 of it is
+    stable and at 1.03 not, each with the margin (discrete_radius). check_gains without a vehicle
+    (the ideal-actuator geodyn_controller: no rotor lag) refuses the same way; live_gain_refusals
+    judges only the loops an update changes."""
+    import math
+
+    from geodyn_ros.control.feedback import TrackingGains
+    from geodyn_ros.control.gain_design import (GAIN_MARGIN, check_gains, discrete_radius, gain_bound,
+                                                live_gain_refusals, model_inertias)
+    assert discrete_radius(4.0, 1e308 * GAIN_MARGIN, 40.0, 1e-3) > 1e100
+    assert discrete_radius(4.0, 1.5e308 * GAIN_MARGIN, 40.0, 1e-3) == math.inf      # the margin overflows
+    m = model_inertias(aerial_manipulator)["mass"]
+    which, rel, b = gain_bound(m, 1e308, 40.0, 1e-3, lag=0.0125)
+    assert (which, rel) == ("kp", "<") and 0 < b < 1e6
+    for f, stable in ((0.97, True), (1.03, False)):
+        kp = f * b
+        kd = 2 * 0.7 * math.sqrt(kp * m)
+        assert (discrete_radius(m, GAIN_MARGIN * kp, GAIN_MARGIN * kd, 1e-3, lag=0.0125) < 1) == stable
+    good = TrackingGains(400.0, 40.0, 60.0, 6.0, 40.0, 0.5)
+    check_gains(good, aerial_manipulator, period=1e-3)              # no allocation, no vehicle: ideal actuators
+    bad = TrackingGains(1e308, 40.0, 60.0, 6.0, 40.0, 0.5)
+    with pytest.raises(ValueError, match=r"^kp_position: 1e\+308 N/m makes the discrete com loop \(xyz\) unstable at "
+                                         r"1 ms .*need kp_position < \d"):
+        check_gains(bad, aerial_manipulator, period=1e-3)
+    assert live_gain_refusals(good, good, aerial_manipulator, period=1e-3) == []
+    lines = live_gain_refusals(good, bad, aerial_manipulator, period=1e-3)
+    assert len(lines) == 1 and lines[0].startswith("kp_position: 1e+308")
+    assert live_gain_refusals(bad, TrackingGains(1e308, 40.0, 60.0, 6.0, 41.0, 0.5), aerial_manipulator,
+                              period=1e-3) == []     # an untouched unstable loop is not judged

@@ -490,3 +490,27 @@ def test_per_rotor_constants_of_equal_value_change_nothing(vehicle):
     assert np.allclose(b.margins[:, 2], (wmax[2] - om[:, 2]) / wmax[2], rtol=1e-12, atol=1e-12)
     others = [i for i in range(n) if i != 2]
     assert np.array_equal(a.margins[:, others], b.margins[:, others])
+
+
+def test_constraint_orders_are_bounded_by_the_planners_accuracy():
+    """MAX_CONSTRAINT_ORDER (7) and MAX_OBJECTIVE_ORDER (8): at the bound the plan still meets its
+    waypoints (1e-8 m) and the constrained derivative (1e-6 of its value, read back by finite
+    differences of the planned position, independent of the polynomial's own derivative); beyond
+    it plan_mission refuses in one line (an order of 150 overflowed, 3000 ran for minutes)."""
+    from geodyn_ros.planning.planner import MAX_CONSTRAINT_ORDER, MAX_OBJECTIVE_ORDER
+    assert (MAX_CONSTRAINT_ORDER, MAX_OBJECTIVE_ORDER) == (7, 8)
+    com = [[0, 0, 1], [1, 0.5, 1.2], [2, 0, 1]]
+    tr = plan_mission(com, times=[0, 1.5, 3.0], order=2, constraints=[(1, "com", 1, (0.3, np.nan, np.nan))])
+    for m in (1, MAX_CONSTRAINT_ORDER):
+        tr = plan_mission(com, times=[0, 1.5, 3.0], order=2, constraints=[(1, "com", m, (0.3, np.nan, np.nan))])
+        for t, c in zip((0.0, 1.5, 3.0), com):
+            assert np.abs(tr(t, 0).com[0] - c).max() < 1e-8, (m, t)
+        if m == 1:          # the velocity by a central difference of the positions (h = 1e-5 s: error ~1e-10)
+            v = (tr(1.5 + 1e-5, 0).com[0, 0] - tr(1.5 - 1e-5, 0).com[0, 0]) / 2e-5
+            assert abs(v - 0.3) < 1e-6
+    for m in (MAX_CONSTRAINT_ORDER + 1, 150, 3000):
+        with pytest.raises(ValueError, match=rf"^constraints: derivative order {m} must be an integer in 1\.\.7"):
+            plan_mission(com, times=[0, 1.5, 3.0], constraints=[(1, "com", m, (0.3, np.nan, np.nan))])
+    plan_mission(com, times=[0, 1.5, 3.0], order=10)
+    with pytest.raises(ValueError, match=r"^order: 11 asks the com for a minimum-derivative objective of order 9"):
+        plan_mission(com, times=[0, 1.5, 3.0], order=11)

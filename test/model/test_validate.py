@@ -191,3 +191,74 @@ def test_refusals_quote_input_clipped_on_one_line():
     with pytest.raises(ValueError) as info:
         require_positive("k", [1.0] * 10_000 + [-1.0])
     assert len(str(info.value)) < 300 and "characters)" in str(info.value)
+
+
+def test_file_numbers_are_strict_and_never_overflow():
+    """A file's number is a YAML int or float: ``true`` (1 to numpy) and ``"1.5"`` (a string) are
+    not; an int beyond a float is ``inf`` (refused as not finite) instead of an OverflowError."""
+    from geodyn_ros.model.validate import FileKeys, Range, file_number
+    assert file_number(3) == 3.0 and file_number(-2.5) == -2.5 and file_number(np.float32(1.5)) == 1.5
+    for v in (True, False, "1.5", None, [1.0], {"a": 1}):
+        assert file_number(v) is None, v
+    assert file_number(10 ** 400) == np.inf and file_number(-(10 ** 400)) == -np.inf
+    c = FileKeys("f.yaml")
+    for v, problem in ((True, "expected a finite number, got True"), ("2", "expected a finite number, got '2'"),
+                       (10 ** 400, "expected a finite number, got 1000"), ([1, True], "expected 2 numbers")):
+        with pytest.raises(ValueError) as info:
+            c.vec("k", v, 2) if isinstance(v, list) else c.number("k", v)
+        assert str(info.value).startswith(f"f.yaml: k{'[1]' if isinstance(v, list) else ''}: "
+                                          f"{'expected a finite number, got True' if isinstance(v, list) else problem}")
+    r = Range(1e-3, 2.0, "s", "a reason")
+    assert c.number("k", 0.5, within=r) == 0.5
+    with pytest.raises(ValueError) as info:
+        c.number("k", 1e300, within=r)
+    assert str(info.value) == ("f.yaml: k: 1e+300 s is outside the plausible range [0.001, 2] s (a reason); give a "
+                               "value in that range (SI units)")
+    with pytest.raises(ValueError) as info:      # printed apart from the bound (format_against)
+        c.number("k", 2.0000001, within=r)
+    assert str(info.value).startswith("f.yaml: k: 2.0000001 s is outside")
+
+
+def test_read_yaml_bounds_refuse_before_building_the_document(tmp_path, monkeypatch):
+    """The bounds hold whichever parser reads the file: without libyaml (PyYAML's own composer
+    checks them) the same lines; a file that grows past the limit between the stat and the read,
+    and a regular file swapped for a FIFO after the stat, are refused too (never blocking)."""
+    import os
+
+    import yaml
+
+    from geodyn_ros.model import validate
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi"))
+    cases = [(laughs, "line 6, column 24, in f: the aliases expand to more than 400000 nodes"),
+             ("a: " + "[" * 33 + "]" * 33 + "\n", "line 1, column 35, in a" + "[0]" * 30 + ": nested deeper than 32 "
+              "levels"),      # the root mapping is the first level
+             ("a: &r {b: *r}\n", "line 1, column 11, in a.b: found a recursive alias *r (inside the node it names)")]
+    for libyaml in (True, False):
+        monkeypatch.setattr(yaml, "__with_libyaml__", libyaml)
+        for text, line in cases:
+            p = tmp_path / "f.yaml"
+            p.write_text(text)
+            with pytest.raises(ValueError) as info:
+                validate.read_yaml(p, "vehicle file")
+            assert str(info.value).startswith(f"{p}: {line}; "), (libyaml, str(info.value))
+    assert validate.read_yaml(_write(tmp_path, "a: " + "[" * 31 + "]" * 31 + "\n")) == {"a": eval("[" * 31 + "]" * 31)}
+    # the stat says a small regular file; the open finds a FIFO (swapped in between): refused at once
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    real_stat = os.stat
+    monkeypatch.setattr(validate.os, "stat", lambda p, *a, **k: real_stat(tmp_path / "f.yaml"))
+    with pytest.raises(ValueError, match=r"cannot be read \(a FIFO, not a regular file\)"):
+        validate.read_yaml(fifo)
+    monkeypatch.setattr(validate.os, "stat", real_stat)
+    monkeypatch.setattr(validate, "MAX_FILE_BYTES", 10)      # the size as read, not only as stat'ed
+    p = _write(tmp_path, "a: 1234567890\n")
+    monkeypatch.setattr(validate.os, "fstat", lambda fd: os.stat_result((0o100644,) + (0,) * 5 + (1,) + (0,) * 3))
+    with pytest.raises(ValueError, match=r"cannot be read \(11 bytes, over the limit of 10 bytes\)"):
+        validate.read_yaml(p)
+
+
+def _write(tmp_path, text):
+    p = tmp_path / "w.yaml"
+    p.write_text(text)
+    return p

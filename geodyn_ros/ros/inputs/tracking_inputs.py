@@ -42,8 +42,9 @@ inputs used) and, every second, the ages per stream on ``/diagnostics``
 (:meth:`TrackingInputs._record_used`).
 
 Live gains: :meth:`TrackingInputs._on_set_parameters` validates ``kp_* / kd_*`` (finite,
->= 0, :class:`~geodyn_ros.control.feedback.TrackingGains`) and ``use_feedforward`` (bool); a bad
-value is refused with the reason and the old values kept. The node applies accepted values in
+>= 0, :class:`~geodyn_ros.control.feedback.TrackingGains`; every loop they change stable in
+discrete time at the control period, :meth:`TrackingInputs._live_gain_refusal`) and
+``use_feedforward`` (bool); a bad value is refused with the reason and the old values kept. The node applies accepted values in
 ``_apply_live(gains, use_feedforward)``, which may still refuse by returning a reason.
 """
 from __future__ import annotations
@@ -264,10 +265,26 @@ class TrackingInputs:
             new = TrackingGains(**gains)
         except ValueError as exc:
             return SetParametersResult(successful=False, reason=str(exc))
-        reason = self._apply_live(new, use_ff)
+        reason = self._live_gain_refusal(new) or self._apply_live(new, use_ff)
         if reason:
             return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
+
+    def _live_gain_refusal(self, new):
+        """Why the live gains ``new`` are refused (None: accepted): a loop whose gains change must
+        stay stable in discrete time at the control period (the vehicle file's ``control_period``, or
+        ``geodyn_controller``'s parameter; :func:`geodyn_ros.control.gain_design.live_gain_refusals`,
+        with the node's rotors and elastic joints, none for ``geodyn_controller``). Before the model
+        has come there is nothing to check them against: refused."""
+        if self.model is None:
+            return ("no robot model yet: live gains are checked against its discrete loops; set them once "
+                    "robot_description has come")
+        from geodyn_ros.control.gain_design import live_gain_refusals
+        cfg = getattr(self, "cfg", None)
+        period = cfg.control_period if cfg is not None else self._p["control_period"]
+        lines = live_gain_refusals(self.gains, new, self.model, None, cfg, period,
+                                   rigid_joints=not getattr(self, "elastic", False))
+        return "; ".join(lines) or None
 
     def _apply_live(self, gains: TrackingGains, use_ff: bool):
         """Apply accepted live values; return a reason string to refuse them instead."""

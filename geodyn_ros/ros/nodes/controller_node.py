@@ -63,6 +63,8 @@ PARAMETERS = {
     "kd_joint": (0.5, "Joint damping [N m s/rad]."),
     **POLICY_PARAMETERS,
     **RELIABILITY_PARAMETERS,
+    "control_period": (0.001, "Period [s] of the loop the controller runs in: a live gain change whose discrete "
+                       "loop would be unstable at it is refused."),
     "sync_stamps": (True, "input_policy exact: combine only inputs with the same stamp (lock-step simulation)."),
     "stale_timeout": (0.1, "input_policy latest, or exact without sync_stamps: oldest usable reference/feedforward "
                       "[s] relative to the state."),
@@ -83,6 +85,9 @@ class ControllerNode(TrackingInputs, Node):
             self.gains = TrackingGains(*(p[k] for k in _GAINS))
         except ValueError as exc:
             raise ConfigurationError(f"parameter {exc}") from exc
+        if not (np.isfinite(p["control_period"]) and 1e-4 <= p["control_period"] <= 0.1):
+            raise ConfigurationError(f"parameter 'control_period': must be in [0.0001, 0.1] s (a flight controller's "
+                                     f"rate loop runs at 10 Hz to 10 kHz), got {p['control_period']}")
         self._p = p
         self.model = None   # set by _setup_model (at start-up, or from the robot_description topic)
         self.use_ff = p["use_feedforward"]

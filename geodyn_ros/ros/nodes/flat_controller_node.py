@@ -392,6 +392,9 @@ class FlatControllerNode(ActuatorInputs, TrackingInputs, Node):
             gains = FlatnessGains(**values)
         except ValueError as exc:
             return SetParametersResult(successful=False, reason=str(exc))
+        reason = self._live_gain_refusal(gains)     # a changed loop unstable at the control period
+        if reason:
+            return SetParametersResult(successful=False, reason=reason)
         self.gains, self.level = gains, level
         if self.ctrl is not None:
             self.ctrl.set_gains(gains)

@@ -179,7 +179,12 @@ def load_model(source, p: dict) -> SimpleNamespace:
         base = base or cfg.base_link
         # as every consumer of the vehicle file: the pinned joints where their limits pin them, the
         # inertia MuJoCo refuses corrected as in the simulator (ActuationConfig.load_model)
-        locked = {**{j: 0.0 for j in locked}, **cfg.locked_positions(source)}
+        try:
+            locked = {**{j: 0.0 for j in locked}, **cfg.locked_positions(source)}
+        except ValueError as exc:   # the file's line (locked_joints, from_urdf) blames the file, not the URDF
+            if str(exc).startswith(f"{cfg.source_path}: "):
+                raise ConfigurationError(f"parameter 'actuation_config': {exc}") from exc
+            raise
         source = cfg.flight_urdf(source)[0]
     model = gd.load_urdf(source, base_link=base, locked_joints=locked or None)
     n = model.n_joints

@@ -48,10 +48,8 @@ __all__ = ["MAX_MISSION_BYTES", "MAX_WAYPOINTS", "MAX_DURATION_S", "MAX_PATH_POS
 
 #: serialized size of one mission message (10,000 points of either type are under 1.2 MB)
 MAX_MISSION_BYTES = 8 * 1024 * 1024
-#: points of a mission (the minimum-derivative solve is banded: linear in the points)
-MAX_WAYPOINTS = 10_000
-#: [s] a mission's length (a day: beyond any battery; stamps keep nanosecond resolution)
-MAX_DURATION_S = 86_400.0
+# points of a mission and its length [s]: the bounds of a mission file too (defined there, ROS-free)
+from geodyn_ros.planning.mission import MAX_DURATION_S, MAX_WAYPOINTS  # noqa: E402
 #: poses of ``planned_path`` (RViz draws it at once; its step is ``max(path_dt, duration / this)``)
 MAX_PATH_POSES = 2_000
 #: [s] the least planning lead of a mission asked for "now" on the wall clock

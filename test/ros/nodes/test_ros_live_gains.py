@@ -119,3 +119,109 @@ def test_actuated_controller_gains_and_feedforward_are_live(h):
     if rot is not None:
         assert h.spin_until(lambda: len(rot) > 0)
         assert np.abs(np.array(rot[-1].data) - cmd.omega).max() <= 1e-9 * np.abs(cmd.omega).max()
+
+
+# ---------------------------------------------------------------------- unstable live gains (issue 41 item 4)
+def _refused_for_stability(node, name, value, stem):
+    """``ros2 param set name value``: refused naming the gain, the discrete loop and the bound, the
+    old gain kept; returns the bound found."""
+    import re
+    old = node.get_parameter(name).value
+    res = node.set_parameters([Parameter(name, value=value)])[0]
+    assert not res.successful, (name, value)
+    m = re.search(rf"{stem}\S*: \S+ \S+ makes the discrete (\w+) loop .* unstable at (\S+) ms with the 1.5x gain "
+                  rf"margin .*need {stem}\S* < (\S+?)[ )]", res.reason)
+    assert m, res.reason
+    assert node.get_parameter(name).value == old
+    return float(m.group(3)), float(m.group(2)) * 1e-3
+
+
+def _independent_radius(I, kp, kd, dt, lag=None):
+    """Spectral radius of the PD loop ``I x'' = f`` (``T f' = u - f`` with ``lag``), ``u`` held over
+    ``dt`` from the state one step old, by its own discretisation (a fine Euler integration of the
+    continuous plant over one step: independent of gain_design's matrix exponential)."""
+    n = 2 if lag is None else 3
+    steps = 2000
+    h = dt / steps
+
+    def f(z, u):
+        d = np.zeros(n)
+        d[0] = z[1]
+        d[1] = (z[2] if lag else u) / I
+        if lag:
+            d[2] = (u - z[2]) / lag
+        return d
+    cols = []
+    for j in range(n + 1):                   # state (z, u_prev): column j of the one-step map
+        z0 = np.zeros(n + 1)
+        z0[j] = 1.0
+        z, u = z0[:n].copy(), z0[n]
+        for _ in range(steps):               # RK4
+            k1 = f(z, u)
+            k2 = f(z + h / 2 * k1, u)
+            k3 = f(z + h / 2 * k2, u)
+            k4 = f(z + h * k3, u)
+            z = z + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        cols.append(np.r_[z, -kp * z0[0] - kd * z0[1]])
+    return float(np.max(np.abs(np.linalg.eigvals(np.array(cols).T))))
+
+
+def test_geodyn_controller_refuses_live_gains_unstable_at_its_period(h):
+    """kp_position 1e308 was accepted; its command then overflowed and nothing was published. Now a
+    changed gain whose discrete loop (one step of delay, 1.5x margin) is unstable at the node's
+    control_period is refused with the bound, and the bound is right: checked here by an
+    independent integration of the loop (the CoM axis: the system mass, no rotor lag: ideal
+    actuators) just below and above it."""
+    from geodyn_ros.control.gain_design import model_inertias
+    node = h.make(ControllerNode, {"urdf_path": URDF, "use_feedforward": False})
+    for value in (1e308, 1e9):
+        bound, dt = _refused_for_stability(node, "kp_position", value, "kp_position")
+        assert dt == 0.001
+    m = model_inertias(node.model)["mass"]
+    # the bound is taken at damping 0.7 with the margin 1.5 on both gains (gain_design's rule)
+    for factor, stable in ((0.97, True), (1.03, False)):
+        kp = factor * bound
+        kd = 2 * 0.7 * np.sqrt(kp * m)
+        assert (_independent_radius(m, 1.5 * kp, 1.5 * kd, dt) < 1.0) == stable, (factor, bound)
+    kp, kd = 0.5 * bound, 2 * 0.7 * np.sqrt(0.5 * bound * m)    # (kd 40 kept is too little damping: together)
+    assert node.set_parameters_atomically([Parameter("kp_position", value=kp),
+                                           Parameter("kd_position", value=kd)]).successful
+    assert node.gains.kp_position == kp
+    # a refused update changes nothing, and an untouched loop is not judged
+    res = node.set_parameters([Parameter("kd_joint", value=1e6)])[0]
+    assert not res.successful and "kd_joint[" in res.reason
+    assert node.gains.kd_joint == 0.5
+    # the period is the node's parameter: 10 ms refuses what 1 ms accepts
+    slow = h.make(ControllerNode, {"urdf_path": URDF, "use_feedforward": False, "control_period": 0.01},
+                  namespace="slow")
+    res = slow.set_parameters_atomically([Parameter("kp_position", value=kp), Parameter("kd_position", value=kd)])
+    assert not res.successful and "unstable at 10 ms" in res.reason, res.reason
+
+
+def test_geodyn_controller_refuses_live_gains_before_its_model(h):
+    node = h.make(ControllerNode, {"use_feedforward": False})      # the model comes from the topic
+    res = node.set_parameters([Parameter("kp_position", value=500.0)])[0]
+    assert not res.successful and res.reason.startswith("no robot model yet")
+
+
+def test_rotor_controllers_refuse_live_gains_unstable_at_the_vehicle_files_period(h):
+    """geodyn_actuated_controller (tilthex) and geodyn_flat_controller (hexarotor): the loops go
+    through the rotor lag of the vehicle file; 1e308 is refused with a finite bound, and the flat
+    controller's per-axis rotation gains name their axis."""
+    import xacro
+
+    from geodyn_ros.ros.nodes.actuated_controller_node import ActuatedControllerNode
+    from geodyn_ros.ros.nodes.flat_controller_node import FlatControllerNode
+    text = xacro.process_file(str(shipped_urdf().parent / "tilthex_manipulator.urdf.xacro")).toxml()
+    act = h.make(ActuatedControllerNode, {"robot_description": text, "elastic_joints": False}, namespace="a")
+    bound, dt = _refused_for_stability(act, "kp_position", 1e308, "kp_position")
+    assert dt == act.cfg.control_period and 0 < bound < 1e308
+    assert act.ctrl.gains.kp_position == 400.0
+    flat = h.make(FlatControllerNode, {"urdf_path": str(shipped_urdf().parent / "hexarotor_manipulator.urdf.xacro")},
+                  namespace="f")
+    res = flat.set_parameters([Parameter("kp_rotation", value=[1e308, 20.0, 5.0])])[0]
+    assert not res.successful and res.reason.startswith("kp_rotation[roll]: 1e+308 N m/rad makes the discrete "
+                                                        "attitude loop (roll) unstable"), res.reason
+    res = flat.set_parameters([Parameter("kd_position", value=float("1e300"))])[0]
+    assert not res.successful and "kd_position" in res.reason
+    assert flat.set_parameters([Parameter("kp_position", value=10.0)])[0].successful

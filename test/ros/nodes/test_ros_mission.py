@@ -448,3 +448,54 @@ def test_messages_decode_yaw_frames_and_pairing():
     j.joint_names = ["J2"] * 6
     with pytest.raises(ValueError, match=r"mission/joints: joint_names .* are not the plan's joints"):
         mission_from_messages(None, j, joint_names=NAMES, world_frame="world", current=cur)
+
+
+# ---------------------------------------------------------------------- bounded input (issue 41)
+def _file_error_tables():
+    """test/loops/test_file_errors.py's tables of bad files (loaded by path: one table for every
+    entry point)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("file_error_tables", REPO / "test" / "loops" / "test_file_errors.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bad_files_are_the_nodes_and_the_mission_clis_one_line(h, tmp_path, capsys):
+    """Every bounded-input case of the file table (aliases, constraint orders, durations, types,
+    extreme constants, a FIFO, bad UTF-8): geodyn_reference's ``mission`` and geodyn_node's,
+    geodyn_actuated_controller's and geodyn_flat_controller's ``actuation_config`` refuse to start
+    with the file's exact line after ``parameter '<name>': `` (never another parameter), and
+    ``python -m geodyn_ros.ros.nodes.mission start-parameters`` exits 2 with the line alone."""
+    from geodyn_ros.ros.common.params import ConfigurationError
+    from geodyn_ros.ros.nodes.actuated_controller_node import ActuatedControllerNode
+    from geodyn_ros.ros.nodes.flat_controller_node import FlatControllerNode
+    from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
+    from geodyn_ros.ros.nodes.mission import main
+    from geodyn_ros.ros.nodes.reference_node import ReferenceNode
+    t = _file_error_tables()
+    for i, (case, text, line) in enumerate(t.MISSION_BOUNDS):
+        d = tmp_path / f"m{i}"
+        d.mkdir()
+        p = t._write(d, text, "mission.yaml")
+        want = line.replace("{f}", str(p))
+        with pytest.raises(ConfigurationError) as info:
+            h.make(ReferenceNode, {"use_sim_time": True, "trajectory": "waypoints", "mission": str(p)})
+        assert str(info.value) == f"parameter 'mission': {want}", case
+        assert main(["start-parameters", str(p), XACRO, CFG]) == 2
+        assert capsys.readouterr().err == want + "\n", case
+    nodes = ((GeodynNode, {"urdf_path": XACRO, "input_mode": "flat"}), (ActuatedControllerNode, {"urdf_path": XACRO}),
+             (FlatControllerNode, {"urdf_path": XACRO}))
+    for i, (case, text, line) in enumerate(t.BOUNDS):
+        if case.startswith("gains:"):       # the nodes take their gains from parameters, not from the file
+            continue
+        d = tmp_path / f"v{i}"
+        d.mkdir()
+        p = t._write(d, text, "vehicle.yaml")
+        want = line.replace("{f}", str(p))
+        for cls, params in nodes:
+            with pytest.raises(ConfigurationError) as info:
+                h.make(cls, {**params, "actuation_config": str(p)}, namespace=f"n{i}")
+            assert str(info.value) == f"parameter 'actuation_config': {want}", (cls.__name__, case)
+        assert main(["start-parameters", str(MISSION), XACRO, str(p)]) == 2
+        assert capsys.readouterr().err == want + "\n", case
