@@ -99,3 +99,23 @@ def test_diverging_row_stops_with_one_line():
     assert res.log.t.size == 0 or res.log.t[-1] <= float(m.group(1))
     text = format_table({"ff0": res.metrics() | {"diverged": res.diverged}})
     assert f"diverged: {res.diverged}" in text and "nan" not in text
+
+
+def test_geodyn_fly_prints_the_line_not_the_numbers_of_a_diverged_row(capsys):
+    """format_rows with a row stopped at a bound: its line, none of its numbers (the rotor-speed
+    peak such a row reaches, 1.1e10 rad/s against 838, must not read as a result); and a sensing
+    profile that does not exist is refused in one line."""
+    from geodyn_ros.loops.fly import format_rows, main
+    from geodyn_ros.loops.tracking import TrackingLog
+    from geodyn_ros.loops.underactuated import UnderactuatedRow
+    e = np.zeros((0, 3))
+    log = TrackingLog(np.zeros(0), e, e, np.zeros((0, 3, 3)), np.zeros((0, 3, 3)), np.zeros((0, 2)), np.zeros((0, 2)),
+                      ("a", "b"))
+    line = "t = 2.345 s: rotor speed command 1.12e+10 rad/s > 10 x max 838 rad/s"
+    bad = UnderactuatedRow("ff0", log, 11212317225.0, 3.0, 5, 0, 1.0, 2.0, diverged=line)
+    text = format_rows({"ff0": bad}, 4, 838.0)
+    assert f"ff0  diverged: {line}" in text and "11212317225" not in text
+    assert all(len(x) < 100 for x in text.splitlines())
+    assert main(["--vehicle", "iris", "--sensing", "mocapp", "--duration", "0.1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "profiles.mocapp: no such profile; did you mean 'mocap'?" in err
