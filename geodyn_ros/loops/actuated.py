@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +103,7 @@ class RowResult:
     wall_time_s: float
     simulated_s: float = float("nan")   # pre-roll included (the real-time factor's numerator)
     diverged: str | None = None         # the one line of a row that left a physical bound (loops.sensed)
+    session: object = field(default=None, repr=False, compare=False)   # the run's loops.sensed.Session, if any
 
     def metrics(self, max_rot_velocity: float, max_motor_torque: float, settle: float = SETTLE_S) -> dict:
         """The README columns. ``*_after_<settle>s``: the same RMS over ``t >= settle`` only (without

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +70,7 @@ class UnderactuatedRow:
     wall_time_s: float
     simulated_s: float
     diverged: str | None = None         # the one line of a row that left a physical bound (loops.sensed)
+    session: object = field(default=None, repr=False, compare=False)   # the run's loops.sensed.Session, if any
 
     def metrics(self) -> dict:
         """The JSON columns of the table (module docstring)."""
