@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 OUT    ?= out
 SPEED  ?= 1
 
-.PHONY: venv lint docs test test-fresh-clone test-real-launch two-robots demo actuated underactuated budget figures lqr bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize fly clean
+.PHONY: venv lint docs test test-fresh-clone test-real-launch two-robots demo actuated underactuated sensing-demo sensing budget figures lqr bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize fly clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -57,8 +57,9 @@ test-real-launch: $(STAMP)
 ## hexarotor, flatness) table with its error budget; figures in $(OUT)/. A line per row as it
 ## finishes (8 + 10 rows of 35 s simulated each: a few minutes per table on a quiet 2-core machine,
 ## three times that when it is loaded). DURATION=3: 3 scored seconds per row instead of 30, after
-## the same 5 s pre-roll (the short mode CI runs); DURATION is passed only when given.
-demo: actuated underactuated
+## the same 5 s pre-roll (the short mode CI runs); DURATION is passed only when given. Then the same
+## two vehicles under motion-capture sensing, from the ground (sensing-demo: 8 rows).
+demo: actuated underactuated sensing-demo
 
 DEMO_DURATION = $(if $(filter command line environment%,$(origin DURATION)),--duration $(DURATION))
 
@@ -77,6 +78,20 @@ actuated: $(STAMP)
 underactuated: $(STAMP)
 	$(BIN)/python -m geodyn_ros.examples.underactuated_loop --speed $(SPEED) --out $(OUT) --json-out $(OUT)/underactuated.json $(DEMO_DURATION)
 	$(BIN)/python -m geodyn_ros.examples.underactuated_budget --speed $(SPEED)
+
+## The two demo vehicles under realistic sensing (the mocap profile of config/sensors.yaml: 240 Hz,
+## 4.2 ms, fused with the IMU; joints over a servo bus), each row taking off from the ground and
+## landing, scored in flight; printed beside the perfect tables of make demo; JSON in $(OUT)/.
+sensing-demo: $(STAMP)
+	$(BIN)/python -m geodyn_ros.examples.sensing_table --vehicles actuated,underactuated --conditions mocap --json-out $(OUT)/sensing_demo.json $(DEMO_DURATION)
+
+## The table that tells the truth (doc/tutorials/sensing_table.md): the two demo vehicles and
+## Borinot, every level, sensing perfect / mocap / onboard, and the under-actuated vehicle with
+## 5, 10 and 20 ms of odometry latency; 48 rows of 10 s scored (about 15 CPU minutes; JOBS rows
+## in parallel, default 2). JSON in $(OUT)/sensing.json.
+JOBS ?= 2
+sensing: $(STAMP)
+	$(BIN)/python -m geodyn_ros.examples.sensing_table --latency-sweep underactuated --jobs $(JOBS) --json-out $(OUT)/sensing.json $(DEMO_DURATION)
 
 ## Your own aerial manipulator (doc/howto/fly_your_vehicle.md): geodyn_fly on URDF + VEHICLE (a
 ## vehicle file, or a shipped name: borinot_flying_arm_2, hextilt_flying_arm_5, iris, hexarotor,

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -102,6 +102,8 @@ class RowResult:
     motor_saturations: int
     wall_time_s: float
     simulated_s: float = float("nan")   # pre-roll included (the real-time factor's numerator)
+    diverged: str | None = None         # the one line of a row that left a physical bound (loops.sensed)
+    session: object = field(default=None, repr=False, compare=False)   # the run's loops.sensed.Session, if any
 
     def metrics(self, max_rot_velocity: float, max_motor_torque: float, settle: float = SETTLE_S) -> dict:
         """The README columns. ``*_after_<settle>s``: the same RMS over ``t >= settle`` only (without
@@ -118,7 +120,8 @@ class RowResult:
                 "rotor_speed_peak_rad_s": self.rotor_speed_peak, "max_rot_velocity_rad_s": max_rot_velocity,
                 "motor_torque_peak_nm": self.motor_torque_peak, "max_motor_torque_nm": max_motor_torque,
                 "rotor_saturations": self.rotor_saturations, "motor_saturations": self.motor_saturations,
-                "real_time_factor": self._simulated() / self.wall_time_s if self.wall_time_s > 0 else float("inf")}
+                "real_time_factor": self._simulated() / self.wall_time_s if self.wall_time_s > 0 else float("inf"),
+                **({"diverged": self.diverged} if self.diverged else {})}
 
     def _simulated(self) -> float:
         return self.log.t[-1] if math.isnan(self.simulated_s) else self.simulated_s
@@ -127,7 +130,7 @@ class RowResult:
 def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float = 1.0, timestep: float = 1e-3,
                       gains: TrackingGains | None = None, config=None, source=None,
                       gravity=(0.0, 0.0, -9.81), rigid_joints: bool = False, lag_discrete: bool = False,
-                      preroll: float = PREROLL_S, progress=None, reference=None) -> RowResult:
+                      preroll: float = PREROLL_S, progress=None, reference=None, sensing=None) -> RowResult:
     """Run one row of the table (module docstring) and return its :class:`RowResult`.
 
     duration [s] of simulated time; speed: time scaling of Table 3; timestep [s]: simulator and
@@ -144,8 +147,14 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     reference: ``f(t, order) -> Reference`` (base pose, spatial twist jet, joint jets; e.g.
     :func:`geodyn_ros.loops.fly_references.fly_reference` with ``kind="base"``) in place of Table 3
     (``speed`` is then unused); None: Table 3 at ``speed``.
+    sensing: a :class:`geodyn_ros.loops.sensed.Sensing` (sensor streams, failsafe, a flight from
+    the ground and back); None (or its trivial form): the exact state at every step, as always.
+    A row whose state leaves a physical bound stops there: ``RowResult.diverged`` holds its line
+    (:class:`geodyn_ros.loops.sensed.DivergenceGuard`) and the log ends before it.
     """
     from geodyn_ros.sim import ActuatedSim
+    from .fly_references import vehicle_size
+    from .sensed import Diverged, DivergenceGuard, Session
 
     if row not in ROWS:
         raise ValueError(f"row: expected one of {ROWS}, got {row!r}")
@@ -155,8 +164,11 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     cfg = load_actuation_config() if config is None else config
     gains = TrackingGains() if gains is None else gains
     ideal = row == "ideal"
+    if sensing is not None and sensing.trivial:
+        sensing = None
     sim = ActuatedSim(tilthex_source() if source is None else source, cfg, timestep=timestep, gravity=gravity,
-                      ideal_rotors=ideal, ideal_joints=ideal or rigid_joints)
+                      ideal_rotors=ideal, ideal_joints=ideal or rigid_joints,
+                      **({"ground": True} if sensing is not None and sensing.ground else {}))
     model = sim.model
     al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
     eff = rigid_effort_limits(cfg, model, tilthex_source() if source is None else source)
@@ -170,6 +182,8 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     mixed = not (ideal or rigid_joints) and bool(sim.rigid_joints)   # some joints rigid, the others elastic
     reference = scaled_reference(speed) if reference is None else reference
     g = np.asarray(gravity, float)
+    size = vehicle_size(sim.rotor_frames)
+    guard = DivergenceGuard(size, cfg.rotors.max_rot_velocity)
 
     def jets(t):
         ref = reference(t, 2)
@@ -179,73 +193,121 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
 
     if not (math.isfinite(preroll) and preroll >= 0):
         raise ValueError(f"preroll: expected a finite time >= 0 [s], got {preroll!r}")
-    n_pre = int(round(preroll / timestep))
+    steps = int(round(duration / timestep))
+    sess = None
+    if sensing is not None:
+        sess = Session(sensing, sim, reference, size=size, max_rot_velocity=cfg.rotors.max_rot_velocity,
+                       preroll=preroll, duration=duration, timestep=timestep)
+        reference = sess.reference
+    n_pre = int(round(preroll / timestep)) if sess is None else sess.n_pre
+    n_post = 0 if sess is None else sess.n_post
     t0 = -n_pre * timestep
     ref, Wb, tau = jets(t0)
     C0, V0, q0, qd0 = ref.base_pose, ref.base_twist[0], ref.q[0], ref.q[1]
+    on_ground = {} if sess is None else sess.start(C0, model)
     if ideal:
         sim.reset(C0, V0, q0, qd0)
     elif rigid_joints:
         om0, _ = ctrl.rotor_reference(Wb)
-        sim.reset(C0, V0, q0, qd0, rotor_speed=om0)
+        sim.reset(C0, V0, q0, qd0, rotor_speed=om0 * 0.0 if on_ground else om0)
     else:
         om0, _ = ctrl.rotor_reference(Wb)
         th0, thd0 = ctrl.motor_reference(ref.q, tau)
-        sim.reset(C0, V0, q0, qd0, rotor_speed=om0, motor_angle=th0, motor_velocity=thd0)
-    steps = int(round(duration / timestep))
+        sim.reset(C0, V0, q0, qd0, rotor_speed=om0 * 0.0 if on_ground else om0, motor_angle=th0,
+                  motor_velocity=thd0)
+    if sess is not None:
+        sess.begin(t0)
+        stopped = np.zeros(len(sim.rotor_names))
     t_log = np.empty(steps + 1)
     poses = np.empty((steps + 1, 4, 4))
     q_log = np.empty((steps + 1, model.n_joints))
     Cd_log = np.empty((steps + 1, 4, 4))
     qd_log = np.empty((steps + 1, model.n_joints))
     om_peak = u_peak = 0.0
+    total = n_pre + steps + n_post
+    n_log, diverged, sat = 0, None, None
     wall = time.perf_counter()
-    for i in range(n_pre + steps + 1):
-        k = i - n_pre   # k < 0: pre-roll, not logged
-        t = k * timestep
-        if progress is not None and i % 100 == 0:
-            progress(i, n_pre + steps)
-        if k == 0:      # the scored window starts: peaks and clip counts from here on
-            om_peak = u_peak = 0.0
-            ctrl.rotor_saturations = ctrl.motor_saturations = 0
-        C, Vb, q, qd = sim.base_pose(), sim.base_twist_body(), sim.q(), sim.qd()
-        if i:
-            ref, Wb, tau = jets(t)
-        if k >= 0:
-            t_log[k], poses[k], q_log[k] = t, C, q
-            Cd_log[k], qd_log[k] = ref.base_pose, ref.q[0]
-        if k == steps:
-            break
-        Cd = ref.base_pose
-        Vbd = Ad_inv(Cd) @ ref.base_twist[0]
-        if ideal:
-            W, tq = tracking_command(gains, C, Vb, q, qd, Cd, Vbd, ref.q[0], ref.q[1], Wb[0], tau[0])
-            sim.set_command(W, tq)
-            u_peak = max(u_peak, _peak(tq))
-        elif rigid_joints:
-            cmd = ctrl.command(C, Vb, q, qd, q, qd, Cd, Vbd, ref.q, Wb, tau)
-            sim.set_rotor_command(cmd.omega)
-            sim.set_command(np.zeros(6), cmd.u)
-            om_peak = max(om_peak, float(cmd.omega_raw.max()))
-            u_peak = max(u_peak, _peak(cmd.u_raw))
-        else:
-            cmd = ctrl.command(C, Vb, q, qd, sim.motor_angle(), sim.motor_velocity(), Cd, Vbd, ref.q, Wb, tau)
-            sim.set_rotor_command(cmd.omega)
-            if mixed:         # the rigid joints' torques (0 at the elastic joints, driven by their springs)
-                sim.set_command(_NO_WRENCH, cmd.joint_torque)
-                u_peak = max(u_peak, _peak(cmd.joint_torque_raw))
-            sim.set_motor_torque(cmd.u)
-            om_peak = max(om_peak, float(cmd.omega_raw.max()))
-            u_peak = max(u_peak, _peak(cmd.u_raw))
-        sim.step()
+    t = t0
+    try:
+        for i in range(total + 1):
+            k = i - n_pre   # k < 0: pre-roll, not logged; k > steps: the landing, not logged
+            t = k * timestep
+            if progress is not None and i % 100 == 0:
+                progress(i, total)
+            if k == 0:      # the scored window starts: peaks and clip counts from here on
+                om_peak = u_peak = 0.0
+                ctrl.rotor_saturations = ctrl.motor_saturations = 0
+            if sess is not None:
+                sess.tick(k, steps, t)
+                sensed = sess.read(t)
+            C, Vb, q, qd = sim.base_pose(), sim.base_twist_body(), sim.q(), sim.qd()
+            if i:
+                ref, Wb, tau = jets(t)
+            if 0 <= k <= steps:
+                t_log[k], poses[k], q_log[k] = t, C, q
+                Cd_log[k], qd_log[k] = ref.base_pose, ref.q[0]
+                n_log = k + 1
+            if k == steps:
+                sat = (ctrl.rotor_saturations, ctrl.motor_saturations)
+                if not n_post:
+                    break
+            if i == total:
+                break
+            Cd = ref.base_pose
+            guard.check(t, C, Cd, q, ref.q[0])
+            if sess is not None and sensed is not None:   # the controller's inputs: sensed, not exact
+                C, Vb, q, qd, th_s, thd_s = sensed
+            Vbd = Ad_inv(Cd) @ ref.base_twist[0]
+            scored = k < steps
+            if ideal:
+                W, tq = tracking_command(gains, C, Vb, q, qd, Cd, Vbd, ref.q[0], ref.q[1], Wb[0], tau[0])
+                if sess is not None and sess.disarmed:
+                    W = np.zeros(6)
+                sim.set_command(W, tq)
+                if scored:
+                    u_peak = max(u_peak, _peak(tq))
+            elif rigid_joints:
+                cmd = ctrl.command(C, Vb, q, qd, q, qd, Cd, Vbd, ref.q, Wb, tau)
+                guard.check(t, C, Cd, q, ref.q[0], cmd.omega_raw)
+                sim.set_rotor_command(stopped if sess is not None and sess.disarmed else cmd.omega)
+                sim.set_command(np.zeros(6), cmd.u)
+                if scored:
+                    om_peak = max(om_peak, float(cmd.omega_raw.max()))
+                    u_peak = max(u_peak, _peak(cmd.u_raw))
+            else:
+                if sess is not None and sensed is not None:
+                    th, thd = th_s, thd_s
+                else:
+                    th, thd = sim.motor_angle(), sim.motor_velocity()
+                cmd = ctrl.command(C, Vb, q, qd, th, thd, Cd, Vbd, ref.q, Wb, tau)
+                guard.check(t, C, Cd, q, ref.q[0], cmd.omega_raw)
+                sim.set_rotor_command(stopped if sess is not None and sess.disarmed else cmd.omega)
+                if mixed:         # the rigid joints' torques (0 at the elastic joints, driven by their springs)
+                    sim.set_command(_NO_WRENCH, cmd.joint_torque)
+                    if scored:
+                        u_peak = max(u_peak, _peak(cmd.joint_torque_raw))
+                sim.set_motor_torque(cmd.u)
+                if scored:
+                    om_peak = max(om_peak, float(cmd.omega_raw.max()))
+                    u_peak = max(u_peak, _peak(cmd.u_raw))
+            sim.step()
+    except Diverged as exc:
+        diverged = str(exc)
+    except RuntimeError as exc:      # MuJoCo's non-finite state
+        diverged = f"t = {t:.3f} s: {str(exc).splitlines()[0]}"
     wall = time.perf_counter() - wall
     if progress is not None:
-        progress(n_pre + steps, n_pre + steps)
+        progress(total, total)
+    if sat is None:
+        sat = (ctrl.rotor_saturations, ctrl.motor_saturations)
     # the desired samples are the ones the loop used (no second evaluation of the reference)
-    log = TrackingLog(t_log, poses[:, :3, 3].copy(), Cd_log[:, :3, 3].copy(), poses[:, :3, :3].copy(),
-                      Cd_log[:, :3, :3].copy(), q_log, qd_log, tuple(model.joint_names))
-    return RowResult(row, log, om_peak, u_peak, ctrl.rotor_saturations, ctrl.motor_saturations, wall,
-                     simulated_s=(n_pre + steps) * timestep)
+    n = n_log
+    log = TrackingLog(t_log[:n], poses[:n, :3, 3].copy(), Cd_log[:n, :3, 3].copy(), poses[:n, :3, :3].copy(),
+                      Cd_log[:n, :3, :3].copy(), q_log[:n], qd_log[:n], tuple(model.joint_names))
+    res = RowResult(row, log, om_peak, u_peak, sat[0], sat[1], wall, simulated_s=(n_pre + steps) * timestep,
+                    diverged=diverged)
+    res.session = sess
+    return res
 
 
 def feedforward_speed_range(duration: float = 30.0, speed: float = 1.0, config=None, dt: float = 0.02) -> tuple:
@@ -271,7 +333,8 @@ def format_table(results: dict, cfg, *, settled: bool = False) -> str:
     base position RMS and max, attitude and link joint RMS, peak rotor speed and motor torque (a
     first line gives their limits from ``cfg``), clip counts (rotor/motor), real-time factor.
     settled: the base and joint RMS over ``t >= SETTLE_S`` replace the base max and attitude RMS
-    (for a run scored from the start, ``preroll=0``)."""
+    (for a run scored from the start, ``preroll=0``). A row that stopped at a physical bound gets its
+    one line below the table, no numbers."""
     from .report import text_table
     tag = f"after_{SETTLE_S:g}s"
     two = (("base RMS", "base max", "att RMS", "joint RMS") if not settled else
@@ -286,6 +349,8 @@ def format_table(results: dict, cfg, *, settled: bool = False) -> str:
     mt = np.asarray(cfg.elastic.max_motor_torque, float)
     umax = float(mt.max()) if mt.size and cfg.elastic.joints else float("nan")
     for name, res in results.items():
+        if res.diverged:
+            continue
         m = res.metrics(wmax, umax)
         rows.append([name] + [f"{m[k]:.3e}" for k in keys]
                     + ["-" if name == "ideal" else f"{m['rotor_speed_peak_rad_s']:.0f}",
@@ -293,4 +358,5 @@ def format_table(results: dict, cfg, *, settled: bool = False) -> str:
                        f"{m['real_time_factor']:.2f}"])
     limits = (f"limits: rotor speed {wmax:g} rad/s, motor torque "
               f"{umax:g} N m (clips: commands cut to them; ideal: no rotors)")
-    return limits + "\n" + text_table(cols, rows)
+    return (limits + "\n" + text_table(cols, rows)
+            + "".join(f"\n{n}  diverged: {r.diverged}" for n, r in results.items() if r.diverged))

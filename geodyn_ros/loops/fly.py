@@ -3,7 +3,8 @@
 ::
 
     geodyn_fly --urdf X --vehicle Y [--reference hover|figure8|FILE [--slow-down]] [--levels ...]
-               [--duration S] [--preroll S] [--json] [--plot PNG]
+               [--duration S] [--preroll S] [--sensing PROFILE [--sensors FILE] [--seed N]]
+               [--ground] [--json] [--plot PNG]
     geodyn_fly --vehicle borinot_flying_arm_2        # a shipped vehicle: its URDF is found
     python -m geodyn_ros.loops.fly --where iris      # print a shipped vehicle's URDF path
 
@@ -31,6 +32,13 @@
    per row as it finishes (:class:`~geodyn_ros.loops.report.RowProgress`), then the table
    (<= 100 columns): position RMS and max [m], attitude and joint RMS [deg], peak rotor speed
    against the maximum [rad/s], peak joint torque [N m], clipped commands (rotor/joint).
+   A row whose state leaves a physical bound (:class:`~geodyn_ros.loops.sensed.DivergenceGuard`)
+   stops there and prints one line (time and quantity) instead of numbers.
+
+``--sensing PROFILE`` (``perfect``, ``mocap``, ``onboard`` of ``config/sensors.yaml``, or of
+``--sensors FILE``): the controller reads sensor streams instead of the exact state
+(:mod:`geodyn_ros.loops.sensed`; seeded by ``--seed``); ``--ground``: every level starts on the
+ground, takes off, flies and lands (scored in flight only).
 
 A mission file on a rank 4 vehicle is first checked on the whole body
 (:func:`~geodyn_ros.loops.fly_references.check_mission`: every limit of the vehicle file, through
@@ -41,7 +49,7 @@ uniformly until it keeps every limit (the line says by how much).
 ``--json``: one JSON object on stdout instead (``vehicle``, ``report``, ``rows``,
 ``mission_check``). ``--plot PNG``: the position error of every row against time. Exit codes: 0
 flown; 2 refused (bad argument, bad vehicle file, a vehicle that cannot fly, unstable gains, a
-mission beyond its limits); 1 a row that diverged (non-finite state).
+mission beyond its limits); 1 a row that diverged (stopped at a physical bound).
 """
 from __future__ import annotations
 
@@ -185,12 +193,13 @@ def prepare(urdf, vehicle, *, reference: str = "figure8", slow_down: bool = Fals
 
 
 def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: float | None = None,
-        progress=None) -> dict:
+        progress=None, sensing=None) -> dict:
     """Fly ``levels`` (default all of the rank's) of a :func:`prepare`-d vehicle; ``{row: result}``
     (:class:`~geodyn_ros.loops.underactuated.UnderactuatedRow` or
     :class:`~geodyn_ros.loops.actuated.RowResult`). duration [s] scored (default: a mission's
     length, else 16 s); preroll [s] on the reference before t = 0 (default the loops' 5 s);
-    progress: a :class:`~geodyn_ros.loops.report.RowProgress` or None."""
+    progress: a :class:`~geodyn_ros.loops.report.RowProgress` or None; sensing: a
+    :class:`~geodyn_ros.loops.sensed.Sensing` or None (the exact state)."""
     rank = prep["rank"]
     levels = LEVELS[rank] if levels is None else tuple(levels)
     for lv in levels:
@@ -202,6 +211,8 @@ def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: floa
               timestep=float(prep["cfg"].control_period), reference=prep["reference"])
     if preroll is not None:
         kw["preroll"] = preroll
+    if sensing is not None:
+        kw["sensing"] = sensing
     if rank == 4:
         from .underactuated import simulate_underactuated as run
     else:
@@ -212,11 +223,14 @@ def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: floa
         out[lv] = res
         if progress is not None:
             r = res.log.rms()
-            progress.done(lv, res.simulated_s, f"{'CoM' if rank == 4 else 'base'} RMS {r['position_m']:.2e} m")
+            progress.done(lv, res.simulated_s, f"diverged: {res.diverged}" if res.diverged else
+                          f"{'CoM' if rank == 4 else 'base'} RMS {r['position_m']:.2e} m")
     return out
 
 
 def _metrics(res) -> dict:
+    if res.diverged:
+        return {"diverged": res.diverged}
     r = res.log.rms()
     return {"position_rms_m": r["position_m"], "position_max_m": r["max_position_m"],
             "attitude_rms_deg": r["attitude_deg"], "joint_rms_deg": r["joint_deg"],
@@ -234,13 +248,16 @@ def format_rows(rows: dict, rank: int, max_rot_velocity: float) -> str:
             ("realtime", "[x]", 5)]
     body = []
     for name, res in rows.items():
+        if res.diverged:
+            continue
         m = _metrics(res)
         body.append([name, f"{m['position_rms_m']:.3e}", f"{m['position_max_m']:.3e}", f"{m['attitude_rms_deg']:.3e}",
                      f"{m['joint_rms_deg']:.3e}" if res.log.q.shape[1] else "-",
                      f"{m['rotor_speed_peak_rad_s']:.0f}", f"{m['joint_torque_peak_nm']:.3f}",
                      f"{m['rotor_saturations']}/{m['joint_saturations']}", f"{m['real_time_factor']:.2f}"])
     return (f"max rotor speed {max_rot_velocity:g} rad/s; clips: commands cut to the rotor speed and joint "
-            f"torque limits\n" + text_table(cols, body))
+            f"torque limits\n" + text_table(cols, body)
+            + "".join(f"\n{n}  diverged: {r.diverged}" for n, r in rows.items() if r.diverged))
 
 
 def _plot(path, rows: dict, rank: int) -> Path:
@@ -275,6 +292,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--levels", help="comma-separated subset of the rank's levels (rigid|pd, ff0, ff1, ff2)")
     p.add_argument("--duration", type=float, help="scored seconds per level (default: the mission's, else 16)")
     p.add_argument("--preroll", type=float, help="seconds flown on the reference before scoring (default 5)")
+    p.add_argument("--sensing", help="a sensor profile (perfect, mocap, onboard of config/sensors.yaml): the "
+                   "controller reads sensor streams, not the exact state")
+    p.add_argument("--sensors", help="the sensors file the --sensing profile is read from (default config/sensors.yaml)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sensor streams (default 0)")
+    p.add_argument("--ground", action="store_true", help="start on the ground, take off, fly, land (scored in flight)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout instead of the text")
     p.add_argument("--plot", help="write the position error of every level to this PNG")
     p.add_argument("--where", metavar="NAME", help="print the URDF path of a shipped vehicle and exit")
@@ -302,6 +324,17 @@ def _main(argv) -> int:
         urdf, vehicle = resolve(args.urdf, args.vehicle)
         reference = args.reference
         check_reference(reference)
+        sensing = None
+        if args.sensing is not None or args.ground:
+            from geodyn_ros.sim.sensor_file import sensor_profile
+            from .sensed import Sensing
+            try:
+                prof = sensor_profile(args.sensing or "perfect", args.sensors)
+            except ValueError as exc:
+                raise Refused(str(exc).splitlines()[0]) from None
+            if args.seed < 0:
+                raise Refused(f"seed: expected an integer >= 0, got {args.seed}")
+            sensing = Sensing(prof, seed=args.seed, ground=args.ground, log=None if args.json else print)
         prep = prepare(urdf, vehicle, reference=reference, slow_down=args.slow_down)
         levels = None if not args.levels else tuple(s.strip() for s in args.levels.split(",") if s.strip())
         for lv in levels or ():
@@ -321,7 +354,7 @@ def _main(argv) -> int:
         out = open(os.devnull, "w") if args.json else sys.stdout
         try:
             with RowProgress(todo, steps, out=out, what="level") as prog:
-                rows = fly(prep, levels, duration=duration, preroll=preroll, progress=prog)
+                rows = fly(prep, levels, duration=duration, preroll=preroll, progress=prog, sensing=sensing)
                 summary = prog.summary()
         finally:
             if out is not sys.stdout:
@@ -330,7 +363,7 @@ def _main(argv) -> int:
         print(f"geodyn_fly: refused: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     max_w = float(np.max(prep["cfg"].rotors.per_rotor("max_rot_velocity")))
-    diverged = [k for k, r in rows.items() if not np.isfinite(r.log.rms()["position_m"])]
+    diverged = [k for k, r in rows.items() if r.diverged or not np.isfinite(r.log.rms()["position_m"])]
     if args.json:
         json.dump({"vehicle": str(vehicle), "urdf": str(urdf), "reference": reference, "duration_s": duration,
                    "preroll_s": preroll, "report": prep["report"], "gains": prep["design"].as_dict(),
@@ -345,7 +378,8 @@ def _main(argv) -> int:
         if not args.json:
             print(f"plot: {p}")
     if diverged:
-        print(f"geodyn_fly: diverged: {', '.join(diverged)} (non-finite error)", file=sys.stderr)
+        print(f"geodyn_fly: diverged: {', '.join(diverged)} (stopped at a physical bound; the table says when "
+              "and what)", file=sys.stderr)
         return 1
     return 0
 

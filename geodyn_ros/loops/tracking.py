@@ -74,6 +74,10 @@ class TrackingLog:
     def rms(self) -> dict:
         """RMS errors over all samples: ``position_m``, ``attitude_deg``, ``joint_deg`` (over all
         joints and samples; 0 without joints) and the maxima ``max_position_m``, ``max_joint_deg``."""
+        if not len(self.t):      # an empty log (a row stopped before its window): nothing measured
+            nan = float("nan")
+            return {"position_m": nan, "attitude_deg": nan, "joint_deg": nan, "max_position_m": nan,
+                    "max_joint_deg": nan}
         ep, eR, eq = self.position_error(), self.attitude_error(), self.joint_error()
         if not eq.size:          # no joints (n = 0): no joint error
             eq = np.zeros(1)

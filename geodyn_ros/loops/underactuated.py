@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -69,20 +69,26 @@ class UnderactuatedRow:
     motor_saturations: int
     wall_time_s: float
     simulated_s: float
+    diverged: str | None = None         # the one line of a row that left a physical bound (loops.sensed)
+    session: object = field(default=None, repr=False, compare=False)   # the run's loops.sensed.Session, if any
 
     def metrics(self) -> dict:
         """The JSON columns of the table (module docstring)."""
         r = self.log.rms()
-        return {"com_rms_m": r["position_m"], "com_max_m": r["max_position_m"],
-                "attitude_rms_deg": r["attitude_deg"], "joint_rms_deg": r["joint_deg"],
-                "rotor_speed_peak_rad_s": self.rotor_speed_peak, "rotor_saturations": self.rotor_saturations,
-                "motor_torque_peak_nm": self.motor_torque_peak, "motor_saturations": self.motor_saturations,
-                "real_time_factor": self.simulated_s / self.wall_time_s if self.wall_time_s > 0 else float("inf")}
+        out = {"com_rms_m": r["position_m"], "com_max_m": r["max_position_m"],
+               "attitude_rms_deg": r["attitude_deg"], "joint_rms_deg": r["joint_deg"],
+               "rotor_speed_peak_rad_s": self.rotor_speed_peak, "rotor_saturations": self.rotor_saturations,
+               "motor_torque_peak_nm": self.motor_torque_peak, "motor_saturations": self.motor_saturations,
+               "real_time_factor": self.simulated_s / self.wall_time_s if self.wall_time_s > 0 else float("inf")}
+        if self.diverged:            # a row stopped at a physical bound: its line, never its numbers as a result
+            out["diverged"] = self.diverged
+        return out
 
 
 def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: float = 1.0, timestep: float = 1e-3,
                            gains: FlatnessGains | None = None, config=None, source=None,
-                           preroll: float = PREROLL_S, reference=None, progress=None) -> UnderactuatedRow:
+                           preroll: float = PREROLL_S, reference=None, progress=None,
+                           sensing=None) -> UnderactuatedRow:
     """Run one row of the table (module docstring) and return its :class:`UnderactuatedRow`.
 
     duration [s] scored; speed: time scaling of the reference; timestep [s]: simulator and control
@@ -91,8 +97,12 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     xacro); preroll [s] run along the reference before ``t = 0``; reference: ``f(t, order) ->
     FlatReference`` (default :func:`figure_eight_reference` at ``speed``); progress: ``f(done,
     total)`` called every 100 simulator steps and at the end (:func:`run_loop`), or None.
+    sensing: a :class:`geodyn_ros.loops.sensed.Sensing` (sensor streams, failsafe, a flight from
+    the ground and back); None (or its trivial form): the exact state at every step, as always.
     """
     from geodyn_ros.sim import ActuatedSim
+    from .fly_references import vehicle_size
+    from .sensed import Session
 
     if row not in ROWS:
         raise ValueError(f"row: expected one of {ROWS}, got {row!r}")
@@ -104,8 +114,11 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     cfg = load_actuation_config("hexarotor") if config is None else config
     level, ideal, rigid_joints = _SPEC[row][:3]
     discrete = len(_SPEC[row]) > 3
+    if sensing is not None and sensing.trivial:
+        sensing = None
     sim = ActuatedSim(hexarotor_source() if source is None else source, cfg, timestep=timestep,
-                      ideal_rotors=ideal, ideal_joints=rigid_joints)
+                      ideal_rotors=ideal, ideal_joints=rigid_joints,
+                      **({"ground": True} if sensing is not None and sensing.ground else {}))
     model = sim.model
     al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
     ctrl = FlatnessController(model, al, cfg.rotors, None if rigid_joints else cfg.elastic, gains, level,
@@ -116,6 +129,13 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
         def reference(t, order):
             return figure_eight_reference(t, order, speed=speed)
 
+    size = vehicle_size(sim.rotor_frames)
+    sess = None
+    if sensing is not None:
+        sess = Session(sensing, sim, reference, size=size, max_rot_velocity=cfg.rotors.max_rot_velocity,
+                       preroll=preroll, duration=duration, timestep=timestep)
+        reference, preroll = sess.reference, sess.preroll
+
     def jets(t):
         ref = reference(t, 2)
         return ref, gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, 2)
@@ -123,6 +143,8 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     n_pre = int(round(preroll / timestep))
     ref, flat = jets(-n_pre * timestep)
     st = flat_start_state(ctrl, ref, flat)
+    if sess is not None and sess.start(st["base_pose"], model):
+        st["rotor_speed"] = st["rotor_speed"] * 0.0      # on the ground, rotors stopped
     if ideal:
         st.pop("rotor_speed")
     if rigid_joints:
@@ -133,7 +155,8 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
         return ctrl.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat)
 
     return run_loop(sim, model, command, jets, st, duration, preroll, timestep, name=row, counters=ctrl,
-                    ideal=ideal, rigid_joints=rigid_joints, progress=progress)
+                    ideal=ideal, rigid_joints=rigid_joints, progress=progress, session=sess, size=size,
+                    max_rot_velocity=cfg.rotors.max_rot_velocity)
 
 
 _NO_WRENCH = np.zeros(6)
@@ -163,7 +186,8 @@ def rigid_effort_limits(cfg, model, source) -> np.ndarray:
 
 def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: float, timestep: float, *,
              name: str, counters, ideal: bool = False, rigid_joints: bool = False, disturbance=None,
-             at_zero=None, progress=None) -> UnderactuatedRow:
+             at_zero=None, progress=None, session=None, size: float | None = None,
+             max_rot_velocity=None) -> UnderactuatedRow:
     """The closed loop shared by the tables: ``sim`` (an :class:`~geodyn_ros.sim.ActuatedSim`) reset to
     ``start`` (the keywords of :meth:`ActuatedSim.reset`) at ``t = -preroll``, then at every step
     ``command(t, C, V_b, q, qd, theta, theta', ref, flat) -> FlatCommand`` with ``jets(t) -> (ref,
@@ -177,11 +201,24 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
     ``disturbance`` returns zeros when it is off (its wrench is applied at every step).
     progress : ``f(done, total)`` called every 100 simulator steps and at the end (``total`` =
     pre-roll + scored steps; e.g. :meth:`geodyn_ros.loops.report.RowProgress.step`), or None.
+    session : a :class:`geodyn_ros.loops.sensed.Session` (sensed inputs, failsafe, the landing after
+    the window: ``preroll`` is then the session's) or None (the exact state at every step);
+    size [m], max_rot_velocity [rad/s]: the divergence bounds (:class:`~geodyn_ros.loops.sensed.DivergenceGuard`;
+    size None: the rotors' radius from ``sim``); a row that leaves them stops with
+    ``UnderactuatedRow.diverged`` set and its log cut before.
     """
+    from .fly_references import vehicle_size
+    from .sensed import Diverged, DivergenceGuard
     sim.reset(start["base_pose"], start["base_twist"], start["q"], start["qd"],
               **{k: v for k, v in start.items() if k not in ("base_pose", "base_twist", "q", "qd")})
     n_pre = int(round(preroll / timestep))
     steps = int(round(duration / timestep))
+    n_post = 0 if session is None else session.n_post
+    if session is not None:
+        session.begin(-n_pre * timestep)
+    guard = DivergenceGuard(vehicle_size(sim.rotor_frames) if size is None else size,
+                            sim.config.rotors.max_rot_velocity if max_rot_velocity is None else max_rot_velocity)
+    stopped = np.zeros(len(sim.rotor_names))
     n = plant.n_joints
     t_log = np.empty(steps + 1)
     c_log, cd_log = np.empty((steps + 1, 3)), np.empty((steps + 1, 3))
@@ -191,53 +228,88 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
     W = np.zeros(6)
     mixed = not rigid_joints and bool(getattr(sim, "rigid_joints", ()))   # some joints rigid, the others elastic
     ref, flat = jets(-n_pre * timestep)
+    total = n_pre + steps + n_post
+    n_log, diverged, sat = 0, None, None
+    t = -n_pre * timestep
     wall = time.perf_counter()
-    for i in range(n_pre + steps + 1):
-        k = i - n_pre            # k < 0: pre-roll, not logged
-        t = k * timestep
-        if progress is not None and i % 100 == 0:
-            progress(i, n_pre + steps)
-        if k == 0:               # the scored window starts: peaks and clip counts from here on
-            om_peak = u_peak = 0.0
-            counters.rotor_saturations = counters.motor_saturations = 0
-            if at_zero is not None:
-                at_zero(sim)
-        C, Vb, q, qd = sim.base_pose(), sim.base_twist_body(), sim.q(), sim.qd()
-        if i:
-            ref, flat = jets(t)
-        if k >= 0:
-            Vs = Ad(C) @ Vb
-            c_log[k] = gd.center_of_mass(plant, C, Vs[None], q[None])[0]
-            t_log[k], cd_log[k], q_log[k], qd_log[k] = t, ref.com[0], q, ref.q[0]
-            R_log[k], Rd_log[k] = C[:3, :3], flat.base_pose[:3, :3]
-        if k == steps:
-            break
-        th, thd = (None, None) if rigid_joints else (sim.motor_angle(), sim.motor_velocity())
-        cmd = command(t, C, Vb, q, qd, th, thd, ref, flat)
-        if ideal:
-            W[:3], W[5] = cmd.torque, cmd.thrust
-        else:
-            sim.set_rotor_command(cmd.omega)
-            om_peak = max(om_peak, float(cmd.omega_raw.max()))
-        extra = _NO_WRENCH if disturbance is None else disturbance(t, sim)
-        if rigid_joints:
-            sim.set_command(W + extra, cmd.u)   # the ideal body wrench (zero with rotors) and the joint torques
-        else:
-            if mixed:                           # the rigid joints' torques (0 at the elastic ones)
-                sim.set_command(W + extra, cmd.joint_torque)
-            elif disturbance is not None:
-                sim.set_command(extra, _zeros_n(n))
-            sim.set_motor_torque(cmd.u)
-            if mixed:
-                u_peak = max(u_peak, _peak(cmd.joint_torque_raw))
-        u_peak = max(u_peak, _peak(cmd.u_raw))
-        sim.step()
+    try:
+        for i in range(total + 1):
+            k = i - n_pre            # k < 0: pre-roll, not logged; k > steps: the landing, not logged
+            t = k * timestep
+            if progress is not None and i % 100 == 0:
+                progress(i, total)
+            if k == 0:               # the scored window starts: peaks and clip counts from here on
+                om_peak = u_peak = 0.0
+                counters.rotor_saturations = counters.motor_saturations = 0
+                if at_zero is not None:
+                    at_zero(sim)
+            if session is not None:
+                session.tick(k, steps, t)
+                sensed = session.read(t)
+            C, Vb, q, qd = sim.base_pose(), sim.base_twist_body(), sim.q(), sim.qd()
+            if i:
+                ref, flat = jets(t)
+            if 0 <= k <= steps:
+                Vs = Ad(C) @ Vb
+                c_log[k] = gd.center_of_mass(plant, C, Vs[None], q[None])[0]
+                t_log[k], cd_log[k], q_log[k], qd_log[k] = t, ref.com[0], q, ref.q[0]
+                R_log[k], Rd_log[k] = C[:3, :3], flat.base_pose[:3, :3]
+                n_log = k + 1
+            if k == steps:
+                sat = (counters.rotor_saturations, counters.motor_saturations)
+                if not n_post:
+                    break
+            if i == total:
+                break
+            guard.check(t, C, flat.base_pose, q, ref.q[0])
+            if session is not None and sensed is not None:   # the controller's inputs: sensed, not exact
+                C, Vb, q, qd, th, thd = sensed
+                if rigid_joints:
+                    th = thd = None
+            else:
+                th, thd = (None, None) if rigid_joints else (sim.motor_angle(), sim.motor_velocity())
+            cmd = command(t, C, Vb, q, qd, th, thd, ref, flat)
+            scored = k < steps
+            off = session is not None and session.disarmed
+            if ideal:
+                W[:3], W[5] = cmd.torque, cmd.thrust
+                if off:
+                    W[:] = 0.0
+            else:
+                guard.check(t, C, flat.base_pose, q, ref.q[0], cmd.omega_raw)
+                sim.set_rotor_command(stopped if off else cmd.omega)
+                if scored:
+                    om_peak = max(om_peak, float(cmd.omega_raw.max()))
+            extra = _NO_WRENCH if disturbance is None else disturbance(t, sim)
+            if rigid_joints:
+                sim.set_command(W + extra, cmd.u)   # the ideal body wrench (zero with rotors) and the joint torques
+            else:
+                if mixed:                           # the rigid joints' torques (0 at the elastic ones)
+                    sim.set_command(W + extra, cmd.joint_torque)
+                elif disturbance is not None:
+                    sim.set_command(extra, _zeros_n(n))
+                sim.set_motor_torque(cmd.u)
+                if mixed and scored:
+                    u_peak = max(u_peak, _peak(cmd.joint_torque_raw))
+            if scored:
+                u_peak = max(u_peak, _peak(cmd.u_raw))
+            sim.step()
+    except Diverged as exc:
+        diverged = str(exc)
+    except RuntimeError as exc:      # MuJoCo's non-finite state
+        diverged = f"t = {t:.3f} s: {str(exc).splitlines()[0]}"
     wall = time.perf_counter() - wall
     if progress is not None:
-        progress(n_pre + steps, n_pre + steps)
-    log = TrackingLog(t_log, c_log, cd_log, R_log, Rd_log, q_log, qd_log, tuple(plant.joint_names))
-    return UnderactuatedRow(name, log, om_peak, u_peak, counters.rotor_saturations, counters.motor_saturations,
-                            wall, (n_pre + steps) * timestep)
+        progress(total, total)
+    if sat is None:
+        sat = (counters.rotor_saturations, counters.motor_saturations)
+    m = n_log
+    log = TrackingLog(t_log[:m], c_log[:m], cd_log[:m], R_log[:m], Rd_log[:m], q_log[:m], qd_log[:m],
+                      tuple(plant.joint_names))
+    res = UnderactuatedRow(name, log, om_peak, u_peak, sat[0], sat[1], wall, (n_pre + steps) * timestep,
+                           diverged=diverged)
+    res.session = session
+    return res
 
 
 def flat_start_state(ctrl: FlatnessController, ref, flat) -> dict:
@@ -253,7 +325,8 @@ def flat_start_state(ctrl: FlatnessController, ref, flat) -> dict:
 def format_table(obj: dict) -> str:
     """The rows' metrics (``{row: UnderactuatedRow.metrics()}``) as the README's text table, within
     100 columns: CoM RMS and max, attitude and link joint RMS, peak rotor speed (``-``: ideal
-    rotors) and motor torque, clip counts (rotor/motor), real-time factor."""
+    rotors) and motor torque, clip counts (rotor/motor), real-time factor. A row that stopped at a
+    physical bound (``"diverged"`` in its metrics) gets its one line below the table, no numbers."""
     from .report import text_table
     cols = [("row", "", 3), ("CoM RMS", "[m]", 9), ("CoM max", "[m]", 9), ("att RMS", "[deg]", 9),
             ("joint RMS", "[deg]", 9), ("omega pk", "[rad/s]", 5), ("u peak", "[N m]", 6), ("clips", "rot/mot", 5),
@@ -262,5 +335,6 @@ def format_table(obj: dict) -> str:
              f"{m['joint_rms_deg']:.3e}",
              "-" if r in _SPEC and _SPEC[r][1] else f"{m['rotor_speed_peak_rad_s']:.0f}",
              f"{m['motor_torque_peak_nm']:.3f}", f"{m['rotor_saturations']}/{m['motor_saturations']}",
-             f"{m['real_time_factor']:.2f}"] for r, m in obj.items()]
-    return text_table(cols, rows)
+             f"{m['real_time_factor']:.2f}"] for r, m in obj.items() if not m.get("diverged")]
+    text = text_table(cols, rows)
+    return text + "".join(f"\n{r}  diverged: {m['diverged']}" for r, m in obj.items() if m.get("diverged"))

@@ -35,7 +35,7 @@ do not clamp them).
 Import details (what MuJoCo's URDF importer would otherwise do differently from geodyn_ros):
 
 * ``<visual>``/``<collision>`` are stripped before import: there is no geometry (contacts are
-  disabled anyway) and mesh files such as ``package://`` URIs need not resolve;
+  disabled, unless ``ground=True``) and mesh files such as ``package://`` URIs need not resolve;
 * a massless root link (``world``, ``base_footprint``) joined by one ``fixed``/``floating``
   joint to the base is removed with that joint, as :func:`geodyn_ros.load_urdf` does (MuJoCo
   would weld the base to a link named ``world``, or create its own free joint for ``floating``);
@@ -46,6 +46,17 @@ Import details (what MuJoCo's URDF importer would otherwise do differently from 
   zeroed unless ``joint_dynamics=True``, so the simulated robot is exactly ``sim.model``;
 * ``<limit lower upper>`` is imported as the joint ``range`` (enforced unless
   ``joint_limits=False``, which sets ``mjDSBL_LIMIT``).
+
+Ground contact (``ground=True``; off by default, and then the MuJoCo model is unchanged): a
+plane (world ``z = 0`` until :meth:`MujocoSim.place_ground` moves it) and four spheres of radius
+:data:`FOOT_RADIUS` on the base body, the vehicle's feet (the only geometry that touches the
+ground: links have none). MuJoCo's soft contact with its default parameters, stated here:
+``solref = (0.02, 1)`` (the contact behaves as a mass-spring-damper with a time constant of 20 ms,
+critically damped; at least twice the 1 ms step, as MuJoCo requires for stability),
+``solimp = (0.9, 0.95, 0.001, 0.5, 2)`` (the impedance rises from 0.9 to 0.95 over 1 mm of
+penetration), friction ``(1, 0.005, 0.0001)`` (sliding, torsional, rolling), ``condim = 3``
+(normal and two tangential directions). The feet's geoms carry no mass (``inertiafromgeom`` is
+false), so the simulated robot stays ``sim.model``.
 """
 from __future__ import annotations
 
@@ -70,6 +81,12 @@ INTEGRATORS = {
 
 _RIGID_TOL = 1e-6        # same tolerance as the dynamics API (CONVENTIONS.md "Bad input")
 _PREFIX = "geodyn_sim_"  # names of the elements this wrapper adds to the MuJoCo model
+#: radius [m] of the four feet spheres of ``ground=True``
+FOOT_RADIUS = 0.02
+#: MuJoCo's default soft-contact parameters, set explicitly (module docstring)
+CONTACT_SOLREF = (0.02, 1.0)
+CONTACT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+CONTACT_FRICTION = (1.0, 0.005, 0.0001)
 _JOINT_KIND = {"revolute": mujoco.mjtJoint.mjJNT_HINGE, "continuous": mujoco.mjtJoint.mjJNT_HINGE,
                "prismatic": mujoco.mjtJoint.mjJNT_SLIDE}
 
@@ -192,6 +209,9 @@ class MujocoSim:
         ``False`` (default) zeroes the joint damping and dry friction that MuJoCo imports from
         URDF ``<dynamics>`` (geodyn_ros ignores them, so the simulated robot equals
         ``self.model``); ``True`` keeps them.
+    ground : bool
+        ``True``: a ground plane and four feet on the base, with contact (module docstring);
+        place them with :meth:`place_ground` before :meth:`reset`. Default ``False``: no contact.
 
     Attributes
     ----------
@@ -214,7 +234,7 @@ class MujocoSim:
     """
 
     def __init__(self, source, *, base_link=None, timestep=1e-3, gravity=(0.0, 0.0, -9.81),
-                 integrator="RK4", joint_limits=True, joint_dynamics=False, locked_joints=None):
+                 integrator="RK4", joint_limits=True, joint_dynamics=False, locked_joints=None, ground=False):
         timestep = _scalar(timestep, "timestep", positive=True)
         gravity = _array(gravity, "gravity", (3,))
         integ = _integrator(integrator)
@@ -264,12 +284,23 @@ class MujocoSim:
                 j.armature = 0.0
 
         extra_nv, extra_nu = self._extend_spec(spec, body)
+        self.ground = bool(ground)
+        if self.ground:
+            spec.worldbody.add_geom(name=_PREFIX + "ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 1.0],
+                                    solref=list(CONTACT_SOLREF), solimp=list(CONTACT_SOLIMP),
+                                    friction=list(CONTACT_FRICTION), condim=3)
+            for k in range(4):
+                body.add_geom(name=_PREFIX + f"foot_{k}", type=mujoco.mjtGeom.mjGEOM_SPHERE,
+                              size=[FOOT_RADIUS, 0.0, 0.0], pos=[0.0, 0.0, -1.0], solref=list(CONTACT_SOLREF),
+                              solimp=list(CONTACT_SOLIMP), friction=list(CONTACT_FRICTION), condim=3)
 
         opt = spec.option
         opt.timestep = timestep
         opt.gravity = gravity
         opt.integrator = int(integ)
-        flags = int(mujoco.mjtDisableBit.mjDSBL_CONTACT) | int(mujoco.mjtDisableBit.mjDSBL_AUTORESET)
+        flags = int(mujoco.mjtDisableBit.mjDSBL_AUTORESET)
+        if not self.ground:
+            flags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
         if not joint_limits:
             flags |= int(mujoco.mjtDisableBit.mjDSBL_LIMIT)
         opt.disableflags = flags
@@ -298,6 +329,10 @@ class MujocoSim:
         self._qadr, self._dadr = qadr, dadr
         self._wrench = np.zeros(6)
         self._tau = np.zeros(n)
+        if self.ground:
+            self._ground_geom = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, _PREFIX + "ground")
+            self._feet = np.array([mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, _PREFIX + f"foot_{k}")
+                                   for k in range(4)], dtype=np.int64)
         self._setup_extension()
         self.reset(np.eye(4), np.zeros(6), np.zeros(n), np.zeros(n))
 
@@ -309,6 +344,34 @@ class MujocoSim:
 
     def _setup_extension(self) -> None:
         """Subclass hook: called once after compilation, before the first :meth:`reset`."""
+
+    # ------------------------------------------------------------------ ground contact
+    def place_ground(self, height: float, feet) -> None:
+        """Move the ground plane to world ``z = height`` [m] and the four feet (the sphere centres)
+        to ``feet`` (4, 3) [m] in the base-link frame (``ground=True`` only; call before :meth:`reset`)."""
+        if not self.ground:
+            raise ValueError("ground: this simulator was built without ground contact (ground=False)")
+        h = _scalar(height, "height")
+        F = _array(np.asarray(feet, float).ravel(), "feet", (12,)).reshape(4, 3)
+        self.mj_model.geom_pos[self._ground_geom] = (0.0, 0.0, h)
+        self.mj_model.geom_pos[self._feet] = F
+        # the world body's geoms are static: their world positions are computed once, at compile
+        # time, and again by mj_setConst (MuJoCo 3-4), not by mj_forward
+        mujoco.mj_setConst(self.mj_model, self.mj_data)
+        mujoco.mj_forward(self.mj_model, self.mj_data)
+
+    def ground_force(self) -> float:
+        """Total normal force [N] the ground exerts on the feet in the current state (0 without
+        contact, or with ``ground=False``)."""
+        if not self.ground:
+            return 0.0
+        m, d = self.mj_model, self.mj_data
+        f = np.zeros(6)
+        total = 0.0
+        for i in range(d.ncon):
+            mujoco.mj_contactForce(m, d, i, f)
+            total += f[0]
+        return float(total)
 
     # ------------------------------------------------------------------ properties
     @property

@@ -35,7 +35,8 @@ ELSEWHERE = {"falling_cat": ("test_falling_cat_example.py", "test_main_writes_pn
              "plan_mission": ("test_planning.py", "test_plan_mission_example_text")}
 #: examples run in text mode here (test functions of this file)
 HERE = {"actuated_loop": "test_actuated_loop_text", "underactuated_loop": "test_underactuated_loop_text",
-        "underactuated_budget": "test_underactuated_budget_text", "lqr_loop": "test_lqr_loop_text"}
+        "underactuated_budget": "test_underactuated_budget_text", "lqr_loop": "test_lqr_loop_text",
+        "sensing_table": "test_sensing_table_text"}
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?(e[+-]\d+)?$")
 
 
@@ -228,6 +229,48 @@ def test_lqr_loop_text(capsys):
     assert "base_position_m: [" in capsys.readouterr().out
 
 
+def sensing_cells(text: str, vehicle: str, title: str) -> dict:
+    """``{level: [cells]}`` of the sensing table's block ``title`` (e.g. "position RMS [m]") of ``vehicle``."""
+    block = text.split(f"\n{vehicle}: ", 1)[1]
+    lines = block.split(f"{title} per level and sensing", 1)[1].splitlines()[1:]
+    while not lines[0].startswith("level "):
+        lines = lines[1:]
+    assert lines[0].startswith("level ") and set(lines[2]) == {"-"}, lines[:3]
+    rows = {}
+    for line in lines[3:]:
+        cells = line.split()
+        if not cells or not (_NUMBER.match(cells[1]) or cells[1] == "diverged"):
+            break
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_sensing_table_text(tmp_path, capsys):
+    """The sensing table's text mode (a short run in flight): the printed cells are the JSON's, the
+    small model's floor and the predicted ff2 are printed, and what each order is worth per
+    condition (the ratios, recomputed from the JSON)."""
+    from geodyn_ros.examples import sensing_table as ex
+    args = ["--vehicles", "underactuated", "--conditions", "perfect,mocap", "--duration", "0.3", "--no-ground",
+            "--preroll", "0.1", "--json-out", str(tmp_path / "s.json")]
+    assert ex.main(args) == 0
+    out = capsys.readouterr().out
+    _widths_ok(out)
+    obj = json.loads((tmp_path / "s.json").read_text())
+    v = obj["vehicles"]["underactuated"]
+    pos = sensing_cells(out, "underactuated", "position RMS [m]")
+    assert list(pos) == ["rigid", "ff0", "ff1", "ff2", "floor", "ff2~"]
+    for lv in ("rigid", "ff0", "ff1", "ff2"):
+        for cell, c in zip(pos[lv], ("perfect", "mocap")):
+            _same(cell, v["rows"][c][lv]["position_rms_m"])
+    _same(pos["floor"][1], v["floors"]["mocap"]["floor"])
+    _same(pos["ff2~"][1], float(np.hypot(v["rows"]["perfect"]["ff2"]["position_rms_m"], v["floors"]["mocap"]["floor"])))
+    joints = sensing_cells(out, "underactuated", "joint RMS [deg]")
+    _same(joints["ff2"][1], v["rows"]["mocap"]["ff2"]["joint_rms_deg"])
+    r = v["rows"]["mocap"]
+    assert f"mocap: position rigid/ff0 {r['rigid']['position_rms_m'] / r['ff0']['position_rms_m']:.3g}," in out
+    assert "gains: the vehicle's" in out and "floor parts, estimator noise / held-twist lag [m]: mocap " in out
+
+
 def test_row_progress_lines_and_bar(capsys):
     from geodyn_ros.loops.report import RowProgress
     with RowProgress(["a", "bb"], 1000, bar=True) as p:       # the tqdm bar, as on a terminal
@@ -288,3 +331,15 @@ def test_make_demo_log():
     for name in ("actuated_loop.png", "underactuated_loop.png"):
         assert re.search(rf"^figure: (\S*/)?{out.name}/{name}$", text, re.M), name
         _check_png(out / name)
+    # the realistic-sensing table of both demo vehicles, beside the perfect ones: its cells are the
+    # JSON it wrote, and it says what each order is worth under that sensing
+    sens = json.loads((out / "sensing_demo.json").read_text())
+    for vehicle, levels in (("actuated", ["pd", "ff0", "ff1", "ff2"]), ("underactuated", ["rigid", "ff0", "ff1", "ff2"])):
+        v = sens["vehicles"][vehicle]
+        cond = v["conditions"][0]
+        pos = sensing_cells(text, vehicle, "position RMS [m]")
+        assert list(pos)[:4] == levels
+        for lv in levels:
+            m = v["rows"][cond][lv]
+            assert pos[lv][0] == "diverged" if "diverged" in m else _same(pos[lv][0], m["position_rms_m"]) is None
+    assert "what each order is worth" in text
