@@ -132,14 +132,15 @@ def _rank(allocation) -> int:
     return int(np.linalg.matrix_rank(A / scale, tol=1e-9))
 
 
-def prepare(urdf, vehicle, *, reference: str = "figure8", slow_down: bool = False) -> dict:
+def prepare(urdf, vehicle, *, reference: str = "figure8", slow_down: bool = False, hint: str | None = None) -> dict:
     """Load, check and design; everything :func:`fly` needs, as a dict: ``cfg``, ``model``,
     ``allocation``, ``rank`` (4 or 6), ``design`` (GainDesign), ``reference`` (``f(t, order)``),
     ``reference_duration`` (a mission's length, else None), ``report`` (the summary dict),
     ``mission_check`` (a mission on a rank 4 vehicle: the whole-body check's note and summary,
     :func:`~geodyn_ros.loops.fly_references.check_mission`; else None). Raises :class:`Refused`
     (one line) for anything that cannot fly, a mission beyond the vehicle's limits too (unless
-    ``slow_down``: then it is slowed down until it keeps them)."""
+    ``slow_down``: then it is slowed down until it keeps them; ``hint`` says how the caller asks for
+    that, default geodyn_fly's ``--slow-down``)."""
     from geodyn_ros.control.gain_design import design_gains
     from geodyn_ros.control.rotors import Allocation
     from geodyn_ros.vehicle import load_vehicle
@@ -182,7 +183,7 @@ def prepare(urdf, vehicle, *, reference: str = "figure8", slow_down: bool = Fals
             if rank == 4:     # the whole-body check through the flat map (of a collinear vehicle)
                 from geodyn_ros.planning import Vehicle
                 plan, note, summary = check_mission(reference, model.joint_names, Vehicle.from_files(urdf, vehicle),
-                                                    slow_down=slow_down)
+                                                    slow_down=slow_down, **({"hint": hint} if hint else {}))
                 checked = {"note": note, "summary": summary}
             ref, ref_duration = mission_reference(reference, model.joint_names, kind=form, plan=plan)
         except ValueError as exc:

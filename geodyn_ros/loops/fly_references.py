@@ -181,7 +181,11 @@ def _mission_in(path, joint_names):
     return mission
 
 
-def check_mission(path, joint_names, vehicle, *, slow_down: bool = False):
+#: how the caller asks for the slow-down (geodyn_fly's option; nodes say their own)
+SLOW_DOWN_HINT = "give --slow-down to fly it slower"
+
+
+def check_mission(path, joint_names, vehicle, *, slow_down: bool = False, hint: str = SLOW_DOWN_HINT):
     """The whole-body check of a mission file before it flies: ``(plan, note, summary)``.
 
     ``plan`` the mission planned at order 2 from t = 0 (columns in ``joint_names`` order), checked
@@ -207,8 +211,7 @@ def check_mission(path, joint_names, vehicle, *, slow_down: bool = False):
     alpha = 1.0
     if rep.worst < 0.0:
         if not slow_down:
-            raise ValueError(f"{where}: {why}: beyond the vehicle's limits; give --slow-down to fly it slower, or "
-                             "a slower mission")
+            raise ValueError(f"{where}: {why}: beyond the vehicle's limits; {hint}, or a slower mission")
         found = slower(mission, traj, vehicle, 0.0)
         if found is None:
             raise ValueError(f"{where}: {why}, and 1024 times slower too; give a mission within the limits")

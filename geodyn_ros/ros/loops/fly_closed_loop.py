@@ -42,6 +42,8 @@ __all__ = ["LEVELS", "CONTROLLER", "vehicle_reference", "fly_setup", "start_para
 LEVELS = {4: ("rigid", "ff0", "ff1", "ff2"), 6: ("pd", "ff0", "ff1", "ff2")}
 #: the controller node per allocation rank
 CONTROLLER = {4: "geodyn_flat_controller", 6: "geodyn_actuated_controller"}
+#: how to fly a mission beyond the vehicle's limits (these runs have no slow-down option)
+_HINT = "geodyn_fly --reference <file> --slow-down flies it slower"
 #: derivative order of geodyn_node and the reference (the in-process loops' order)
 ORDER = 2
 
@@ -52,7 +54,7 @@ def vehicle_reference(source, vehicle, name: str):
     URDF XML); ``f`` returns a ``FlatReference`` at rank 4, a ``Reference`` (base) at rank 6.
     ValueError (one line) for a vehicle that cannot fly."""
     from geodyn_ros.loops.fly import prepare
-    prep = prepare(source, vehicle, reference=name)
+    prep = prepare(source, vehicle, reference=name, hint=_HINT)
     return prep["reference"], prep["rank"], tuple(prep["model"].joint_names)
 
 
@@ -62,7 +64,7 @@ def fly_setup(urdf, vehicle, reference: str = "figure8", level: str = "ff2") -> 
     :class:`geodyn_ros.loops.fly.Refused` (a ValueError, one line) for a vehicle, reference or
     level that cannot fly."""
     from geodyn_ros.loops.fly import Refused, prepare
-    prep = prepare(urdf, vehicle, reference=reference)
+    prep = prepare(urdf, vehicle, reference=reference, hint=_HINT)
     rank = prep["rank"]
     if level not in LEVELS[rank]:
         raise Refused(f"level: {level!r} is not a level of a rank {rank} vehicle ({', '.join(LEVELS[rank])})")

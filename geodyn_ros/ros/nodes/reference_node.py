@@ -155,7 +155,8 @@ class ReferenceNode(Node):
                 raise ConfigurationError("parameter 'trajectory': 'vehicle' needs actuation_config (the vehicle file) "
                                          "and urdf_path or robot_description")
             try:
-                prep = prepare(src[0], p["actuation_config"], reference=p["vehicle_reference"])
+                prep = prepare(src[0], p["actuation_config"], reference=p["vehicle_reference"],
+                               hint="fly it slower with trajectory:=waypoints mission:=<file> slow_down:=true")
                 self._vehicle_ref, rank = prep["reference"], prep["rank"]
                 self.joint_names = tuple(prep["model"].joint_names)
             except ValueError as exc:
