@@ -20,7 +20,7 @@ setup(
         ("share/" + package_name + "/config/vehicles", glob("config/vehicles/*.yaml")),
     ],
     package_data={package_name: ["py.typed", "cli_help.json"]},
-    install_requires=["setuptools", "numpy", "numba", "xacro", "urdfdom-py", "lxml", "pyyaml"],
+    install_requires=["setuptools", "numpy", "numba", "xacro", "urdfdom-py", "lxml", "pyyaml", "scipy"],
     zip_safe=True,
     maintainer="geodyn_ros developers",
     maintainer_email="geodyn-ros@example.org",

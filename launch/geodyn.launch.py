@@ -14,7 +14,10 @@ urdf          URDF or xacro file; it is run through ``xacro`` and passed to the 
 config        parameter file, keyed by node name. Default: share/geodyn_ros/config/geodyn.yaml.
 use_sim_time  use /clock (true) or the wall clock (false, default).
 order         derivative order r of the published wrench/torque jets (default 2).
-input_mode    "reference" (default) or "measured"; see config/geodyn.yaml.
+input_mode    "reference" (default), "measured" or "flat" (a collinear multirotor's flat outputs on
+              flat_reference; give actuation_config); see config/geodyn.yaml.
+actuation_config  the vehicle file (or a shipped name such as hexarotor) for flat mode and for
+              the joints a vehicle file locks; default empty (none).
 input_policy  measured mode: "latest" (default: real sensors, a cycle per odom with the newest
               joint_states propagated to its stamp) or "exact" (stamp pairing: feeders of stamped
               sets, lock-step simulators); see doc/reference/nodes.md.
@@ -73,14 +76,19 @@ def generate_launch_description():
         ),
         DeclareLaunchArgument(
             "input_mode", default_value="reference",
-            choices=["reference", "measured"],
-            description="Motion source: the reference jet or the measured state.",
+            choices=["reference", "measured", "flat"],
+            description="Motion source: the reference jet, the measured state, or the flat outputs (flat_reference; "
+                        "needs actuation_config).",
         ),
         DeclareLaunchArgument(
             "input_policy", default_value="latest",
             choices=["latest", "exact"],
             description="Measured mode: 'latest' (real sensors: a cycle per odom, the newest joint_states "
                         "propagated to it) or 'exact' (stamp pairing, for feeders and lock-step simulators).",
+        ),
+        DeclareLaunchArgument(
+            "actuation_config", default_value="",
+            description="Vehicle file or shipped name (e.g. hexarotor): flat mode's rotors; the joints it locks.",
         ),
         *namespace_arguments("ROS namespace of the node (empty = the root); topics follow it."),
         Node(
@@ -97,6 +105,7 @@ def generate_launch_description():
                     "order": ParameterValue(order, value_type=int),
                     "input_mode": ParameterValue(input_mode, value_type=str),
                     "input_policy": ParameterValue(input_policy, value_type=str),
+                    "actuation_config": ParameterValue(LaunchConfiguration("actuation_config"), value_type=str),
                     "frame_prefix": ParameterValue(LaunchConfiguration("frame_prefix"), value_type=str),
                 },
             ],

@@ -458,3 +458,14 @@ if importlib.util.find_spec("launch_ros") is not None:  # only where ROS launch 
         assert {n.node_package for n in nodes} <= {"geodyn_ros", *EXTERNAL_EXECUTABLES}
 
 
+
+
+def test_geodyn_launch_offers_every_input_mode_of_the_node(stub_launch):
+    """Issue 43's packaging gap: geodyn.launch.py's input_mode left out 'flat'. Its choices are the
+    node's modes, and flat mode's actuation_config is a launch argument that reaches the node."""
+    from geodyn_ros.ros.nodes.geodyn_params import _MODES
+    launch = _Launch("geodyn.launch.py")
+    assert tuple(launch.declared["input_mode"].kwargs["choices"]) == _MODES
+    assert "actuation_config" in launch.declared
+    (node,) = launch.geodyn_nodes()
+    assert any("actuation_config" in p for p in node.kwargs["parameters"] if isinstance(p, dict))
