@@ -9,9 +9,15 @@ runs Table 3 headless from its start (``t = 0``, actuators on the reference: rot
 ``omega_d(0)``, motors at ``theta_d(0)``, ``theta_d'(0)``) and prints the rows like the
 in-process table of :mod:`geodyn_ros.examples.actuated_loop` (its ``--preroll 0`` runs).
 ``--compare`` also runs the in-process loop and prints how far the two trajectories are apart.
-Example::
+``--sensing PROFILE --seed N`` flies on the simulator's sensor streams (each sample published at
+its simulated delivery time, :mod:`geodyn_ros.ros.nodes.sim_node`) with the controller under
+``input_policy: latest``; ``--compare`` then runs the in-process loop on the same streams (same
+seed). The two are not the same to rounding: ``latest`` computes a command per odometry sample
+at its measurement stamp, the in-process rule one per step at the step's time
+(``doc/tutorials/sensing_table.md``, "Over ROS 2"). Example::
 
     geodyn_closed_loop --actuated --duration 10 --rows pd,ff0,ff1,ff2 --compare
+    geodyn_closed_loop --actuated --duration 0.5 --rows ff2 --sensing mocap --seed 1 --compare
 """
 from __future__ import annotations
 
@@ -72,7 +78,8 @@ def actuated_start_parameters(config=None, source=None) -> dict:
 def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep: float = 1e-3,
                           urdf_path: str | None = None, actuation_config: str | None = None, gains=None,
                           wall_timeout: float | None = None, progress=None, namespace: str = "",
-                          frame_prefix: str = "", info: dict | None = None, command_timeout: float = 0.2):
+                          frame_prefix: str = "", info: dict | None = None, command_timeout: float = 0.2,
+                          sensing: str = "perfect", sensor_seed: int = 0, sensors_file: str = ""):
     """Run actuated sim + reference + geodyn_node + actuated controller over ROS.
 
     Parameters
@@ -95,6 +102,12 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
         :func:`~geodyn_ros.ros.loops.closed_loop.run_ros_closed_loop` (the result does not depend on it).
     progress : callable(t_sim), optional
         Called about once per simulated second.
+    sensing, sensor_seed, sensors_file : str, int, str
+        The simulator's sensor streams (:mod:`geodyn_ros.ros.nodes.sim_node`): a profile other
+        than ``perfect`` publishes ``odom`` and ``joint_states`` as its seeded streams, each sample
+        at its simulated delivery time; the controller then runs ``input_policy: latest`` (a
+        command per odometry sample, stamped with it) and the log is the simulator's exact state
+        at every step (:attr:`SimNode.truth`).
     namespace : str
         Namespace of the five nodes (and the recorder), e.g. ``robot1``; ``""`` = the root. A
         namespace ROS refuses raises :class:`~geodyn_ros.ros.common.params.ConfigurationError`.
@@ -132,13 +145,19 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
     with LockstepSession(namespace) as run:
         sim_t, fp = {"use_sim_time": True}, {"frame_prefix": frame_prefix}
         start = actuated_start_parameters(cfg, urdf)
+        sensed = {"sensing": sensing, "sensor_seed": int(sensor_seed), "sensors_file": sensors_file}
         sim = run.add(ActuatedSimNode, {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep,
-                                        "lockstep": True, "command_timeout": float(command_timeout), **fp, **start})
+                                        "lockstep": True, "command_timeout": float(command_timeout), **fp, **start,
+                                        **sensed})
+        inputs = LOCKSTEP_INPUTS
+        if sim.suite is not None:
+            sim.truth = {0: (sim.sim.base_pose(), sim.sim.q().copy())}   # the start state (step 0)
+            inputs = {"input_policy": "latest", "sensor_reliability": "reliable"}
         run.add(ReferenceNode, {**sim_t, "order": 2})
         run.add(GeodynNode, {**sim_t, **fp, **LOCKSTEP_INPUTS, "urdf_path": urdf, "order": 2, "input_mode": "reference",
                              "output_representation": "body", "locked_joints": ",".join(cfg.locked_joints(urdf))})
         ctrl_node = run.add(ActuatedControllerNode, {
-            **sim_t, **fp, **LOCKSTEP_INPUTS, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2,
+            **sim_t, **fp, **inputs, "urdf_path": urdf, "actuation_config": cfg_path, "order": 2,
             "feedforward_order": 2 if level is None else level, "use_feedforward": level is not None,
             **{k: float(getattr(gains, k)) for k in GAINS}})
         rec = run.record(sim.model.joint_names, motor_states=True, commands=True, diagnostics=True)
@@ -147,7 +166,14 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
         if info is not None:
             info.update(sim=sim, diagnostics=rec.diagnostics, motor_states=rec.motors)
         c = ctrl_node.ctrl
-        return RowResult(row, rec.table3_log(last), rec.peaks["omega"], rec.peaks["u"], c.rotor_saturations,
+        if sim.truth is not None:
+            from geodyn_ros.loops.tracking import TrackingLog
+            stamps = sorted(s for s in sim.truth if s <= last)
+            log = TrackingLog.from_samples(np.array(stamps, dtype=float) * 1e-9, [sim.truth[s][0] for s in stamps],
+                                           [sim.truth[s][1] for s in stamps], sim.model.joint_names)
+        else:
+            log = rec.table3_log(last)
+        return RowResult(row, log, rec.peaks["omega"], rec.peaks["u"], c.rotor_saturations,
                          c.motor_saturations, wall, simulated_s=end_steps * timestep)
 
 
@@ -213,6 +239,12 @@ def main(argv=None) -> int:
                     help="also run the in-process loop (examples.actuated_loop, --preroll 0) and print the "
                          "difference of the trajectories")
     ap.add_argument("--json-out", default=None, help="write the rows' metrics (and comparisons) to this JSON file")
+    ap.add_argument("--sensing", default="perfect",
+                    help="sensor profile of the simulator (perfect, mocap, onboard of the sensors file): odom and "
+                         "joint_states become its seeded streams, each sample published at its simulated delivery "
+                         "time; the controller runs input_policy latest (default perfect: the exact state)")
+    ap.add_argument("--sensors", default=None, help="the sensors file of --sensing (default config/sensors.yaml)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the sensor streams (default 0)")
     from .loop_session import add_ros_options, check_ros_options, isolate_unless
     add_ros_options(ap)
     args = ap.parse_args(argv)
@@ -220,10 +252,19 @@ def main(argv=None) -> int:
     rows = parse_rows(ap, args.rows, ROWS, allow_none=True)
     if not (args.duration > 0 and args.timestep > 0):
         ap.error("--duration and --timestep must be > 0")
+    from geodyn_ros.sim.sensor_file import sensor_profile
+    try:
+        prof = sensor_profile(args.sensing, args.sensors)
+    except ValueError as exc:
+        ap.error(f"--sensing: {exc}")
+    if args.seed < 0:
+        ap.error(f"--seed: expected an integer >= 0, got {args.seed}")
     isolate_unless(args.no_isolate)
     from geodyn_ros.control.feedback import TrackingGains
     from geodyn_ros.control.rotors import load_actuation_config
     from geodyn_ros.loops.actuated import format_table as _table, simulate_actuated
+    from geodyn_ros.loops.sensed import Sensing
+    sensing = None if prof.perfect else Sensing(prof, seed=args.seed, log=None)
 
     cfg = load_actuation_config(args.config)
     results, inproc, cmp = {}, {}, {}
@@ -231,12 +272,15 @@ def main(argv=None) -> int:
         t0 = time.monotonic()
         print(f"running {r} over ROS: {args.duration:g} s simulated ...", flush=True)
         results[r] = run_ros_actuated_loop(r, args.duration, timestep=args.timestep, actuation_config=args.config,
-                                           namespace=args.namespace, frame_prefix=args.frame_prefix)
+                                           namespace=args.namespace, frame_prefix=args.frame_prefix,
+                                           sensing=args.sensing, sensor_seed=args.seed, sensors_file=args.sensors or "")
         print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(results[r].log.t)} samples)", flush=True)
         if args.compare:
-            inproc[r] = simulate_actuated(r, args.duration, timestep=args.timestep, config=cfg, preroll=0.0)
+            inproc[r] = simulate_actuated(r, args.duration, timestep=args.timestep, config=cfg, preroll=0.0,
+                                          sensing=sensing)
             cmp[r] = compare_logs(results[r].log, inproc[r].log)
-    print(f"\nTable 3 x1, {args.duration:g} s from t = 0 (no pre-roll), {1 / args.timestep:g} Hz lock-step, "
+    how = "" if sensing is None else f", sensing {args.sensing} (seed {args.seed})"
+    print(f"\nTable 3 x1, {args.duration:g} s from t = 0 (no pre-roll){how}, {1 / args.timestep:g} Hz lock-step, "
           f"MuJoCo RK4 with rotor lag and elastic joints, over ROS 2 (rclpy EventsExecutor), gains {TrackingGains()}")
     print(_table(results, cfg))
     if args.compare:

@@ -24,7 +24,10 @@ the torque acting on each link: the spring torque ``K (theta - q)`` on elastic j
 ``cmd/joint_efforts``)
     ``motor_states`` (``sensor_msgs/JointState``, same stamp): ``name`` = elastic joints,
     ``position`` = motor angles ``theta`` [rad], ``velocity`` = ``theta'`` [rad/s], ``effort`` =
-    spring torque ``K (theta - q)`` [N m].
+    spring torque ``K (theta - q)`` [N m]. With sensor streams (``sensing``, as ``geodyn_sim``)
+    ``odom`` and ``joint_states`` are the streams' samples, while ``motor_states`` stays at every
+    step, stamped now: the drives' own encoders, quantized like the joints
+    (:meth:`geodyn_ros.sim.sensors.SensorSuite.motors`, as in process).
 
 Lock-step: after publishing the state at ``t`` the node steps when the rotor speeds and the
 motor efforts for ``t`` have arrived. Bad commands (NaN/Inf, wrong length or layout, missing
@@ -201,8 +204,9 @@ class ActuatedSimNode(SimNode):
             return
         sim, m = self.sim, self._ms
         set_stamp(m.header.stamp, self.stamp_ns)
-        m.position = array.array("d", np.ascontiguousarray(sim.motor_angle()).tobytes())
-        m.velocity = array.array("d", np.ascontiguousarray(sim.motor_velocity()).tobytes())
+        th, thd = (sim.motor_angle(), sim.motor_velocity()) if self.suite is None else self.suite.motors(sim)
+        m.position = array.array("d", np.ascontiguousarray(th).tobytes())
+        m.velocity = array.array("d", np.ascontiguousarray(thd).tobytes())
         m.effort = array.array("d", np.ascontiguousarray(sim.spring_torque()).tobytes())
         pub.publish(m)
 
@@ -228,7 +232,7 @@ class ActuatedSimNode(SimNode):
         n = len(self.rotor_names)
         try:
             if isinstance(msg, Float64MultiArray):
-                values, stamp = msg.data, self.stamp_ns
+                values, stamp = msg.data, self.command_stamp_ns
                 dims = msg.layout.dim
                 if len(dims) > 1 or (dims and dims[0].size != len(values)) or msg.layout.data_offset:
                     raise InputError(f"cmd/rotor_speeds: layout {[(d.label, d.size) for d in dims]}, offset "
@@ -272,7 +276,8 @@ class ActuatedSimNode(SimNode):
         self._maybe_step()
 
     def _maybe_step(self) -> None:
-        if self.lockstep and self._rotor_stamp == self.stamp_ns and self._motor_stamp == self.stamp_ns:
+        want = self.command_stamp_ns
+        if self.lockstep and self._rotor_stamp == want and self._motor_stamp == want:
             self.step()
 
 

@@ -30,6 +30,18 @@ The robot comes from ``robot_description`` / ``urdf_path`` or, with neither set,
 state of the parameters; nothing, not even ``/clock``, is published before). A later different
 description is refused with a report (the simulation keeps its robot; restart the node to
 change it). ``initial_joint_*`` that do not fit the description's joints refuse it too.
+
+**Sensor streams** (``sensing``, ``sensors_file``, ``sensor_seed``): with a profile other than
+``perfect`` (default: the exact state at every step, as above, bit for bit) ``odom`` and
+``joint_states`` are the samples of the seeded streams of :class:`geodyn_ros.sim.sensors.SensorSuite`
+(rate, latency, noise, quantization; the same suite and seed as the in-process loops'
+:class:`geodyn_ros.loops.sensed.SensedInputs`): each sample is **stamped with its measurement
+time** and **published at its delivery time** (the first step at or after measurement + latency),
+in simulated time. At ``t = 0`` one exact sample of the start state is published (a vehicle at
+rest knows where it is). The IMU stream is not published. Lock-step then waits, after a step at
+which an odometry sample was delivered, for the commands stamped with **that sample's stamp**
+(what a controller under ``input_policy: latest`` answers); a step delivering no odometry is
+followed by the next one at once, with the held commands.
 """
 from __future__ import annotations
 
@@ -45,7 +57,7 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 
-from geodyn_ros.lie import Ad, matrix_to_quat
+from geodyn_ros.lie import Ad, Ad_inv, matrix_to_quat
 
 from ..wire.conversions import (InputError, JointNameMatcher, parse_body_wrench, pose_matrix, set_stamp,
                           stamp_to_ns)
@@ -78,6 +90,15 @@ PARAMETERS = {
     "qos_depth": (2, "Keep-last depth of the control topics."),
     "max_command": (1e6, "Plausibility limit: every component of cmd/wrench [N, N m] and cmd/joint_efforts; "
                     "larger commands are refused like NaN."),
+    "sensing": ("perfect", "Sensor profile of sensors_file: 'perfect' (the exact state at every step) or e.g. "
+                "'mocap', 'onboard': odom and joint_states are its seeded streams, stamped with their "
+                "measurement time and published at measurement + latency (simulated time)."),
+    "sensors_file": ("", "Sensors YAML of the profiles (doc/reference/sensors_file.md); empty = the shipped "
+                     "config/sensors.yaml."),
+    "sensor_seed": (0, "Seed (integer >= 0) of the sensor streams' noise and phases; the same seed gives the "
+                    "same streams as the in-process loops (geodyn_fly --sensing PROFILE --seed N)."),
+    "vehicle_size": (0.0, "Vehicle radius L [m] of the sensors' 'markers' attitude noise; 0 = the rotors' "
+                     "radius (geodyn_actuated_sim) or 0.25 m (geodyn_sim)."),
 }
 
 
@@ -103,6 +124,11 @@ class SimNode(Node):
         if not (p["real_time_factor"] >= 0 and p["command_timeout"] > 0):
             raise ConfigurationError("parameters 'real_time_factor' >= 0 and 'command_timeout' > 0 required")
         self._p = p
+        self.profile = self._sensor_profile(p)   # None: the exact state (perfect)
+        self.suite = None                        # the SensorSuite, made with the model
+        #: with sensor streams, a dict to fill (stamp [ns] -> (C, q) exact state at every step): the
+        #: closed-loop runners' record of the truth, which the topics no longer carry (None: not kept)
+        self.truth = None
         self._C0, self._V0 = self._initial_base(p)
         self.sim = self.model = None   # set by _setup_model (at start-up, or from the topic)
         self.dt_ns = int(round(p["timestep"] * 1e9))
@@ -162,8 +188,48 @@ class SimNode(Node):
         self._odom.child_frame_id = self.base_frame
         self._js = JointState()
         self._js.name = list(self.model.joint_names)
+        if self.profile is not None:
+            from geodyn_ros.sim.sensors import SensorSuite
+            self.suite = SensorSuite(self.profile, seed=self._p["sensor_seed"], size=self._vehicle_size(sim),
+                                     gravity=sim.gravity, start=0.0)
+            self._sampled_ns = None    # the step whose samples were taken (once per step)
+            self._await_ns = None      # lock-step: the stamp of the odometry delivered at this step
+            self._last_sent = {}       # stream -> its last published (stamp, sample): republished as is
         self._last_step_wall = time.monotonic()
         self.publish_state()
+
+    @staticmethod
+    def _sensor_profile(p):
+        """The sensor profile of ``sensing`` in ``sensors_file`` (None for a perfect one);
+        :class:`ConfigurationError` (one line naming the parameter) for a bad value."""
+        from geodyn_ros.sim.sensor_file import load_sensor_profiles
+        seed = p["sensor_seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ConfigurationError(f"parameter 'sensor_seed': expected an integer >= 0, got {seed!r}")
+        size = p["vehicle_size"]
+        if not (math.isfinite(size) and size >= 0):
+            raise ConfigurationError(f"parameter 'vehicle_size': expected a finite radius >= 0 [m], got {size!r}")
+        try:
+            profiles = load_sensor_profiles(p["sensors_file"] or None)
+        except ValueError as exc:
+            raise ConfigurationError(f"parameter 'sensors_file': {exc}") from None
+        name = p["sensing"]
+        if name not in profiles:
+            raise ConfigurationError(f"parameter 'sensing': no profile {name!r} in the sensors file; the profiles "
+                                     f"are {', '.join(profiles)}")
+        prof = profiles[name]
+        return None if prof.perfect else prof
+
+    def _vehicle_size(self, sim) -> float:
+        """The radius L [m] the sensors' 'markers' noise uses (parameter ``vehicle_size``)."""
+        size = self._p["vehicle_size"]
+        if size > 0:
+            return float(size)
+        frames = getattr(sim, "rotor_frames", None)
+        if frames is None:
+            return 0.25
+        from geodyn_ros.loops.fly_references import vehicle_size
+        return vehicle_size(frames)
 
     @staticmethod
     def _initial_base(p):
@@ -196,13 +262,54 @@ class SimNode(Node):
         """Simulated time [ns] of the current state (an exact multiple of the timestep)."""
         return self.steps * self.dt_ns
 
+    @property
+    def command_stamp_ns(self) -> int | None:
+        """The stamp [ns] of the commands lock-step waits for: the current state's, or with sensor
+        streams that of the odometry delivered at this step (None: none, the step goes on)."""
+        return self.stamp_ns if self.suite is None else self._await_ns
+
     def publish_state(self) -> None:
-        """Publish ``/clock``, ``odom`` and ``joint_states`` for the current state."""
+        """Publish ``/clock``, ``odom`` and ``joint_states`` for the current state (with sensor
+        streams: the samples delivered now, module docstring)."""
         stamp = self.stamp_ns
         set_stamp(self._clock_msg.clock, stamp)
         self.pub_clock.publish(self._clock_msg)
-        C = self.sim.base_pose()
-        Vb = self.sim.base_twist_body()
+        if self.suite is not None:
+            self._publish_sensed(stamp)
+            return
+        self._publish_odom(stamp, self.sim.base_pose(), self.sim.base_twist_body())
+        self._publish_joints(stamp, self.sim.q(), self.sim.qd())
+
+    def _publish_sensed(self, stamp: int) -> None:
+        """The sensor samples delivered at ``stamp`` [ns] (taken once per step; a republished state
+        sends the last samples again)."""
+        if self._sampled_ns == stamp:
+            sent = sorted(self._last_sent.items(), key=lambda kv: kv[0] != "odometry")
+        else:
+            self._sampled_ns, self._await_ns = stamp, None
+            sim, t = self.sim, stamp * 1e-9
+            if self.truth is not None:
+                self.truth[stamp] = (sim.base_pose(), sim.q().copy())
+            sent = []
+            if self.steps == 0:       # one exact sample of the start state (module docstring)
+                from geodyn_ros.sim.sensors import JointSample, OdometrySample
+                sent = [("odometry", (stamp, OdometrySample(sim.base_pose(), sim.base_twist()))),
+                        ("joints", (stamp, JointSample(sim.q().copy(), sim.qd().copy(), None, None)))]
+            self.suite.sample(t, sim)
+            sent += [(name, (int(round(s * 1e9)), data)) for name, s, data in self.suite.delivered(t)
+                     if name != "imu"]
+            for name, item in sent:
+                self._last_sent[name] = item
+                if name == "odometry":
+                    self._await_ns = item[0]
+        for name, (s, data) in sent:
+            if name == "odometry":
+                C = data.C
+                self._publish_odom(s, C, Ad_inv(C) @ data.V)
+            else:
+                self._publish_joints(s, data.q, data.qd)
+
+    def _publish_odom(self, stamp: int, C, Vb) -> None:
         quat = matrix_to_quat(C[:3, :3], "xyzw")
         o = self._odom
         set_stamp(o.header.stamp, stamp)
@@ -213,10 +320,12 @@ class SimNode(Node):
         lin.x, lin.y, lin.z = (float(v) for v in Vb[3:])
         ang.x, ang.y, ang.z = (float(v) for v in Vb[:3])
         self.pub_odom.publish(o)
+
+    def _publish_joints(self, stamp: int, q, qd) -> None:
         js = self._js
         set_stamp(js.header.stamp, stamp)
-        js.position = array.array("d", self.sim.q().tobytes())
-        js.velocity = array.array("d", self.sim.qd().tobytes())
+        js.position = array.array("d", np.ascontiguousarray(q, float).tobytes())
+        js.velocity = array.array("d", np.ascontiguousarray(qd, float).tobytes())
         js.effort = array.array("d", self._applied_effort().tobytes())
         self.pub_joints.publish(js)
 
@@ -225,13 +334,17 @@ class SimNode(Node):
         return self._cmd_tau
 
     def step(self) -> None:
-        """Apply the held commands, advance one timestep and publish the new state."""
-        self.sim.set_command(self._cmd_wrench, self._cmd_tau)
-        self.sim.step()
-        self.steps += 1
-        self._last_step_wall = time.monotonic()
-        self.diag.ok()
-        self.publish_state()
+        """Apply the held commands, advance one timestep and publish the new state (lock-step with
+        sensor streams: and on, while no odometry is delivered)."""
+        while True:
+            self.sim.set_command(self._cmd_wrench, self._cmd_tau)
+            self.sim.step()
+            self.steps += 1
+            self._last_step_wall = time.monotonic()
+            self.diag.ok()
+            self.publish_state()
+            if not (self.lockstep and self.suite is not None and self._await_ns is None):
+                return
 
     # ------------------------------------------------------------------ commands
     def _ready(self, topic: str) -> bool:
@@ -282,7 +395,8 @@ class SimNode(Node):
                              "(parameter 'max_command')")
 
     def _maybe_step(self) -> None:
-        if self.lockstep and self._wrench_stamp == self.stamp_ns and self._tau_stamp == self.stamp_ns:
+        want = self.command_stamp_ns
+        if self.lockstep and self._wrench_stamp == want and self._tau_stamp == want:
             self.step()
 
     def _on_watchdog(self) -> None:
