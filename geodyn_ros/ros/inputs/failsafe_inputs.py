@@ -243,6 +243,9 @@ class FailsafeInputs:
             return
         self._fs_cfg = cfg
         self._fs = Failsafe(cfg, cfg.timeout, log=None)
+        # load the compiled kernels of the hold path now, not at the first loss (measured: ~0.1 s)
+        blend_fields(["pose"], [(np.eye(4), np.zeros((2, 6)))], [held_state(np.eye(4), np.zeros(6), 0.01, 0.04)[:1]
+                                                                 + (np.zeros((2, 6)),)], np.array([0.5, 0.1, 0.0]))
         self._fs_t0 = self.get_clock().now().nanoseconds
         self.diag.counters["failsafe_losses"] = 0
         self.diag.notes["failsafe_mode"] = "tracking"
