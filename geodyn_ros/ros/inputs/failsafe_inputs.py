@@ -45,7 +45,8 @@ with the smooth step of :mod:`geodyn_ros.control.retiming` over ``max(failsafe_r
 failsafe_descent_rate)`` s (``gap``: the distance between the held and the live reference
 positions; the return is flown at a peak speed of at most the descent rate), with the blend's
 derivatives (Leibniz) in the rate rows: no jump in position or velocity. The rotation is blended
-on SO(3), its rate rows to first order in the blend's derivatives.
+on SO(3), its rate rows to first order in the blend's derivatives. A loss during the blend holds from
+the blended inputs of the last cycle (no jump either).
 
 **A command that cannot be computed** (non-finite, or a ``ValueError`` from the law, its gains or
 the allocation): counted (``commands_not_computed``), logged at most once per second with the
@@ -230,6 +231,7 @@ class FailsafeInputs:
         self._odom_ns = None   # node clock at the receipt of the newest accepted odometry (TrackingInputs._take)
         self._out_ns = 0       # node clock at the last command published
         self._blend = None
+        self._blend_vals = None    # the blended field values of the current cycle (None: the live ones)
         try:
             cfg = FailsafeConfig(timeout=p["odom_timeout"], hold=p["failsafe_hold"],
                                  descent_rate=p["failsafe_descent_rate"], ramp=p["failsafe_ramp"])
@@ -256,10 +258,15 @@ class FailsafeInputs:
     def _fs_t(self, t_ns: int) -> float:
         return (t_ns - self._fs_t0) * 1e-9
 
-    def _snapshot(self, t_ns: int) -> None:
+    def _snapshot(self, t_ns: int, values=None) -> None:
         """Keep the inputs of a cycle whose command was computed (the hold starts from them), with
-        ``t_ns`` the node clock at the receipt of its odometry."""
-        fields = [(kind, copy.deepcopy(get())) for kind, get, _ in self._fs_fields()]
+        ``t_ns`` the node clock at the receipt of its odometry; ``values``: the field values the
+        cycle used, when not the live ones (during the blend after a restore: a loss then holds
+        from the blended reference, without a jump)."""
+        if values is None:
+            fields = [(kind, copy.deepcopy(get())) for kind, get, _ in self._fs_fields()]
+        else:
+            fields = [(kind, copy.deepcopy(v)) for (kind, _, _), v in zip(self._fs_fields(), values)]
         self._good = (t_ns, self._C.copy(), self._V.copy(), self._q.copy(), self._qd.copy(),
                       getattr(self, "_th", np.zeros(0)).copy(), getattr(self, "_thd", np.zeros(0)).copy(), fields)
 
@@ -342,7 +349,8 @@ class FailsafeInputs:
         self._fs_publish(t_ns, cmd)
         self._record_used(t_ns, needed)
         if self._fs is not None:
-            self._snapshot(self._odom_ns)
+            self._snapshot(self._odom_ns, self._blend_vals)
+            self._blend_vals = None
             self._fs_last_cmd = (t_ns, cmd)
             self._out_ns = self.get_clock().now().nanoseconds
         return True
@@ -453,6 +461,7 @@ class FailsafeInputs:
     def _blended_compute(self, t_ns: int):
         """During the blend after a restore: the command (stamped ``t_ns``) with the inputs blended
         from the hold (by the node clock)."""
+        self._blend_vals = None
         now = self.get_clock().now().nanoseconds
         t = self._fs_t(now)
         t_r, T, clock, offset, loss = self._blend
@@ -470,4 +479,7 @@ class FailsafeInputs:
             self._loss = keep
         fields = self._fs_fields()
         live = [get() for _, get, _ in fields]
-        return self._with_inputs(t_ns, blend_fields([k for k, _, _ in fields], held, live, w), held_state=False)
+        vals = blend_fields([k for k, _, _ in fields], held, live, w)
+        cmd = self._with_inputs(t_ns, vals, held_state=False)
+        self._blend_vals = vals
+        return cmd

@@ -234,6 +234,21 @@ def test_command_not_computable_is_counted_logged_and_held(h):
     assert rig.node._fs.mode == "tracking"
 
 
+def test_a_loss_during_the_blend_holds_from_the_blended_reference(h):
+    rig = Rig(h, "geodyn_controller")
+    rig.feed(0.4)
+    rig.feed(0.5, odom=False)
+    rig.feed(0.3)                          # restored: blending (1 s) from the held to the live reference
+    assert rig.node._fs.mode == "tracking" and rig.node._blend is not None
+    Cd_live = rig.node._Cd.copy()
+    held = rig.node._good[7][0][1][0]      # the pose the next hold starts from
+    rig.feed(0.4, odom=False)              # lost again mid-blend
+    assert [m for _, m in rig.node._fs.events] == ["hold", "tracking", "hold"]
+    gap = np.linalg.norm(held[:3, 3] - Cd_live[:3, 3])
+    assert gap > 1e-3, "the hold would start from the live reference (a jump)"
+    _bounded(rig, [rig.values(m) for _, m in rig.cmds])
+
+
 def test_exact_policy_has_no_failsafe(h):
     rig = Rig(h, "geodyn_controller", {"input_policy": "exact", "sync_stamps": False})
     rig.feed(0.3)
