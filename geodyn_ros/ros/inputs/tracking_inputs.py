@@ -148,6 +148,7 @@ class TrackingInputs:
                     return
                 self._stamps[key] = stamp
                 if key == "odom":
+                    self._odom_ns = self.get_clock().now().nanoseconds   # its receipt: the failsafe's watchdog
                     self._try_command()
                 return
             if key in self._STATE_KEYS and stamp == self._last_cmd_stamp:
@@ -235,6 +236,10 @@ class TrackingInputs:
         self.diag.notes.update(self._ages.notes())
         skipped = self.diag.counters["cycles_skipped"]
         bad, self._skipped_at_summary = skipped > self._skipped_at_summary, skipped
+        failsafe = getattr(self, "_fs_status", lambda: None)()
+        if failsafe is not None:   # hold or descend (failsafe_inputs)
+            self.diag.publish_status(*failsafe)
+            return
         self.diag.publish_status(DiagnosticStatus.WARN if bad and self.diag.last_problem else DiagnosticStatus.OK,
                                  self.diag.last_problem if bad and self.diag.last_problem
                                  else "publishing (input_policy latest)")

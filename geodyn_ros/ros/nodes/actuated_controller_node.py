@@ -31,14 +31,26 @@ OdometryPublisher differentiates poses with a moving window that starts from a z
 first ~10 messages carry linear velocities of 100-1000 m/s; its angular velocity is a 10-sample
 mean, about 5 ms late at 1 kHz, which this node does not correct).
 
+Failsafe (:mod:`geodyn_ros.ros.inputs.failsafe_inputs`, ``input_policy: latest`` only): when no
+odometry has been received for ``odom_timeout`` (default 0.04 s: latency + 3 periods of a 100 Hz
+onboard estimator) a watchdog timer at the actuation file's ``control_period`` keeps commanding: ``hold`` (the reference
+brakes to a stop over ``failsafe_ramp`` along its last velocity, the state is the last good pose
+propagated at most ``odom_timeout``, at rest; no IMU), then after ``failsafe_hold`` (5 s, PX4
+``EKF2_NOAID_TOUT``) ``descend`` at ``failsafe_descent_rate`` (0.7 m/s, PX4 ``MPC_LAND_SPEED``), and
+back to ``tracking`` on fresh odometry with the inputs blended from the hold (no jump). One log line
+per transition; the note ``failsafe_mode`` on ``/diagnostics``. A command that cannot be computed
+(non-finite, or the law's ``ValueError``) is counted (``commands_not_computed``), logged at most once
+a second and reported WARN; the cycle commands the failsafe's hold from the last cycle whose command
+was computed (under ``exact``: skipped, as before).
+
 Live tuning (as ``geodyn_controller``, :mod:`geodyn_ros.ros.inputs.tracking_inputs`): the six gains and
 ``use_feedforward`` are dynamic parameters, validated in the parameter callback; switching
 ``use_feedforward`` off gives the feedback-only level ("pd"), on again ``feedforward_order``.
 
 Start-up errors (one line naming the parameter): a singular rotor geometry, non-positive time
 constants, stiffnesses or motor inertias (keys of ``actuation_config``), ``feedforward_order``
-outside 0..2, ``order < feedforward_order``. Nothing NaN is published: a cycle whose inputs or
-command are not finite is skipped and reported.
+outside 0..2, ``order < feedforward_order``. Nothing NaN is published: a cycle whose inputs are
+not finite is skipped and reported; a command that is not is replaced (Failsafe).
 
 The robot comes from ``robot_description`` / ``urdf_path`` or, with neither set, from the
 ``robot_description`` topic (:mod:`geodyn_ros.ros.common.description`; no command before a valid
@@ -69,6 +81,7 @@ from ..common.diagnostics import guard
 from ..wire.jets import decode_feedforward_jet
 from ..common.params import ConfigurationError, check_frame_prefix, declare_parameters
 from ..common.runtime import control_qos, run_nodes
+from ..inputs.failsafe_inputs import FAILSAFE_PARAMETERS, CommandNotComputed, FailsafeInputs
 from ..inputs.tracking_inputs import GAINS, TrackingInputs
 
 __all__ = ["PARAMETERS", "ActuatedControllerNode", "main", "HAVE_ACTUATOR_MSGS"]
@@ -94,10 +107,11 @@ PARAMETERS = {
     "kd_joint": (0.5, "Motor-angle damping [N m s/rad]."),
     **JOINT_GAIN_ARRAYS,
     **INPUT_OUTPUT_PARAMETERS,
+    **FAILSAFE_PARAMETERS,
 }
 
 
-class ActuatedControllerNode(ActuatorInputs, TrackingInputs, Node):
+class ActuatedControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
     """See the module docstring."""
 
     def __init__(self, node_name: str = "geodyn_actuated_controller", **kwargs):
@@ -149,6 +163,7 @@ class ActuatedControllerNode(ActuatorInputs, TrackingInputs, Node):
         self.commands = ActuatorCommandPublisher(self, cfg.elastic.joints, qos, p["per_joint_effort_topics"])
         self.pub_rotors, self.pub_motors = self.commands.rotors, self.commands.motors
         self._start_diagnostics("actuated", p)
+        self._init_failsafe(p, cfg.control_period)   # the failsafe's cycles: the vehicle's control period
 
     # ------------------------------------------------------------------ the model
     def _load_model(self, source):
@@ -231,16 +246,34 @@ class ActuatedControllerNode(ActuatorInputs, TrackingInputs, Node):
         state = self._due_latest(needed) if self.latest else self._due_state(needed)
         if state is None:
             return
+        self._cycle(state, needed)
+
+    # ------------------------------------------------------------------ the failsafe's hooks (failsafe_inputs)
+    def _fs_fields(self):
+        def put_pose(v):
+            self._Cd[...], self._Vd[...] = v
+
+        def put_qd(v):
+            self._Qd[...] = v
+        return [("pose", lambda: (self._Cd, self._Vd), put_pose), ("jet", lambda: self._Qd, put_qd),
+                ("ff", lambda: self._Wb, lambda v: setattr(self, "_Wb", v)),
+                ("ff", lambda: self._tau, lambda v: setattr(self, "_tau", v))]
+
+    def _fs_compute(self, t_ns: int):
+        """The law's command of the current inputs, or :class:`CommandNotComputed`."""
         th, thd = (self._th, self._thd) if self.elastic else (self._q[self.ctrl.idx], self._qd[self.ctrl.idx])
         Vbd = Ad_inv(self._Cd) @ self._Vd[0]
         try:
             cmd = self.ctrl.command(self._C, self._Vb, self._q, self._qd, th, thd, self._Cd, Vbd, self._Qd,
                                     self._Wb, self._tau)
-        except ValueError as exc:
-            self.diag.problem("command", f"no command: {exc}")
-            return
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            raise CommandNotComputed(f"the actuated law failed: {exc}") from None
+        if not (np.isfinite(cmd.omega).all() and np.isfinite(cmd.u).all() and np.isfinite(cmd.joint_torque).all()):
+            raise CommandNotComputed("the rotor speeds or motor torques are not finite (absurd inputs or gains?)")
+        return cmd
+
+    def _fs_publish(self, state: int, cmd) -> None:
         self._publish_command(state, cmd)
-        self._record_used(state, needed)
 
 
 def main(args=None) -> int:

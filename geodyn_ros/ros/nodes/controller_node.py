@@ -18,6 +18,18 @@ feedforward (within ``stale_timeout``); ``exact`` (lock-step simulators): with `
 stamp; otherwise each new state is combined with the latest other inputs if they are within
 ``stale_timeout``. ``~/inputs_used`` names the stamps each command used.
 
+Failsafe (:mod:`geodyn_ros.ros.inputs.failsafe_inputs`, ``input_policy: latest`` only): when no
+odometry has been received for ``odom_timeout`` (default 0.04 s: latency + 3 periods of a 100 Hz
+onboard estimator) a watchdog timer at ``control_period`` keeps commanding: ``hold`` (the reference
+brakes to a stop over ``failsafe_ramp`` along its last velocity, the state is the last good pose
+propagated at most ``odom_timeout``, at rest; no IMU), then after ``failsafe_hold`` (5 s, PX4
+``EKF2_NOAID_TOUT``) ``descend`` at ``failsafe_descent_rate`` (0.7 m/s, PX4 ``MPC_LAND_SPEED``), and
+back to ``tracking`` on fresh odometry with the inputs blended from the hold (no jump). One log line
+per transition; the note ``failsafe_mode`` on ``/diagnostics``. A command that cannot be computed
+(non-finite, or the law's ``ValueError``) is counted (``commands_not_computed``), logged at most once
+a second and reported WARN; the cycle commands the failsafe's hold from the last cycle whose command
+was computed (under ``exact``: skipped, as before).
+
 The model (joint names and base link) comes from ``robot_description`` / ``urdf_path`` or,
 with neither set, from the ``robot_description`` topic, with the rules of
 :mod:`geodyn_ros.ros.common.description` (no command before a valid description; a replacement must
@@ -41,6 +53,7 @@ from ..wire.conversions import parse_body_wrench, set_stamp, stamp_to_ns, write_
 from ..common.diagnostics import DiagnosticsReporter, guard, guard_time_source
 from ..common.description import TOPIC_PARAMETER, ModelSource
 from ..common.params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
+from ..inputs.failsafe_inputs import FAILSAFE_PARAMETERS, CommandNotComputed, FailsafeInputs
 from ..inputs.latest_inputs import POLICY_PARAMETERS, RELIABILITY_PARAMETERS
 from ..inputs.tracking_inputs import GAINS, TrackingInputs
 from ..common.runtime import control_qos, run_nodes
@@ -63,8 +76,9 @@ PARAMETERS = {
     "kd_joint": (0.5, "Joint damping [N m s/rad]."),
     **POLICY_PARAMETERS,
     **RELIABILITY_PARAMETERS,
+    **FAILSAFE_PARAMETERS,
     "control_period": (0.001, "Period [s] of the loop the controller runs in: a live gain change whose discrete "
-                       "loop would be unstable at it is refused."),
+                       "loop would be unstable at it is refused; the failsafe's cycles run at it."),
     "sync_stamps": (True, "input_policy exact: combine only inputs with the same stamp (lock-step simulation)."),
     "stale_timeout": (0.1, "input_policy latest, or exact without sync_stamps: oldest usable reference/feedforward "
                       "[s] relative to the state."),
@@ -75,7 +89,7 @@ PARAMETERS = {
 }
 
 
-class ControllerNode(TrackingInputs, Node):
+class ControllerNode(FailsafeInputs, TrackingInputs, Node):
     """Example tracking controller (see the module docstring)."""
 
     def __init__(self, node_name: str = "geodyn_controller", **kwargs):
@@ -113,6 +127,7 @@ class ControllerNode(TrackingInputs, Node):
         self._per_joint = p["per_joint_effort_topics"]
         self.pub_per_joint = []
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: tracking", "")
+        self._init_failsafe(p, p["control_period"])
         self.model_source = ModelSource(self, p, self.diag, load=self._load_model, apply=self._setup_model)
         guard_time_source(self)
 
@@ -177,14 +192,34 @@ class ControllerNode(TrackingInputs, Node):
                 if any(state - s[k] > self.stale_ns for k in needed):
                     return
             self._last_cmd_stamp = state
-        Vbd = Ad_inv(self._Cd) @ self._Vd[0]
-        W, tau = tracking_command(self.gains, self._C, self._Vb, self._q, self._qd, self._Cd, Vbd,
-                                  self._Qd[0], self._Qd[1],
-                                  self._Wff if self.use_ff else None,
-                                  self._tau_ff if self.use_ff else None)
+        self._cycle(state, needed)
+
+    # ------------------------------------------------------------------ the failsafe's hooks (failsafe_inputs)
+    def _fs_fields(self):
+        def put_pose(v):
+            self._Cd[...], self._Vd[...] = v
+
+        def put(a):
+            return lambda v: a.__setitem__(Ellipsis, v)
+        return [("pose", lambda: (self._Cd, self._Vd), put_pose), ("jet", lambda: self._Qd, put(self._Qd)),
+                ("ff", lambda: self._Wff, put(self._Wff)), ("ff", lambda: self._tau_ff, put(self._tau_ff))]
+
+    def _fs_compute(self, t_ns: int):
+        """``(W, tau)`` of the current inputs, or :class:`CommandNotComputed`."""
+        try:
+            Vbd = Ad_inv(self._Cd) @ self._Vd[0]
+            W, tau = tracking_command(self.gains, self._C, self._Vb, self._q, self._qd, self._Cd, Vbd,
+                                      self._Qd[0], self._Qd[1],
+                                      self._Wff if self.use_ff else None,
+                                      self._tau_ff if self.use_ff else None)
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            raise CommandNotComputed(f"the tracking law failed: {exc}") from None
         if not (np.isfinite(W).all() and np.isfinite(tau).all()):
-            self.diag.problem("nonfinite", "the tracking command is not finite (absurd inputs?); not published")
-            return
+            raise CommandNotComputed("the tracking command is not finite (absurd inputs or gains?)")
+        return W, tau
+
+    def _fs_publish(self, state: int, cmd) -> None:
+        W, tau = cmd
         w = self._wmsg
         write_body_wrench(w, state, W)
         e = self._emsg
@@ -194,7 +229,6 @@ class ControllerNode(TrackingInputs, Node):
         self.pub_efforts.publish(e)
         for pub, v in zip(self.pub_per_joint, tau):
             pub.publish(Float64(data=float(v)))
-        self._record_used(state, needed)
         self.diag.ok()
 
 

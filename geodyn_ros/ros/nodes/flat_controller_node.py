@@ -48,10 +48,23 @@ reason, the old one kept).
 Start-up errors (one line naming the parameter): a rotor set that is not collinear or fully
 actuated, an ``order`` below the level's, bad gains or ``level``, an unknown ``feedback``, a bad
 ``lqr_weights`` file, ``gain_rate_hz``, ``riccati_steps``, ``control_period`` or ``gain_timeout``. Nothing NaN is published: a
-cycle whose inputs or command are not finite is skipped and reported. Inputs are combined as in
+cycle whose inputs are not finite is skipped and reported; a command that is not is replaced (Failsafe). Inputs are combined as in
 ``geodyn_actuated_controller``: ``input_policy`` ``latest`` (default: a command per ``odom``, the
 newest ``joint_states`` and ``motor_states`` propagated to its stamp) or ``exact`` (by stamp with
 ``sync_stamps``, lock-step, or by age, ``stale_timeout``); :mod:`geodyn_ros.ros.inputs.latest_inputs`.
+
+Failsafe (:mod:`geodyn_ros.ros.inputs.failsafe_inputs`, ``input_policy: latest`` only): when no
+odometry has been received for ``odom_timeout`` (default 0.04 s: latency + 3 periods of a 100 Hz
+onboard estimator) a watchdog timer at ``control_period`` keeps commanding: ``hold`` (the reference
+brakes to a stop over ``failsafe_ramp`` along its last velocity, the state is the last good pose
+propagated at most ``odom_timeout``, at rest; no IMU), then after ``failsafe_hold`` (5 s, PX4
+``EKF2_NOAID_TOUT``) ``descend`` at ``failsafe_descent_rate`` (0.7 m/s, PX4 ``MPC_LAND_SPEED``), and
+back to ``tracking`` on fresh odometry with the inputs blended from the hold (no jump). One log line
+per transition; the note ``failsafe_mode`` on ``/diagnostics``. A command that cannot be computed
+(non-finite, or the law's ``ValueError``) is counted (``commands_not_computed``), logged at most once
+a second and reported WARN; the cycle commands the failsafe's hold from the last cycle whose command
+was computed (with ``feedback: lqr`` the hold uses the last gain whatever its age;
+under ``exact``: skipped, as before).
 """
 from __future__ import annotations
 
@@ -77,6 +90,7 @@ from ..common.diagnostics import guard
 from ..wire.jets import FlatReferenceDecoder, decode_flat_feedforward_jet, decode_linearization, decode_reference_jet
 from ..common.params import ConfigurationError, check_frame_prefix, declare_parameters
 from ..common.runtime import control_qos, run_nodes
+from ..inputs.failsafe_inputs import FAILSAFE_PARAMETERS, CommandNotComputed, FailsafeInputs
 from ..inputs.tracking_inputs import TrackingInputs
 
 __all__ = ["PARAMETERS", "FlatControllerNode", "GAINS", "main"]
@@ -122,9 +136,10 @@ PARAMETERS = {
                     "deterministic, for lock-step simulation)."),
     "gain_timeout": (0.5, "With feedback lqr: no command with a gain whose linearization is older than this [s]."),
     "control_period": (0.001, "With feedback lqr: the command period dt [s] of the discrete model and of the "
-                       "rotor-lag inverse."),
+                       "rotor-lag inverse; the failsafe's cycles run at it (input_policy latest)."),
     "gravity": ([0.0, 0.0, -9.81], "Gravity acceleration in the world frame [m/s^2]."),
     **INPUT_OUTPUT_PARAMETERS,
+    **FAILSAFE_PARAMETERS,
 }
 
 
@@ -136,7 +151,7 @@ def _gains(values: dict) -> FlatnessGains:
                             for k in GAINS})
 
 
-class FlatControllerNode(ActuatorInputs, TrackingInputs, Node):
+class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
     """See the module docstring."""
 
     def __init__(self, node_name: str = "geodyn_flat_controller", **kwargs):
@@ -213,6 +228,10 @@ class FlatControllerNode(ActuatorInputs, TrackingInputs, Node):
         self.commands = None
         self._rigid_idx = np.zeros(0, dtype=np.intp)   # model indices of the rigid joints after the motors
         self._start_diagnostics("flatness", p)
+        if not (np.isfinite(p["control_period"]) and p["control_period"] > 0):
+            raise ConfigurationError(f"parameter 'control_period': must be a finite number > 0, got "
+                                     f"{p['control_period']}")
+        self._init_failsafe(p, p["control_period"])
 
     # ------------------------------------------------------------------ the model
     def _load_model(self, source):
@@ -410,24 +429,51 @@ class FlatControllerNode(ActuatorInputs, TrackingInputs, Node):
         state = self._due_latest(needed) if self.latest else self._due_state(needed)
         if state is None:
             return
+        try:
+            if self.lqr and not self._lqr_gains(state, self._ff[0], self._ff[1]):
+                return
+        except ValueError as exc:
+            self.diag.problem("command", f"no command: {exc}")
+            return
+        self._cycle(state, needed)
+
+    # ------------------------------------------------------------------ the failsafe's hooks (failsafe_inputs)
+    def _fs_fields(self):
+        def put(a):
+            return lambda v: a.__setitem__(Ellipsis, v)
+
+        def put_ff(i):
+            def f(v):
+                ff = list(self._ff)
+                ff[i] = np.asarray(v).reshape(-1) if i == 0 else v
+                self._ff = tuple(ff)
+            return f
+        return [("jet_z", lambda: self._com, put(self._com)), ("jet", lambda: self._yaw, put(self._yaw)),
+                ("jet", lambda: self._Qd, put(self._Qd)),
+                ("pose", lambda: self._desired, lambda v: setattr(self, "_desired", v)),
+                ("ff", lambda: np.asarray(self._ff[0]).reshape(-1, 1), put_ff(0)),
+                ("ff", lambda: self._ff[1], put_ff(1)), ("ff", lambda: self._ff[2], put_ff(2))]
+
+    def _fs_compute(self, t_ns: int):
+        """The law's command of the current inputs, or :class:`CommandNotComputed`."""
         C_d, V_d = self._desired
         T, tb, tau = self._ff
         flat = FlatResult(C_d, V_d, self._Qd, None, tau, T, tb)
         th, thd = (self._th, self._thd) if self.elastic else (None, None)
         try:
             if self.lqr:
-                if not self._lqr_gains(state, T, tb):
-                    return
-                cmd = self.ctrl.command(state * 1e-9, self._C, self._Vb, self._q, self._qd, th, thd, self._Qd, flat)
+                cmd = self.ctrl.command(t_ns * 1e-9, self._C, self._Vb, self._q, self._qd, th, thd, self._Qd, flat)
             else:
                 cmd = self.ctrl.command(self._C, self._Vb, self._q, self._qd, th, thd, self._com, self._yaw,
                                         self._Qd, flat)
-        except ValueError as exc:
-            self.diag.problem("command", f"no command: {exc}")
-            return
-        self._publish_command(state, cmd)
-        self._record_used(state, needed)
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            raise CommandNotComputed(f"the flatness law failed: {exc}") from None
+        if not (np.isfinite(cmd.omega).all() and np.isfinite(cmd.u).all()):
+            raise CommandNotComputed("the rotor speeds or motor torques are not finite (absurd inputs or gains?)")
+        return cmd
 
+    def _fs_publish(self, state: int, cmd) -> None:
+        self._publish_command(state, cmd)
 
     # ------------------------------------------------------------------ LQR
     def _check_lqr_parameters(self, p) -> None:

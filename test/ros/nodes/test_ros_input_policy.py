@@ -75,7 +75,9 @@ class Rig:
 
     def __init__(self, h, kind, params=None):
         self.h, self.kind, self.t0 = h, kind, 1000 * 10**9
-        p = {"stale_timeout": 2.0, **(params or {})}
+        # odom_timeout: these tests feed odometry sparsely (waiting for each sample) and check the
+        # tracking law; the failsafe that a 40 ms silence starts is tested in test/ros/inputs/test_ros_failsafe.py
+        p = {"stale_timeout": 2.0, "odom_timeout": 60.0, **(params or {})}
         if kind == "geodyn_controller":
             self.node = h.make(ControllerNode, {"urdf_path": URDF, "use_feedforward": False, **p})
             self.cmds = h.record(WrenchStamped, "cmd/wrench", depth=200)
