@@ -7,8 +7,13 @@ and hexarotor, so every mission is also checked on the whole body)::
     geodyn_reference --ros-args -p trajectory:=waypoints -p mission:=config/mission_example.yaml
         -p rate_hz:=<rate> -p urdf_path:=<hexarotor xacro> -p actuation_config:=config/hexarotor.yaml
 
-This process records ``flat_reference`` (receive times on ``time.monotonic``) and publishes the
-missions on ``mission/com_yaw`` (stamp 0: "now", each a mission alone; the joints hold):
+A **recorder in a separate process** (this script with ``--recorder FILE``, doing nothing else)
+records ``flat_reference``: each sample's receive time (``time.monotonic``, one clock for every
+process of the machine) and its own stamp (the node's clock when it published it). The node runs
+with ``qos_depth:=1000`` (keep-last 1000 on ``flat_reference``, 1 s at 1 kHz): with the default 2 a
+recorder descheduled for 2 ms loses samples, which would show as gaps of the node's stream that
+the node never had. This process (the driver) publishes the missions on ``mission/com_yaw``
+(stamp 0: "now", each a mission alone; the joints hold):
 
 0. **quiet**: 3 s without missions, the reference for the gaps of the machine itself;
 1. **storm**: ``--replans`` missions a second for ``--seconds`` s, each a short hop from the
@@ -38,7 +43,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-DOMAIN_ID = 1 + os.getpid() % 100
+DOMAIN_ID = int(os.environ.get("STORM_DOMAIN_ID", 1 + os.getpid() % 100))   # the recorder: its parent's
 os.environ["ROS_DOMAIN_ID"] = str(DOMAIN_ID)
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 
@@ -109,6 +114,30 @@ def gaps_report(times, rate: float, name: str, stamps=None) -> dict:
     return out
 
 
+def record(path: str) -> int:
+    """The recorder process: ``flat_reference``'s receive times and stamps until SIGINT, into ``path``."""
+    ctx = Context()
+    rclpy.init(context=ctx)
+    node = rclpy.create_node("storm_recorder", context=ctx)
+    ex = make_executor(ctx)
+    ex.add_node(node)
+    times, stamps = [], []
+
+    def on_ref(msg):
+        times.append(time.monotonic())
+        stamps.append(msg.data[0] + msg.data[1] * 1e-9)    # the node's clock when it published the sample
+    node.create_subscription(Float64MultiArray, "flat_reference", on_ref, control_qos(1000))
+    stop = []
+    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+    while not stop:
+        ex.spin_once(timeout_sec=0.05)
+    np.savez(path, times=np.asarray(times), stamps=np.asarray(stamps))
+    ex.shutdown()
+    node.destroy_node()
+    rclpy.shutdown(context=ctx)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rate", type=float, default=1000.0, help="geodyn_reference rate_hz (default 1000)")
@@ -117,10 +146,14 @@ def main(argv=None) -> int:
     ap.add_argument("--waypoints", type=int, default=10_000, help="points of the huge mission (default 10000)")
     ap.add_argument("--after", type=float, default=15.0, help="seconds recorded after the huge mission (default 15)")
     ap.add_argument("--no-check", action="store_true", help="no whole-body check (no actuation_config)")
+    ap.add_argument("--recorder", help=argparse.SUPPRESS)   # the recorder process: record into this .npz
     a = ap.parse_args(argv)
 
     exe = Path(sys.executable).with_name("geodyn_reference")
-    params = ["trajectory:=waypoints", f"mission:={REPO / 'config' / 'mission_example.yaml'}", f"rate_hz:={a.rate}"]
+    if a.recorder:
+        return record(a.recorder)
+    params = ["trajectory:=waypoints", f"mission:={REPO / 'config' / 'mission_example.yaml'}", f"rate_hz:={a.rate}",
+              "qos_depth:=1000"]
     if not a.no_check:
         params += [f"urdf_path:={REPO / 'urdf' / 'hexarotor_manipulator.urdf.xacro'}",
                    f"actuation_config:={REPO / 'config' / 'hexarotor.yaml'}"]
@@ -128,23 +161,26 @@ def main(argv=None) -> int:
     args = [str(exe), "--ros-args"] + [x for p in params for x in ("-p", p)]
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     print(f"geodyn_reference pid {proc.pid} (ROS_DOMAIN_ID={DOMAIN_ID}), log {log.name}")
+    rec_file = Path(log.name).with_suffix(".npz")
+    rec = subprocess.Popen([sys.executable, __file__, "--recorder", str(rec_file)], stdin=subprocess.DEVNULL,
+                           env=dict(os.environ, STORM_DOMAIN_ID=str(DOMAIN_ID)))
+    windows = {}
     ctx = Context()
     rclpy.init(context=ctx)
     node = rclpy.create_node("storm_driver", context=ctx)
     ex = make_executor(ctx)
     ex.add_node(node)
-    times, stamps, diags = [], [], {}
+    times, diags = [], {}
 
-    def on_ref(msg):
+    def on_ref(_msg):      # start-up only (the recorder process measures)
         times.append(time.monotonic())
-        stamps.append(msg.data[0] + msg.data[1] * 1e-9)    # the node's clock when it published the sample
 
     def on_diag(msg):
         for s in msg.status:
             if "mission" in s.name:
                 diags.update({kv.key: kv.value for kv in s.values})
                 diags["message"] = s.message
-    node.create_subscription(Float64MultiArray, "flat_reference", on_ref, control_qos(100))
+    node.create_subscription(Float64MultiArray, "flat_reference", on_ref, control_qos(100), raw=True)
     node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, control_qos(100))
     pm = node.create_publisher(MultiDOFJointTrajectory, "mission/com_yaw", control_qos(100))
 
@@ -165,11 +201,10 @@ def main(argv=None) -> int:
         rng = np.random.default_rng(0)
         results = {}
         # ---- quiet: the machine's own gaps, the reference for the phases below
-        start = len(times)
+        w0 = time.monotonic()
         spin_for(3.0)
-        results["quiet"] = gaps_report(times[start:], a.rate, "flat_reference, no mission (reference)", stamps[start:])
+        windows["quiet"] = (w0, time.monotonic(), "flat_reference, no mission (reference)")
         # ---- storm
-        start = len(times)
         t_storm = time.monotonic()
         n_sent, k = 0, 0
         while time.monotonic() - t_storm < a.seconds:
@@ -183,9 +218,8 @@ def main(argv=None) -> int:
         spin_for(2.0)
         print(f"storm: {n_sent} missions in {a.seconds:g} s ({a.replans:g}/s); node says: {diags.get('message', '')[:120]}"
               f"; coalesced {diags.get('missions_coalesced', '?')}")
-        results["storm"] = gaps_report(times[start:], a.rate, "flat_reference during the storm and 2 s after", stamps[start:])
+        windows["storm"] = (t_storm, time.monotonic(), "flat_reference during the storm and 2 s after")
         # ---- huge mission
-        start = len(times)
         n = a.waypoints
         th = np.linspace(0, 20 * math.pi, n)
         pts = np.c_[0.5 * np.cos(th), 0.5 * np.sin(th), 1.0 + 0.2 * np.sin(th / 7)]
@@ -200,11 +234,19 @@ def main(argv=None) -> int:
                 accepted = time.monotonic() - t_h
         print(f"huge mission: {n} points; " + (f"accepted after {accepted:.1f} s" if accepted is not None else
                                               f"not accepted in {a.after:g} s: {diags.get('message', '')[:160]}"))
-        results["huge"] = gaps_report(times[start:], a.rate, f"flat_reference for {a.after:g} s after it", stamps[start:])
+        windows["huge"] = (t_h, time.monotonic(), f"flat_reference for {a.after:g} s after it")
         kids = children(proc.pid)
         print(f"peak memory (VmHWM): node {vm_hwm_mb(proc.pid):.0f} MB"
               + "".join(f", planner process {vm_hwm_mb(c):.0f} MB" for c in kids))
+        rec.send_signal(signal.SIGINT)
+        rec.wait(30)
+        got = np.load(rec_file)
+        for name, (lo, hi, what) in windows.items():
+            sel = (got["times"] >= lo) & (got["times"] <= hi)
+            results[name] = gaps_report(got["times"][sel], a.rate, what, got["stamps"][sel])
     finally:
+        if rec.poll() is None:
+            rec.kill()
         proc.send_signal(signal.SIGINT)
         try:
             proc.wait(10)

@@ -298,9 +298,17 @@ class ReferenceNode(Node):
         return ""
 
     def _install(self, t_ns: int, traj, path: bytes, waypoints: int, replanned: bool, note: str) -> None:
-        """Switch ``traj`` in at ``t_ns``: the plans before the switch stay (one may still fly until
-        then; at most 3 kept), later ones are replaced. Its path and status go out when it flies."""
-        self.plans = [(ts, tr) for ts, tr in self.plans if ts < t_ns][-3:] + [(t_ns, traj)]
+        """Switch ``traj`` in at ``t_ns``: the plans before the switch stay (the one flying now, the
+        one before it, and every plan still waiting for its own switch time), later ones are
+        replaced. Its path and status go out when it flies.
+
+        (Keeping only the last three before the switch dropped the plan flying *now* when more than
+        three accepted plans were waiting for their switch times, as in a storm of replans: the
+        stream then stopped until the next switch, up to 0.7 s, measured.)"""
+        before = [(ts, tr) for ts, tr in self.plans if ts < t_ns]
+        now = self.get_clock().now().nanoseconds
+        flying = [i for i, (ts, _) in enumerate(before) if ts <= now]
+        self.plans = before[max(flying[-1] - 1, 0) if flying else 0:] + [(t_ns, traj)]
         self._paths = {id(tr): self._paths[id(tr)] for _, tr in self.plans if id(tr) in self._paths}
         self._paths[id(traj)] = (path, f"mission flying: {waypoints} waypoints from t = {t_ns * 1e-9:.3f} s to "
                                  f"{traj.end_time:.3f} s" + (" (replanned from the current reference)" if replanned

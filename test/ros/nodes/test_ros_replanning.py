@@ -243,3 +243,23 @@ def test_a_mission_file_beyond_a_day_is_refused_at_once(h, tmp_path, last_time, 
     want = f"{f}: waypoints[2].time: {want} (a day, as geodyn_reference's topic missions); split the mission"
     with pytest.raises(ConfigurationError, match=rf"^parameter 'mission': {re.escape(want)}$"):
         h.make(ReferenceNode, {"trajectory": "waypoints", "mission": str(f), "use_sim_time": True})
+
+
+def test_plans_waiting_for_their_switch_never_drop_the_one_flying(h):
+    """In a storm many accepted plans wait for their switch times (each a planning lead ahead).
+    Keeping only the last three plans before a switch dropped the one flying now: the stream
+    stopped until the next switch (up to 0.7 s at 1 kHz in bench/ros/bench_replan_storm.py, with
+    the node publishing 32 % of its samples). The plan flying stays until a later one switches in."""
+    import copy
+
+    from geodyn_ros.ros.nodes.reference_node import ReferenceNode
+    node = h.make(ReferenceNode, {"trajectory": "waypoints", "mission": str(MISSION), "rate_hz": RATE})
+    now = node.get_clock().now().nanoseconds
+    flying = node._active(now)
+    assert flying is not None
+    waiting = [copy.copy(flying) for _ in range(5)]
+    for k, traj in enumerate(waiting, 1):                  # five accepted plans, 1..5 s ahead
+        node._install(now + k * 1_000_000_000, traj, b"", 2, True, "")
+    assert node._active(node.get_clock().now().nanoseconds) is flying
+    assert node._active(now + 3_500_000_000) is waiting[2]   # and each flies at its own switch time
+    assert node._active(now + 9_000_000_000) is waiting[4]
