@@ -168,8 +168,9 @@ class _Vehicle:
         kp = np.atleast_1d(self.gains.kp_rotation)
         if f == 1.0:
             return f"gains: the vehicle's; rotation delay margin {m * 1e3:.1f} ms >= {MARGIN_RATIO:g} x {delay * 1e3:.1f} ms"
-        return (f"gains: the vehicle's, rotation bandwidth x {f:g} (kp_rotation {kp.max():.3g} N m/rad) for a delay "
-                f"margin {m * 1e3:.1f} ms >= {MARGIN_RATIO:g} x {delay * 1e3:.1f} ms")
+        # (within the tables' 100 columns for any value: kp_rotation in N m/rad, the margin and delay in ms)
+        return (f"gains: the vehicle's, rotation x {f:g} (kp_rotation {kp.max():.3g}): delay margin "
+                f"{m * 1e3:.1f} >= {MARGIN_RATIO:g} x {delay * 1e3:.1f} ms")
 
 
 def _row(args):
