@@ -8,6 +8,8 @@ other. This must happen before any rclpy context is initialised.
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import time
 
 os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
@@ -165,3 +167,17 @@ def flat_controller_inputs(h, model, names, stamp, t=0.8, *, extra_topics=(), be
     pubs["odom"].publish(odometry_msg(stamp, C, Vb[:3], Vb[3:]))
     pubs["joint_states"].publish(joint_states_msg(stamp, names, q, qd))
     return ref, flat, C, Vb, q, qd, th, thd
+
+
+def stop_process(proc, what: str, timeout: float = 30.0) -> None:
+    """Stop a node process as a user does (SIGINT); kill it and fail the test if it has not exited
+    within ``timeout`` s."""
+    import pytest
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            pytest.fail(f"{what} did not exit within {timeout:g} s of SIGINT")

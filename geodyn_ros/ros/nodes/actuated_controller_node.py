@@ -31,17 +31,11 @@ OdometryPublisher differentiates poses with a moving window that starts from a z
 first ~10 messages carry linear velocities of 100-1000 m/s; its angular velocity is a 10-sample
 mean, about 5 ms late at 1 kHz, which this node does not correct).
 
-Failsafe (:mod:`geodyn_ros.ros.inputs.failsafe_inputs`, ``input_policy: latest`` only): when no
-odometry has been received for ``odom_timeout`` (default 0.04 s: latency + 3 periods of a 100 Hz
-onboard estimator) a watchdog timer at the actuation file's ``control_period`` keeps commanding: ``hold`` (the reference
-brakes to a stop over ``failsafe_ramp`` along its last velocity, the state is the last good pose
-propagated at most ``odom_timeout``, at rest; no IMU), then after ``failsafe_hold`` (5 s, PX4
-``EKF2_NOAID_TOUT``) ``descend`` at ``failsafe_descent_rate`` (0.7 m/s, PX4 ``MPC_LAND_SPEED``), and
-back to ``tracking`` on fresh odometry with the inputs blended from the hold (no jump). One log line
-per transition; the note ``failsafe_mode`` on ``/diagnostics``. A command that cannot be computed
-(non-finite, or the law's ``ValueError``) is counted (``commands_not_computed``), logged at most once
-a second and reported WARN; the cycle commands the failsafe's hold from the last cycle whose command
-was computed (under ``exact``: skipped, as before).
+Failsafe (``input_policy: latest`` only; the rule, its defaults and their sources:
+:mod:`geodyn_ros.ros.inputs.failsafe_inputs`): no odometry for ``odom_timeout`` and a watchdog at
+the actuation file's ``control_period`` commands ``hold``, then ``descend``, and back to ``tracking`` without a
+jump; a command that cannot be computed (``commands_not_computed``) commands the hold
+(under ``exact``: skipped, as before).
 
 Live tuning (as ``geodyn_controller``, :mod:`geodyn_ros.ros.inputs.tracking_inputs`): the six gains and
 ``use_feedforward`` are dynamic parameters, validated in the parameter callback; switching

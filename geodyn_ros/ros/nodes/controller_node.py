@@ -18,17 +18,11 @@ feedforward (within ``stale_timeout``); ``exact`` (lock-step simulators): with `
 stamp; otherwise each new state is combined with the latest other inputs if they are within
 ``stale_timeout``. ``~/inputs_used`` names the stamps each command used.
 
-Failsafe (:mod:`geodyn_ros.ros.inputs.failsafe_inputs`, ``input_policy: latest`` only): when no
-odometry has been received for ``odom_timeout`` (default 0.04 s: latency + 3 periods of a 100 Hz
-onboard estimator) a watchdog timer at ``control_period`` keeps commanding: ``hold`` (the reference
-brakes to a stop over ``failsafe_ramp`` along its last velocity, the state is the last good pose
-propagated at most ``odom_timeout``, at rest; no IMU), then after ``failsafe_hold`` (5 s, PX4
-``EKF2_NOAID_TOUT``) ``descend`` at ``failsafe_descent_rate`` (0.7 m/s, PX4 ``MPC_LAND_SPEED``), and
-back to ``tracking`` on fresh odometry with the inputs blended from the hold (no jump). One log line
-per transition; the note ``failsafe_mode`` on ``/diagnostics``. A command that cannot be computed
-(non-finite, or the law's ``ValueError``) is counted (``commands_not_computed``), logged at most once
-a second and reported WARN; the cycle commands the failsafe's hold from the last cycle whose command
-was computed (under ``exact``: skipped, as before).
+Failsafe (``input_policy: latest`` only; the rule, its defaults and their sources:
+:mod:`geodyn_ros.ros.inputs.failsafe_inputs`): no odometry for ``odom_timeout`` and a watchdog at
+``control_period`` commands ``hold``, then ``descend``, and back to ``tracking`` without a
+jump; a command that cannot be computed (``commands_not_computed``) commands the hold
+(under ``exact``: skipped, as before).
 
 The model (joint names and base link) comes from ``robot_description`` / ``urdf_path`` or,
 with neither set, from the ``robot_description`` topic, with the rules of

@@ -53,18 +53,11 @@ cycle whose inputs are not finite is skipped and reported; a command that is not
 newest ``joint_states`` and ``motor_states`` propagated to its stamp) or ``exact`` (by stamp with
 ``sync_stamps``, lock-step, or by age, ``stale_timeout``); :mod:`geodyn_ros.ros.inputs.latest_inputs`.
 
-Failsafe (:mod:`geodyn_ros.ros.inputs.failsafe_inputs`, ``input_policy: latest`` only): when no
-odometry has been received for ``odom_timeout`` (default 0.04 s: latency + 3 periods of a 100 Hz
-onboard estimator) a watchdog timer at ``control_period`` keeps commanding: ``hold`` (the reference
-brakes to a stop over ``failsafe_ramp`` along its last velocity, the state is the last good pose
-propagated at most ``odom_timeout``, at rest; no IMU), then after ``failsafe_hold`` (5 s, PX4
-``EKF2_NOAID_TOUT``) ``descend`` at ``failsafe_descent_rate`` (0.7 m/s, PX4 ``MPC_LAND_SPEED``), and
-back to ``tracking`` on fresh odometry with the inputs blended from the hold (no jump). One log line
-per transition; the note ``failsafe_mode`` on ``/diagnostics``. A command that cannot be computed
-(non-finite, or the law's ``ValueError``) is counted (``commands_not_computed``), logged at most once
-a second and reported WARN; the cycle commands the failsafe's hold from the last cycle whose command
-was computed (with ``feedback: lqr`` the hold uses the last gain whatever its age;
-under ``exact``: skipped, as before).
+Failsafe (``input_policy: latest`` only; the rule, its defaults and their sources:
+:mod:`geodyn_ros.ros.inputs.failsafe_inputs`): no odometry for ``odom_timeout`` and a watchdog at
+``control_period`` commands ``hold``, then ``descend``, and back to ``tracking`` without a
+jump; a command that cannot be computed (``commands_not_computed``) commands the hold (with
+``feedback: lqr`` the hold uses the last gain whatever its age; under ``exact``: skipped, as before).
 """
 from __future__ import annotations
 

@@ -28,14 +28,13 @@ refused with a ``/diagnostics`` line.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_harness import Harness, joint_states_msg, odometry_msg  # noqa: I100 (ROS env first)
+from ros_harness import Harness, joint_states_msg, odometry_msg, stop_process  # noqa: I100 (ROS env first)
 
 from diagnostic_msgs.msg import DiagnosticArray
 from nav_msgs.msg import Odometry
@@ -124,17 +123,6 @@ def _spawn_node():
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-def _stop(proc, what):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            pytest.fail(f"{what} did not exit within 30 s of SIGINT")
-
-
 @pytest.mark.parametrize("load", [False, True], ids=["idle", "both_cores_busy"])
 def test_async_streams_every_odom_answered(monkeypatch, tmp_path, load):
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -171,7 +159,7 @@ def test_async_streams_every_odom_answered(monkeypatch, tmp_path, load):
         for p in busy:
             p.kill()
             p.wait()
-        _stop(node, "geodyn_node")
+        stop_process(node, "geodyn_node")
 
 
 def _check(sent, jets, used, skipped):

@@ -22,7 +22,6 @@ share computed with the reference of the same stamp) are printed.
 from __future__ import annotations
 
 import os
-import signal
 import struct
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_harness import Harness, decode_reference, joint_states_msg, odometry_msg  # noqa: I100 (ROS env first)
+from ros_harness import Harness, decode_reference, joint_states_msg, odometry_msg, stop_process  # noqa: I100 (ROS env first)
 
 from nav_msgs.msg import Odometry
 from rclpy.serialization import serialize_message
@@ -305,14 +304,7 @@ def test_lossy_transport_at_1khz(monkeypatch, load):
         for p in busy:
             p.kill()
             p.wait()
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-                pytest.fail("geodyn_node did not exit within 30 s of SIGINT")
+        stop_process(proc, "geodyn_node")
 
 
 def _run_lossy(h, proc, seed, seconds):
