@@ -206,8 +206,8 @@ class SensedInputs:
         t_ns = int(round(start * 1e9))
         C = sim.base_pose()
         V = sim.base_twist()
-        self.odo.offer(t_ns - 1, (C, V))
-        self.jts.offer(t_ns - 1, (sim.q().copy(), sim.qd().copy(), None, None))
+        self.odo.offer(t_ns, (C, V))      # (the streams' first samples come a seeded phase > 0 later)
+        self.jts.offer(t_ns, (sim.q().copy(), sim.qd().copy(), None, None))
         self._last_odo = (start, C, V)
         self._last_jts = self.jts.data
         if self.dr is not None:

@@ -234,11 +234,17 @@ def spin_lockstep(executor, sim, end_steps: int, *, wall_timeout: float, progres
             next_report += 1.0
         if time.monotonic() - t0 > wall_timeout:
             raise RuntimeError(f"{what} stalled at t = {sim.steps * dt:.3f} s after {wall_timeout:.0f} s wall "
-                               f"time (last problems: {[nd.diag.last_problem for nd in nodes]})")
+                               f"time (last problems: {[_last_problem(nd) for nd in nodes]})")
     wall = time.monotonic() - t0
     for _ in range(20):  # deliver the last state messages to the recorders
         executor.spin_once(timeout_sec=0.01)
     return wall
+
+
+def _last_problem(node):
+    """The last problem a node's diagnostics reported (``"<name>: ..."``; nodes without a reporter: None)."""
+    diag = getattr(node, "diag", None)
+    return None if diag is None else f"{node.get_name()}: {diag.last_problem}"
 
 
 def _caused_by_interrupt(exc: BaseException) -> bool:

@@ -35,6 +35,7 @@ from ..wire.conversions import JointNameMatcher, stamp_to_ns
 from ..common.description import TOPIC_PARAMETER
 from ..common.params import FRAME_PREFIX_DESCRIPTION, ConfigurationError
 from .latest_inputs import POLICY_PARAMETERS, RELIABILITY_PARAMETERS, max_age_parameter
+from .step_cycles import CYCLE_PARAMETERS
 
 __all__ = ["ActuatorInputs", "rotor_output_type", "ROBOT_PARAMETERS", "JOINT_GAIN_ARRAYS", "INPUT_OUTPUT_PARAMETERS"]
 
@@ -55,6 +56,7 @@ JOINT_GAIN_ARRAYS = {
 #: input pairing, command topics, frame prefix and QoS depth
 INPUT_OUTPUT_PARAMETERS = {
     **POLICY_PARAMETERS,
+    **CYCLE_PARAMETERS,
     "motor_states_max_age": max_age_parameter("motor_states"),
     **RELIABILITY_PARAMETERS,
     "sync_stamps": (True, "input_policy exact: combine only inputs with the same stamp (lock-step simulation)."),

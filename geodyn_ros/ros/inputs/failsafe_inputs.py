@@ -251,6 +251,8 @@ class FailsafeInputs:
         self._fs_t0 = self.get_clock().now().nanoseconds
         self.diag.counters["failsafe_losses"] = 0
         self.diag.notes["failsafe_mode"] = "tracking"
+        if getattr(self, "steps", False):
+            return   # cycle sim_steps: the step manifests are the clock (step_cycles), no watchdog
         from ..common.diagnostics import guard
         self.create_timer(self._fs_period, guard(self, self._failsafe_tick, "failsafe timer"))
 
@@ -349,7 +351,8 @@ class FailsafeInputs:
         self._fs_publish(t_ns, cmd)
         self._record_used(t_ns, needed)
         if self._fs is not None:
-            self._snapshot(self._odom_ns, self._blend_vals)
+            # the time of the state held: the odometry's receipt, or (sim_steps: propagated) the cycle's
+            self._snapshot(t_ns if self.steps else self._odom_ns, self._blend_vals)
             self._blend_vals = None
             self._fs_last_cmd = (t_ns, cmd)
             self._out_ns = self.get_clock().now().nanoseconds

@@ -195,10 +195,11 @@ class HeldJoints:
     it is newer than the sample held (the two arrays swap: no copy); :meth:`take_into` writes the
     held sample propagated to a cycle time."""
 
-    def __init__(self, name: str, n: int, max_age_ns: int):
+    def __init__(self, name: str, n: int, max_age_ns: int, shapes=None):
         self.sample = LatestSample(name, max_age_ns, max_age_ns)
-        self.scratch = (np.zeros(n), np.zeros(n))
-        self._spare = (np.zeros(n), np.zeros(n))
+        shapes = ((n,), (n,)) if shapes is None else shapes   # odometry (cycle sim_steps): (4, 4), (6,), (6,)
+        self.scratch = tuple(np.zeros(s) for s in shapes)
+        self._spare = tuple(np.zeros(s) for s in shapes)
 
     def offer(self, stamp_ns: int) -> bool:
         if not self.sample.offer(stamp_ns, self.scratch):

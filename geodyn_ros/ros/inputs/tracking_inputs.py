@@ -56,11 +56,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from geodyn_ros.control.feedback import TrackingGains
+from geodyn_ros.control.sensing import propagate_base
+from geodyn_ros.lie import Ad_inv
 
 from ..wire.conversions import InputError, JointNameMatcher, parse_odometry, stamp_to_ns
 from ..common.diagnostics import guard
 from ..wire.jets import ReferenceDecoder
-from .latest_inputs import AgeStats, HeldJoints, InputsUsed, check_policy_parameters, max_age_ns
+from .latest_inputs import AgeStats, HeldJoints, InputsUsed, check_policy_parameters, max_age_ns, refusal
+from .step_cycles import MANIFEST_TOPIC, check_cycle_parameter, decode_manifest
 
 __all__ = ["GAINS", "TrackingInputs"]
 
@@ -76,6 +79,8 @@ class TrackingInputs:
     _STATE_KEYS = ("odom", "joint_states")
     #: input_policy latest (set by _init_input_policy)
     latest = False
+    #: cycle sim_steps (set by _init_input_policy; step_cycles)
+    steps = False
 
     def _init_input_policy(self, p: dict, used: dict, depth: int) -> tuple:
         """Read and check ``input_policy``, the maximum ages and the reliabilities of ``p``; make the
@@ -89,7 +94,11 @@ class TrackingInputs:
         except ValueError as exc:
             from ..common.params import ConfigurationError
             raise ConfigurationError(str(exc)) from None
+        check_cycle_parameter(p)
         self.latest = p["input_policy"] == "latest"
+        self.steps = p.get("cycle", "odom") == "sim_steps"
+        self._pending = None   # sim_steps: (t_ns, {topic: stamp}) of the step manifest waiting for its cycle
+        self._odom_age_ns = int(round(p.get("odom_timeout", 0.04) * 1e9))
         self.sync = p["sync_stamps"] and not self.latest
         self._max_age = {k: max_age_ns(p, k) for k in ("joint_states", "motor_states") if f"{k}_max_age" in p}
         self._held = {}   # stream -> HeldJoints (latest; made with the model)
@@ -108,6 +117,8 @@ class TrackingInputs:
         """Under ``latest``: hold the newest sample of ``stream`` (n positions and rates)."""
         if self.latest:
             self._held[stream] = HeldJoints(stream, n, self._max_age[stream])
+        if self.steps and stream == "joint_states":   # the odometry is held too, propagated to each step's time
+            self._held["odom"] = HeldJoints("odom", 0, self._odom_age_ns, shapes=((4, 4), (6,), (6,)))
 
     def _subscribe_tracking_inputs(self, qos_sensor, qos) -> None:
         self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos_sensor)
@@ -115,6 +126,15 @@ class TrackingInputs:
                                  qos_sensor)
         self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"),
                                  qos)
+        self._subscribe_manifest(qos)
+
+    def _subscribe_manifest(self, qos) -> None:
+        """``cycle: sim_steps``: the simulator's step manifest (:mod:`~geodyn_ros.ros.inputs.step_cycles`)."""
+        if self.steps:
+            self.create_subscription(Float64MultiArray, MANIFEST_TOPIC,
+                                     guard(self, self._on_manifest, MANIFEST_TOPIC), qos)
+            self.get_logger().info(f"cycle sim_steps: one command per {MANIFEST_TOPIC} step manifest of a lock-step "
+                                   "simulator (lockstep_cycles: steps)")
 
     def _setup_tracking_inputs(self, model) -> None:
         """Joint matcher, reference decoder and input buffers for ``model``'s joints."""
@@ -145,10 +165,16 @@ class TrackingInputs:
                     if not held.offer(stamp):
                         self.diag.problem(key, f"{key}: stamp {stamp * 1e-9:.9f} s is not newer than the newest "
                                           f"accepted {held.sample.stamp_ns * 1e-9:.9f} s; not used")
+                    elif self.steps:   # (sim_steps: odom too) it may complete a step's barrier
+                        if key == "odom":
+                            self._odom_ns = stamp   # the failsafe's age: the cycle time minus this stamp
+                        self._try_command()
                     return
                 self._stamps[key] = stamp
                 if key == "odom":
                     self._odom_ns = self.get_clock().now().nanoseconds   # its receipt: the failsafe's watchdog
+                    self._try_command()
+                elif self.steps:   # the step's reference or feedforward may complete its barrier
                     self._try_command()
                 return
             if key in self._STATE_KEYS and stamp == self._last_cmd_stamp:
@@ -172,8 +198,11 @@ class TrackingInputs:
         self._try_command()
 
     def _on_odom(self, msg) -> None:
-        self._take("odom", lambda: (parse_odometry(msg, self._C, self._V, self.base_frame, self._Vb),
-                                    stamp_to_ns(msg.header.stamp))[1])
+        def parse():   # (called once the model is there: the buffers exist)
+            C, V, Vb = self._held["odom"].scratch if self.steps else (self._C, self._V, self._Vb)
+            parse_odometry(msg, C, V, self.base_frame, Vb)
+            return stamp_to_ns(msg.header.stamp)
+        self._take("odom", parse)
 
     def _on_joint_states(self, msg) -> None:
         def parse():
@@ -188,7 +217,10 @@ class TrackingInputs:
         """Under ``latest``: the cycle's time (the newest odom's stamp) with the held samples of
         ``needed`` propagated to it into ``_q``, ``_qd`` (and ``_th``, ``_thd``), and every other
         input of ``needed`` at most ``stale_timeout`` older; else None (reported, except while an
-        input has never arrived). A returned time is marked as commanded (``_last_cmd_stamp``)."""
+        input has never arrived). A returned time is marked as commanded (``_last_cmd_stamp``).
+        ``cycle: sim_steps``: :meth:`_due_step` instead."""
+        if self.steps:
+            return self._due_step(needed)
         s = self._stamps
         t = s["odom"]
         if t is None:
@@ -215,6 +247,69 @@ class TrackingInputs:
                                       f"{t * 1e-9:.6f} s (stale_timeout {self.stale_ns * 1e-9:g} s); cycle skipped")
                     return None
         self._last_cmd_stamp = t
+        return t
+
+    # ------------------------------------------------------------------ cycle sim_steps (step_cycles)
+    def _on_manifest(self, msg) -> None:
+        self.model_source.poll()
+        if self.model is None:
+            self.model_source.refuse_input(MANIFEST_TOPIC)
+            return
+        try:
+            t, stamps = decode_manifest(msg)
+        except ValueError as exc:
+            self.diag.problem(MANIFEST_TOPIC, f"{MANIFEST_TOPIC}: {exc}; not a step manifest")
+            return
+        last = self._last_cmd_stamp
+        if last is not None and t <= last:
+            if t == last:   # the simulator republished the step it waits on: the same command again
+                self._pending = (t, stamps)   # (recomputed by a node that keeps no command)
+                self._answer_again(t)
+                self._pending = None
+            return
+        self._pending = (t, stamps)
+        self._try_command()
+
+    def _due_step(self, needed) -> int | None:
+        """``cycle: sim_steps``: the pending step's time once its barrier is complete (module
+        docstring of :mod:`~geodyn_ros.ros.inputs.step_cycles`), with the odometry, joints (and
+        motors) brought to it into ``_C``, ``_V``, ``_Vb``, ``_q``, ``_qd`` (``_th``, ``_thd``);
+        else None. Odometry older than ``odom_timeout``: the failsafe's hold cycle, and None."""
+        if self._pending is None:
+            return None
+        t, want = self._pending
+        s, held = self._stamps, self._held
+        for k in needed:
+            h = held.get(k)
+            if h is not None:
+                if k in want and (h.sample.stamp_ns is None or h.sample.stamp_ns < want[k]):
+                    return None   # a sample the step names has not arrived yet
+            elif s[k] != t:
+                return None       # the step's reference / feedforward not yet
+        self._pending = None
+        self._last_cmd_stamp = t
+        odom = held["odom"].sample
+        got = odom.take(t)
+        if got is None:
+            if getattr(self, "_fs", None) is not None:
+                self._hold_cycle(t, refusal(odom, t))
+            else:
+                self.diag.problem("odom", refusal(odom, t))
+            return None
+        s["odom"], (C0, V0, _), age = got
+        propagate_base(C0, V0, age * 1e-9, out=self._C)
+        self._V[:] = V0
+        self._Vb[:] = Ad_inv(self._C) @ V0
+        for k in needed:
+            h = held.get(k)
+            if h is None or k == "odom":
+                continue
+            q, qd = (self._q, self._qd) if k == "joint_states" else (self._th, self._thd)
+            got = h.take_into(t, q, qd)
+            if got.__class__ is str:   # over its maximum age: held at its value (the in-process rule)
+                q[:], qd[:] = h.sample.data
+                got = h.sample.stamp_ns
+            s[k] = got
         return t
 
     def _record_used(self, t: int, needed) -> None:

@@ -10,10 +10,10 @@ runs Table 3 headless from its start (``t = 0``, actuators on the reference: rot
 in-process table of :mod:`geodyn_ros.examples.actuated_loop` (its ``--preroll 0`` runs).
 ``--compare`` also runs the in-process loop and prints how far the two trajectories are apart.
 ``--sensing PROFILE --seed N`` flies on the simulator's sensor streams (each sample published at
-its simulated delivery time, :mod:`geodyn_ros.ros.nodes.sim_node`) with the controller under
-``input_policy: latest``; ``--compare`` then runs the in-process loop on the same streams (same
-seed). The two are not the same to rounding: ``latest`` computes a command per odometry sample
-at its measurement stamp, the in-process rule one per step at the step's time
+its simulated delivery time, :mod:`geodyn_ros.ros.nodes.sim_node`) with the simulator's step
+manifest (``lockstep_cycles: steps``) and the controller under ``input_policy: latest``,
+``cycle: sim_steps`` (:mod:`geodyn_ros.ros.inputs.step_cycles`): the in-process loops' rule, so
+``--compare`` (the in-process loop on the same streams, same seed) agrees to rounding
 (``doc/tutorials/sensing_table.md``, "Over ROS 2"). Example::
 
     geodyn_closed_loop --actuated --duration 10 --rows pd,ff0,ff1,ff2 --compare
@@ -105,9 +105,10 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
     sensing, sensor_seed, sensors_file : str, int, str
         The simulator's sensor streams (:mod:`geodyn_ros.ros.nodes.sim_node`): a profile other
         than ``perfect`` publishes ``odom`` and ``joint_states`` as its seeded streams, each sample
-        at its simulated delivery time; the controller then runs ``input_policy: latest`` (a
-        command per odometry sample, stamped with it) and the log is the simulator's exact state
-        at every step (:attr:`SimNode.truth`).
+        at its simulated delivery time; the simulator then publishes its step manifest and the
+        controller runs ``input_policy: latest`` with ``cycle: sim_steps`` (:func:`step_cycle_inputs`:
+        the in-process rule, a command per step), and the log is the simulator's exact state at
+        every step (:attr:`SimNode.truth`).
     namespace : str
         Namespace of the five nodes (and the recorder), e.g. ``robot1``; ``""`` = the root. A
         namespace ROS refuses raises :class:`~geodyn_ros.ros.common.params.ConfigurationError`.
@@ -145,14 +146,15 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
     with LockstepSession(namespace) as run:
         sim_t, fp = {"use_sim_time": True}, {"frame_prefix": frame_prefix}
         start = actuated_start_parameters(cfg, urdf)
-        sensed = {"sensing": sensing, "sensor_seed": int(sensor_seed), "sensors_file": sensors_file}
+        sensed = {"sensing": sensing, "sensor_seed": int(sensor_seed), "sensors_file": sensors_file,
+                  "lockstep_cycles": "steps" if sensing != "perfect" else "odom"}
         sim = run.add(ActuatedSimNode, {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep,
                                         "lockstep": True, "command_timeout": float(command_timeout), **fp, **start,
                                         **sensed})
         inputs = LOCKSTEP_INPUTS
         if sim.suite is not None:
             sim.truth = {0: (sim.sim.base_pose(), sim.sim.q().copy())}   # the start state (step 0)
-            inputs = {"input_policy": "latest", "sensor_reliability": "reliable"}
+            inputs = {"input_policy": "latest", "sensor_reliability": "reliable", **step_cycle_inputs(sim.profile)}
         run.add(ReferenceNode, {**sim_t, "order": 2})
         run.add(GeodynNode, {**sim_t, **fp, **LOCKSTEP_INPUTS, "urdf_path": urdf, "order": 2, "input_mode": "reference",
                              "output_representation": "body", "locked_joints": ",".join(cfg.locked_joints(urdf))})
@@ -175,6 +177,18 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
             log = rec.table3_log(last)
         return RowResult(row, log, rec.peaks["omega"], rec.peaks["u"], c.rotor_saturations,
                          c.motor_saturations, wall, simulated_s=end_steps * timestep)
+
+
+def step_cycle_inputs(profile) -> dict:
+    """The controller parameters of the in-process input rule (:class:`geodyn_ros.loops.sensed.SensedInputs`)
+    for the sensor ``profile``: ``cycle: sim_steps``, the odometry's maximum age = the failsafe's
+    timeout (latency + 3 periods unless the profile's failsafe section says otherwise), the joints'
+    = latency + 3 periods."""
+    from geodyn_ros.control.failsafe import FailsafeConfig
+    od, js = profile.odometry, profile.joints
+    cfg = profile.failsafe or FailsafeConfig()
+    return {"cycle": "sim_steps", "odom_timeout": float(cfg.timeout_for(od.rate, od.latency)),
+            "joint_states_max_age": float(js.latency + 3.0 / js.rate)}
 
 
 def _moving_joints(source) -> tuple:

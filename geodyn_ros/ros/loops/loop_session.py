@@ -108,23 +108,25 @@ class LoopRecorder:
         return TrackingLog.from_samples(t, [self.odom[s][0] for s in stamps], [self.joints[s] for s in stamps],
                                         self.joint_names)
 
-    def reference_log(self, model, last_ns: int, reference, order: int, *, flat: bool):
+    def reference_log(self, model, last_ns: int, reference, order: int, *, flat: bool, truth=None):
         """:class:`~geodyn_ros.loops.tracking.TrackingLog` up to ``last_ns`` against
         ``reference(t, order)`` at the same stamps. ``flat``: ``reference`` gives a
         ``FlatReference``; ``p`` is the system CoM of the received states
         (``gd.center_of_mass``, world frame) against ``c_d``, ``R_d`` the base attitude of the
         flat map (``gd.flat_inverse_dynamics``). Otherwise a base ``Reference``: ``p`` is the
-        base origin against the reference base pose."""
+        base origin against the reference base pose. ``truth``: ``{stamp [ns]: (C, q)}`` (the
+        simulator's exact states, :attr:`SimNode.truth`, under sensor streams) instead of the
+        received states (the CoM position needs no twist)."""
         import geodyn_ros as gd
         from geodyn_ros.lie import Ad
         from geodyn_ros.loops.tracking import TrackingLog
-        stamps = self.stamps(last_ns)
+        stamps = self.stamps(last_ns) if truth is None else sorted(s for s in truth if s <= last_ns)
         n, nj = len(stamps), model.n_joints
         t = np.array(stamps, dtype=float) * 1e-9
         p, p_d, R, R_d = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3, 3))
         q, q_d = np.empty((n, nj)), np.empty((n, nj))
         for i, s in enumerate(stamps):
-            (C, Vb), qi = self.odom[s], self.joints[s]
+            (C, Vb), qi = (self.odom[s], self.joints[s]) if truth is None else ((truth[s][0], np.zeros(6)), truth[s][1])
             ref = reference(s * 1e-9, order)
             if flat:     # the system CoM, as the in-process log's p
                 p[i] = gd.center_of_mass(model, C, (Ad(C) @ Vb)[None], qi[None])[0]

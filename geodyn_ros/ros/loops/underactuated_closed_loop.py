@@ -14,6 +14,11 @@ in-process loop (:mod:`geodyn_ros.loops.underactuated`) and prints how far the t
 are apart. Example::
 
     geodyn_closed_loop --underactuated --duration 10 --rows rigid,ff0,ff1,ff2 --compare
+    geodyn_closed_loop --underactuated --duration 0.5 --rows ff2 --sensing mocap --seed 1 --compare
+
+``--sensing PROFILE --seed N`` flies on the simulator's sensor streams with the controller under
+``input_policy: latest``, ``cycle: sim_steps`` (:mod:`geodyn_ros.ros.inputs.step_cycles`): the
+in-process loops' rule, so ``--compare`` (the in-process loop on the same streams) agrees to rounding.
 """
 from __future__ import annotations
 
@@ -72,7 +77,8 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
                                urdf_path: str | None = None, actuation_config: str | None = None, gains=None,
                                speed: float = 1.0, wall_timeout: float | None = None, progress=None,
                                namespace: str = "", frame_prefix: str = "", info: dict | None = None,
-                               lqr_parameters: dict | None = None, command_timeout: float = 0.2):
+                               lqr_parameters: dict | None = None, command_timeout: float = 0.2,
+                               sensing: str = "perfect", sensor_seed: int = 0, sensors_file: str = ""):
     """Run actuated sim + flat reference + ``geodyn_node`` (flat mode) + flat controller over ROS.
 
     Parameters
@@ -91,6 +97,11 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
     progress : callable(t_sim), about once per simulated second.
     namespace, frame_prefix : of every node (and the recorder).
     lqr_parameters : extra ``geodyn_flat_controller`` parameters of the LQR rows (e.g. ``gain_rate_hz``).
+    sensing, sensor_seed, sensors_file : the simulator's sensor streams, as
+        :func:`~geodyn_ros.ros.loops.actuated_closed_loop.run_ros_actuated_loop`: the simulator
+        publishes a step manifest (``lockstep_cycles: steps``) and the controller runs
+        ``input_policy: latest`` with ``cycle: sim_steps``, the in-process loops' input rule (the
+        same samples, the same result to rounding); the log is the simulator's exact state.
     info : dict, optional, filled with ``sim`` (the simulator node, destroyed on return),
         ``lqr_stats`` (the LQR rows' :class:`~geodyn_ros.control.lqr.OnlineGains` ``stats``),
         ``diagnostics`` (every ``DiagnosticStatus`` received), ``rotor_feedforward`` (stamp ->
@@ -115,6 +126,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
     from geodyn_ros.trajectories import figure_eight_reference
 
     from ..nodes.actuated_sim_node import ActuatedSimNode
+    from .actuated_closed_loop import step_cycle_inputs
     from .loop_session import LOCKSTEP_INPUTS, LockstepSession
     from ..nodes.flat_controller_node import GAINS, FlatControllerNode
     from ..nodes.geodyn_node import GeodynNode
@@ -131,8 +143,15 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
     with LockstepSession(namespace) as run:
         sim_t, fp = {"use_sim_time": True}, {"frame_prefix": frame_prefix}
         start = flat_start_parameters(cfg, urdf, speed=speed)
+        sensed = {"sensing": sensing, "sensor_seed": int(sensor_seed), "sensors_file": sensors_file,
+                  "lockstep_cycles": "steps" if sensing != "perfect" else "odom"}
         sim = run.add(ActuatedSimNode, {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep,
-                                        "lockstep": True, "command_timeout": float(command_timeout), **fp, **start})
+                                        "lockstep": True, "command_timeout": float(command_timeout), **fp, **start,
+                                        **sensed})
+        inputs = LOCKSTEP_INPUTS
+        if sim.suite is not None:
+            sim.truth = {0: (sim.sim.base_pose(), sim.sim.q().copy())}   # the start state (step 0)
+            inputs = {"input_policy": "latest", "sensor_reliability": "reliable", **step_cycle_inputs(sim.profile)}
         run.add(ReferenceNode, {**sim_t, "order": 2, "trajectory": "figure_eight", "speed": float(speed)})
         lqr = row.startswith("lqr")
         run.add(GeodynNode, {**sim_t, **fp, **LOCKSTEP_INPUTS, "urdf_path": urdf, "order": 2, "input_mode": "flat",
@@ -143,7 +162,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
         else:
             law = {"level": row, **{k: (list(getattr(gains, k)) if k in ("kp_rotation", "kd_rotation")
                                         else float(getattr(gains, k))) for k in GAINS}}
-        ctrl_node = run.add(FlatControllerNode, {**sim_t, **fp, **LOCKSTEP_INPUTS, "urdf_path": urdf,
+        ctrl_node = run.add(FlatControllerNode, {**sim_t, **fp, **inputs, "urdf_path": urdf,
                                                  "actuation_config": cfg_path, "order": 2, **law})
         model = ctrl_node.model
         gain_chain, gains_used = [], {}
@@ -164,7 +183,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
                         lqr_stats=dict(ctrl_node.online.stats) if ctrl_node.online is not None else None,
                         lqr_gain_chain=gain_chain, lqr_gains_used=gains_used)
         log = rec.reference_log(model, last, lambda t, order: figure_eight_reference(t, order, speed=speed), 2,
-                                flat=True)
+                                flat=True, truth=sim.truth)
         cc = ctrl_node.ctrl
         return UnderactuatedRow(row, log, rec.peaks["omega"], rec.peaks["u"], cc.rotor_saturations,
                                 cc.motor_saturations, wall, end_steps * timestep)
@@ -187,6 +206,12 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", action="store_true",
                     help="also run the in-process loop (loops.underactuated, no pre-roll) and print the difference")
     ap.add_argument("--json-out", default=None, help="write the rows' metrics (and comparisons) to this JSON file")
+    ap.add_argument("--sensing", default="perfect",
+                    help="sensor profile of the simulator (perfect, mocap, onboard of the sensors file): odom and "
+                         "joint_states become its seeded streams, delivered at their simulated times; the "
+                         "controller runs input_policy latest, cycle sim_steps (default perfect: the exact state)")
+    ap.add_argument("--sensors", default=None, help="the sensors file of --sensing (default config/sensors.yaml)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the sensor streams (default 0)")
     from .actuated_closed_loop import compare_logs, parse_rows, print_comparison, write_json
     from .loop_session import add_ros_options, check_ros_options, isolate_unless
     add_ros_options(ap, "frame_prefix of the link frame ids, e.g. robot1/")
@@ -195,6 +220,15 @@ def main(argv=None) -> int:
     rows = parse_rows(ap, args.rows, ROWS)
     if not (args.duration > 0 and args.timestep > 0 and args.speed > 0):
         ap.error("--duration, --timestep and --speed must be > 0")
+    from geodyn_ros.sim.sensor_file import sensor_profile
+    try:
+        prof = sensor_profile(args.sensing, args.sensors)
+    except ValueError as exc:
+        ap.error(f"--sensing: {exc}")
+    if args.seed < 0:
+        ap.error(f"--seed: expected an integer >= 0, got {args.seed}")
+    if not prof.perfect and any(r.startswith("lqr") for r in rows):
+        ap.error("--sensing: the lqr rows run on the exact state only; choose from rigid, ff0, ff1, ff2")
     isolate_unless(args.no_isolate)
     from geodyn_ros.control.flatness import FlatnessGains
     from geodyn_ros.control.rotors import load_actuation_config
@@ -205,6 +239,8 @@ def main(argv=None) -> int:
         cfg = load_actuation_config(args.config or "hexarotor")
     except ValueError as exc:
         ap.error(f"--config: {exc}")
+    from geodyn_ros.loops.sensed import Sensing
+    sensing = None if prof.perfect else Sensing(prof, seed=args.seed, log=None)
     results, inproc, cmp = {}, {}, {}
     for r in rows:
         t0 = time.monotonic()
@@ -212,7 +248,8 @@ def main(argv=None) -> int:
         info = {}
         results[r] = run_ros_underactuated_loop(r, args.duration, timestep=args.timestep, actuation_config=args.config,
                                                 speed=args.speed, namespace=args.namespace,
-                                                frame_prefix=args.frame_prefix, info=info)
+                                                frame_prefix=args.frame_prefix, info=info, sensing=args.sensing,
+                                                sensor_seed=args.seed, sensors_file=args.sensors or "")
         print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(results[r].log.t)} samples)", flush=True)
         if args.compare:
             if r.startswith("lqr"):   # "lqr": the node's schedule emulated; "lqr_thread": the gains it used
@@ -221,10 +258,11 @@ def main(argv=None) -> int:
                                           timestep=args.timestep, config=cfg, gain_record=record)
             else:
                 inproc[r] = simulate_underactuated(r, args.duration, speed=args.speed, timestep=args.timestep,
-                                                   config=cfg, preroll=0.0)
+                                                   config=cfg, preroll=0.0, sensing=sensing)
             cmp[r] = compare_logs(results[r].log, inproc[r].log)
     obj = {r: res.metrics() for r, res in results.items()}
-    print(f"\nFigure eight x{args.speed:g}, {args.duration:g} s from t = 0 (no pre-roll), {1 / args.timestep:g} Hz "
+    how = "" if sensing is None else f", sensing {args.sensing} (seed {args.seed})"
+    print(f"\nFigure eight x{args.speed:g}, {args.duration:g} s from t = 0 (no pre-roll){how}, {1 / args.timestep:g} Hz "
           f"lock-step, MuJoCo RK4 with rotor lag and elastic joints, over ROS 2 (rclpy EventsExecutor), gains "
           f"{FlatnessGains()}")
     print(_table(obj))

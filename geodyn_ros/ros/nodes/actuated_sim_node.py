@@ -103,6 +103,7 @@ class ActuatedSimNode(SimNode):
 
     PARAMETERS = PARAMETERS
     COMMAND_TOPICS = "cmd/rotor_speeds and cmd/motor_efforts"
+    STEP_STREAMS = ("odom", "joint_states", "motor_states")
 
     def __init__(self, node_name: str = "geodyn_actuated_sim", **kwargs):
         super().__init__(node_name, **kwargs)   # installs the simulation now, or later from the topic

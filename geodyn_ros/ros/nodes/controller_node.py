@@ -49,6 +49,7 @@ from ..common.description import TOPIC_PARAMETER, ModelSource
 from ..common.params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
 from ..inputs.failsafe_inputs import FAILSAFE_PARAMETERS, CommandNotComputed, FailsafeInputs
 from ..inputs.latest_inputs import POLICY_PARAMETERS, RELIABILITY_PARAMETERS
+from ..inputs.step_cycles import CYCLE_PARAMETERS
 from ..inputs.tracking_inputs import GAINS, TrackingInputs
 from ..common.runtime import control_qos, run_nodes
 
@@ -69,6 +70,7 @@ PARAMETERS = {
     "kp_joint": (40.0, "Joint stiffness [N m/rad]."),
     "kd_joint": (0.5, "Joint damping [N m s/rad]."),
     **POLICY_PARAMETERS,
+    **CYCLE_PARAMETERS,
     **RELIABILITY_PARAMETERS,
     **FAILSAFE_PARAMETERS,
     "control_period": (0.001, "Period [s] of the loop the controller runs in: a live gain change whose discrete "

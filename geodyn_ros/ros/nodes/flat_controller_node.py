@@ -205,6 +205,7 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
                                  qos_in)
         self.create_subscription(Float64MultiArray, "feedforward/flat_jet",
                                  guard(self, self._on_flat_jet, "feedforward/flat_jet"), qos_in)
+        self._subscribe_manifest(qos_in)   # cycle sim_steps (step_cycles)
         if self.lqr:
             from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
             from std_msgs.msg import String

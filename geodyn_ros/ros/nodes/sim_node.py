@@ -38,10 +38,14 @@ change it). ``initial_joint_*`` that do not fit the description's joints refuse 
 :class:`geodyn_ros.loops.sensed.SensedInputs`): each sample is **stamped with its measurement
 time** and **published at its delivery time** (the first step at or after measurement + latency),
 in simulated time. At ``t = 0`` one exact sample of the start state is published (a vehicle at
-rest knows where it is). The IMU stream is not published. Lock-step then waits, after a step at
-which an odometry sample was delivered, for the commands stamped with **that sample's stamp**
-(what a controller under ``input_policy: latest`` answers); a step delivering no odometry is
-followed by the next one at once, with the held commands.
+rest knows where it is). The IMU stream is not published. Lock-step then waits
+(``lockstep_cycles: odom``, the default), after a step at which an odometry sample was
+delivered, for the commands stamped with **that sample's stamp** (what a controller under
+``input_policy: latest``, ``cycle: odom`` answers); a step delivering no odometry is followed by
+the next one at once, with the held commands. With ``lockstep_cycles: steps`` it publishes the
+step manifest ``sim/delivered`` after every step (:mod:`geodyn_ros.ros.inputs.step_cycles`) and
+waits for the commands stamped with the step (a controller's ``cycle: sim_steps``: the in-process
+loops' rule, to rounding).
 """
 from __future__ import annotations
 
@@ -97,6 +101,10 @@ PARAMETERS = {
                      "config/sensors.yaml."),
     "sensor_seed": (0, "Seed (integer >= 0) of the sensor streams' noise and phases; the same seed gives the "
                     "same streams as the in-process loops (geodyn_fly --sensing PROFILE --seed N)."),
+    "lockstep_cycles": ("odom", "Lock-step with sensor streams: 'odom' (default): wait for the commands stamped "
+                        "with each odometry sample delivered (a controller's cycle: odom); 'steps': publish the step "
+                        "manifest sim/delivered after every step and wait for the commands stamped with the step "
+                        "(a controller's cycle: sim_steps; the in-process loops' rule)."),
     "vehicle_size": (0.0, "Vehicle radius L [m] of the sensors' 'markers' attitude noise; 0 = the rotors' "
                      "radius (geodyn_actuated_sim) or 0.25 m (geodyn_sim)."),
 }
@@ -109,6 +117,8 @@ class SimNode(Node):
     PARAMETERS = PARAMETERS
     #: the commands lock-step waits for (the watchdog's log line)
     COMMAND_TOPICS = "cmd/wrench and cmd/joint_efforts"
+    #: the sensor topics the step manifest names (lockstep_cycles: steps)
+    STEP_STREAMS = ("odom", "joint_states")
 
     def __init__(self, node_name: str = "geodyn_sim", **kwargs):
         super().__init__(node_name, **kwargs)
@@ -124,6 +134,11 @@ class SimNode(Node):
         if not (p["real_time_factor"] >= 0 and p["command_timeout"] > 0):
             raise ConfigurationError("parameters 'real_time_factor' >= 0 and 'command_timeout' > 0 required")
         self._p = p
+        if p["lockstep_cycles"] not in ("odom", "steps"):
+            raise ConfigurationError(f"parameter 'lockstep_cycles': must be 'odom' or 'steps', got "
+                                     f"{p['lockstep_cycles']!r}")
+        self.step_cycles = p["lockstep_cycles"] == "steps"
+        self._newest = {}   # sensor topic -> stamp [ns] of its newest sample delivered (the step manifest)
         self.profile = self._sensor_profile(p)   # None: the exact state (perfect)
         self.suite = None                        # the SensorSuite, made with the model
         #: with sensor streams, a dict to fill (stamp [ns] -> (C, q) exact state at every step): the
@@ -141,6 +156,12 @@ class SimNode(Node):
         self.pub_clock = self.create_publisher(ClockMsg, "/clock", control_qos(10))
         self.pub_odom = self.create_publisher(Odometry, "odom", qos)
         self.pub_joints = self.create_publisher(JointState, "joint_states", qos)
+        if self.step_cycles:
+            from std_msgs.msg import Float64MultiArray
+
+            from ..inputs.step_cycles import MANIFEST_TOPIC, manifest_msg
+            self.pub_manifest = self.create_publisher(Float64MultiArray, MANIFEST_TOPIC, qos)
+            self._manifest = manifest_msg(self.STEP_STREAMS)
         self.create_subscription(WrenchStamped, "cmd/wrench", guard(self, self._on_wrench, "cmd/wrench"), qos)
         self.create_subscription(JointState, "cmd/joint_efforts",
                                  guard(self, self._on_efforts, "cmd/joint_efforts"), qos)
@@ -266,7 +287,7 @@ class SimNode(Node):
     def command_stamp_ns(self) -> int | None:
         """The stamp [ns] of the commands lock-step waits for: the current state's, or with sensor
         streams that of the odometry delivered at this step (None: none, the step goes on)."""
-        return self.stamp_ns if self.suite is None else self._await_ns
+        return self.stamp_ns if self.suite is None or self.step_cycles else self._await_ns
 
     def publish_state(self) -> None:
         """Publish ``/clock``, ``odom`` and ``joint_states`` for the current state (with sensor
@@ -276,9 +297,20 @@ class SimNode(Node):
         self.pub_clock.publish(self._clock_msg)
         if self.suite is not None:
             self._publish_sensed(stamp)
-            return
-        self._publish_odom(stamp, self.sim.base_pose(), self.sim.base_twist_body())
-        self._publish_joints(stamp, self.sim.q(), self.sim.qd())
+        else:
+            self._publish_odom(stamp, self.sim.base_pose(), self.sim.base_twist_body())
+            self._publish_joints(stamp, self.sim.q(), self.sim.qd())
+            self._newest.update(odom=stamp, joint_states=stamp)
+        if self.step_cycles:
+            self._publish_manifest(stamp)
+
+    def _publish_manifest(self, stamp: int) -> None:
+        """``sim/delivered`` (:mod:`geodyn_ros.ros.inputs.step_cycles`): the step's time and the
+        newest delivered stamp of each of :attr:`STEP_STREAMS` (the motors: every step's)."""
+        from ..inputs.step_cycles import set_manifest
+        newest = {**self._newest, "motor_states": stamp}
+        set_manifest(self._manifest, stamp, [newest.get(k) for k in self.STEP_STREAMS])
+        self.pub_manifest.publish(self._manifest)
 
     def _publish_sensed(self, stamp: int) -> None:
         """The sensor samples delivered at ``stamp`` [ns] (taken once per step; a republished state
@@ -300,6 +332,7 @@ class SimNode(Node):
                      if name != "imu"]
             for name, item in sent:
                 self._last_sent[name] = item
+                self._newest["odom" if name == "odometry" else "joint_states"] = item[0]
                 if name == "odometry":
                     self._await_ns = item[0]
         for name, (s, data) in sent:
@@ -343,7 +376,7 @@ class SimNode(Node):
             self._last_step_wall = time.monotonic()
             self.diag.ok()
             self.publish_state()
-            if not (self.lockstep and self.suite is not None and self._await_ns is None):
+            if not (self.lockstep and self.suite is not None and not self.step_cycles and self._await_ns is None):
                 return
 
     # ------------------------------------------------------------------ commands

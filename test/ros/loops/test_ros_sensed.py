@@ -11,6 +11,8 @@
 * Lock-step under sensor streams waits for the commands stamped with the odometry delivered at a
   step (what a controller under ``input_policy: latest`` answers) and steps on without one.
 * Bad values of the new parameters are refused at start-up in one line naming the parameter.
+* The closed loops (actuated on ``mocap``, under-actuated on ``onboard``) over ROS 2 with the step
+  manifest and ``cycle: sim_steps`` reproduce the in-process loops on the same seeds to rounding.
 """
 from __future__ import annotations
 
@@ -147,33 +149,68 @@ def test_bad_sensing_parameters_are_refused_in_one_line(h, params, name):
 
 
 # ------------------------------------------------------------------------------- the closed loop
-def test_ros_sensed_loop_against_the_in_process_loop():
-    """The actuated loop (ff2, mocap, seed 1, 0.5 s) over ROS 2 and in process. Not to rounding:
-    the sensor samples are the same (above), but the ROS controller's ``input_policy: latest``
-    is not the in-process rule (:class:`geodyn_ros.loops.sensed.SensedInputs`): it computes one
-    command per odometry sample (119 in 0.5 s, not 500), at the sample's measurement stamp (the
-    odometry is not propagated over its 5 ms of latency; the joints are propagated to that stamp,
-    the motor encoders back to it from 5 ms later), and the command then holds until the next
-    sample. Measured (this machine, three runs, identical): largest differences of the trajectories
-    0.376 mm (base), 0.147 deg (attitude), 0.113 deg (joints); base RMS 0.49 mm over ROS, 0.41
-    mm in process; joint RMS 0.030 deg and 0.028 deg. Bounds: the two loops' trajectories within
-    2 mm and 0.5 deg of each other, the ROS loop's RMS within 1.5x of the in-process loop's, no
-    clipping: a broken delivery (a sample at the wrong time, a lost stream, commands for the wrong
-    stamp) stalls the loop or costs far more than this."""
-    from geodyn_ros.loops.actuated import simulate_actuated
+def _both(kind, profile, seed=1, duration=0.5):
+    """The ROS loop (``cycle: sim_steps``) and the in-process loop of ``kind`` on ``profile``."""
     from geodyn_ros.loops.sensed import Sensing
-    from geodyn_ros.ros.loops.actuated_closed_loop import compare_logs, run_ros_actuated_loop
+    sensing = Sensing(sensor_profile(profile), seed=seed, log=None)
+    info = {}
+    if kind == "actuated":
+        from geodyn_ros.loops.actuated import simulate_actuated
+        from geodyn_ros.ros.loops.actuated_closed_loop import run_ros_actuated_loop
+        ros = run_ros_actuated_loop("ff2", duration, wall_timeout=600, sensing=profile, sensor_seed=seed, info=info)
+        ip = simulate_actuated("ff2", duration, preroll=0.0, sensing=sensing)
+    else:
+        from geodyn_ros.loops.underactuated import simulate_underactuated
+        from geodyn_ros.ros.loops.underactuated_closed_loop import run_ros_underactuated_loop
+        ros = run_ros_underactuated_loop("ff2", duration, wall_timeout=600, sensing=profile, sensor_seed=seed,
+                                         info=info)
+        ip = simulate_underactuated("ff2", duration, preroll=0.0, sensing=sensing)
+    return ros, ip, info
+
+
+@pytest.mark.parametrize("kind, profile", [("actuated", "mocap"), ("underactuated", "onboard")])
+def test_ros_sensed_loop_reproduces_the_in_process_loop(kind, profile):
+    """Over ROS 2 (the simulator's step manifest, the controller's ``cycle: sim_steps``) and in
+    process, 0.5 s of ff2 on the same seeded streams: the same trajectory to rounding. Measured:
+    largest differences 6e-17 m / 2e-14 deg / 3e-14 deg (actuated, mocap) and 7e-16 m / 7e-14 deg
+    / 3e-13 deg (under-actuated, onboard): the quaternion round trip of ``odom`` (1e-16) carried
+    through 500 closed-loop steps. Bounds 1e-9 m and 1e-7 deg, six orders above that and five below
+    what any difference of rule gives: with a command per odometry sample at its stamp (``cycle:
+    odom``) the trajectories were 0.376 mm, 0.147 deg and 0.113 deg apart; one sample delivered a
+    step late moves them by ~1e-6 m. Every step is scored (501 samples), nothing was refused but
+    the start samples sent again while the loop comes up."""
+    from geodyn_ros.ros.loops.actuated_closed_loop import compare_logs
     from ros_harness import loop_problems
 
-    info = {}
-    ros = run_ros_actuated_loop("ff2", 0.5, wall_timeout=600, sensing="mocap", sensor_seed=1, info=info)
-    ip = simulate_actuated("ff2", 0.5, preroll=0.0, sensing=Sensing(sensor_profile("mocap"), seed=1, log=None))
+    ros, ip, info = _both(kind, profile)
     assert len(ros.log.t) == len(ip.log.t) == 501
     d = compare_logs(ros.log, ip.log)
     assert d["samples"] == 501
-    assert d["max_position_diff_m"] < 2e-3 and d["max_attitude_diff_deg"] < 0.5 and d["max_joint_diff_deg"] < 0.5, d
+    assert d["max_position_diff_m"] < 1e-9 and d["max_attitude_diff_deg"] < 1e-7 and d["max_joint_diff_deg"] < 1e-7, d
     r, ri = ros.log.rms(), ip.log.rms()
-    assert r["position_m"] < 1.5 * ri["position_m"] and r["joint_deg"] < 1.5 * ri["joint_deg"], (r, ri)
-    assert ros.rotor_saturations == ros.motor_saturations == 0
-    # nothing refused along the run but the start sample sent again while the loop comes up
-    assert not [m for m in loop_problems(info["diagnostics"]) if "is not newer than the newest accepted" not in m]
+    assert abs(r["position_m"] - ri["position_m"]) <= 1e-9, (r, ri)
+    # the same clipping, but for the ROS controller's answer to the last state (t = duration), a
+    # step the in-process loop does not command
+    assert 0 <= ros.rotor_saturations - ip.rotor_saturations <= 1
+    assert 0 <= ros.motor_saturations - ip.motor_saturations <= 1
+    assert not [m for m in loop_problems(info["diagnostics"])
+                if "is not newer than the newest accepted" not in m and not m.startswith("saturated")]
+
+
+def test_closed_loop_cli_sensing_compare_prints_rounding_differences():
+    """``python -m geodyn_ros.ros.loops.closed_loop --underactuated ... --sensing mocap --compare``
+    as a user runs it: the comparison row's differences are at rounding level (< 1e-9 in every
+    column, as the test above); an lqr row with --sensing is refused in one line, exit 2."""
+    import subprocess
+    import sys
+    cmd = [sys.executable, "-m", "geodyn_ros.ros.loops.closed_loop", "--underactuated", "--duration", "0.2",
+           "--rows", "ff2", "--sensing", "mocap", "--seed", "1", "--compare"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "sensing mocap (seed 1)" in out.stdout
+    row = [ln for ln in out.stdout.splitlines() if ln.startswith("ff2 ") and "e-" in ln][-1].split()
+    assert row[1] == "201" and all(float(v) < 1e-9 for v in row[2:5]), row
+    bad = subprocess.run(cmd[:5] + ["0.2", "--rows", "lqr", "--sensing", "mocap"], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and "--sensing: the lqr rows run on the exact state only" in bad.stderr
+    assert len([ln for ln in bad.stderr.splitlines() if "error" in ln]) == 1, bad.stderr
