@@ -237,7 +237,7 @@ def main(argv=None) -> int:
                 _progress(step, f"tf2_msgs: skipped, a real tf2_msgs is installed in {real}")
                 continue
             t0 = time.monotonic()
-            _progress(step, f"{name}: building {source.relative_to(ROOT)} into {prefix} (about 30-60 s)")
+            _progress(step, f"{name}: building {source.relative_to(ROOT)} into {prefix} (about 30 s from scratch, seconds when unchanged)")
             build_package(name, source, prefix, args.jobs)
             built.append(name)
             _progress(step, f"{name}: installed in {time.monotonic() - t0:.0f} s")
