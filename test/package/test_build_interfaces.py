@@ -78,3 +78,20 @@ def test_a_missing_tool_is_one_line_naming_it(tmp_path):
     assert out.returncode == 1
     assert out.stderr.splitlines() == [out.stderr.strip()] and "cmake not found on PATH" in out.stderr, out.stderr
     assert out.stderr.startswith("interfaces: error: tools:")
+
+
+def test_tf2_msgs_is_built_only_where_no_real_one_is_installed(tmp_path, monkeypatch):
+    """A tf2_msgs in the ament index of a prefix is real unless this script's marker is beside it."""
+    tool = _tool()
+    venv, ros = tmp_path / "venv", tmp_path / "opt_ros"
+    for prefix in (venv, ros):
+        (prefix / "share/ament_index/resource_index/packages").mkdir(parents=True)
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(venv))
+    assert tool.real_tf2_msgs(venv) is None                              # none at all: build it
+    (venv / "share/ament_index/resource_index/packages/tf2_msgs").write_text("")
+    (venv / tool.OWN_TF2_MARKER).parent.mkdir(parents=True)
+    (venv / tool.OWN_TF2_MARKER).write_text("")
+    assert tool.real_tf2_msgs(venv) is None                              # our own copy: rebuild it
+    (ros / "share/ament_index/resource_index/packages/tf2_msgs").write_text("")
+    monkeypatch.setenv("AMENT_PREFIX_PATH", os.pathsep.join((str(ros), str(venv))))
+    assert tool.real_tf2_msgs(venv) == str(ros)                          # a ROS install's: skip
