@@ -3,7 +3,13 @@
 PY     ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# steps 1-4 (pip, geodyn_ros, kernels), then step 5 (the interfaces): every target needs the latter
+BASE_STAMP := $(VENV)/.installed
+STAMP  := $(VENV)/.interfaces
+# what step 5 builds from: an edited .msg (or build script) rebuilds the interfaces alone
+MSG_SOURCES := $(wildcard geodyn_msgs/msg/*.msg) geodyn_msgs/CMakeLists.txt geodyn_msgs/package.xml \
+               $(wildcard tools/tf2_msgs/msg/*.msg) tools/tf2_msgs/CMakeLists.txt tools/tf2_msgs/package.xml \
+               tools/build_interfaces.py
 OUT    ?= out
 SPEED  ?= 1
 
@@ -14,14 +20,14 @@ export AMENT_PREFIX_PATH := $(abspath $(VENV))
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt setup.py
+$(BASE_STAMP): requirements.txt setup.py
 	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY) on PATH (or run: make PY=python3 ...)"; exit 1; }
-	@echo "venv 1/4: creating $(VENV) with $(PY) (seconds)"
+	@echo "venv 1/5: creating $(VENV) with $(PY) (seconds)"
 	$(PY) -m venv $(VENV)
-	@echo "venv 2/4: pip install of the pinned requirements.txt (about 2 GB installed; 1-3 minutes with a warm pip cache, more on a slow network)"
+	@echo "venv 2/5: pip install of the pinned requirements.txt (about 2 GB installed; 1-3 minutes with a warm pip cache, more on a slow network)"
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements.txt
-	@echo "venv 3/4: geodyn_ros itself, editable (seconds)"
+	@echo "venv 3/5: geodyn_ros itself, editable (seconds)"
 	@# compat mode: the editable install is a path entry (a .pth with the clone root), so a folder named
 	@# geodyn_ros in the working directory (the clone itself, seen from its parent) cannot shadow the
 	@# package as an empty namespace package (test/package/test_install.py). Built with the venv's own
@@ -29,8 +35,13 @@ $(STAMP): requirements.txt setup.py
 	@# may drop compat mode); PYTHONWARNINGS silences setuptools' "compat mode is transitional" banner,
 	@# which looks like a failure and is not one (errors still show)
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
-	@echo "venv 4/4: compiling the numba kernels once, cached for every later run (5-8 minutes on 2 cores; a line per family)"
+	@echo "venv 4/5: compiling the numba kernels once, cached for every later run (5-8 minutes on 2 cores; a line per family)"
 	$(BIN)/python -m geodyn_ros.warmup
+	touch $(BASE_STAMP)
+
+$(STAMP): $(BASE_STAMP) $(MSG_SOURCES)
+	@echo "venv 5/5: building the ROS interfaces geodyn_msgs (and tf2_msgs/TFMessage where no ROS install has it) into $(VENV) (about 45 s on 2 cores; a line per step)"
+	$(BIN)/python tools/build_interfaces.py
 	touch $(STAMP)
 	@echo "venv: ready ($(VENV))"
 
