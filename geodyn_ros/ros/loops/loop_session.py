@@ -11,6 +11,7 @@ do alike: a private rclpy context, the loop's nodes (lock-step simulator first),
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 
@@ -158,6 +159,7 @@ class LockstepSession:
         interrupt_on_signals(reset=True)
         init_rclpy(context=self.ctx)
         self.nodes: list = []
+        self.taps: list = []
 
     def __enter__(self) -> "LockstepSession":
         return self
@@ -185,6 +187,19 @@ class LockstepSession:
         self.nodes.append(node)
         return LoopRecorder(node, joint_names, **topics)
 
+    def tap(self, recording, row: str):
+        """Add the ``geodyn_mcap_recorder`` node (after the loop's nodes) that writes every recorded
+        topic, as it travels, into ``recording`` under ``/<row>/``; its
+        :class:`~geodyn_ros.ros.loops.mcap_recorder.McapTap`."""
+        from rclpy.node import Node
+
+        from .mcap_recorder import McapTap
+        node = Node("geodyn_mcap_recorder", namespace=self.ns, context=self.ctx)
+        self.nodes.append(node)
+        tap = McapTap(node, recording, row)
+        self.taps.append(tap)
+        return tap
+
     def spin(self, sim, duration: float, timestep: float, *, wall_timeout: float | None, progress=None,
              what: str = "closed loop", wall_per_second: float = 20.0) -> tuple:
         """Spin every node on one executor until the lock-step simulator ``sim`` has made
@@ -199,8 +214,13 @@ class LockstepSession:
         for nd in self.nodes:
             ex.add_node(nd)
         end_steps = int(round(duration / timestep))
+        for tap in self.taps:
+            tap.stop_at(end_steps * sim.dt_ns, sim.dt_ns)
         wall = spin_lockstep(ex, sim, end_steps, wall_timeout=wall_timeout, progress=progress, nodes=self.nodes[:4],
                              what=what)
+        t0 = time.monotonic()    # a recording: the last step's reference, feedforward and commands too (2 s at most)
+        while self.taps and not all(tap.complete() for tap in self.taps) and time.monotonic() - t0 < 2.0:
+            ex.spin_once(timeout_sec=0.01)
         return end_steps, end_steps * sim.dt_ns, wall
 
 
