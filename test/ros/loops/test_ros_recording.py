@@ -17,6 +17,7 @@ they differ by rounding, ~1e-16; a one-step delay would give 1e-6 and more).
 from __future__ import annotations
 
 import importlib
+import re
 
 import numpy as np
 import pytest
@@ -110,3 +111,37 @@ def test_the_ros_and_in_process_recordings_look_the_same(recordings):
         assert set(r) == set(i), topic
         np.testing.assert_allclose(np.array([r[t] for t in sorted(r)]), np.array([i[t] for t in sorted(i)]),
                                    rtol=0, atol=1e-12, err_msg=topic)
+
+
+def test_geodyn_closed_loop_records_both_runs(tmp_path, capfd):
+    """``geodyn_closed_loop --record``: the Table 3 runs with and without feedforward in one file,
+    under ``/ff0/`` and ``/pd/``, every step (0.05 s at 1 kHz: 51 states, 50 commands each)."""
+    from geodyn_ros.ros.loops.closed_loop import main
+    path = tmp_path / "table3.mcap"
+    main(["--duration", "0.05", "--out", str(tmp_path), "--no-plot", "--record", str(path)])  # 0.05 s: PASS or not
+    assert f"recording: {path}" in capfd.readouterr().out       # capfd: the EventsExecutor needs a real stderr
+    msgs, _ = _read(path)
+    for row in ("ff0", "pd"):
+        for topic, n in (("odom", 51), ("joint_states", 51), ("reference", 51), ("feedforward/jet", 51),
+                         ("cmd/wrench", 50), ("cmd/joint_efforts", 50)):
+            assert sorted({lt for lt, _ in msgs[f"/{row}/{topic}"]}) == [k * 1_000_000 for k in range(n)], (row, topic)
+    names = {s.name for _, m in msgs["/diagnostics"] for s in m.status}
+    assert {"geodyn_closed_loop/ff0", "geodyn_closed_loop/pd"} <= names
+
+
+@pytest.mark.parametrize("bad, why", [("no_dir/x.mcap", "directory .* does not exist"), ("x.bag", "not an .mcap file name")])
+def test_geodyn_closed_loop_refuses_a_bad_record_path(tmp_path, capsys, bad, why):
+    from geodyn_ros.ros.loops.closed_loop import main
+    with pytest.raises(SystemExit) as exc:
+        main(["--duration", "0.05", "--out", str(tmp_path), "--record", str(tmp_path / bad)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("geodyn_closed_loop: error: ") and re.search(f"record: {why}", err[-1])
+    assert not list(tmp_path.glob("*.mcap")) and not list(tmp_path.glob("*.csv"))
+
+
+def test_the_fly_loop_refuses_a_bad_record_path_in_one_line(tmp_path, capsys):
+    from geodyn_ros.ros.loops.fly_closed_loop import main
+    assert main(["--urdf", "u.urdf", "--vehicle", "v.yaml", "--record", str(tmp_path / "x.txt")]) == 2
+    assert capsys.readouterr().err == (f"refused: {tmp_path / 'x.txt'}: record: not an .mcap file name; give a path "
+                                       "ending in .mcap\n")
