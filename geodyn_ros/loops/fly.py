@@ -320,8 +320,8 @@ def _start_recording(args, prep: dict, reference: str, duration: float, preroll:
         raise Refused(f"{args.record}: record: {exc}") from None
 
 
-def row_statuses(rows: dict, rank: int, hardware_id: str) -> list:
-    """The ``diagnostic_msgs/DiagnosticStatus`` (as dicts) of the flown rows: name ``geodyn_fly/<row>``,
+def row_statuses(rows: dict, rank: int, hardware_id: str, tool: str = "geodyn_fly") -> list:
+    """The ``diagnostic_msgs/DiagnosticStatus`` (as dicts) of the flown rows: name ``<tool>/<row>``,
     level OK (flown) or ERROR (diverged), the headline in the message, the metrics as values."""
     out = []
     for name, res in rows.items():
@@ -331,7 +331,7 @@ def row_statuses(rows: dict, rank: int, hardware_id: str) -> list:
         values = [{"key": "row", "value": name}, {"key": "diverged", "value": str(bool(res.diverged)).lower()}]
         values += [{"key": k, "value": f"{v:.9g}" if isinstance(v, float) else str(v)} for k, v in m.items()
                    if k != "diverged"]
-        out.append({"level": 2 if res.diverged else 0, "name": f"geodyn_fly/{name}", "message": msg,
+        out.append({"level": 2 if res.diverged else 0, "name": f"{tool}/{name}", "message": msg,
                     "hardware_id": hardware_id, "values": values})
     return out
 

@@ -174,7 +174,8 @@ def main(argv=None) -> int:
     if "--underactuated" in argv:
         from .underactuated_closed_loop import main as underactuated_main
         return underactuated_main([a for a in argv if a != "--underactuated"])
-    from .loop_session import add_ros_options, check_ros_options, isolate_unless
+    from .loop_session import (add_record_option, add_ros_options, check_ros_options, close_recording, isolate_unless,
+                               open_recording)
     ap = argparse.ArgumentParser(prog="geodyn_closed_loop", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=30.0, help="simulated seconds (default 30)")
@@ -182,36 +183,23 @@ def main(argv=None) -> int:
     ap.add_argument("--timestep", type=float, default=1e-3, help="sim/control period [s] (default 1e-3)")
     ap.add_argument("--out", default="out", help="output directory for the plot and CSV")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    ap.add_argument("--record", metavar="FILE.mcap", help="write both runs' messages, as they travel, to this MCAP "
-                    "file (ROS 2 schemas; /ff0/... with feedforward, /pd/... without; Foxglove opens it)")
     ap.add_argument("--actuated", action="store_true",
                     help="the actuated loop (rotor lag, elastic joints; own options: --actuated --help)")
     ap.add_argument("--underactuated", action="store_true",
                     help="the under-actuated loop (collinear hexarotor, flat map; own options: --underactuated --help)")
     add_ros_options(ap)
+    add_record_option(ap, "both runs' messages (ff0: with feedforward, pd: without)")
     args = ap.parse_args(argv)
     if args.duration <= 0 or args.timestep <= 0:
         ap.error("--duration and --timestep must be > 0")
     check_ros_options(ap, args)
-    recording = None
-    if args.record is not None:
-        from geodyn_ros.loops.recording import CdrRecording, check_record_path
-        try:
-            check_record_path(args.record)
-            import mcap.writer  # noqa: F401
-        except ValueError as exc:
-            ap.error(str(exc))
-        except ImportError:
-            ap.error(f"{args.record}: record: the MCAP writer is not installed; pip install mcap")
+    recording = open_recording(ap, args, {"loop": "geodyn_closed_loop (Table 3)", "duration_s": args.duration,
+                                          "timestep_s": args.timestep, "row ff0": "with feedforward",
+                                          "row pd": "without feedforward"})
     isolate_unless(args.no_isolate)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     logs, rms = {}, {}
-    if args.record is not None:
-        recording = CdrRecording(args.record, summary={
-            "loop": "geodyn_closed_loop (Table 3)", "duration_s": args.duration, "timestep_s": args.timestep,
-            "time_base": "simulated time, t = 0 at the simulator's start",
-            "rows": "ff0: with feedforward, pd: without, each under its namespace /<row>/; /diagnostics global"})
     try:
         for label, ff in (("with feedforward", True), ("without feedforward", False)):
             t0 = time.monotonic()
@@ -222,8 +210,7 @@ def main(argv=None) -> int:
             logs[label], rms[label] = log, log.rms()
             print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(log.t)} samples)", flush=True)
     finally:
-        if recording is not None:
-            recording.close()
+        close_recording(recording)
     w, wo = rms["with feedforward"], rms["without feedforward"]
     print(f"\nTable 3 tracking, {args.duration:g} s, {1 / args.timestep:g} Hz lock-step, MuJoCo RK4, "
           f"over ROS 2 (rclpy EventsExecutor)")
@@ -250,9 +237,6 @@ def main(argv=None) -> int:
         _plot(logs, out / "closed_loop_tracking.png")
         print(f"plot: {out / 'closed_loop_tracking.png'}")
     print(f"csv:  {out / 'closed_loop_rms.csv'}")
-    if recording is not None:
-        print(f"recording: {recording.path} ({sum(recording.counts.values())} messages on "
-              f"{len(recording.counts)} topics, {recording.path.stat().st_size / 1e6:.1f} MB)")
     return 0 if ok_with and ok_ratio else 1
 
 

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 __all__ = ["LOCKSTEP_INPUTS", "LockstepSession", "LoopRecorder", "add_ros_options", "check_ros_options",
-           "isolate_unless"]
+           "isolate_unless", "add_record_option", "open_recording", "close_recording"]
 
 #: the input parameters every lock-step runner gives geodyn_node and the controllers: the stamp pairing
 #: (``input_policy: exact``, so a run is bit-identical to the in-process loop) over reliable sensor
@@ -250,3 +250,38 @@ def isolate_unless(no_isolate: bool) -> None:
     neither hears nor disturbs other ROS graphs)."""
     if not no_isolate:
         os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
+
+
+def add_record_option(ap, what: str = "every row's messages") -> None:
+    """Add ``--record FILE.mcap`` to the ``argparse`` parser ``ap`` (:func:`open_recording`)."""
+    ap.add_argument("--record", metavar="FILE.mcap", help=f"write {what}, as they travel, to this MCAP file (ROS 2 "
+                    "schemas, each row under /<row>/; Foxglove opens it; doc/howto/record.md)")
+
+
+def open_recording(ap, args, summary: dict):
+    """The :class:`~geodyn_ros.loops.recording.CdrRecording` of ``args.record`` (None without
+    ``--record``) with ``summary`` as its metadata; ``ap.error`` (exit status 2, one line
+    ``<file>: record: <problem>; <fix>``) for a path that cannot be written or a missing writer.
+    Call it before any run."""
+    if getattr(args, "record", None) is None:
+        return None
+    from geodyn_ros.loops.recording import CdrRecording, check_record_path
+    try:
+        check_record_path(args.record)
+        import mcap.writer  # noqa: F401
+    except ValueError as exc:
+        ap.error(str(exc))
+    except ImportError:
+        ap.error(f"{args.record}: record: the MCAP writer is not installed; pip install mcap")
+    return CdrRecording(args.record, summary={"time_base": "simulated time, t = 0 at the simulator's start",
+                                              "rows": "each row under its namespace /<row>/; /diagnostics global",
+                                              **summary})
+
+
+def close_recording(recording) -> None:
+    """Finish ``recording`` (None: nothing) and print its one line: path, messages, topics, size."""
+    if recording is None:
+        return
+    recording.close()
+    print(f"recording: {recording.path} ({sum(recording.counts.values())} messages on "
+          f"{len(recording.counts)} topics, {recording.path.stat().st_size / 1e6:.1f} MB)")

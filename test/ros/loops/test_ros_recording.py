@@ -145,3 +145,22 @@ def test_the_fly_loop_refuses_a_bad_record_path_in_one_line(tmp_path, capsys):
     assert main(["--urdf", "u.urdf", "--vehicle", "v.yaml", "--record", str(tmp_path / "x.txt")]) == 2
     assert capsys.readouterr().err == (f"refused: {tmp_path / 'x.txt'}: record: not an .mcap file name; give a path "
                                        "ending in .mcap\n")
+
+
+@pytest.mark.parametrize("loop, reference", [("actuated", "reference"), ("underactuated", "flat_reference")])
+def test_the_actuated_and_underactuated_loops_record(tmp_path, capfd, loop, reference):
+    """``geodyn_closed_loop --actuated|--underactuated --record``: the row ff2 under ``/ff2/``, every
+    step (0.05 s at 1 kHz: 51 states, 50 commands), and its status on ``/diagnostics``; a bad path:
+    argparse's line, exit 2, before any run."""
+    from geodyn_ros.ros.loops.closed_loop import main
+    path = tmp_path / f"{loop}.mcap"
+    assert main([f"--{loop}", "--rows", "ff2", "--duration", "0.05", "--record", str(path)]) == 0
+    assert f"recording: {path}" in capfd.readouterr().out
+    msgs, _ = _read(path)
+    for topic, n in (("odom", 51), ("motor_states", 51), (reference, 51), ("feedforward/jet", 51),
+                     ("cmd/rotor_speeds", 50), ("cmd/motor_efforts", 50)):
+        assert sorted({lt for lt, _ in msgs[f"/ff2/{topic}"]}) == [k * 1_000_000 for k in range(n)], topic
+    assert "geodyn_closed_loop/ff2" in {s.name for _, m in msgs["/diagnostics"] for s in m.status}
+    with pytest.raises(SystemExit) as exc:
+        main([f"--{loop}", "--rows", "ff2", "--record", str(tmp_path / "nodir" / "x.mcap")])
+    assert exc.value.code == 2 and "record: directory" in capfd.readouterr().err
