@@ -316,7 +316,7 @@ def _start_recording(args, prep: dict, reference: str, duration: float, preroll:
             "record_every": args.record_every,
             "time_base": "simulated time, t = 0 at the start of the scored window (pre-roll not recorded)",
             "rows": "each level under its own namespace /<level>/; /diagnostics global"})
-    except (OSError, FileNotFoundError) as exc:
+    except OSError as exc:      # FileNotFoundError: a message package's .msg file (its line says which)
         raise Refused(f"{args.record}: record: {exc}") from None
 
 

@@ -169,7 +169,7 @@ def _floats(a) -> list:
 
 
 class _Counting:
-    """Messages written per topic (``counts``) and the file's path."""
+    """Messages written per topic (``counts``), the file's path, closing (``with ... as rec:``)."""
 
     def __init__(self, path):
         self.path = Path(path)
@@ -178,6 +178,21 @@ class _Counting:
 
     def _count(self, topic: str) -> None:
         self.counts[topic] = self.counts.get(topic, 0) + 1
+
+    def close(self) -> None:
+        """Write the file's summary and close it (once)."""
+        if self._file.closed:
+            return
+        try:
+            self._w.finish()
+        finally:
+            self._file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 class McapRecording(_Counting):
@@ -222,20 +237,6 @@ class McapRecording(_Counting):
         self.write("/diagnostics", TOPICS["/diagnostics"],
                    {"header": {"stamp": stamp(t_ns), "frame_id": ""}, "status": statuses}, t_ns)
 
-    def close(self) -> None:
-        if self._file.closed:
-            return
-        try:
-            self._w.finish()
-        finally:
-            self._file.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
 
 class CdrRecording(_Counting):
     """An MCAP file of messages already serialized (CDR bytes, as they travel over ROS 2):
@@ -262,20 +263,6 @@ class CdrRecording(_Counting):
             ch = self._channels[topic] = self._w.register_channel(topic, "cdr", sid)
         self._w.add_message(ch, log_time=int(t_ns), data=bytes(data), publish_time=int(t_ns))
         self._count(topic)
-
-    def close(self) -> None:
-        if self._file.closed:
-            return
-        try:
-            self._w.finish()
-        finally:
-            self._file.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 class RowRecorder:

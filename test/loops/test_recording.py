@@ -251,3 +251,15 @@ def test_a_missing_message_package_is_said_in_one_line(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"^nav_msgs/msg/Odometry.msg: not found in .*; install"):
         message_definition("nav_msgs/msg/Odometry", [tmp_path])
     assert Path(tmp_path).is_dir()
+
+
+def test_geodyn_fly_without_the_message_definitions_is_refused_before_flying(tmp_path, monkeypatch, capsys):
+    """No installed ``.msg`` files (no ROS 2 message package found): one line, exit 2, no file, no flight."""
+    from geodyn_ros.loops import recording
+    monkeypatch.setattr(recording, "message_search_dirs", lambda: [tmp_path])
+    path = tmp_path / "f.mcap"
+    assert flymod.main(["--vehicle", "iris", "--duration", "0.1", "--record", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert "levels in" not in out and not path.exists()
+    assert err.startswith(f"geodyn_fly: refused: {path}: record: ") and "msg: not found in" in err
+    assert err.count("\n") == 1
