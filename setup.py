@@ -21,6 +21,8 @@ setup(
     ],
     package_data={package_name: ["py.typed", "cli_help.json"]},
     install_requires=["setuptools", "numpy", "numba", "xacro", "urdfdom-py", "lxml", "pyyaml", "scipy"],
+    # flight recordings (geodyn_fly --record FILE.mcap): imported only when recording
+    extras_require={"record": ["mcap", "mcap-ros2-support"]},
     zip_safe=True,
     maintainer="geodyn_ros developers",
     maintainer_email="geodyn-ros@example.org",

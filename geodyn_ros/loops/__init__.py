@@ -11,6 +11,8 @@
   flatness-based controller (the README's under-actuated table, and the twin of the ROS loop).
 * :mod:`~geodyn_ros.loops.report`: what the loops print: a line per row as it finishes (a
   progress bar on a terminal) and the text tables within 100 columns.
+* :mod:`~geodyn_ros.loops.recording`: a flight as an MCAP file with ROS 2 schemas
+  (``geodyn_fly --record``; the ROS loops write theirs through it too).
 
 Importing this package imports neither rclpy nor mujoco (the simulator is imported when a loop
 runs).

@@ -130,7 +130,8 @@ class RowResult:
 def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float = 1.0, timestep: float = 1e-3,
                       gains: TrackingGains | None = None, config=None, source=None,
                       gravity=(0.0, 0.0, -9.81), rigid_joints: bool = False, lag_discrete: bool = False,
-                      preroll: float = PREROLL_S, progress=None, reference=None, sensing=None) -> RowResult:
+                      preroll: float = PREROLL_S, progress=None, reference=None, sensing=None,
+                      record=None) -> RowResult:
     """Run one row of the table (module docstring) and return its :class:`RowResult`.
 
     duration [s] of simulated time; speed: time scaling of Table 3; timestep [s]: simulator and
@@ -151,6 +152,8 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     the ground and back); None (or its trivial form): the exact state at every step, as always.
     A row whose state leaves a physical bound stops there: ``RowResult.diverged`` holds its line
     (:class:`geodyn_ros.loops.sensed.DivergenceGuard`) and the log ends before it.
+    record: a :class:`geodyn_ros.loops.recording.RowRecorder` (``geodyn_fly --record``): every
+    logged sample's true state, reference and feedforward, and every scored command; None: nothing.
     """
     from geodyn_ros.sim import ActuatedSim
     from .fly_references import vehicle_size
@@ -218,6 +221,8 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     if sess is not None:
         sess.begin(t0)
         stopped = np.zeros(len(sim.rotor_names))
+    if record is not None:
+        record.attach(sim)
     t_log = np.empty(steps + 1)
     poses = np.empty((steps + 1, 4, 4))
     q_log = np.empty((steps + 1, model.n_joints))
@@ -247,6 +252,9 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
                 t_log[k], poses[k], q_log[k] = t, C, q
                 Cd_log[k], qd_log[k] = ref.base_pose, ref.q[0]
                 n_log = k + 1
+                if record is not None:     # the true state (the controller may read sensed values)
+                    record.state(t, C, Vb, q, qd)
+                    record.reference(t, ref, (Wb, tau))
             if k == steps:
                 sat = (ctrl.rotor_saturations, ctrl.motor_saturations)
                 if not n_post:
@@ -290,6 +298,8 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
                 if scored:
                     om_peak = max(om_peak, float(cmd.omega_raw.max()))
                     u_peak = max(u_peak, _peak(cmd.u_raw))
+            if record is not None and 0 <= k < steps and not ideal:
+                record.command(t, cmd)
             sim.step()
     except Diverged as exc:
         diverged = str(exc)

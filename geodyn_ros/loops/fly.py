@@ -4,7 +4,7 @@
 
     geodyn_fly --urdf X --vehicle Y [--reference hover|figure8|FILE [--slow-down]] [--levels ...]
                [--duration S] [--preroll S] [--sensing PROFILE [--sensors FILE] [--seed N]]
-               [--ground] [--json] [--plot PNG]
+               [--ground] [--json] [--plot PNG] [--record FILE.mcap [--record-every N]]
     geodyn_fly --vehicle borinot_flying_arm_2        # a shipped vehicle: its URDF is found
     python -m geodyn_ros.loops.fly --where iris      # print a shipped vehicle's URDF path
 
@@ -45,6 +45,12 @@ A mission file on a rank 4 vehicle is first checked on the whole body
 :meth:`geodyn_ros.planning.Vehicle.from_files`); a worst margin below 0 is refused in one line
 (margin, limit, time) with exit code 2 before any simulation, or with ``--slow-down`` slowed down
 uniformly until it keeps every limit (the line says by how much).
+
+``--record FILE.mcap``: the flight as an MCAP file with ROS 2 schemas, every level in it under its
+own namespace (``/ff2/odom``, ...; :mod:`geodyn_ros.loops.recording`, doc/howto/record.md): state,
+reference, feedforward, commands at every control step (``--record-every N``: one in N) and the
+rows' ``/diagnostics``; Foxglove opens it. A path that cannot be written is refused before any
+simulation.
 
 ``--json``: one JSON object on stdout instead (``vehicle``, ``report``, ``rows``,
 ``mission_check``). ``--plot PNG``: the position error of every row against time. Exit codes: 0
@@ -194,13 +200,15 @@ def prepare(urdf, vehicle, *, reference: str = "figure8", slow_down: bool = Fals
 
 
 def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: float | None = None,
-        progress=None, sensing=None) -> dict:
+        progress=None, sensing=None, record=None) -> dict:
     """Fly ``levels`` (default all of the rank's) of a :func:`prepare`-d vehicle; ``{row: result}``
     (:class:`~geodyn_ros.loops.underactuated.UnderactuatedRow` or
     :class:`~geodyn_ros.loops.actuated.RowResult`). duration [s] scored (default: a mission's
     length, else 16 s); preroll [s] on the reference before t = 0 (default the loops' 5 s);
     progress: a :class:`~geodyn_ros.loops.report.RowProgress` or None; sensing: a
-    :class:`~geodyn_ros.loops.sensed.Sensing` or None (the exact state)."""
+    :class:`~geodyn_ros.loops.sensed.Sensing` or None (the exact state); record: a
+    :class:`~geodyn_ros.loops.recording.McapRecording` every level is recorded into (its own
+    namespace ``/<level>/``), or None."""
     rank = prep["rank"]
     levels = LEVELS[rank] if levels is None else tuple(levels)
     for lv in levels:
@@ -220,7 +228,8 @@ def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: floa
         from .actuated import simulate_actuated as run
     out = {}
     for lv in levels:
-        res = run(lv, duration, progress=None if progress is None else progress.step, **kw)
+        res = run(lv, duration, progress=None if progress is None else progress.step,
+                  **kw, **({} if record is None else {"record": record.row(lv)}))
         out[lv] = res
         if progress is not None:
             r = res.log.rms()
@@ -281,6 +290,52 @@ def _plot(path, rows: dict, rank: int) -> Path:
     return path
 
 
+def _check_record(path, every: int) -> None:
+    """Refuse (one line) a ``--record`` path that cannot be written, a ``--record-every`` below 1,
+    or a recording without its writer installed, before any simulation."""
+    from .recording import check_record_path
+    try:
+        check_record_path(path)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+    if every < 1:
+        raise Refused(f"record-every: expected an integer >= 1, got {every}")
+    try:
+        import mcap_ros2.writer  # noqa: F401
+    except ImportError:
+        raise Refused(f"{path}: record: the MCAP writer is not installed; pip install mcap-ros2-support") from None
+
+
+def _start_recording(args, prep: dict, reference: str, duration: float, preroll: float):
+    """The :class:`~geodyn_ros.loops.recording.McapRecording` of ``--record`` (its metadata: the flight)."""
+    from .recording import McapRecording
+    try:
+        return McapRecording(args.record, every=args.record_every, summary={
+            "vehicle": prep["vehicle"], "urdf": prep["urdf"], "reference": reference, "duration_s": duration,
+            "preroll_s": preroll, "control_period_s": prep["cfg"].control_period, "rank": prep["rank"],
+            "record_every": args.record_every,
+            "time_base": "simulated time, t = 0 at the start of the scored window (pre-roll not recorded)",
+            "rows": "each level under its own namespace /<level>/; /diagnostics global"})
+    except OSError as exc:      # FileNotFoundError: a message package's .msg file (its line says which)
+        raise Refused(f"{args.record}: record: {exc}") from None
+
+
+def row_statuses(rows: dict, rank: int, hardware_id: str, tool: str = "geodyn_fly") -> list:
+    """The ``diagnostic_msgs/DiagnosticStatus`` (as dicts) of the flown rows: name ``<tool>/<row>``,
+    level OK (flown) or ERROR (diverged), the headline in the message, the metrics as values."""
+    out = []
+    for name, res in rows.items():
+        m = _metrics(res)
+        what = "CoM" if rank == 4 else "base"
+        msg = f"diverged: {res.diverged}" if res.diverged else f"{what} RMS {m['position_rms_m']:.3e} m"
+        values = [{"key": "row", "value": name}, {"key": "diverged", "value": str(bool(res.diverged)).lower()}]
+        values += [{"key": k, "value": f"{v:.9g}" if isinstance(v, float) else str(v)} for k, v in m.items()
+                   if k != "diverged"]
+        out.append({"level": 2 if res.diverged else 0, "name": f"{tool}/{name}", "message": msg,
+                    "hardware_id": hardware_id, "values": values})
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="geodyn_fly", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -300,6 +355,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ground", action="store_true", help="start on the ground, take off, fly, land (scored in flight)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout instead of the text")
     p.add_argument("--plot", help="write the position error of every level to this PNG")
+    p.add_argument("--record", metavar="FILE.mcap", help="write the flight (state, reference, feedforward, "
+                   "commands, diagnostics of every level) to this MCAP file with ROS 2 schemas (Foxglove opens it)")
+    p.add_argument("--record-every", type=int, default=1, metavar="N",
+                   help="record one control step in N (default 1: every step)")
     p.add_argument("--where", metavar="NAME", help="print the URDF path of a shipped vehicle and exit")
     return p
 
@@ -322,6 +381,8 @@ def _main(argv) -> int:
             if v is not None and not (math.isfinite(v) and v >= (0 if name == "preroll" else 1e-3)):
                 raise Refused(f"{name}: expected a finite time{' >= 0' if name == 'preroll' else ' > 0'} [s], "
                               f"got {v!r}")
+        if args.record is not None:
+            _check_record(args.record, args.record_every)
         urdf, vehicle = resolve(args.urdf, args.vehicle)
         reference = args.reference
         check_reference(reference)
@@ -352,14 +413,20 @@ def _main(argv) -> int:
         preroll = 5.0 if args.preroll is None else args.preroll
         todo = LEVELS[prep["rank"]] if levels is None else levels
         steps = max(1, int(round((duration + preroll) / prep["cfg"].control_period)))
+        recording = None if args.record is None else _start_recording(args, prep, reference, duration, preroll)
         out = open(os.devnull, "w") if args.json else sys.stdout
         try:
             with RowProgress(todo, steps, out=out, what="level") as prog:
-                rows = fly(prep, levels, duration=duration, preroll=preroll, progress=prog, sensing=sensing)
+                rows = fly(prep, levels, duration=duration, preroll=preroll, progress=prog, sensing=sensing,
+                           record=recording)
                 summary = prog.summary()
+            if recording is not None:
+                recording.diagnostics(row_statuses(rows, prep["rank"], vehicle.stem))
         finally:
             if out is not sys.stdout:
                 out.close()
+            if recording is not None:
+                recording.close()
     except (Refused, FileNotFoundError) as exc:     # FileNotFoundError: example-robot-data not installed
         print(f"geodyn_fly: refused: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
@@ -369,11 +436,18 @@ def _main(argv) -> int:
         json.dump({"vehicle": str(vehicle), "urdf": str(urdf), "reference": reference, "duration_s": duration,
                    "preroll_s": preroll, "report": prep["report"], "gains": prep["design"].as_dict(),
                    "mission_check": prep["mission_check"] and prep["mission_check"]["summary"],
-                   "rows": {k: _metrics(r) for k, r in rows.items()}}, sys.stdout, indent=1, default=float)
+                   "rows": {k: _metrics(r) for k, r in rows.items()},
+                   **({} if recording is None else {"recording": {"path": str(recording.path),
+                                                                  "messages": recording.counts}})},
+                  sys.stdout, indent=1, default=float)
         print()
     else:
         print(summary)
         print(format_rows(rows, prep["rank"], max_w))
+    if args.record is not None and not args.json:
+        n = sum(recording.counts.values())
+        print(f"recording: {recording.path} ({n} messages on {len(recording.counts)} topics, "
+              f"{recording.path.stat().st_size / 1e6:.1f} MB)")
     if args.plot:
         p = _plot(args.plot, rows, prep["rank"])
         if not args.json:

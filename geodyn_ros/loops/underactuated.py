@@ -88,7 +88,7 @@ class UnderactuatedRow:
 def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: float = 1.0, timestep: float = 1e-3,
                            gains: FlatnessGains | None = None, config=None, source=None,
                            preroll: float = PREROLL_S, reference=None, progress=None,
-                           sensing=None) -> UnderactuatedRow:
+                           sensing=None, record=None) -> UnderactuatedRow:
     """Run one row of the table (module docstring) and return its :class:`UnderactuatedRow`.
 
     duration [s] scored; speed: time scaling of the reference; timestep [s]: simulator and control
@@ -99,6 +99,7 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     total)`` called every 100 simulator steps and at the end (:func:`run_loop`), or None.
     sensing: a :class:`geodyn_ros.loops.sensed.Sensing` (sensor streams, failsafe, a flight from
     the ground and back); None (or its trivial form): the exact state at every step, as always.
+    record: a :class:`geodyn_ros.loops.recording.RowRecorder` or None (:func:`run_loop`).
     """
     from geodyn_ros.sim import ActuatedSim
     from .fly_references import vehicle_size
@@ -156,7 +157,7 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
 
     return run_loop(sim, model, command, jets, st, duration, preroll, timestep, name=row, counters=ctrl,
                     ideal=ideal, rigid_joints=rigid_joints, progress=progress, session=sess, size=size,
-                    max_rot_velocity=cfg.rotors.max_rot_velocity)
+                    max_rot_velocity=cfg.rotors.max_rot_velocity, record=record)
 
 
 _NO_WRENCH = np.zeros(6)
@@ -187,7 +188,7 @@ def rigid_effort_limits(cfg, model, source) -> np.ndarray:
 def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: float, timestep: float, *,
              name: str, counters, ideal: bool = False, rigid_joints: bool = False, disturbance=None,
              at_zero=None, progress=None, session=None, size: float | None = None,
-             max_rot_velocity=None) -> UnderactuatedRow:
+             max_rot_velocity=None, record=None) -> UnderactuatedRow:
     """The closed loop shared by the tables: ``sim`` (an :class:`~geodyn_ros.sim.ActuatedSim`) reset to
     ``start`` (the keywords of :meth:`ActuatedSim.reset`) at ``t = -preroll``, then at every step
     ``command(t, C, V_b, q, qd, theta, theta', ref, flat) -> FlatCommand`` with ``jets(t) -> (ref,
@@ -206,6 +207,8 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
     size [m], max_rot_velocity [rad/s]: the divergence bounds (:class:`~geodyn_ros.loops.sensed.DivergenceGuard`;
     size None: the rotors' radius from ``sim``); a row that leaves them stops with
     ``UnderactuatedRow.diverged`` set and its log cut before.
+    record : a :class:`geodyn_ros.loops.recording.RowRecorder` (``geodyn_fly --record``): every logged
+    sample's true state, reference and flat map, and every scored command (not with ``ideal``); or None.
     """
     from .fly_references import vehicle_size
     from .sensed import Diverged, DivergenceGuard
@@ -216,6 +219,8 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
     n_post = 0 if session is None else session.n_post
     if session is not None:
         session.begin(-n_pre * timestep)
+    if record is not None:
+        record.attach(sim)
     guard = DivergenceGuard(vehicle_size(sim.rotor_frames) if size is None else size,
                             sim.config.rotors.max_rot_velocity if max_rot_velocity is None else max_rot_velocity)
     stopped = np.zeros(len(sim.rotor_names))
@@ -255,6 +260,9 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
                 t_log[k], cd_log[k], q_log[k], qd_log[k] = t, ref.com[0], q, ref.q[0]
                 R_log[k], Rd_log[k] = C[:3, :3], flat.base_pose[:3, :3]
                 n_log = k + 1
+                if record is not None:     # the true state (the controller may read sensed values)
+                    record.state(t, C, Vb, q, qd)
+                    record.reference(t, ref, flat)
             if k == steps:
                 sat = (counters.rotor_saturations, counters.motor_saturations)
                 if not n_post:
@@ -293,6 +301,8 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
                     u_peak = max(u_peak, _peak(cmd.joint_torque_raw))
             if scored:
                 u_peak = max(u_peak, _peak(cmd.u_raw))
+            if record is not None and 0 <= k < steps:
+                record.command(t, cmd)
             sim.step()
     except Diverged as exc:
         diverged = str(exc)

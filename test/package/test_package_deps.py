@@ -68,3 +68,15 @@ def test_every_third_party_module_imported_is_declared_in_both():
         assert rosdep in deps, f"package.xml lacks <exec_depend>{rosdep}</exec_depend> ({mod} is imported)"
         assert pypi in reqs, f"setup.py install_requires lacks {pypi!r} ({mod} is imported)"
     assert SIM_ONLY & used and "mujoco" in (ROOT / "package.xml").read_text()
+
+
+def test_the_recording_writers_are_declared_where_they_are_optional():
+    """``mcap``/``mcap_ros2`` are imported only when recording (``geodyn_fly --record``): not at
+    module level (the core stays importable without them), pinned in requirements.txt, in setup.py's
+    extras ``record`` and named in package.xml's comment (no rosdep key)."""
+    assert not {"mcap", "mcap_ros2"} & _imports()
+    reqs = (ROOT / "requirements.txt").read_text()
+    assert re.search(r"^mcap==\S+$", reqs, re.M) and re.search(r"^mcap-ros2-support==\S+$", reqs, re.M)
+    extras = re.search(r"extras_require=\{(.*?)\}", (ROOT / "setup.py").read_text(), re.S).group(1)
+    assert '"record": ["mcap", "mcap-ros2-support"]' in extras
+    assert "mcap-ros2-support" in (ROOT / "package.xml").read_text()

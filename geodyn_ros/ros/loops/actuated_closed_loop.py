@@ -79,11 +79,14 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
                           urdf_path: str | None = None, actuation_config: str | None = None, gains=None,
                           wall_timeout: float | None = None, progress=None, namespace: str = "",
                           frame_prefix: str = "", info: dict | None = None, command_timeout: float = 0.2,
-                          sensing: str = "perfect", sensor_seed: int = 0, sensors_file: str = ""):
+                          sensing: str = "perfect", sensor_seed: int = 0, sensors_file: str = "", record=None):
     """Run actuated sim + reference + geodyn_node + actuated controller over ROS.
 
     Parameters
     ----------
+    record : geodyn_ros.loops.recording.CdrRecording, optional
+        The messages are written into it as they travel, under ``/<row>/``, with the row's
+        ``/diagnostics`` status at the end (:mod:`geodyn_ros.ros.loops.mcap_recorder`).
     row : ``"pd"``, ``"ff0"``, ``"ff1"`` or ``"ff2"``
         The controller's level (``use_feedforward`` false, ``feedforward_order`` 0, 1, 2).
     duration : float
@@ -163,6 +166,7 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
             "feedforward_order": 2 if level is None else level, "use_feedforward": level is not None,
             **{k: float(getattr(gains, k)) for k in GAINS}})
         rec = run.record(sim.model.joint_names, motor_states=True, commands=True, diagnostics=True)
+        tap = None if record is None else run.tap(record, row)
         end_steps, last, wall = run.spin(sim, duration, timestep, wall_timeout=wall_timeout, progress=progress,
                                          what="actuated loop")
         if info is not None:
@@ -175,8 +179,15 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
                                            [sim.truth[s][1] for s in stamps], sim.model.joint_names)
         else:
             log = rec.table3_log(last)
-        return RowResult(row, log, rec.peaks["omega"], rec.peaks["u"], c.rotor_saturations,
-                         c.motor_saturations, wall, simulated_s=end_steps * timestep)
+        res = RowResult(row, log, rec.peaks["omega"], rec.peaks["u"], c.rotor_saturations,
+                        c.motor_saturations, wall, simulated_s=end_steps * timestep)
+        if tap is not None:
+            from pathlib import Path
+
+            from geodyn_ros.loops.fly import row_statuses
+            tap.write_diagnostics(row_statuses({row: res}, 6, Path(cfg_path).stem if cfg_path else "tilthex",
+                                               "geodyn_closed_loop"))
+        return res
 
 
 def step_cycle_inputs(profile) -> dict:
@@ -259,8 +270,10 @@ def main(argv=None) -> int:
                          "time; the controller runs input_policy latest (default perfect: the exact state)")
     ap.add_argument("--sensors", default=None, help="the sensors file of --sensing (default config/sensors.yaml)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sensor streams (default 0)")
-    from .loop_session import add_ros_options, check_ros_options, isolate_unless
+    from .loop_session import (add_record_option, add_ros_options, check_ros_options, close_recording, isolate_unless,
+                               open_recording)
     add_ros_options(ap)
+    add_record_option(ap)
     args = ap.parse_args(argv)
     check_ros_options(ap, args)
     rows = parse_rows(ap, args.rows, ROWS, allow_none=True)
@@ -273,6 +286,8 @@ def main(argv=None) -> int:
         ap.error(f"--sensing: {exc}")
     if args.seed < 0:
         ap.error(f"--seed: expected an integer >= 0, got {args.seed}")
+    recording = open_recording(ap, args, {"loop": "geodyn_closed_loop --actuated", "duration_s": args.duration,
+                                          "timestep_s": args.timestep, "rows": ",".join(rows)})
     isolate_unless(args.no_isolate)
     from geodyn_ros.control.feedback import TrackingGains
     from geodyn_ros.control.rotors import load_actuation_config
@@ -282,17 +297,21 @@ def main(argv=None) -> int:
 
     cfg = load_actuation_config(args.config)
     results, inproc, cmp = {}, {}, {}
-    for r in rows:
-        t0 = time.monotonic()
-        print(f"running {r} over ROS: {args.duration:g} s simulated ...", flush=True)
-        results[r] = run_ros_actuated_loop(r, args.duration, timestep=args.timestep, actuation_config=args.config,
-                                           namespace=args.namespace, frame_prefix=args.frame_prefix,
-                                           sensing=args.sensing, sensor_seed=args.seed, sensors_file=args.sensors or "")
-        print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(results[r].log.t)} samples)", flush=True)
-        if args.compare:
-            inproc[r] = simulate_actuated(r, args.duration, timestep=args.timestep, config=cfg, preroll=0.0,
-                                          sensing=sensing)
-            cmp[r] = compare_logs(results[r].log, inproc[r].log)
+    try:
+        for r in rows:
+            t0 = time.monotonic()
+            print(f"running {r} over ROS: {args.duration:g} s simulated ...", flush=True)
+            results[r] = run_ros_actuated_loop(r, args.duration, timestep=args.timestep, actuation_config=args.config,
+                                               namespace=args.namespace, frame_prefix=args.frame_prefix,
+                                               sensing=args.sensing, sensor_seed=args.seed,
+                                               sensors_file=args.sensors or "", record=recording)
+            print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(results[r].log.t)} samples)", flush=True)
+            if args.compare:
+                inproc[r] = simulate_actuated(r, args.duration, timestep=args.timestep, config=cfg, preroll=0.0,
+                                              sensing=sensing)
+                cmp[r] = compare_logs(results[r].log, inproc[r].log)
+    finally:
+        close_recording(recording)
     how = "" if sensing is None else f", sensing {args.sensing} (seed {args.seed})"
     print(f"\nTable 3 x1, {args.duration:g} s from t = 0 (no pre-roll){how}, {1 / args.timestep:g} Hz lock-step, "
           f"MuJoCo RK4 with rotor lag and elastic joints, over ROS 2 (rclpy EventsExecutor), gains {TrackingGains()}")

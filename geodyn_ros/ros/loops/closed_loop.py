@@ -10,7 +10,9 @@ Every message really goes through rclpy/DDS (topics, QoS, serialization); ``--is
 (default) sets ``ROS_AUTOMATIC_DISCOVERY_RANGE=OFF`` so the run neither hears nor disturbs other
 ROS graphs on the network. ``--namespace robot1`` (and ``--frame-prefix robot1/``) runs the
 five nodes under a namespace, as ``sim.launch.py namespace:=robot1`` does: every topic but
-``/clock`` and ``/diagnostics`` moves to ``/robot1/...``. Example::
+``/clock`` and ``/diagnostics`` moves to ``/robot1/...``. ``--record FILE.mcap`` writes both runs'
+messages as they travel into one MCAP file, the run with feedforward under ``/ff0/``, the one
+without under ``/pd/`` (:mod:`geodyn_ros.ros.loops.mcap_recorder`). Example::
 
     geodyn_closed_loop --duration 30 --out out
 """
@@ -51,7 +53,8 @@ def table3_start_parameters() -> dict:
 def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True, order: int = 2,
                         timestep: float = 1e-3, urdf_path: str | None = None, gains=None,
                         wall_timeout: float | None = None, progress=None, namespace: str = "",
-                        frame_prefix: str = "", info: dict | None = None, command_timeout: float = 0.2):
+                        frame_prefix: str = "", info: dict | None = None, command_timeout: float = 0.2,
+                        record=None, row: str = "ff0"):
     """Run sim + reference + geodyn_node + controller over ROS for ``duration`` simulated seconds.
 
     Parameters
@@ -83,6 +86,9 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
     info : dict, optional
         Filled with ``nodes`` (fully qualified node names) and ``topics`` (every topic of the
         graph the recorder sees at the end, sorted).
+    record : geodyn_ros.loops.recording.CdrRecording, optional
+        The messages are written into it as they travel, under ``/<row>/``, with the run's
+        ``/diagnostics`` status (``geodyn_closed_loop/<row>``: the RMS errors) at the end.
 
     Returns
     -------
@@ -112,12 +118,20 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
         run.add(ControllerNode, {**sim_t, **fp, **LOCKSTEP_INPUTS, "urdf_path": urdf, "use_feedforward": use_feedforward,
                                  **{k: float(getattr(gains, k)) for k in GAINS}})
         rec = run.record(sim.model.joint_names)
+        tap = None if record is None else run.tap(record, row)
         _, last, _ = run.spin(sim, duration, timestep, wall_timeout=wall_timeout, progress=progress,
                               what="closed loop")
         if info is not None:
             info["nodes"] = [nd.get_fully_qualified_name() for nd in run.nodes]
             info["topics"] = sorted(name for name, _ in rec.node.get_topic_names_and_types())
-        return rec.table3_log(last)
+        log = rec.table3_log(last)
+        if tap is not None:
+            rms = log.rms()
+            tap.write_diagnostics([{"level": 0, "name": f"geodyn_closed_loop/{row}", "hardware_id": "table3",
+                                    "message": f"base RMS {rms['position_m']:.3e} m",
+                                    "values": [{"key": "row", "value": row}, {"key": "diverged", "value": "false"}]
+                                    + [{"key": k, "value": f"{v:.9g}"} for k, v in rms.items()]}])
+        return log
 
 
 def _plot(logs: dict, path: Path) -> None:
@@ -160,7 +174,8 @@ def main(argv=None) -> int:
     if "--underactuated" in argv:
         from .underactuated_closed_loop import main as underactuated_main
         return underactuated_main([a for a in argv if a != "--underactuated"])
-    from .loop_session import add_ros_options, check_ros_options, isolate_unless
+    from .loop_session import (add_record_option, add_ros_options, check_ros_options, close_recording, isolate_unless,
+                               open_recording)
     ap = argparse.ArgumentParser(prog="geodyn_closed_loop", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=30.0, help="simulated seconds (default 30)")
@@ -173,22 +188,29 @@ def main(argv=None) -> int:
     ap.add_argument("--underactuated", action="store_true",
                     help="the under-actuated loop (collinear hexarotor, flat map; own options: --underactuated --help)")
     add_ros_options(ap)
+    add_record_option(ap, "both runs' messages (ff0: with feedforward, pd: without)")
     args = ap.parse_args(argv)
     if args.duration <= 0 or args.timestep <= 0:
         ap.error("--duration and --timestep must be > 0")
     check_ros_options(ap, args)
+    recording = open_recording(ap, args, {"loop": "geodyn_closed_loop (Table 3)", "duration_s": args.duration,
+                                          "timestep_s": args.timestep, "row ff0": "with feedforward",
+                                          "row pd": "without feedforward"})
     isolate_unless(args.no_isolate)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     logs, rms = {}, {}
-    for label, ff in (("with feedforward", True), ("without feedforward", False)):
-        t0 = time.monotonic()
-        print(f"running {label}: {args.duration:g} s simulated ...", flush=True)
-        log = run_ros_closed_loop(args.duration, use_feedforward=ff, order=args.order,
-                                  timestep=args.timestep, namespace=args.namespace,
-                                  frame_prefix=args.frame_prefix)
-        logs[label], rms[label] = log, log.rms()
-        print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(log.t)} samples)", flush=True)
+    try:
+        for label, ff in (("with feedforward", True), ("without feedforward", False)):
+            t0 = time.monotonic()
+            print(f"running {label}: {args.duration:g} s simulated ...", flush=True)
+            log = run_ros_closed_loop(args.duration, use_feedforward=ff, order=args.order,
+                                      timestep=args.timestep, namespace=args.namespace,
+                                      frame_prefix=args.frame_prefix, record=recording, row="ff0" if ff else "pd")
+            logs[label], rms[label] = log, log.rms()
+            print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(log.t)} samples)", flush=True)
+    finally:
+        close_recording(recording)
     w, wo = rms["with feedforward"], rms["without feedforward"]
     print(f"\nTable 3 tracking, {args.duration:g} s, {1 / args.timestep:g} Hz lock-step, MuJoCo RK4, "
           f"over ROS 2 (rclpy EventsExecutor)")

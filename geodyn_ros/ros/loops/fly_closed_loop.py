@@ -154,14 +154,17 @@ def node_parameters(setup: dict, vehicle, reference: str, model: dict) -> dict:
 
 
 def run_ros_fly(urdf, vehicle, reference: str = "figure8", level: str = "ff2", duration: float = 2.0, *,
-                wall_timeout: float | None = None, progress=None, info: dict | None = None):
+                wall_timeout: float | None = None, progress=None, info: dict | None = None, record=None):
     """Run the loop of :func:`node_parameters` (``urdf_path``) over ROS for ``duration`` simulated
     seconds from ``t = 0`` and return the row: a :class:`~geodyn_ros.loops.underactuated.UnderactuatedRow`
     (rank 4; ``log.p`` = the system CoM of the published states) or a
     :class:`~geodyn_ros.loops.actuated.RowResult` (rank 6; ``log.p`` = the base origin), against the
     reference at the same stamps; peaks of the published commands; the controller's clip counts.
     ``info``: filled with ``setup`` (:func:`fly_setup`) and ``diagnostics``. ``wall_timeout``
-    [s]: ``RuntimeError`` after it (default ``60 + 40 x duration``)."""
+    [s]: ``RuntimeError`` after it (default ``60 + 40 x duration``). ``record``: a
+    :class:`~geodyn_ros.loops.recording.CdrRecording` the messages are written into as they travel
+    (under ``/<level>/``, :mod:`geodyn_ros.ros.loops.mcap_recorder`), with the row's ``/diagnostics``
+    status at the end; None: nothing recorded."""
     from geodyn_ros.loops.actuated import RowResult
     from geodyn_ros.loops.underactuated import UnderactuatedRow
 
@@ -182,6 +185,7 @@ def run_ros_fly(urdf, vehicle, reference: str = "figure8", level: str = "ff2", d
         nodes = [run.add(classes[name], p) for name, p in params.items()]
         sim, ctrl_node = nodes[0], nodes[3]
         rec = run.record(sim.model.joint_names, commands=True, diagnostics=True)
+        tap = None if record is None else run.tap(record, level)
         end_steps, last, wall = run.spin(sim, duration, dt, wall_timeout=wall_timeout, progress=progress,
                                          what=f"fly loop ({Path(vehicle).name})", wall_per_second=40.0)
         if info is not None:
@@ -189,8 +193,12 @@ def run_ros_fly(urdf, vehicle, reference: str = "figure8", level: str = "ff2", d
         log = rec.reference_log(sim.model, last, prep["reference"], ORDER, flat=rank == 4)
         c = ctrl_node.ctrl
         row = UnderactuatedRow if rank == 4 else RowResult
-        return row(level, log, rec.peaks["omega"], rec.peaks["u"], c.rotor_saturations, c.motor_saturations, wall,
-                   end_steps * dt)
+        res = row(level, log, rec.peaks["omega"], rec.peaks["u"], c.rotor_saturations, c.motor_saturations, wall,
+                  end_steps * dt)
+        if tap is not None:
+            from geodyn_ros.loops.fly import row_statuses
+            tap.write_diagnostics(row_statuses({level: res}, rank, Path(vehicle).stem))
+        return res
 
 
 def _launch_parameters(argv) -> int:
@@ -232,20 +240,48 @@ def main(argv=None) -> int:
     ap.add_argument("--reference", default="figure8", help="figure8 (default), hover or a mission file")
     ap.add_argument("--level", default="ff2", help="rigid|pd, ff0, ff1 or ff2 (default ff2)")
     ap.add_argument("--duration", type=float, default=2.0, help="simulated seconds from t = 0 (default 2)")
+    ap.add_argument("--record", metavar="FILE.mcap", help="write the messages of the flight, as they travel, to "
+                    "this MCAP file (ROS 2 schemas, topics under /<level>/; Foxglove opens it)")
     ap.add_argument("--compare", action="store_true", help="also fly in-process (geodyn_fly, preroll 0) and print "
                     "the largest difference of the two trajectories and both wall times")
     args = ap.parse_args(argv)
     if not (np.isfinite(args.duration) and args.duration > 0):
         ap.error("--duration: must be > 0")
+    recording = None
+    if args.record is not None:
+        from geodyn_ros.loops.recording import CdrRecording, check_record_path
+        try:
+            check_record_path(args.record)
+            import mcap.writer  # noqa: F401
+        except ValueError as exc:
+            print(f"refused: {exc}", file=sys.stderr)
+            return 2
+        except ImportError:
+            print(f"refused: {args.record}: record: the MCAP writer is not installed; pip install mcap",
+                  file=sys.stderr)
+            return 2
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "OFF")
     from geodyn_ros.loops.fly import fly
     from .actuated_closed_loop import compare_logs
     info: dict = {}
     try:
-        res = run_ros_fly(args.urdf, args.vehicle, args.reference, args.level, args.duration, info=info)
-    except ValueError as exc:
+        if args.record is not None:
+            recording = CdrRecording(args.record, summary={
+                "vehicle": args.vehicle, "urdf": args.urdf, "reference": args.reference, "level": args.level,
+                "duration_s": args.duration, "preroll_s": 0.0, "source": "ROS 2 loop (fly_closed_loop), as travelled",
+                "time_base": "simulated time, t = 0 at the simulator's start",
+                "rows": "the level under its namespace /<level>/; /diagnostics global"})
+        res = run_ros_fly(args.urdf, args.vehicle, args.reference, args.level, args.duration, info=info,
+                          record=recording)
+    except (ValueError, FileNotFoundError) as exc:
         print(f"refused: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
+    finally:
+        if recording is not None:
+            recording.close()
+    if recording is not None:
+        print(f"recording: {recording.path} ({sum(recording.counts.values())} messages on "
+              f"{len(recording.counts)} topics, {recording.path.stat().st_size / 1e6:.1f} MB)")
     r = res.log.rms()
     print(f"ROS 2, {args.level}, {args.duration:g} s: position RMS {r['position_m']:.3e} m, "
           f"wall {res.wall_time_s:.1f} s ({len(res.log.t)} samples)")

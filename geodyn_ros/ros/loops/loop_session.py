@@ -11,11 +11,12 @@ do alike: a private rclpy context, the loop's nodes (lock-step simulator first),
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 
 __all__ = ["LOCKSTEP_INPUTS", "LockstepSession", "LoopRecorder", "add_ros_options", "check_ros_options",
-           "isolate_unless"]
+           "isolate_unless", "add_record_option", "open_recording", "close_recording"]
 
 #: the input parameters every lock-step runner gives geodyn_node and the controllers: the stamp pairing
 #: (``input_policy: exact``, so a run is bit-identical to the in-process loop) over reliable sensor
@@ -160,6 +161,7 @@ class LockstepSession:
         interrupt_on_signals(reset=True)
         init_rclpy(context=self.ctx)
         self.nodes: list = []
+        self.taps: list = []
 
     def __enter__(self) -> "LockstepSession":
         return self
@@ -187,6 +189,19 @@ class LockstepSession:
         self.nodes.append(node)
         return LoopRecorder(node, joint_names, **topics)
 
+    def tap(self, recording, row: str):
+        """Add the ``geodyn_mcap_recorder`` node (after the loop's nodes) that writes every recorded
+        topic, as it travels, into ``recording`` under ``/<row>/``; its
+        :class:`~geodyn_ros.ros.loops.mcap_recorder.McapTap`."""
+        from rclpy.node import Node
+
+        from .mcap_recorder import McapTap
+        node = Node("geodyn_mcap_recorder", namespace=self.ns, context=self.ctx)
+        self.nodes.append(node)
+        tap = McapTap(node, recording, row)
+        self.taps.append(tap)
+        return tap
+
     def spin(self, sim, duration: float, timestep: float, *, wall_timeout: float | None, progress=None,
              what: str = "closed loop", wall_per_second: float = 20.0) -> tuple:
         """Spin every node on one executor until the lock-step simulator ``sim`` has made
@@ -201,8 +216,13 @@ class LockstepSession:
         for nd in self.nodes:
             ex.add_node(nd)
         end_steps = int(round(duration / timestep))
+        for tap in self.taps:
+            tap.stop_at(end_steps * sim.dt_ns, sim.dt_ns)
         wall = spin_lockstep(ex, sim, end_steps, wall_timeout=wall_timeout, progress=progress, nodes=self.nodes[:4],
                              what=what)
+        t0 = time.monotonic()    # a recording: the last step's reference, feedforward and commands too (2 s at most)
+        while self.taps and not all(tap.complete() for tap in self.taps) and time.monotonic() - t0 < 2.0:
+            ex.spin_once(timeout_sec=0.01)
         return end_steps, end_steps * sim.dt_ns, wall
 
 
@@ -232,3 +252,38 @@ def isolate_unless(no_isolate: bool) -> None:
     neither hears nor disturbs other ROS graphs)."""
     if not no_isolate:
         os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
+
+
+def add_record_option(ap, what: str = "every row's messages") -> None:
+    """Add ``--record FILE.mcap`` to the ``argparse`` parser ``ap`` (:func:`open_recording`)."""
+    ap.add_argument("--record", metavar="FILE.mcap", help=f"write {what}, as they travel, to this MCAP file (ROS 2 "
+                    "schemas, each row under /<row>/; Foxglove opens it; doc/howto/record.md)")
+
+
+def open_recording(ap, args, summary: dict):
+    """The :class:`~geodyn_ros.loops.recording.CdrRecording` of ``args.record`` (None without
+    ``--record``) with ``summary`` as its metadata; ``ap.error`` (exit status 2, one line
+    ``<file>: record: <problem>; <fix>``) for a path that cannot be written or a missing writer.
+    Call it before any run."""
+    if getattr(args, "record", None) is None:
+        return None
+    from geodyn_ros.loops.recording import CdrRecording, check_record_path
+    try:
+        check_record_path(args.record)
+        import mcap.writer  # noqa: F401
+    except ValueError as exc:
+        ap.error(str(exc))
+    except ImportError:
+        ap.error(f"{args.record}: record: the MCAP writer is not installed; pip install mcap")
+    return CdrRecording(args.record, summary={"time_base": "simulated time, t = 0 at the simulator's start",
+                                              "rows": "each row under its namespace /<row>/; /diagnostics global",
+                                              **summary})
+
+
+def close_recording(recording) -> None:
+    """Finish ``recording`` (None: nothing) and print its one line: path, messages, topics, size."""
+    if recording is None:
+        return
+    recording.close()
+    print(f"recording: {recording.path} ({sum(recording.counts.values())} messages on "
+          f"{len(recording.counts)} topics, {recording.path.stat().st_size / 1e6:.1f} MB)")

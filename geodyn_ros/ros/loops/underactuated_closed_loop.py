@@ -77,12 +77,15 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
                                urdf_path: str | None = None, actuation_config: str | None = None, gains=None,
                                speed: float = 1.0, wall_timeout: float | None = None, progress=None,
                                namespace: str = "", frame_prefix: str = "", info: dict | None = None,
-                               lqr_parameters: dict | None = None, command_timeout: float = 0.2,
+                               lqr_parameters: dict | None = None, command_timeout: float = 0.2, record=None,
                                sensing: str = "perfect", sensor_seed: int = 0, sensors_file: str = ""):
     """Run actuated sim + flat reference + ``geodyn_node`` (flat mode) + flat controller over ROS.
 
     Parameters
     ----------
+    record : geodyn_ros.loops.recording.CdrRecording, optional
+        The messages are written into it as they travel, under ``/<row>/``, with the row's
+        ``/diagnostics`` status at the end (:mod:`geodyn_ros.ros.loops.mcap_recorder`).
     row : ``"rigid"``, ``"ff0"``, ``"ff1"`` or ``"ff2"`` (the controller's ``level``), ``"lqr"`` or
         ``"lqr_thread"`` (:data:`ROWS`; ``geodyn_node`` then also publishes its linearization).
     duration : simulated time [s] from ``t = 0`` (no pre-roll).
@@ -169,6 +172,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
         if lqr:   # record which gains were computed and used (the thread's progress is wall clock)
             ctrl_node.online.history, ctrl_node.ctrl.gain_log = gain_chain, gains_used
         rec = run.record(model.joint_names, motor_states=True, commands=True, diagnostics=True)
+        tap = None if record is None else run.tap(record, row)
         ffw: dict[int, np.ndarray] = {}
 
         def on_ffw(msg):
@@ -185,8 +189,12 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
         log = rec.reference_log(model, last, lambda t, order: figure_eight_reference(t, order, speed=speed), 2,
                                 flat=True, truth=sim.truth)
         cc = ctrl_node.ctrl
-        return UnderactuatedRow(row, log, rec.peaks["omega"], rec.peaks["u"], cc.rotor_saturations,
-                                cc.motor_saturations, wall, end_steps * timestep)
+        res = UnderactuatedRow(row, log, rec.peaks["omega"], rec.peaks["u"], cc.rotor_saturations,
+                               cc.motor_saturations, wall, end_steps * timestep)
+        if tap is not None:
+            from geodyn_ros.loops.fly import row_statuses
+            tap.write_diagnostics(row_statuses({row: res}, 4, "hexarotor", "geodyn_closed_loop"))
+        return res
 
 
 def _hexarotor_yaml() -> str:
@@ -213,8 +221,10 @@ def main(argv=None) -> int:
     ap.add_argument("--sensors", default=None, help="the sensors file of --sensing (default config/sensors.yaml)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sensor streams (default 0)")
     from .actuated_closed_loop import compare_logs, parse_rows, print_comparison, write_json
-    from .loop_session import add_ros_options, check_ros_options, isolate_unless
+    from .loop_session import (add_record_option, add_ros_options, check_ros_options, close_recording, isolate_unless,
+                               open_recording)
     add_ros_options(ap, "frame_prefix of the link frame ids, e.g. robot1/")
+    add_record_option(ap)
     args = ap.parse_args(argv)
     check_ros_options(ap, args)
     rows = parse_rows(ap, args.rows, ROWS)
@@ -241,25 +251,31 @@ def main(argv=None) -> int:
         ap.error(f"--config: {exc}")
     from geodyn_ros.loops.sensed import Sensing
     sensing = None if prof.perfect else Sensing(prof, seed=args.seed, log=None)
+    recording = open_recording(ap, args, {"loop": "geodyn_closed_loop --underactuated", "duration_s": args.duration,
+                                          "timestep_s": args.timestep, "speed": args.speed, "rows": ",".join(rows)})
     results, inproc, cmp = {}, {}, {}
-    for r in rows:
-        t0 = time.monotonic()
-        print(f"running {r} over ROS: {args.duration:g} s simulated ...", flush=True)
-        info = {}
-        results[r] = run_ros_underactuated_loop(r, args.duration, timestep=args.timestep, actuation_config=args.config,
-                                                speed=args.speed, namespace=args.namespace,
-                                                frame_prefix=args.frame_prefix, info=info, sensing=args.sensing,
-                                                sensor_seed=args.seed, sensors_file=args.sensors or "")
-        print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(results[r].log.t)} samples)", flush=True)
-        if args.compare:
-            if r.startswith("lqr"):   # "lqr": the node's schedule emulated; "lqr_thread": the gains it used
-                record = (info["lqr_gain_chain"], info["lqr_gains_used"]) if r == "lqr_thread" else None
-                inproc[r] = simulate_case("lqr_online", "nominal", args.duration, preroll=0.0, speed=args.speed,
-                                          timestep=args.timestep, config=cfg, gain_record=record)
-            else:
-                inproc[r] = simulate_underactuated(r, args.duration, speed=args.speed, timestep=args.timestep,
-                                                   config=cfg, preroll=0.0, sensing=sensing)
-            cmp[r] = compare_logs(results[r].log, inproc[r].log)
+    try:
+        for r in rows:
+            t0 = time.monotonic()
+            print(f"running {r} over ROS: {args.duration:g} s simulated ...", flush=True)
+            info = {}
+            results[r] = run_ros_underactuated_loop(r, args.duration, timestep=args.timestep,
+                                                    actuation_config=args.config, speed=args.speed,
+                                                    namespace=args.namespace, frame_prefix=args.frame_prefix,
+                                                    info=info, record=recording, sensing=args.sensing,
+                                                    sensor_seed=args.seed, sensors_file=args.sensors or "")
+            print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(results[r].log.t)} samples)", flush=True)
+            if args.compare:
+                if r.startswith("lqr"):   # "lqr": the node's schedule emulated; "lqr_thread": the gains it used
+                    gains = (info["lqr_gain_chain"], info["lqr_gains_used"]) if r == "lqr_thread" else None
+                    inproc[r] = simulate_case("lqr_online", "nominal", args.duration, preroll=0.0, speed=args.speed,
+                                              timestep=args.timestep, config=cfg, gain_record=gains)
+                else:
+                    inproc[r] = simulate_underactuated(r, args.duration, speed=args.speed, timestep=args.timestep,
+                                                       config=cfg, preroll=0.0, sensing=sensing)
+                cmp[r] = compare_logs(results[r].log, inproc[r].log)
+    finally:
+        close_recording(recording)
     obj = {r: res.metrics() for r, res in results.items()}
     how = "" if sensing is None else f", sensing {args.sensing} (seed {args.seed})"
     print(f"\nFigure eight x{args.speed:g}, {args.duration:g} s from t = 0 (no pre-roll){how}, {1 / args.timestep:g} Hz "

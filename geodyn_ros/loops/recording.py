@@ -1,0 +1,397 @@
+"""Flight recordings: MCAP files with ROS 2 schemas, written without ROS (``geodyn_fly --record``).
+
+A recording is an `MCAP <https://mcap.dev>`_ file with the ``ros2`` profile: every schema is a
+``ros2msg`` message definition and every message CDR, as ``ros2 bag record -s mcap`` writes them,
+so Foxglove (and ``ros2 bag``, and the ``mcap`` readers) open it. The schema text of a type is its
+``.msg`` file with the ``.msg`` files of every type it uses appended, each after a line of 80
+``=`` and ``MSG: pkg/Type`` (rosbag2's and ``mcap_ros2``'s format). The ``.msg`` files are read
+from the installed ROS message packages (``share/<pkg>/msg/``, :func:`message_search_dirs`),
+never typed here. The in-process loops write through ``mcap_ros2``'s encoder
+(:class:`McapRecording`); the ROS loops write the CDR bytes their messages travel as
+(:class:`CdrRecording`, :mod:`geodyn_ros.ros.loops.loop_session`).
+
+**Topics.** Every row (level) of a flight is in the one file, each under its own namespace, as if
+its nodes had run with ``namespace:=<row>``: ``/ff2/odom``, ``/ff2/joint_states``, ... (the
+names the ROS nodes use, :data:`TOPICS`). ``/diagnostics`` stays global, as the nodes' does: one
+``DiagnosticArray`` at the end with a ``DiagnosticStatus`` per row (``name`` = ``geodyn_fly/<row>``,
+level ``OK`` flown or ``ERROR`` diverged, the RMS figures as values).
+
+**Time.** Log time = publish time = header stamp = simulated time, ``t = 0`` at the first recorded
+sample (the start of the scored window; the pre-roll before it is not recorded), in every row;
+rows overlay on one time axis. ``every`` records one control step in ``every``.
+
+The writers (``mcap``, ``mcap-ros2-support``) are imported when a recording starts: importing
+this module imports neither them nor rclpy.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["TOPICS", "SEPARATOR", "message_search_dirs", "message_definition", "check_record_path",
+           "jet_layout", "McapRecording", "CdrRecording", "RowRecorder", "row_topic", "stamp"]
+
+#: topic (relative, as the nodes name it) -> ROS 2 type, the five kinds of a recording
+TOPICS = {
+    # state (geodyn_actuated_sim)
+    "odom": "nav_msgs/msg/Odometry", "joint_states": "sensor_msgs/msg/JointState",
+    "motor_states": "sensor_msgs/msg/JointState",
+    # reference (geodyn_reference): rank 6 base jet, rank 4 flat outputs
+    "reference": "std_msgs/msg/Float64MultiArray", "flat_reference": "std_msgs/msg/Float64MultiArray",
+    # feedforward (geodyn_node)
+    "feedforward/jet": "std_msgs/msg/Float64MultiArray", "feedforward/wrench": "geometry_msgs/msg/WrenchStamped",
+    "feedforward/joint_efforts": "sensor_msgs/msg/JointState", "feedforward/flat_jet": "std_msgs/msg/Float64MultiArray",
+    # commands (the controllers; cmd/rotor_speeds is Float64MultiArray where actuator_msgs is not installed)
+    "cmd/rotor_speeds": "std_msgs/msg/Float64MultiArray", "cmd/motor_efforts": "sensor_msgs/msg/JointState",
+    # diagnostics (every node; global)
+    "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",
+}
+#: the line between two message definitions of a schema (rosbag2's: 80 '=')
+SEPARATOR = "=" * 80
+_PRIMITIVES = {"bool", "byte", "char", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32",
+               "int64", "uint64", "string", "wstring"}
+# the jet layouts of geodyn_ros.ros.wire.jets (test_recording checks they are the same)
+_ROW_LABEL = "derivative"
+_TWIST = ("w_x", "w_y", "w_z", "v_x", "v_y", "v_z")
+_WRENCH = ("n_x", "n_y", "n_z", "f_x", "f_y", "f_z")
+_FLAT_REF = ("c_x", "c_y", "c_z", "psi")
+_FLAT_FF = ("T", "tau_x", "tau_y", "tau_z")
+_NS = 1_000_000_000
+
+
+def message_search_dirs() -> list[Path]:
+    """The ``share`` directories searched for ``<pkg>/msg/<Type>.msg``, in order: every prefix of
+    ``AMENT_PREFIX_PATH`` (a sourced ROS 2), then the interpreter's prefix (the ``ros-*-msgs``
+    wheels install there)."""
+    dirs = [Path(p) / "share" for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
+    return dirs + [Path(sys.prefix) / "share"]
+
+
+def _split(datatype: str) -> tuple:
+    parts = datatype.split("/")
+    if len(parts) == 3 and parts[1] == "msg":
+        return parts[0], parts[2]
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    raise ValueError(f"{datatype}: not a message type (pkg/msg/Type or pkg/Type)")
+
+
+def _msg_text(pkg: str, name: str, dirs) -> str:
+    for d in dirs:
+        p = d / pkg / "msg" / f"{name}.msg"
+        if p.is_file():
+            return p.read_text()
+    raise FileNotFoundError(f"{pkg}/msg/{name}.msg: not found in {', '.join(str(d) for d in dirs)}; install the "
+                            f"ROS 2 message package (pip install ros-{pkg.replace('_', '-')}, or source ROS 2)")
+
+
+def _field_types(pkg: str, text: str) -> list:
+    """The complex types (``pkg/Type``) of the fields of one ``.msg`` text, in order."""
+    out = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        base = re.sub(r"\[.*\]$", "", line.split()[0])       # arrays: T[], T[3], T[<=3]
+        base = re.sub(r"<=\d+$", "", base)                     # bounded strings: string<=5
+        if base in _PRIMITIVES:
+            continue
+        if "/" in base:
+            p, _, n = base.partition("/")
+            n = n.split("/")[-1]                               # pkg/msg/Type
+        else:
+            p, n = ("std_msgs", "Header") if base == "Header" else (pkg, base)
+        out.append((p, n))
+    return out
+
+
+def message_definition(datatype: str, dirs=None) -> str:
+    """The full ``ros2msg`` schema text of ``datatype`` (``pkg/msg/Type``): its ``.msg`` file, then
+    each type it uses (depth first, once) after ``SEPARATOR`` and ``MSG: pkg/Type``."""
+    dirs = message_search_dirs() if dirs is None else list(dirs)
+    pkg, name = _split(datatype)
+    text = _msg_text(pkg, name, dirs)
+    seen, parts, todo = {(pkg, name)}, [text.rstrip("\n")], list(reversed(_field_types(pkg, text)))
+    while todo:
+        p, n = todo.pop()
+        if (p, n) in seen:
+            continue
+        seen.add((p, n))
+        sub = _msg_text(p, n, dirs)
+        parts.append(f"{SEPARATOR}\nMSG: {p}/{n}\n{sub.rstrip(chr(10))}")
+        todo.extend(reversed(_field_types(p, sub)))
+    return "\n".join(parts) + "\n"
+
+
+def check_record_path(path, key: str = "record") -> Path:
+    """``path`` as a Path if a recording can be written there; else ValueError, one line
+    ``<file>: <key>: <problem>; <fix>`` (not ``.mcap``, no such directory, not writable, a directory)."""
+    p = Path(path)
+    if p.suffix != ".mcap":
+        raise ValueError(f"{p}: {key}: not an .mcap file name; give a path ending in .mcap")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"{p}: {key}: directory {parent} does not exist; create it or record elsewhere")
+    if p.is_dir():
+        raise ValueError(f"{p}: {key}: is a directory; give a file name ending in .mcap")
+    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise ValueError(f"{p}: {key}: not writable; record to a directory you can write")
+    return p
+
+
+def stamp(t_ns: int) -> dict:
+    """``builtin_interfaces/Time`` of ``t_ns`` [ns]."""
+    s, n = divmod(int(t_ns), _NS)
+    return {"sec": s, "nanosec": n}
+
+
+def row_topic(row: str | None, topic: str) -> str:
+    """The recorded name of the relative ``topic`` of ``row``: ``/<row>/<topic>`` (``/<topic>``
+    without a row); an absolute topic (``/diagnostics``) stays as it is."""
+    if topic.startswith("/"):
+        return topic
+    return f"/{row}/{topic}" if row else f"/{topic}"
+
+
+def jet_layout(rows: int, columns, offset: int) -> dict:
+    """``std_msgs/MultiArrayLayout`` of a row-major jet (:mod:`geodyn_ros.ros.wire.jets`)."""
+    cols = len(columns)
+    return {"dim": [{"label": _ROW_LABEL, "size": rows, "stride": rows * cols},
+                    {"label": ",".join(columns), "size": cols, "stride": cols}], "data_offset": offset}
+
+
+def _floats(a) -> list:
+    return np.asarray(a, dtype=np.float64).ravel().tolist()
+
+
+class _Counting:
+    """Messages written per topic (``counts``), the file's path, closing (``with ... as rec:``)."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.counts: dict[str, int] = {}
+        self._schemas: dict[str, object] = {}
+
+    def _count(self, topic: str) -> None:
+        self.counts[topic] = self.counts.get(topic, 0) + 1
+
+    def close(self) -> None:
+        """Write the file's summary and close it (once)."""
+        if self._file.closed:
+            return
+        try:
+            self._w.finish()
+        finally:
+            self._file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class McapRecording(_Counting):
+    """An MCAP file written by ``mcap_ros2`` from plain dicts (no ROS): ``with McapRecording(path) as
+    rec:``, one :meth:`row` per flown row, :meth:`diagnostics` at the end. every : record one control
+    step in ``every`` (1: every step). ``summary`` (name -> dict of str) goes in the file's metadata
+    ``geodyn_fly``."""
+
+    def __init__(self, path, *, every: int = 1, summary: dict | None = None):
+        from mcap_ros2.writer import Writer
+        super().__init__(path)
+        if int(every) < 1:
+            raise ValueError(f"every: expected an integer >= 1, got {every!r}")
+        self.every = int(every)
+        # every schema read before the file is opened: a missing message package is said at once
+        self._defs = {dt: message_definition(dt) for dt in sorted(set(TOPICS.values()))}
+        self._file = open(self.path, "wb")
+        self._w = Writer(self._file)
+        self.rows: dict[str, RowRecorder] = {}
+        if summary:
+            self._w.add_metadata("geodyn_fly", {str(k): str(v) for k, v in summary.items()})
+
+    def write(self, topic: str, datatype: str, msg: dict, t_ns: int) -> None:
+        """Write ``msg`` (a dict of the type's fields; missing fields are zero) on ``topic`` at ``t_ns``."""
+        schema = self._schemas.get(datatype)
+        if schema is None:
+            text = self._defs.get(datatype) or message_definition(datatype)
+            schema = self._schemas[datatype] = self._w.register_msgdef(datatype, text)
+        self._w.write_message(topic, schema, msg, log_time=int(t_ns), publish_time=int(t_ns))
+        self._count(topic)
+
+    def row(self, name: str) -> "RowRecorder":
+        """The :class:`RowRecorder` of row ``name`` (its topics under ``/<name>/``)."""
+        r = self.rows[name] = RowRecorder(self, name)
+        return r
+
+    def diagnostics(self, statuses: list, t_ns: int | None = None) -> None:
+        """``/diagnostics``: one ``DiagnosticArray`` of ``statuses`` (dicts of ``DiagnosticStatus``)
+        at ``t_ns`` (default the last time recorded in any row)."""
+        if t_ns is None:
+            t_ns = max((r.last_ns for r in self.rows.values()), default=0)
+        self.write("/diagnostics", TOPICS["/diagnostics"],
+                   {"header": {"stamp": stamp(t_ns), "frame_id": ""}, "status": statuses}, t_ns)
+
+
+class CdrRecording(_Counting):
+    """An MCAP file of messages already serialized (CDR bytes, as they travel over ROS 2):
+    :meth:`write_cdr`. Uses the ``mcap`` writer only; the schemas are :func:`message_definition`."""
+
+    def __init__(self, path, summary: dict | None = None):
+        from mcap.writer import Writer
+        super().__init__(path)
+        self._file = open(self.path, "wb")
+        self._w = Writer(self._file)
+        self._w.start(profile="ros2", library="geodyn_ros")
+        self._channels: dict[str, int] = {}
+        if summary:
+            self._w.add_metadata("geodyn_fly", {str(k): str(v) for k, v in summary.items()})
+
+    def write_cdr(self, topic: str, datatype: str, data: bytes, t_ns: int) -> None:
+        """Write the serialized message ``data`` of type ``datatype`` on ``topic`` at ``t_ns``."""
+        ch = self._channels.get(topic)
+        if ch is None:
+            sid = self._schemas.get(datatype)
+            if sid is None:
+                sid = self._schemas[datatype] = self._w.register_schema(
+                    datatype, "ros2msg", message_definition(datatype).encode())
+            ch = self._channels[topic] = self._w.register_channel(topic, "cdr", sid)
+        self._w.add_message(ch, log_time=int(t_ns), data=bytes(data), publish_time=int(t_ns))
+        self._count(topic)
+
+
+class RowRecorder:
+    """What one row of an in-process loop writes into a :class:`McapRecording`, as its nodes would
+    publish it (:data:`TOPICS`, under ``/<row>/``). The loops call :meth:`attach` once with the
+    simulator, then per recorded step :meth:`state` and :meth:`reference` (where the row logs its
+    sample) and :meth:`command` (the command held over the next step).
+
+    * ``odom``: base pose in ``world``, body twist (REP 105, linear first, base axes), child frame the
+      base link; ``joint_states``: ``q``, ``q'`` and the joint torques acting (held rigid-joint
+      command plus the spring torque at an elastic joint); ``motor_states`` (elastic joints):
+      ``theta``, ``theta'``, spring torque;
+    * ``reference`` (rank 6: base pose in the header, ``V^(k)``, ``q^(k)``) or ``flat_reference``
+      (rank 4: ``c^(k)``, ``psi^(k)``, ``q^(k)``): the jets the loop used;
+    * ``feedforward/jet`` (rank 6: the body wrench jet ``W_b^(0..2)`` in the desired base frame;
+      rank 4: the spatial wrench jet), ``feedforward/wrench`` (order 0, base axes: ``W_b`` or
+      ``(tau_b, 0, 0, T)``), ``feedforward/joint_efforts`` (``tau^(0)``), rank 4 also
+      ``feedforward/flat_jet`` (``T^(k)``, ``tau_b^(k)``, ``tau^(k)``);
+    * ``cmd/rotor_speeds`` (one dim labelled ``rotor``, no stamp) and ``cmd/motor_efforts`` (the
+      elastic joints' motor torques, then the rigid joints' torques).
+    """
+
+    def __init__(self, rec: McapRecording, name: str):
+        self.rec, self.name = rec, name
+        self.last_ns = 0
+        self._k = 0               # control steps seen (the decimation counter)
+        self._sim = None
+
+    def attach(self, sim) -> None:
+        """The simulator of the row (an :class:`~geodyn_ros.sim.ActuatedSim`): joints, frames, motors."""
+        m = sim.model
+        self._sim = sim
+        self.joints = list(m.joint_names)
+        self.base = m.base_link
+        self.elastic = list(getattr(sim, "elastic_joints", ()))
+        self._el_idx = np.array([self.joints.index(j) for j in self.elastic], dtype=np.intp)
+        self._rigid = [j for j in self.joints if j not in self.elastic]
+        self._rigid_idx = np.array([self.joints.index(j) for j in self._rigid], dtype=np.intp)
+        self._held = np.zeros(len(self.joints))     # the rigid joints' torques held over the step
+        self._topics = {t: row_topic(self.name, t) for t in TOPICS}
+
+    def _w(self, topic: str, msg: dict, t_ns: int) -> None:
+        self.rec.write(self._topics[topic], TOPICS[topic], msg, t_ns)
+
+    def _due(self) -> bool:
+        return self._k % self.rec.every == 0
+
+    def state(self, t: float, C, Vb, q, qd) -> None:
+        """The true state at ``t`` [s]: base pose ``C`` (4, 4), body twist ``Vb`` (6,) (w, v), ``q``, ``qd``."""
+        if not self._due():
+            return
+        from geodyn_ros.lie import matrix_to_quat
+        ns = self.last_ns = int(round(t * _NS))
+        h = {"stamp": stamp(ns), "frame_id": "world"}
+        qx, qy, qz, qw = matrix_to_quat(C[:3, :3], "xyzw").tolist()
+        x, y, z = C[:3, 3].tolist()
+        w = Vb.tolist()
+        self._w("odom", {"header": h, "child_frame_id": self.base,
+                         "pose": {"pose": {"position": {"x": x, "y": y, "z": z},
+                                           "orientation": {"x": qx, "y": qy, "z": qz, "w": qw}}},
+                         "twist": {"twist": {"linear": {"x": w[3], "y": w[4], "z": w[5]},
+                                             "angular": {"x": w[0], "y": w[1], "z": w[2]}}}}, ns)
+        sim = self._sim
+        effort = self._held.copy()
+        if self.elastic:
+            spring = sim.spring_torque()
+            effort[self._el_idx] += spring
+        h = {"stamp": stamp(ns), "frame_id": ""}
+        self._w("joint_states", {"header": h, "name": self.joints, "position": _floats(q), "velocity": _floats(qd),
+                                 "effort": _floats(effort)}, ns)
+        if self.elastic:
+            self._w("motor_states", {"header": h, "name": self.elastic, "position": _floats(sim.motor_angle()),
+                                     "velocity": _floats(sim.motor_velocity()), "effort": _floats(spring)}, ns)
+
+    def reference(self, t: float, ref, ff) -> None:
+        """The reference sample ``ref`` the loop used at ``t`` and its feedforward ``ff``: a
+        ``(W_b jet, tau jet)`` pair (rank 6) or the flat map's ``FlatResult`` (rank 4)."""
+        if not self._due():
+            return
+        from geodyn_ros.lie import matrix_to_quat
+        ns = int(round(t * _NS))
+        head = [float(ns // _NS), float(ns % _NS)]
+        cols = tuple(self.joints)
+        if hasattr(ref, "com"):      # a FlatReference
+            k1 = min(len(ref.com), len(ref.yaw), len(ref.q))
+            body = np.hstack([ref.com[:k1], np.asarray(ref.yaw[:k1])[:, None], ref.q[:k1]])
+            self._w("flat_reference", {"layout": jet_layout(k1, _FLAT_REF + cols, 2),
+                                       "data": head + _floats(body)}, ns)
+        else:
+            k1 = min(len(ref.base_twist), len(ref.q))
+            pose = _floats(ref.base_pose[:3, 3]) + matrix_to_quat(ref.base_pose[:3, :3], "xyzw").tolist()
+            body = np.hstack([ref.base_twist[:k1], ref.q[:k1]])
+            self._w("reference", {"layout": jet_layout(k1, _TWIST + cols, 9), "data": head + pose + _floats(body)},
+                    ns)
+        if hasattr(ff, "thrust"):    # FlatResult: the spatial wrench jet, the flat jet, (tau_b, 0, 0, T)
+            W, tau = ff.base_wrench, ff.tau
+            W0 = np.zeros(6)
+            W0[:3], W0[5] = ff.body_torque[0], ff.thrust[0]
+            flat = np.hstack([np.asarray(ff.thrust)[:, None], ff.body_torque, tau])
+            self._w("feedforward/flat_jet", {"layout": jet_layout(len(flat), _FLAT_FF + cols, 2),
+                                             "data": head + _floats(flat)}, ns)
+        else:
+            W, tau = ff
+            W0 = W[0]
+        self._w("feedforward/jet", {"layout": jet_layout(len(W), _WRENCH + cols, 2),
+                                    "data": head + _floats(np.hstack([W, tau]))}, ns)
+        n, f = W0[:3].tolist(), W0[3:].tolist()
+        self._w("feedforward/wrench", {"header": {"stamp": stamp(ns), "frame_id": self.base},
+                                       "wrench": {"force": dict(zip("xyz", f)), "torque": dict(zip("xyz", n))}}, ns)
+        self._w("feedforward/joint_efforts", {"header": {"stamp": stamp(ns), "frame_id": ""}, "name": self.joints,
+                                              "effort": _floats(tau[0])}, ns)
+
+    def command(self, t: float, cmd) -> None:
+        """The command ``cmd`` (a ``FlatCommand`` / ``ActuatedCommand``) held from ``t`` [s]."""
+        jt = getattr(cmd, "joint_torque", None)
+        if jt is not None and len(jt) == len(self.joints):
+            self._held[:] = 0.0
+            self._held[self._rigid_idx] = np.asarray(jt)[self._rigid_idx]
+        due = self._due()
+        self._k += 1
+        if not due or not hasattr(cmd, "omega"):
+            return
+        ns = int(round(t * _NS))
+        om = _floats(cmd.omega)
+        if om:
+            self._w("cmd/rotor_speeds", {"layout": {"dim": [{"label": "rotor", "size": len(om), "stride": len(om)}],
+                                                    "data_offset": 0}, "data": om}, ns)
+        names = self.elastic + self._rigid        # the nodes' order: the motors, then the rigid joints
+        effort = _floats(cmd.u)[:len(self.elastic)] + _floats(self._held[self._rigid_idx])
+        if names:
+            self._w("cmd/motor_efforts", {"header": {"stamp": stamp(ns), "frame_id": ""}, "name": names,
+                                          "effort": effort}, ns)
