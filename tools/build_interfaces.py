@@ -176,6 +176,11 @@ def _remove_previous_install(build: Path, prefix: Path) -> int:
 def build_package(name: str, source: Path, prefix: Path, jobs: int) -> None:
     """CMake configure, build and install of one interface package into ``prefix``."""
     build = prefix / ".geodyn_interfaces" / "build" / name
+    cache = build / "CMakeCache.txt"
+    if cache.exists() and f"CMAKE_HOME_DIRECTORY:INTERNAL={Path(source).resolve()}\n" not in cache.read_text():
+        # configured from another source tree (the clone moved, or a second clone shares the venv):
+        # CMake refuses to reuse it; start this package's build afresh (its install is replaced below)
+        shutil.rmtree(build)
     build.mkdir(parents=True, exist_ok=True)
     log = build.parent.parent / f"{name}.log"
     log.write_text("")
