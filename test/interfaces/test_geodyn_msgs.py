@@ -89,7 +89,7 @@ def test_message_imports_with_the_documented_fields(name):
 def test_the_field_table_matches_the_msg_files_and_the_docs():
     """The .msg files declare these fields in this order, and doc/reference/messages.md names each."""
     from pathlib import Path
-    root = Path(__file__).resolve().parents[3]
+    root = Path(__file__).resolve().parents[2]
     doc = (root / "doc" / "reference" / "messages.md").read_text()
     for name, fields in FIELDS.items():
         lines = [ln.split("#")[0].split() for ln in (root / "geodyn_msgs" / "msg" / f"{name}.msg").read_text().splitlines()]

@@ -1,6 +1,6 @@
 """``tools/build_interfaces.py`` (make venv's step 5): the path fix-up of the ROS wheels' exported
 CMake files, and its one-line error when a build tool is missing. The build itself is exercised by
-``make venv`` and checked by ``test/ros/wire/test_geodyn_msgs.py`` (the messages import and travel)."""
+``make venv`` and checked by ``test/interfaces/test_geodyn_msgs.py`` (the messages import and travel)."""
 from __future__ import annotations
 
 import importlib.util
