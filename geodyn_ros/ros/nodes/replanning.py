@@ -305,10 +305,13 @@ class Replanner:
         except (OSError, ValueError):
             pass
         try:
-            self._proc.wait(1.0)
+            self._proc.wait(2.0)
         except Exception:  # noqa: BLE001  (subprocess.TimeoutExpired)
             self._proc.kill()
-            self._proc.wait(1.0)
+            try:   # SIGKILL: reaped at once on a quiet machine; a loaded one was seen to take over 1 s
+                self._proc.wait(30.0)
+            except Exception:  # noqa: BLE001  a node's destruction never raises; the OS reaps it later
+                pass
         self._conn.close()
         self._proc = None
 
