@@ -219,6 +219,9 @@ class MujocoSim:
         ``geodyn_ros.load_urdf(source, base_link=base_link)``.
     joint_names : tuple of str
         ``model.joint_names``: the column order of every joint array (length n).
+    urdf_text : str
+        The URDF XML of ``model``, with ``locked_joints`` made fixed (e.g. for
+        :func:`geodyn_ros.model.frames.joint_frames`).
     mj_model : mujoco.MjModel
     mj_data : mujoco.MjData
         The underlying MuJoCo objects. Besides the URDF bodies and joints they hold a free joint
@@ -246,6 +249,7 @@ class MujocoSim:
         text, _ = _read_source(source)
         if locked_joints:
             text = lock_joints_xml(text, locked_joints)
+        self.urdf_text = text   # the URDF of self.model (locked joints fixed): its tree, for /tf
         try:
             spec = mujoco.MjSpec.from_string(_urdf_for_mujoco(text, base))
         except Exception as exc:
