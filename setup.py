@@ -16,7 +16,7 @@ setup(
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
         ("share/" + package_name + "/launch", glob("launch/*.py")),
-        ("share/" + package_name + "/config", glob("config/*.yaml")),
+        ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
         ("share/" + package_name + "/config/vehicles", glob("config/vehicles/*.yaml")),
     ],
     package_data={package_name: ["py.typed", "cli_help.json"]},
