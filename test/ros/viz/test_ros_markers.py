@@ -23,13 +23,14 @@ from rclpy.serialization import deserialize_message, serialize_message
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from visualization_msgs.msg import Marker, MarkerArray
 
+import geodyn_ros as gd
 from geodyn_ros.control.rotors import load_actuation_config
 from geodyn_ros.lie import quat_to_matrix
 from geodyn_ros.loops.actuated import tilthex_source
 from geodyn_ros.model.urdf import _read_source
 from geodyn_ros.ros.nodes.markers_node import MarkersNode
 from geodyn_ros.ros.wire.actuator_commands import ROTOR_MSG_TYPE
-from geodyn_ros.ros.wire.jets import FeedforwardJetPacker, make_flat_reference_msg
+from geodyn_ros.ros.wire.jets import FeedforwardJetPacker, make_flat_reference_msg, make_reference_msg
 
 XACRO = str(tilthex_source())
 CFG_PATH = "config/tilthex.yaml"
@@ -80,6 +81,7 @@ def _inputs(h, node, W_b, omega, com_ref):
                                                      ("joint_states", joint_states_msg(0, names, Q, Q)),
                                                      ("feedforward/jet", Float64MultiArray()),
                                                      ("flat_reference", Float64MultiArray()),
+                                                     ("reference", Float64MultiArray()),
                                                      ("cmd/rotor_speeds", _rotor_msg(omega)))}
     for t in pubs:
         h.wait_matched(t)
@@ -171,7 +173,7 @@ def _nan_free(a):
     return a is not None and np.isfinite(a).all()
 
 
-@pytest.mark.parametrize("topic", ["feedforward/jet", "cmd/rotor_speeds", "flat_reference"])
+@pytest.mark.parametrize("topic", ["feedforward/jet", "cmd/rotor_speeds", "flat_reference", "reference"])
 def test_byte_attacks_then_good_input(h, topic):
     """Each attack: the node keeps running (no exception out of spin), takes at most what rclpy
     decodes from the bytes, and the good message after it gives the right marker."""
@@ -191,9 +193,22 @@ def test_byte_attacks_then_good_input(h, topic):
             good = FeedforwardJetPacker(names, 1).pack(0, np.vstack([W_b * value] * 2), np.zeros((2, len(names))))
         elif topic == "cmd/rotor_speeds":
             good = _rotor_msg(np.full(6, value))
-        else:
+        elif topic == "flat_reference":
             good = make_flat_reference_msg(0, np.full((5, 3), value), np.zeros(5), np.zeros((5, len(names))), names)
+        else:   # the reference jet: base pose (x = value / 100 m) and joints; its CoM by the library
+            Cr = C.copy()
+            Cr[0, 3] = value / 100.0
+            good = make_reference_msg(0, Cr, np.zeros((4, 6)), np.tile(Q, (4, 1)), names)
+            want_ref = gd.center_of_mass(node.model, Cr, None, Q)[0]
         raw = serialize_message(good)
+        nan = deserialize_message(raw, msg_type)          # well-formed bytes, a value the node must refuse
+        if isinstance(nan, Float64MultiArray):
+            nan.data[len(nan.data) - 1] = float("nan")
+        else:
+            nan.velocity[len(nan.velocity) - 1] = float("nan")
+        skipped = node.diag.counters["cycles_skipped"]
+        pubs[topic].publish(nan)
+        assert h.spin_until(lambda: node.diag.counters["cycles_skipped"] > skipped, 5.0)
         n_data = len(good.data) if isinstance(good, Float64MultiArray) else 0
         for name, bad in _attacks(raw, i, n_data):
             try:
@@ -209,8 +224,10 @@ def test_byte_attacks_then_good_input(h, topic):
                 ok = lambda: node.W is not None and np.abs(node.W - W_b * value).max() < 1e-12 * value  # noqa: E731
             elif topic == "cmd/rotor_speeds":
                 ok = lambda: np.abs(node.omega - value).max() == 0.0  # noqa: E731
-            else:
+            elif topic == "flat_reference":
                 ok = lambda: np.abs(node.com_ref - value).max() == 0.0  # noqa: E731
+            else:
+                ok = lambda: np.abs(node.com_ref - want_ref).max() < 1e-12  # noqa: E731
             assert h.spin_until(ok, 5.0), name
     # the marker of the last good message
     n0 = len(got)
@@ -221,9 +238,10 @@ def test_byte_attacks_then_good_input(h, topic):
         assert abs(last[("rotor_thrust", 0)].points[1].z - 0.05 * kf[0] * value ** 2) < 1e-12 * value ** 2
     elif topic == "flat_reference":
         assert last[("com_reference", 0)].pose.position.x == value
+    elif topic == "reference":
+        assert abs(last[("com_reference", 0)].pose.position.x - want_ref[0]) < 1e-12
     else:
         assert abs(last[("feedforward_force", 0)].points[1].z - 0.02 * 39.0 * value) < 1e-12 * value
     statuses = [s for a in diag for s in a.status]
     assert all(s.level in (b"\x00", b"\x01") for s in statuses)        # OK or WARN, never ERROR
     assert not [s.message for s in statuses if "unexpected exception" in s.message]   # refusals, no traceback
-    assert node.diag.counters["cycles_skipped"] > 0                      # some attacks were refused by the node
