@@ -15,7 +15,8 @@ floating robot), the pose of the child link frame in the parent link frame,
 
 Fixed joints (and the joints the model locked) have ``M = I``: constant transforms
 (:attr:`JointFrames.fixed`). The moving ones are evaluated in one vectorised pass
-(:meth:`JointFrames.moving_transforms`, about 10 microseconds for a dozen joints) for the
+(:meth:`JointFrames.moving_transforms`: eight numpy operations, about 14 µs for six joints on the
+shared 2-core machine) for the
 simulator's hot path. Quaternions are ``(x, y, z, w)`` (ROS order), translations in metres.
 """
 from __future__ import annotations
@@ -56,24 +57,30 @@ class JointFrames:
         self.moving_parents = tuple(m[1] for m in moving)
         self.moving_children = tuple(m[2] for m in moving)
         self._cols = np.asarray(columns, dtype=np.intp)
+        m = len(moving)
         self._t0, self._q0 = t0, q0
-        self._axis = axis                     # (m, 3) unit axis in the child frame
-        self._rev = revolute.astype(float)    # (m,) 1 revolute, 0 prismatic
-        self._slide = (1.0 - self._rev)[:, None] * np.einsum("mij,mj->mi", _rot_xyzw(q0), axis)
+        # q0 (x) (sin(a/2) e, cos(a/2)) = sin(a/2) (q0 (x) (e, 0)) + cos(a/2) q0: two vector operations
+        e0 = np.zeros((m, 4))
+        e0[:, :3] = axis                      # unit axis in the child frame (= the joint frame at q = 0)
+        self._qe = _quat_mul(q0, e0, np.empty((m, 4)))
+        self._half = 0.5 * revolute.astype(float)[:, None]   # revolute: half angle per rad; prismatic: 0
+        self._slide = (~revolute)[:, None] * np.einsum("mij,mj->mi", _rot_xyzw(q0), axis)   # parent axes
         self._n = n_joints
-        self._dq = np.empty((len(moving), 4))
+        self._c = np.empty((m, 1))
+        self._tmp = np.empty((m, 4))
 
     def moving_transforms(self, q, t_out, quat_out) -> None:
         """Fill ``t_out`` (m, 3) [m] and ``quat_out`` (m, 4) (x, y, z, w) with the transforms of the
         moving joints at the joint positions ``q`` (n,) (``model.joint_names`` order, rad or m).
         ``q`` is not checked (the simulator's own state); use :meth:`transforms` otherwise."""
-        x = np.asarray(q, dtype=float)[self._cols]
-        half = 0.5 * self._rev * x
-        dq = self._dq
-        dq[:, :3] = self._axis * np.sin(half)[:, None]
-        dq[:, 3] = np.cos(half)
-        _quat_mul(self._q0, dq, quat_out)
-        np.multiply(self._slide, x[:, None], out=t_out)
+        x = np.asarray(q, dtype=float)[self._cols][:, None]
+        half = self._half * x
+        np.sin(half, out=self._c)
+        np.multiply(self._qe, self._c, out=quat_out)
+        np.cos(half, out=self._c)
+        np.multiply(self._q0, self._c, out=self._tmp)
+        quat_out += self._tmp
+        np.multiply(self._slide, x, out=t_out)
         t_out += self._t0
 
     def transforms(self, q):

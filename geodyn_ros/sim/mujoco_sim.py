@@ -479,6 +479,15 @@ class MujocoSim:
         C[:3, 3] = qp[self._bq:self._bq + 3]
         return C
 
+    def base_position_quaternion(self, out_p, out_quat) -> None:
+        """Write the base-link origin [m] into ``out_p`` (3,) and its orientation, MuJoCo's own unit
+        quaternion (either sign) in ROS order ``(x, y, z, w)``, into ``out_quat`` (4,): the pose of
+        :meth:`base_pose` without a rotation matrix (the simulators' ``/tf``)."""
+        qp, b = self.mj_data.qpos, self._bq
+        out_p[:] = qp[b:b + 3]
+        out_quat[:3] = qp[b + 4:b + 7]
+        out_quat[3] = qp[b + 3]
+
     def base_twist(self) -> np.ndarray:
         """(6,) spatial base twist ``(w, pdot + p x w)``: world axes, angular first."""
         qp, qv = self.mj_data.qpos, self.mj_data.qvel

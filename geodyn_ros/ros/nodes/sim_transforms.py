@@ -34,7 +34,6 @@ import numpy as np
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
-from geodyn_ros.lie import matrix_to_quat
 from geodyn_ros.model.frames import joint_frames
 
 from ..common.description import description_qos
@@ -116,9 +115,7 @@ class SimTransforms:
         (module docstring); cheap otherwise (two comparisons)."""
         if self.frames is None or stamp_ns < self._next_ns or stamp_ns == self._last_ns:
             return
-        C = sim.base_pose()
-        self._t[0] = C[:3, 3]
-        self._q[0] = matrix_to_quat(C[:3, :3], "xyzw")
+        sim.base_position_quaternion(self._t[0], self._q[0])
         self.frames.moving_transforms(sim.q(), self._t[1:], self._q[1:])
         self.pub_tf.publish(self._writer.write(stamp_ns, self._t, self._q))
         self._last_ns = stamp_ns
