@@ -96,8 +96,9 @@ EXPECTED = {
         "share_defaults": {"urdf": "urdf/tilthex_manipulator.urdf.xacro", "config": "config/geodyn.yaml"},
     },
     "underactuated_sim.launch.py": {
-        "geodyn_nodes": {"geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"},
-        "external": set(),
+        "geodyn_nodes": {"geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller",
+                         "geodyn_markers"},
+        "external": {("rviz2", "rviz2")},
         "sim_time": True,
         "wall_clock": {"geodyn_actuated_sim"},
         "arg_defaults": {"order": "2", "level": "ff2", "speed": "1.0", "feedback": "geometric", "mission": ""},

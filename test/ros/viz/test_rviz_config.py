@@ -85,11 +85,11 @@ def test_rviz_topics_exist_in_the_running_graph(h):
 
 
 def test_launch_files_bring_up_markers_and_rviz(stub_launch):
-    """sim.launch.py and actuated_sim.launch.py: geodyn_markers under markers:=true (default false),
+    """sim.launch.py, actuated_sim.launch.py and underactuated_sim.launch.py: geodyn_markers under markers:=true (default false),
     rviz2 with config/geodyn.rviz under rviz:=true; the actuated one reads the body jet and the rotors."""
     from launch_stubs import _is_launch_config, _Launch
 
-    for filename in ("sim.launch.py", "actuated_sim.launch.py"):
+    for filename in ("sim.launch.py", "actuated_sim.launch.py", "underactuated_sim.launch.py"):
         launch = _Launch(filename)
         assert launch.declared["markers"].kwargs["default_value"] == "false"
         assert launch.declared["rviz"].kwargs["default_value"] == "false"
