@@ -31,7 +31,8 @@ i.e. RViz draws them with the newest transforms, so a marker never waits for ``/
     of diameter ``com_diameter`` [m] in ``world_frame``; ``com_reference`` 0: the reference's CoM.
 A marker whose inputs have not arrived yet is left out.
 
-Bad inputs (a malformed layout, NaN/Inf, unknown joints, a wrong rotor count or a negative speed)
+Inputs are subscribed best effort (keep last ``qos_depth``), which matches reliable and best-effort
+publishers alike. Bad inputs (a malformed layout, NaN/Inf, unknown joints, a wrong rotor count or a negative speed)
 are refused with a one-line problem on ``/diagnostics`` (:mod:`geodyn_ros.ros.common.diagnostics`)
 and the previous value is kept; never a traceback. The robot comes from ``robot_description`` /
 ``urdf_path`` or the ``robot_description`` topic (:mod:`geodyn_ros.ros.common.description`); with
@@ -125,7 +126,9 @@ class MarkersNode(Node):
         # the newest accepted inputs (None: not yet)
         self.C = self.q = self.W = self.omega = self.com_ref = None
         self.cycles = 0       # marker arrays published (tests)
-        qos = control_qos(p["qos_depth"])
+        # best effort: matches reliable and best-effort publishers alike (a viewer loses nothing that
+        # matters by missing a sample), so real sensors' best-effort odometry is drawn too
+        qos = control_qos(p["qos_depth"], "best_effort")
         self.pub = self.create_publisher(MarkerArray, "~/markers", 10)
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: markers", "")
         for msg_type, topic, fn in ((Odometry, "odom", self._on_odom), (JointState, "joint_states", self._on_joints),
