@@ -178,6 +178,10 @@ def geodyn_sim() -> int:
     return _run("geodyn_ros.ros.nodes.sim_node", "geodyn_sim")
 
 
+def geodyn_markers() -> int:
+    return _run("geodyn_ros.ros.nodes.markers_node", "geodyn_markers")
+
+
 def geodyn_actuated_sim() -> int:
     return _run("geodyn_ros.ros.nodes.actuated_sim_node", "geodyn_actuated_sim")
 

@@ -16,7 +16,7 @@ setup(
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
         ("share/" + package_name + "/launch", glob("launch/*.py")),
-        ("share/" + package_name + "/config", glob("config/*.yaml")),
+        ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
         ("share/" + package_name + "/config/vehicles", glob("config/vehicles/*.yaml")),
     ],
     package_data={package_name: ["py.typed", "cli_help.json"]},
@@ -31,6 +31,7 @@ setup(
     entry_points={"console_scripts": [
         "geodyn_node = geodyn_ros_entry:geodyn_node",
         "geodyn_sim = geodyn_ros_entry:geodyn_sim",
+        "geodyn_markers = geodyn_ros_entry:geodyn_markers",
         "geodyn_actuated_sim = geodyn_ros_entry:geodyn_actuated_sim",
         "geodyn_reference = geodyn_ros_entry:geodyn_reference",
         "geodyn_controller = geodyn_ros_entry:geodyn_controller",

@@ -35,12 +35,18 @@ namespace          ROS namespace of the four nodes (default empty: the root); th
 frame_prefix       prefixed to the URDF link names in frame ids by the simulator, geodyn_node
                    and the controller (default empty); world_frame is not prefixed.
 
+markers            true: also geodyn_markers (RViz markers of the feedforward wrench, the rotor
+                   thrusts and the CoM on ~/markers; doc/howto/rviz.md). Default false.
+rviz               true: also rviz2 with share/geodyn_ros/config/geodyn.rviz (needs RViz, not
+                   installable from PyPI). Default false.
+
 A namespace or frame prefix that ROS would refuse stops the launch with one line naming it.
 
 The same loop without ROS launch, in one process: ``geodyn_closed_loop --actuated``.
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
@@ -67,7 +73,7 @@ def generate_launch_description():
     frame_prefix = ParameterValue(LaunchConfiguration("frame_prefix"), value_type=str)
     with_model = {"use_sim_time": True, "robot_description": robot_description, "frame_prefix": frame_prefix}
 
-    def geodyn(executable, overrides):
+    def geodyn(executable, overrides, **kw):
         return Node(
             package="geodyn_ros",
             executable=executable,
@@ -75,6 +81,7 @@ def generate_launch_description():
             namespace=LaunchConfiguration("namespace"),
             output="screen",
             parameters=[config, overrides],
+            **kw,
         )
 
     return LaunchDescription([
@@ -100,6 +107,14 @@ def generate_launch_description():
             "use_feedforward", default_value="true",
             description="Add the feedforward in the controller (false = feedback only, the pd row).",
         ),
+        DeclareLaunchArgument(
+            "markers", default_value="false",
+            description="true: also geodyn_markers (RViz markers of the wrench, rotor thrusts and CoM).",
+        ),
+        DeclareLaunchArgument(
+            "rviz", default_value="false",
+            description="true: also rviz2 with config/geodyn.rviz (RViz must be installed).",
+        ),
         *namespace_arguments("ROS namespace of the nodes (empty = the root); /clock and /diagnostics stay global."),
         geodyn("geodyn_actuated_sim", dict(with_model, use_sim_time=False)),
         geodyn("geodyn_reference", {"use_sim_time": True, "order": order}),
@@ -108,4 +123,12 @@ def generate_launch_description():
         geodyn("geodyn_actuated_controller", dict(
             with_model, **LOCKSTEP_INPUTS, use_feedforward=use_feedforward, feedforward_order=feedforward_order,
             order=order)),
+        # the jet is geodyn_node's body wrench here; the rotors of the simulator's default actuation file
+        geodyn("geodyn_markers", dict(with_model, wrench_representation="body",
+                                      actuation_config=PathJoinSubstitution([share, "config", "tilthex.yaml"])),
+               condition=IfCondition(LaunchConfiguration("markers"))),
+        Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
+             namespace=LaunchConfiguration("namespace"), parameters=[{"use_sim_time": True}],
+             arguments=["-d", PathJoinSubstitution([share, "config", "geodyn.rviz"])],
+             condition=IfCondition(LaunchConfiguration("rviz"))),
     ])

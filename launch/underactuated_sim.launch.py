@@ -44,6 +44,10 @@ namespace     ROS namespace of the four nodes (default empty: the root); /clock 
               stay global, so run one simulation per ROS domain.
 frame_prefix  prefixed to the URDF link names in frame ids by the simulator, geodyn_node and the
               controller (default empty); world_frame is not prefixed.
+markers       true: also geodyn_markers (the feedforward wrench, the rotor thrusts of the actuation
+              YAML, the CoM and the flat reference's; doc/howto/rviz.md). Default false.
+rviz          true: also rviz2 with share/geodyn_ros/config/geodyn.rviz (with mission:=FILE it
+              shows the planned path; needs RViz, not on PyPI). Default false.
 
 A namespace or frame prefix that ROS would refuse stops the launch with one line naming it.
 
@@ -51,6 +55,7 @@ The same loop without ROS launch, in one process: ``geodyn_closed_loop --underac
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
@@ -85,7 +90,7 @@ def generate_launch_description():
     trajectory = ParameterValue(LaunchConfiguration("reference_trajectory", default="figure_eight"), value_type=str)
     mission = ParameterValue(LaunchConfiguration("mission"), value_type=str)
 
-    def geodyn(executable, overrides, files=()):
+    def geodyn(executable, overrides, files=(), **kw):
         return Node(
             package="geodyn_ros",
             executable=executable,
@@ -93,6 +98,7 @@ def generate_launch_description():
             namespace=LaunchConfiguration("namespace"),
             output="screen",
             parameters=[config, *files, overrides],
+            **kw,
         )
 
     return LaunchDescription([
@@ -131,6 +137,14 @@ def generate_launch_description():
             "mission", default_value="",
             description="Waypoint mission YAML flown instead of the figure eight (empty: the figure eight).",
         ),
+        DeclareLaunchArgument(
+            "markers", default_value="false",
+            description="true: also geodyn_markers (RViz markers of the wrench, rotor thrusts and CoM).",
+        ),
+        DeclareLaunchArgument(
+            "rviz", default_value="false",
+            description="true: also rviz2 with config/geodyn.rviz (RViz must be installed).",
+        ),
         *namespace_arguments("ROS namespace of the nodes (empty = the root); /clock and /diagnostics stay global."),
         geodyn("geodyn_actuated_sim", dict(with_model, use_sim_time=False), files=[sim_start]),
         geodyn("geodyn_reference", {"use_sim_time": True, "order": order, "speed": speed, "trajectory": trajectory,
@@ -139,4 +153,10 @@ def generate_launch_description():
         geodyn("geodyn_node", dict(with_model, **LOCKSTEP_INPUTS, order=order, publish_linearization=linearize)),
         geodyn("geodyn_flat_controller", dict(with_model, **LOCKSTEP_INPUTS, order=order, level=level,
                                               feedback=feedback)),
+        # the rotors of the actuation file; the CoM reference is the flat reference's c
+        geodyn("geodyn_markers", dict(with_model), condition=IfCondition(LaunchConfiguration("markers"))),
+        Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
+             namespace=LaunchConfiguration("namespace"), parameters=[{"use_sim_time": True}],
+             arguments=["-d", PathJoinSubstitution([share, "config", "geodyn.rviz"])],
+             condition=IfCondition(LaunchConfiguration("rviz"))),
     ])

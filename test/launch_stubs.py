@@ -43,15 +43,17 @@ NODE_MODULES = {
     "geodyn_controller": "geodyn_ros.ros.nodes.controller_node",
     "geodyn_actuated_controller": "geodyn_ros.ros.nodes.actuated_controller_node",
     "geodyn_flat_controller": "geodyn_ros.ros.nodes.flat_controller_node",
+    "geodyn_markers": "geodyn_ros.ros.nodes.markers_node",
 }
 EXPECTED_SCRIPTS = {"geodyn_node", "geodyn_sim", "geodyn_reference", "geodyn_controller",
                     "geodyn_closed_loop", "geodyn_actuated_controller", "geodyn_actuated_sim",
-                    "geodyn_flat_controller"}
+                    "geodyn_flat_controller", "geodyn_markers"}
 # packages outside geodyn_ros a launch file may start, with their executables
 EXTERNAL_EXECUTABLES = {
     "robot_state_publisher": {"robot_state_publisher"},
     "ros_gz_sim": {"create"},
     "ros_gz_bridge": {"parameter_bridge"},
+    "rviz2": {"rviz2"},
 }
 # parameters every ROS node has, or that the launch files add on top of the yaml
 IMPLICIT_PARAMETERS = {"use_sim_time", "robot_description"}
@@ -66,8 +68,8 @@ EXPECTED = {
         "share_defaults": {"urdf": "urdf/aerial_manipulator.urdf", "config": "config/geodyn.yaml"},
     },
     "sim.launch.py": {
-        "geodyn_nodes": {"geodyn_sim", "geodyn_reference", "geodyn_node", "geodyn_controller"},
-        "external": set(),
+        "geodyn_nodes": {"geodyn_sim", "geodyn_reference", "geodyn_node", "geodyn_controller", "geodyn_markers"},
+        "external": {("rviz2", "rviz2")},   # markers:=true / rviz:=true
         "sim_time": True,
         "wall_clock": {"geodyn_sim"},  # the /clock source refuses use_sim_time
         "arg_defaults": {"order": "2", "use_feedforward": "true", "namespace": "", "frame_prefix": ""},
@@ -85,16 +87,18 @@ EXPECTED = {
                            "bridge_config": "config/gz_bridge.yaml"},
     },
     "actuated_sim.launch.py": {
-        "geodyn_nodes": {"geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_actuated_controller"},
-        "external": set(),
+        "geodyn_nodes": {"geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_actuated_controller",
+                         "geodyn_markers"},
+        "external": {("rviz2", "rviz2")},
         "sim_time": True,
         "wall_clock": {"geodyn_actuated_sim"},  # the /clock source refuses use_sim_time
         "arg_defaults": {"order": "2", "use_feedforward": "true", "feedforward_order": "2"},
         "share_defaults": {"urdf": "urdf/tilthex_manipulator.urdf.xacro", "config": "config/geodyn.yaml"},
     },
     "underactuated_sim.launch.py": {
-        "geodyn_nodes": {"geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"},
-        "external": set(),
+        "geodyn_nodes": {"geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller",
+                         "geodyn_markers"},
+        "external": {("rviz2", "rviz2")},
         "sim_time": True,
         "wall_clock": {"geodyn_actuated_sim"},
         "arg_defaults": {"order": "2", "level": "ff2", "speed": "1.0", "feedback": "geometric", "mission": ""},
@@ -116,7 +120,7 @@ EXPECTED = {
 }
 
 # setup.py data_files: what gets installed into share/geodyn_ros/<dir>
-INSTALLED_SUFFIXES = {"urdf": (".urdf", ".xacro"), "launch": (".py",), "config": (".yaml",)}
+INSTALLED_SUFFIXES = {"urdf": (".urdf", ".xacro"), "launch": (".py",), "config": (".yaml", ".rviz")}
 
 
 # ---------------------------------------------------------------------------------------

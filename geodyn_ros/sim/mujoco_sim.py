@@ -219,6 +219,9 @@ class MujocoSim:
         ``geodyn_ros.load_urdf(source, base_link=base_link)``.
     joint_names : tuple of str
         ``model.joint_names``: the column order of every joint array (length n).
+    urdf_text : str
+        The URDF XML of ``model``, with ``locked_joints`` made fixed (e.g. for
+        :func:`geodyn_ros.model.frames.joint_frames`).
     mj_model : mujoco.MjModel
     mj_data : mujoco.MjData
         The underlying MuJoCo objects. Besides the URDF bodies and joints they hold a free joint
@@ -246,6 +249,7 @@ class MujocoSim:
         text, _ = _read_source(source)
         if locked_joints:
             text = lock_joints_xml(text, locked_joints)
+        self.urdf_text = text   # the URDF of self.model (locked joints fixed): its tree, for /tf
         try:
             spec = mujoco.MjSpec.from_string(_urdf_for_mujoco(text, base))
         except Exception as exc:
@@ -474,6 +478,15 @@ class MujocoSim:
         C[:3, :3] = quat_to_matrix(qp[self._bq + 3:self._bq + 7], order="wxyz")
         C[:3, 3] = qp[self._bq:self._bq + 3]
         return C
+
+    def base_position_quaternion(self, out_p, out_quat) -> None:
+        """Write the base-link origin [m] into ``out_p`` (3,) and its orientation, MuJoCo's own unit
+        quaternion (either sign) in ROS order ``(x, y, z, w)``, into ``out_quat`` (4,): the pose of
+        :meth:`base_pose` without a rotation matrix (the simulators' ``/tf``)."""
+        qp, b = self.mj_data.qpos, self._bq
+        out_p[:] = qp[b:b + 3]
+        out_quat[:3] = qp[b + 4:b + 7]
+        out_quat[3] = qp[b + 3]
 
     def base_twist(self) -> np.ndarray:
         """(6,) spatial base twist ``(w, pdot + p x w)``: world axes, angular first."""

@@ -41,6 +41,8 @@ _DIAG = Topic("/diagnostics", "diagnostic_msgs/DiagnosticArray")
 _DESC = Topic("robot_description", "std_msgs/String",
               "robot_description and urdf_path empty (name: parameter robot_description_topic)")
 _USED = Topic("~/inputs_used", "std_msgs/Float64MultiArray")   # the stamps each cycle used (latest_inputs)
+_TF = (Topic("/tf", "tf2_msgs/TFMessage", "tf_rate_hz > 0"), Topic("/tf_static", "tf2_msgs/TFMessage", "tf_rate_hz > 0"),
+       Topic("robot_description", "std_msgs/String", "robot_description or urdf_path set (latched)"))
 _ROTOR_MSG = "actuator_msgs/Actuators (std_msgs/Float64MultiArray where actuator_msgs is not installed)"
 
 #: every node executable, in the order of the docs
@@ -83,7 +85,7 @@ NODES = (
         subscribes=(Topic("cmd/wrench", "geometry_msgs/WrenchStamped"),
                     Topic("cmd/joint_efforts", "sensor_msgs/JointState"), _DESC),
         publishes=(Topic("/clock", "rosgraph_msgs/Clock"), Topic("odom", "nav_msgs/Odometry"),
-                   Topic("joint_states", "sensor_msgs/JointState"), _DIAG)),
+                   Topic("joint_states", "sensor_msgs/JointState"), *_TF, _DIAG)),
     Executable(
         "geodyn_actuated_sim", "geodyn_ros.ros.nodes.actuated_sim_node",
         "MuJoCo simulator with rotors (gz-sim's motor model) and series-elastic arm joints",
@@ -92,7 +94,7 @@ NODES = (
                     Topic("cmd/joint_efforts", "sensor_msgs/JointState", "inherited from geodyn_sim (ideal inputs)"), _DESC),
         publishes=(Topic("/clock", "rosgraph_msgs/Clock"), Topic("odom", "nav_msgs/Odometry"),
                    Topic("joint_states", "sensor_msgs/JointState"), Topic("motor_states", "sensor_msgs/JointState"),
-                   _DIAG)),
+                   *_TF, _DIAG)),
     Executable(
         "geodyn_controller", "geodyn_ros.ros.nodes.controller_node",
         "geometric tracking controller for ideal actuators (base wrench and joint efforts), with the feedforward",
@@ -125,6 +127,15 @@ NODES = (
                     Topic("geodyn_node/linearization/labels", "std_msgs/String", "feedback lqr"), _DESC),
         publishes=(Topic("cmd/rotor_speeds", _ROTOR_MSG), Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
                    Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _USED, _DIAG)),
+    Executable(
+        "geodyn_markers", "geodyn_ros.ros.nodes.markers_node",
+        "RViz markers of the feedforward wrench, the rotor thrusts and the CoM with its reference (only while subscribed)",
+        subscribes=(Topic("odom", "nav_msgs/Odometry"), Topic("joint_states", "sensor_msgs/JointState"),
+                    Topic("feedforward/jet", "std_msgs/Float64MultiArray"),
+                    Topic("reference", "std_msgs/Float64MultiArray"),
+                    Topic("flat_reference", "std_msgs/Float64MultiArray"),
+                    Topic("cmd/rotor_speeds", _ROTOR_MSG, "actuation_config set"), _DESC),
+        publishes=(Topic("~/markers", "visualization_msgs/MarkerArray"), _DIAG)),
 )
 
 #: every console script: the nodes, then the whole-loop runner and the kernel warm-up

@@ -7,7 +7,11 @@ Publishes, after every step (stamped with the simulated time):
 * ``odom`` (``nav_msgs/Odometry``): base-link pose in ``world_frame``, twist in the base-link
   frame (REP 105: velocity of the base-link origin and angular velocity, base axes);
 * ``joint_states`` (``sensor_msgs/JointState``): ``position``, ``velocity`` and the applied
-  ``effort`` of every model joint, by name.
+  ``effort`` of every model joint, by name;
+* ``/tf`` (``tf2_msgs/TFMessage``, global, at ``tf_rate_hz`` of simulated time, default 100 Hz):
+  ``world_frame`` -> base link and every moving joint's parent -> child link, from the exact state;
+  ``/tf_static`` once (fixed and locked joints); ``robot_description`` latched when the robot comes
+  from a parameter (:mod:`geodyn_ros.ros.nodes.sim_transforms`).
 
 Subscribes ``cmd/wrench`` (``geometry_msgs/WrenchStamped`` in the base-link frame, about its
 origin, ``frame_id`` = ``frame_prefix`` + base link, or empty) and ``cmd/joint_efforts``
@@ -69,6 +73,8 @@ from ..common.diagnostics import DiagnosticsReporter, guard, guard_time_source
 from ..common.description import TOPIC_PARAMETER, ModelSource
 from ..common.params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
 from ..common.runtime import control_qos, run_nodes
+from . import sim_transforms
+from .sim_transforms import SimTransforms
 
 __all__ = ["PARAMETERS", "SimNode", "main"]
 
@@ -107,6 +113,7 @@ PARAMETERS = {
                         "(a controller's cycle: sim_steps; the in-process loops' rule)."),
     "vehicle_size": (0.0, "Vehicle radius L [m] of the sensors' 'markers' attitude noise; 0 = the rotors' "
                      "radius (geodyn_actuated_sim) or 0.25 m (geodyn_sim)."),
+    **sim_transforms.PARAMETERS,
 }
 
 
@@ -166,6 +173,7 @@ class SimNode(Node):
         self.create_subscription(JointState, "cmd/joint_efforts",
                                  guard(self, self._on_efforts, "cmd/joint_efforts"), qos)
         self._clock_msg = ClockMsg()
+        self.tf = SimTransforms(self, p, self.frame_prefix)   # /tf, /tf_static, latched robot_description
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: simulation", "")
 
         wall = Clock(clock_type=ClockType.STEADY_TIME)
@@ -217,6 +225,7 @@ class SimNode(Node):
             self._await_ns = None      # lock-step: the stamp of the odometry delivered at this step
             self._last_sent = {}       # stream -> its last published (stamp, sample): republished as is
         self._last_step_wall = time.monotonic()
+        self.tf.setup(sim, self.stamp_ns)
         self.publish_state()
 
     @staticmethod
@@ -295,6 +304,7 @@ class SimNode(Node):
         stamp = self.stamp_ns
         set_stamp(self._clock_msg.clock, stamp)
         self.pub_clock.publish(self._clock_msg)
+        self.tf.publish(stamp, self.sim)   # the exact state, also under sensing (decimated: tf_rate_hz)
         if self.suite is not None:
             self._publish_sensed(stamp)
         else:

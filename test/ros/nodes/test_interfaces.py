@@ -80,6 +80,7 @@ def _sets():
         "geodyn_actuated_controller": [{"urdf_path": tilt, "per_joint_effort_topics": True}, {}],
         "geodyn_flat_controller": [{"urdf_path": hexa, "feedback": "lqr", "gain_thread": False,
                                     "per_joint_effort_topics": True}, {}],
+        "geodyn_markers": [{"urdf_path": tilt, "actuation_config": "config/tilthex.yaml"}, {}],
     }
 
 

@@ -1,0 +1,247 @@
+"""``geodyn_markers`` (geodyn_ros.ros.nodes.markers_node): what its markers show, when it publishes,
+and its answer to bad bytes.
+
+Oracles and tolerances:
+* the CoM sphere against Pinocchio's ``centerOfMass`` of the same URDF (an independent
+  library), 1e-9 m (both float64 sums over ~20 bodies: ~1e-15 in practice);
+* the rotor arrows against ``motor_constant * omega^2 * thrust_scale`` computed here from the
+  actuation file, 1e-12 relative; the force/torque arrows against the published body wrench
+  times the scales, 1e-12; the flat reference's CoM exactly (a copy);
+* bad bytes: rclpy's own ``deserialize_message`` on the same bytes decides what the node may
+  have seen; whatever it saw, the good message that follows gives the right marker (1e-12) and
+  the node never raises.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from ros_harness import joint_states_msg, odometry_msg  # noqa: I100  (imported first: ROS isolation env)
+
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.serialization import deserialize_message, serialize_message
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from visualization_msgs.msg import Marker, MarkerArray
+
+import geodyn_ros as gd
+from geodyn_ros.control.rotors import load_actuation_config
+from geodyn_ros.lie import quat_to_matrix
+from geodyn_ros.loops.actuated import tilthex_source
+from geodyn_ros.model.urdf import _read_source
+from geodyn_ros.ros.nodes.markers_node import MarkersNode
+from geodyn_ros.ros.wire.actuator_commands import ROTOR_MSG_TYPE
+from geodyn_ros.ros.wire.jets import FeedforwardJetPacker, make_flat_reference_msg, make_reference_msg
+
+XACRO = str(tilthex_source())
+CFG_PATH = "config/tilthex.yaml"
+CFG = load_actuation_config(CFG_PATH)
+TOPIC = "/geodyn_markers/markers"
+PARAMS = {"urdf_path": XACRO, "actuation_config": CFG_PATH, "wrench_representation": "body", "rate_hz": 50.0}
+POSE = [0.3, -0.2, 1.5, 0.1, -0.2, 0.3, 0.9273618495495703]
+Q = np.array([0.3, -0.5, 0.7, 0.2, -0.1, 0.4])
+
+
+def _pin_com(C, q_by_name):
+    """Pinocchio's centre of mass of the TiltHex URDF at base pose C and the named joints (rotors at 0)."""
+    pm = pin.buildModelFromXML(_read_source(XACRO)[0], pin.JointModelFreeFlyer())
+    data = pm.createData()
+    x = pin.neutral(pm)
+    x[:3] = C[:3, 3]
+    x[3:7] = pin.Quaternion(C[:3, :3]).coeffs()          # x, y, z, w
+    for name, v in q_by_name.items():
+        x[pm.joints[pm.getJointId(name)].idx_q] = v
+    return pin.centerOfMass(pm, data, x)
+
+
+def _rotor_msg(omega):
+    if ROTOR_MSG_TYPE is Float64MultiArray:
+        m = Float64MultiArray()
+        m.layout.dim = [MultiArrayDimension(label="rotor", size=len(omega), stride=len(omega))]
+        m.data = [float(v) for v in omega]
+        return m
+    m = ROTOR_MSG_TYPE()
+    m.velocity = [float(v) for v in omega]
+    return m
+
+
+def _latest(arrays, ns):
+    for arr in reversed(arrays):
+        found = [m for m in arr.markers if m.ns == ns]
+        if found:
+            return found
+    return []
+
+
+def _inputs(h, node, W_b, omega, com_ref):
+    names = node.model.joint_names
+    C = np.eye(4)
+    C[:3, :3] = quat_to_matrix(POSE[3:], "xyzw")
+    C[:3, 3] = POSE[:3]
+    pubs = {t: h.publisher(type(m), t) for t, m in (("odom", odometry_msg(0, C, np.zeros(3), np.zeros(3))),
+                                                     ("joint_states", joint_states_msg(0, names, Q, Q)),
+                                                     ("feedforward/jet", Float64MultiArray()),
+                                                     ("flat_reference", Float64MultiArray()),
+                                                     ("reference", Float64MultiArray()),
+                                                     ("cmd/rotor_speeds", _rotor_msg(omega)))}
+    for t in pubs:
+        h.wait_matched(t)
+    pubs["odom"].publish(odometry_msg(0, C, np.zeros(3), np.zeros(3), child=node.base_frame))
+    pubs["joint_states"].publish(joint_states_msg(0, names, Q, Q))
+    pubs["feedforward/jet"].publish(FeedforwardJetPacker(names, 1).pack(0, np.vstack([W_b, W_b]),
+                                                                         np.zeros((2, len(names)))))
+    pubs["cmd/rotor_speeds"].publish(_rotor_msg(omega))
+    pubs["flat_reference"].publish(make_flat_reference_msg(0, np.array([com_ref] * 5), np.zeros(5),
+                                                           np.zeros((5, len(names))), names))
+    return C, pubs
+
+
+def test_markers_show_the_wrench_thrusts_and_com(h):
+    node = h.make(MarkersNode, PARAMS)
+    h.spin_for(0.5)
+    assert node.cycles == 0                              # no subscriber: nothing built, nothing sent
+    got = []
+    h.probe.create_subscription(MarkerArray, TOPIC, got.append, 10)
+    W_b = np.array([0.4, -0.3, 0.2, 1.0, -2.0, 39.0])
+    omega = np.array([700.0, 710.0, 720.0, 730.0, 740.0, 750.0])
+    com_ref = np.array([0.1, 0.2, 1.3])
+    C, _ = _inputs(h, node, W_b, omega, com_ref)
+    want = set(("feedforward_force", "feedforward_torque", "rotor_thrust", "com", "com_reference"))
+    assert h.spin_until(lambda: got and want <= {m.ns for m in got[-1].markers}, 10.0)
+    arr = got[-1].markers
+    by = {(m.ns, m.id): m for m in arr}
+    assert len(by) == len(arr) == 4 + 6                   # ids unique and stable per namespace
+    # CoM vs Pinocchio
+    com = by[("com", 0)].pose.position
+    pc = _pin_com(C, dict(zip(node.model.joint_names, Q)))
+    assert np.abs(np.array([com.x, com.y, com.z]) - pc).max() < 1e-9
+    assert by[("com", 0)].header.frame_id == "world" and by[("com", 0)].type == Marker.SPHERE
+    ref = by[("com_reference", 0)].pose.position
+    assert [ref.x, ref.y, ref.z] == list(com_ref)
+    # rotor arrows: c_f omega^2 along +z of each rotor frame, thrust_scale m/N
+    kf = CFG.rotors.per_rotor("motor_constant")
+    for i in range(6):
+        m = by[("rotor_thrust", i)]
+        assert m.header.frame_id == f"rotor_{i + 1}" and m.type == Marker.ARROW
+        a, b = m.points
+        assert (a.x, a.y, a.z, b.x, b.y) == (0.0, 0.0, 0.0, 0.0, 0.0)
+        assert abs(b.z - 0.05 * kf[i] * omega[i] ** 2) < 1e-12 * b.z
+    # feedforward force and torque at the base, body axes
+    f, n = by[("feedforward_force", 0)], by[("feedforward_torque", 0)]
+    assert f.header.frame_id == n.header.frame_id == "base_link"
+    assert np.abs(np.array([f.points[1].x, f.points[1].y, f.points[1].z]) - 0.02 * W_b[3:]).max() < 1e-12
+    assert np.abs(np.array([n.points[1].x, n.points[1].y, n.points[1].z]) - 0.5 * W_b[:3]).max() < 1e-12
+
+
+def test_spatial_wrench_is_drawn_in_body_axes(h):
+    """wrench_representation spatial: the arrows are Ad_C^T W at the odometry pose (the dual map)."""
+    from geodyn_ros.lie import Ad
+    node = h.make(MarkersNode, dict(PARAMS, wrench_representation="spatial"))
+    got = []
+    h.probe.create_subscription(MarkerArray, TOPIC, got.append, 10)
+    W = np.array([0.4, -0.3, 0.2, 1.0, -2.0, 39.0])
+    C, _ = _inputs(h, node, W, np.full(6, 700.0), np.zeros(3))
+    assert h.spin_until(lambda: _latest(got, "feedforward_force"), 10.0)
+    Wb = Ad(C).T @ W
+    f, n = _latest(got, "feedforward_force")[0], _latest(got, "feedforward_torque")[0]
+    assert np.abs(np.array([f.points[1].x, f.points[1].y, f.points[1].z]) - 0.02 * Wb[3:]).max() < 1e-12
+    assert np.abs(np.array([n.points[1].x, n.points[1].y, n.points[1].z]) - 0.5 * Wb[:3]).max() < 1e-12
+
+
+# ----------------------------------------------------------------------------- bad bytes
+def _attacks(raw: bytes, seed: int, n_data: int):
+    """(name, bytes) of the attacks on the good serialization ``raw`` of a Float64MultiArray of
+    ``n_data`` values (or Actuators): truncations, random bytes, huge counts."""
+    rng = np.random.default_rng(seed)
+    L = len(raw)
+    out = [(f"cut to {k}", raw[:k] + b"\0" * ((-k) % 4)) for k in sorted({0, 4, 5, 8, 12, L // 3, L // 2, L - 8, L - 4})]
+    out += [("random", bytes(rng.integers(0, 256, 64, dtype=np.uint8))),
+            ("random body", raw[:4] + bytes(rng.integers(0, 256, L - 4, dtype=np.uint8)))]
+    huge = bytearray(raw)
+    huge[4:8] = (0xFFFFFFF0).to_bytes(4, "little")               # layout.dim count
+    out.append(("huge dim count", bytes(huge)))
+    start = len(raw) - 8 * n_data                                  # the data's count: just before, or 4 earlier
+    for at in (start - 4, start - 8):
+        if at > 4 and int.from_bytes(raw[at:at + 4], "little") == n_data:
+            huge = bytearray(raw)
+            huge[at:at + 4] = (0x7FFFFFFF).to_bytes(4, "little")
+            out.append(("huge data count", bytes(huge)))
+            break
+    return out
+
+
+def _nan_free(a):
+    return a is not None and np.isfinite(a).all()
+
+
+@pytest.mark.parametrize("topic", ["feedforward/jet", "cmd/rotor_speeds", "flat_reference", "reference"])
+def test_byte_attacks_then_good_input(h, topic):
+    """Each attack: the node keeps running (no exception out of spin), takes at most what rclpy
+    decodes from the bytes, and the good message after it gives the right marker."""
+    node = h.make(MarkersNode, PARAMS)
+    got = []
+    h.probe.create_subscription(MarkerArray, TOPIC, got.append, 10)
+    diag = h.record(DiagnosticArray, "/diagnostics")
+    W_b = np.array([0.4, -0.3, 0.2, 1.0, -2.0, 39.0])
+    omega = np.full(6, 700.0)
+    C, pubs = _inputs(h, node, W_b, omega, np.array([0.1, 0.2, 1.3]))
+    names = node.model.joint_names
+    msg_type = ROTOR_MSG_TYPE if topic == "cmd/rotor_speeds" else Float64MultiArray
+    assert h.spin_until(lambda: node.omega is not None and node.W is not None and node.com_ref is not None, 10.0)
+    for i in range(3):
+        value = 700.0 + 10 * i + 1
+        if topic == "feedforward/jet":
+            good = FeedforwardJetPacker(names, 1).pack(0, np.vstack([W_b * value] * 2), np.zeros((2, len(names))))
+        elif topic == "cmd/rotor_speeds":
+            good = _rotor_msg(np.full(6, value))
+        elif topic == "flat_reference":
+            good = make_flat_reference_msg(0, np.full((5, 3), value), np.zeros(5), np.zeros((5, len(names))), names)
+        else:   # the reference jet: base pose (x = value / 100 m) and joints; its CoM by the library
+            Cr = C.copy()
+            Cr[0, 3] = value / 100.0
+            good = make_reference_msg(0, Cr, np.zeros((4, 6)), np.tile(Q, (4, 1)), names)
+            want_ref = gd.center_of_mass(node.model, Cr, None, Q)[0]
+        raw = serialize_message(good)
+        nan = deserialize_message(raw, msg_type)          # well-formed bytes, a value the node must refuse
+        if isinstance(nan, Float64MultiArray):
+            nan.data[len(nan.data) - 1] = float("nan")
+        else:
+            nan.velocity[len(nan.velocity) - 1] = float("nan")
+        skipped = node.diag.counters["cycles_skipped"]
+        pubs[topic].publish(nan)
+        assert h.spin_until(lambda: node.diag.counters["cycles_skipped"] > skipped, 5.0)
+        n_data = len(good.data) if isinstance(good, Float64MultiArray) else 0
+        for name, bad in _attacks(raw, i, n_data):
+            try:
+                seen = deserialize_message(bad, msg_type)
+            except Exception:  # noqa: BLE001  rclpy refuses the bytes
+                seen = None
+            pubs[topic].publish(bad)
+            h.spin_for(0.02)
+            # whatever the node holds is finite (a refused or NaN input never replaces the value)
+            assert _nan_free(node.W) and _nan_free(node.omega) and _nan_free(node.com_ref), (name, seen is None)
+            pubs[topic].publish(good)
+            if topic == "feedforward/jet":
+                ok = lambda: node.W is not None and np.abs(node.W - W_b * value).max() < 1e-12 * value  # noqa: E731
+            elif topic == "cmd/rotor_speeds":
+                ok = lambda: np.abs(node.omega - value).max() == 0.0  # noqa: E731
+            elif topic == "flat_reference":
+                ok = lambda: np.abs(node.com_ref - value).max() == 0.0  # noqa: E731
+            else:
+                ok = lambda: np.abs(node.com_ref - want_ref).max() < 1e-12  # noqa: E731
+            assert h.spin_until(ok, 5.0), name
+    # the marker of the last good message
+    n0 = len(got)
+    assert h.spin_until(lambda: len(got) > n0 + 1, 5.0)
+    last = {(m.ns, m.id): m for m in got[-1].markers}
+    if topic == "cmd/rotor_speeds":
+        kf = CFG.rotors.per_rotor("motor_constant")
+        assert abs(last[("rotor_thrust", 0)].points[1].z - 0.05 * kf[0] * value ** 2) < 1e-12 * value ** 2
+    elif topic == "flat_reference":
+        assert last[("com_reference", 0)].pose.position.x == value
+    elif topic == "reference":
+        assert abs(last[("com_reference", 0)].pose.position.x - want_ref[0]) < 1e-12
+    else:
+        assert abs(last[("feedforward_force", 0)].points[1].z - 0.02 * 39.0 * value) < 1e-12 * value
+    statuses = [s for a in diag for s in a.status]
+    assert all(s.level in (b"\x00", b"\x01") for s in statuses)        # OK or WARN, never ERROR
+    assert not [s.message for s in statuses if "unexpected exception" in s.message]   # refusals, no traceback
