@@ -1,0 +1,305 @@
+"""Serialized (CDR) typed messages: ``geodyn_node``'s output templates and the strict input decoders.
+
+**Outputs** (:class:`TypedJetOutput`, :class:`TypedDesiredStateOutput`): the raw fast path of
+:mod:`.raw_outputs` for ``geodyn_msgs/FeedforwardJet`` and ``geodyn_msgs/DesiredState``. The
+message of a layout (frames, representation, order, joint names) is built once by
+:mod:`.typed`, serialized once by rclpy and walked once by :class:`~.cdr.CdrReader`, which finds
+where the stamp and every double lie (and the alignment padding, which rclpy leaves
+uninitialized: the template zeroes it). Each cycle one compiled call writes the stamp and the
+numbers into those bytes (``geometry_msgs/Wrench`` is ``(force, torque)``, ``Twist``
+``(linear, angular)``: the kernels swap the halves of the package's moment-first / angular-first
+rows) and ``Publisher.publish(bytes)`` sends them. The bytes are rclpy's ``serialize_message``
+of the same message everywhere except on the padding (``test/ros/wire/test_typed_raw.py``).
+
+**Inputs** (:func:`decode_feedforward_jet_cdr`, :func:`decode_reference_jet_cdr`): strict
+decoders of ``FeedforwardJet`` and ``ReferenceJet`` / ``DesiredState`` bytes with the rules of
+:mod:`.cdr` (encapsulation kinds, padding count, XCDR2 alignment, every field read, strings to
+their first NUL, UTF-8 with replacement; the joint names by :mod:`.cdr`'s compiled walk, with a
+cache of the last name list). They accept exactly what rclpy's ``deserialize_message`` accepts,
+with the same values, except over the size limits below (refused naming the field and the limit).
+They return the namespace of :func:`.typed.jet_fields`, so the typed decoders
+(:func:`.typed.decode_typed_feedforward`, :class:`.typed.TypedReferenceDecoder`) apply the same
+checks to bytes and to messages.
+"""
+from __future__ import annotations
+
+import struct
+from types import SimpleNamespace
+
+import numpy as np
+from numba import njit, types
+
+from ...lie import rotation_to_wxyz
+from . import cdr
+from .cdr import CdrError, CdrReader, CdrTemplate, _names, _NameCache, _serialize
+from .typed import DesiredState, TypedFeedforwardPacker, make_reference_jet
+
+__all__ = ["TypedJetOutput", "TypedDesiredStateOutput", "decode_feedforward_jet_cdr", "decode_reference_jet_cdr",
+           "MAX_JET_ENTRIES", "typed_name_cache"]
+
+#: Entries of ``base_wrench`` / ``base_twist`` / ``com``: 256 (``order`` is a uint8: at most 255).
+MAX_JET_ENTRIES = 256
+
+_TEMPLATE_LIMIT = "MAX_LABEL_BYTES"   # the templates read the node's own messages: the largest limit
+
+
+def _over(what: str, n: int, unit: str, name: str, limit: int) -> CdrError:
+    mod = "typed_raw" if name == "MAX_JET_ENTRIES" else "cdr"
+    return CdrError(f"{what}: {n} {unit} announced, over the limit of {limit} (geodyn_ros.ros.wire.{mod}.{name})")
+
+
+# ----------------------------------------------------------------------------- walking one message
+def _u8(r: CdrReader, what: str) -> int:
+    return r.buf[r._take(1, 1, what)]
+
+
+def _entries(r: CdrReader, width: int, what: str) -> tuple[int, int]:
+    """A sequence of ``width``-double structs (``Wrench``, ``Twist``: 6; ``Vector3``: 3): its count
+    and the position of its first double (``r.pos`` when empty: no alignment, as Fast CDR)."""
+    n = r.u32(what)
+    if n > MAX_JET_ENTRIES:
+        raise _over(what, n, "entries", "MAX_JET_ENTRIES", MAX_JET_ENTRIES)
+    if 8 * width * n > r.end - r.pos:
+        raise CdrError(f"{what}: {n} entries announced, message truncated")
+    return n, (r.f64_block(width * n, what) if n else r.pos)
+
+
+def _name_list(r: CdrReader, what: str, cache: _NameCache | None) -> tuple:
+    """A ``string[]`` (count, then the strings; the names of the last message reused from ``cache``
+    when the bytes and their layout are the same, as :func:`.cdr.decode_joint_state`)."""
+    start = r._take(4, 4, what)
+    n = struct.unpack_from(r._e + "I", r.buf, start)[0]
+    if n > cdr.MAX_JOINTS:
+        raise _over(what, n, "names", "MAX_JOINTS", cdr.MAX_JOINTS)
+    if 4 * n > r.end - r.pos:
+        raise CdrError(f"{what}: {n} names announced, message truncated")
+    layout = (r._e, r._a8, start & 7)
+    if cache is not None and cache.key is not None and cache.layout == layout:
+        stop = start + len(cache.key)
+        if stop <= r.end and bytes(r.buf[start:stop]) == cache.key:
+            r.pos = stop
+            return cache.names
+    names = _names(r, n, what)
+    if cache is not None:
+        cache.key, cache.layout, cache.names = bytes(r.buf[start:r.pos]), layout, names
+    return names
+
+
+def _doubles_at(r: CdrReader, p: int, count: int) -> np.ndarray:
+    if count == 0:
+        return np.empty(0)
+    return np.frombuffer(r.buf, dtype=r._e + "f8", count=count, offset=p).astype(np.float64)
+
+
+def typed_name_cache() -> _NameCache:
+    """A cache of the last joint-name list, for :func:`decode_feedforward_jet_cdr` and
+    :func:`decode_reference_jet_cdr` (one per subscription)."""
+    return _NameCache()
+
+
+_SWAP = np.array([3, 4, 5, 0, 1, 2])   # (force|linear, torque|angular) <-> (moment|angular, force|linear)
+
+
+def decode_feedforward_jet_cdr(buf, what: str = "feedforward/jet", cache: _NameCache | None = None) -> SimpleNamespace:
+    """``geodyn_msgs/FeedforwardJet`` bytes -> the fields of :func:`.typed.jet_fields` (``rows``
+    moment first); :class:`CdrError` for bytes rclpy would refuse or over a size limit."""
+    r = CdrReader(buf, what)
+    sec, nsec, frame = r.stamp_header(what + ".header")
+    child = r.string(what + ".child_frame_id")
+    order = _u8(r, what + ".order")
+    rep = r.string(what + ".representation")
+    k, p = _entries(r, 6, what + ".base_wrench")
+    names = _name_list(r, what + ".joint_names", cache)
+    tau = r.double_sequence(what + ".tau", "MAX_DOUBLES")
+    rows = _doubles_at(r, p, 6 * k).reshape(k, 6)[:, _SWAP]
+    return SimpleNamespace(sec=sec, nanosec=nsec, frame_id=frame, child_frame_id=child, order=order,
+                           representation=rep, rows=rows, pose=None, yaw=None, names=names,
+                           values=np.asarray(tau, dtype=np.float64))
+
+
+def decode_reference_jet_cdr(buf, what: str = "reference", cache: _NameCache | None = None) -> SimpleNamespace:
+    """``geodyn_msgs/ReferenceJet`` or ``DesiredState`` bytes (the same fields) -> the fields of
+    :func:`.typed.jet_fields` (``rows`` angular first, ``pose`` position and ``xyzw``)."""
+    r = CdrReader(buf, what)
+    sec, nsec, frame = r.stamp_header(what + ".header")
+    child = r.string(what + ".child_frame_id")
+    order = _u8(r, what + ".order")
+    rep = r.string(what + ".representation")
+    pose = r.f64_block(7, what + ".base_pose")
+    k, p = _entries(r, 6, what + ".base_twist")
+    names = _name_list(r, what + ".joint_names", cache)
+    q = r.double_sequence(what + ".q", "MAX_DOUBLES")
+    rows = _doubles_at(r, p, 6 * k).reshape(k, 6)[:, _SWAP]
+    return SimpleNamespace(sec=sec, nanosec=nsec, frame_id=frame, child_frame_id=child, order=order,
+                           representation=rep, rows=rows, pose=_doubles_at(r, pose, 7), yaw=None, names=names,
+                           values=np.asarray(q, dtype=np.float64))
+
+
+# ----------------------------------------------------------------------------- output templates
+def _walk_head(r: CdrReader, with_pose: bool):
+    """Header, child frame, order, representation (and the pose): the pose position or None."""
+    r.stamp_header("header", _TEMPLATE_LIMIT)
+    r.string("child_frame_id", _TEMPLATE_LIMIT)
+    _u8(r, "order")
+    r.string("representation", _TEMPLATE_LIMIT)
+    return r.f64_block(7, "base_pose") if with_pose else None
+
+
+def _walk_tail(r: CdrReader, entries: int, values: int):
+    """The struct sequence (its doubles' position), the names and the values (their position)."""
+    k, p = _entries(r, 6, "entries")
+    assert k == entries
+    for i in range(r.u32("joint_names")):
+        r.string(f"joint_names[{i}]", _TEMPLATE_LIMIT)
+    n = r.u32("values")
+    assert n == values
+    return p, (r.f64_block(n, "values") if n else r.pos)
+
+
+class _Template:
+    """A serialized typed message (:class:`~.cdr.CdrTemplate`) with a (2,) uint32 view of its
+    stamp (sec, nanosec: sec >= 0 is the same bits as int32)."""
+
+    __slots__ = ("_raw", "stamp", "rows", "values", "pose")
+
+    def __init__(self, msg, with_pose: bool, entries: int, values: int):
+        raw = _serialize(msg)
+        r = CdrReader(raw)
+        r.pads = []
+        pose = _walk_head(r, with_pose)
+        p, v = _walk_tail(r, entries, values)
+        fields = {"rows": (p, 6 * entries), "values": (v, values)}
+        if with_pose:
+            fields["pose"] = (pose, 7)
+        self._raw = CdrTemplate(raw, 0, fields, r.pads)
+        buf = self._raw._buf
+        e = "<" if raw[1] & 1 else ">"
+        if e != "<" or np.dtype(np.float64).byteorder == ">":   # pragma: no cover (big-endian hosts)
+            raise RuntimeError("the typed templates need a little-endian host and serializer")
+        self.stamp = np.frombuffer(buf, dtype=np.uint32, count=2, offset=4)
+        self.rows = self._raw.fields["rows"].reshape(entries, 6).view(np.float64)
+        self.values = self._raw.fields["values"].view(np.float64)
+        self.pose = self._raw.fields["pose"].view(np.float64) if with_pose else np.empty(7)
+
+    def payload(self) -> bytes:
+        return self._raw.payload()
+
+
+_U32W = types.Array(types.uint32, 1, "C")
+_F1W = types.Array(types.float64, 1, "C")
+_F2W = types.Array(types.float64, 2, "C")
+_F2A = types.Array(types.float64, 2, "A", readonly=True)   # writable arrays convert to it: one signature
+
+
+@njit(types.void(_U32W, types.int64), cache=True, nogil=True, inline="always")
+def _put_stamp(stamp, stamp_ns):  # pragma: no cover (compiled)
+    stamp[0] = np.uint32(stamp_ns // 1_000_000_000)
+    stamp[1] = np.uint32(stamp_ns % 1_000_000_000)
+
+
+@njit(types.boolean(_U32W, _F2W, _F1W, types.int64, _F2A, _F2A), cache=True, nogil=True)
+def _fill_typed_jet(stamp, rows, values, stamp_ns, W, tau):  # pragma: no cover (compiled)
+    """A ``FeedforwardJet`` template: the stamp, ``rows[k]`` = ``(f, n)`` of ``W[k] = (n, f)``,
+    ``values`` = ``tau`` row-major; True if every value is finite (as :func:`.raw_outputs._fill_jet`)."""
+    r1, n = tau.shape
+    if W.shape[0] != r1 or W.shape[1] != 6 or rows.shape[0] != r1 or values.shape[0] != r1 * n:
+        raise ValueError("W, tau: shapes do not fit the FeedforwardJet template")
+    _put_stamp(stamp, stamp_ns)
+    s = 0.0
+    for k in range(r1):
+        for j in range(3):
+            a, b = W[k, j + 3], W[k, j]
+            rows[k, j] = a
+            rows[k, j + 3] = b
+            s += a + b
+        for j in range(n):
+            x = tau[k, j]
+            values[k * n + j] = x
+            s += x
+    return s - s == 0.0   # NaN and Inf propagate into the sum; Inf - Inf is NaN
+
+
+@njit(types.void(_U32W, _F1W, _F2W, _F1W, types.int64, _F2A, _F2A, _F2A), cache=True, nogil=True)
+def _fill_typed_desired(stamp, pose, rows, values, stamp_ns, C, V, q):  # pragma: no cover (compiled)
+    """A ``DesiredState`` template: the stamp, the pose of ``C`` (position, ``xyzw`` of
+    :func:`~geodyn_ros.lie.rotation_to_wxyz`), ``rows[k]`` = ``(v, w)`` of ``V[k] = (w, v)``,
+    ``values`` = the first ``K+1`` rows of ``q`` row-major."""
+    K1, n = V.shape[0], q.shape[1]
+    if V.shape[1] != 6 or q.shape[0] < K1 or rows.shape[0] != K1 or values.shape[0] != K1 * n:
+        raise ValueError("C, V, q: shapes do not fit the DesiredState template")
+    _put_stamp(stamp, stamp_ns)
+    for a in range(3):
+        pose[a] = C[a, 3]
+    w, x, y, z = rotation_to_wxyz(C)
+    pose[3], pose[4], pose[5], pose[6] = x, y, z, w
+    for k in range(K1):
+        for j in range(3):
+            rows[k, j] = V[k, j + 3]
+            rows[k, j + 3] = V[k, j]
+        for j in range(n):
+            values[k * n + j] = q[k, j]
+
+
+class TypedJetOutput:
+    """``feedforward/jet`` as a serialized ``FeedforwardJet`` rewritten in place (module
+    docstring): :class:`.raw_outputs.JetOutput` for the typed message."""
+
+    __slots__ = ("_t", "order", "n")
+
+    def __init__(self, joint_names, order: int, *, frame_id: str = "world", child_frame_id: str = "base_link",
+                 representation: str = "spatial"):
+        r1, n = order + 1, len(joint_names)
+        packer = TypedFeedforwardPacker(joint_names, order, frame_id=frame_id, child_frame_id=child_frame_id,
+                                        representation=representation)
+        self._t = _Template(packer.pack(0, np.zeros((r1, 6)), np.zeros((r1, n))), False, r1, r1 * n)
+        self.order, self.n = order, n
+
+    def write(self, stamp_ns: int, W: np.ndarray, tau: np.ndarray) -> bytes:
+        """The serialized message of ``W^(0..r)`` (r+1, 6) and ``tau^(0..r)`` (r+1, n) (numpy)."""
+        t = self._t
+        t.stamp[:] = divmod(int(stamp_ns), 1_000_000_000)
+        t.rows[:, :3], t.rows[:, 3:] = W[:, 3:], W[:, :3]
+        t.values[:] = np.asarray(tau, dtype=np.float64).ravel()
+        return t.payload()
+
+    def write_finite(self, stamp_ns: int, W: np.ndarray, tau: np.ndarray):
+        """As :meth:`write` in one compiled call that also checks the values: the bytes, or None
+        if ``W`` or ``tau`` holds a NaN or an Inf (then nothing should be published)."""
+        t = self._t
+        if _fill_typed_jet(t.stamp, t.rows, t.values, stamp_ns, W, tau):
+            return t.payload()
+        return None
+
+
+class TypedDesiredStateOutput:
+    """``desired/state`` as a serialized ``DesiredState`` rewritten in place:
+    :class:`.raw_outputs.DesiredStateOutput` for the typed message (order ``r``: ``K = r + 1``)."""
+
+    __slots__ = ("_t",)
+
+    def __init__(self, joint_names, order: int, *, frame_id: str = "world", child_frame_id: str = "base_link",
+                 representation: str = "spatial"):
+        K1, n = order + 2, len(joint_names)
+        msg = make_reference_jet(0, np.eye(4), np.zeros((K1, 6)), np.zeros((K1, n)), joint_names, frame_id=frame_id,
+                                 child_frame_id=child_frame_id, representation=representation, cls=DesiredState)
+        self._t = _Template(msg, True, K1, K1 * n)
+
+    def write(self, stamp_ns: int, C: np.ndarray, V: np.ndarray, q: np.ndarray) -> bytes:
+        """The serialized message of the pose ``C`` (4, 4), ``V`` (r+2, 6), ``q`` (>= r+2, n) (the
+        first rows); the same bytes as :meth:`write_ro`."""
+        V, q = np.asarray(V, dtype=np.float64), np.asarray(q, dtype=np.float64)
+        t = self._t
+        t.stamp[:] = divmod(int(stamp_ns), 1_000_000_000)
+        t.pose[:3] = C[:3, 3]
+        w, x, y, z = rotation_to_wxyz(np.ascontiguousarray(C, dtype=np.float64))
+        t.pose[3:] = x, y, z, w
+        t.rows[:, :3], t.rows[:, 3:] = V[:, 3:], V[:, :3]
+        t.values[:] = q[:V.shape[0]].ravel()
+        return t.payload()
+
+    def write_ro(self, stamp_ns: int, C: np.ndarray, V: np.ndarray, q: np.ndarray) -> bytes:
+        """As :meth:`write` in one compiled call; ``C``, ``V``, ``q`` float64 (read-only views
+        made once keep one compiled signature)."""
+        t = self._t
+        _fill_typed_desired(t.stamp, t.pose, t.rows, t.values, stamp_ns, C, V, q)
+        return t.payload()
