@@ -5,19 +5,19 @@ replaces (:mod:`geodyn_ros.ros.wire.jets`): the same argument shapes, orderings 
 same refusals (:class:`InputError` ``<topic>: <problem>``), the joints matched by name
 (:class:`JointNameMatcher`: extra joints ignored, a missing or repeated model joint refused).
 
-=====================  ===========================================  ==========================================
-message                encoder                                      decoder (the layout's counterpart)
-=====================  ===========================================  ==========================================
-``ReferenceJet``       :func:`make_reference_jet`                   :class:`TypedReferenceDecoder` (``ReferenceDecoder``),
-                       (``make_reference_msg``)                     :func:`decode_typed_reference` (``decode_reference_jet``)
-``DesiredState``       :func:`make_reference_jet` ``cls=DesiredState``  the same two, with ``topic="desired/state"``
-``FlatReference``      :func:`make_flat_reference`                  :class:`TypedFlatReferenceDecoder`
-``FeedforwardJet``     :class:`TypedFeedforwardPacker`              :func:`decode_typed_feedforward`
-``FeedforwardJet``     :meth:`TypedFeedforwardPacker.pack_flat`     :func:`decode_typed_flat_feedforward`
-(flat, ``body``)       (``FlatFeedforwardPacker``)                  (``decode_flat_feedforward_jet``)
-``RotorSpeeds``        :class:`TypedRotorSpeedPacker`               :func:`decode_typed_rotor_speeds`
-``Linearization``      :class:`TypedLinearizationPacker`            :func:`decode_typed_linearization`
-=====================  ===========================================  ==========================================
+* ``ReferenceJet``, ``DesiredState``: :func:`make_reference_jet` (``make_reference_msg``;
+  ``cls=DesiredState``); :class:`TypedReferenceDecoder` (``ReferenceDecoder``) and
+  :func:`decode_typed_reference` (``decode_reference_jet``).
+* ``FlatReference``: :func:`make_flat_reference` (``make_flat_reference_msg``);
+  :class:`TypedFlatReferenceDecoder` (``FlatReferenceDecoder``).
+* ``FeedforwardJet``: :class:`TypedFeedforwardPacker` (``FeedforwardJetPacker``; its
+  ``pack_flat``: ``FlatFeedforwardPacker``, the ``body`` representation with force ``(0, 0, T)``);
+  :func:`decode_typed_feedforward` (``decode_feedforward_jet``) and
+  :func:`decode_typed_flat_feedforward` (``decode_flat_feedforward_jet``).
+* ``RotorSpeeds``: :class:`TypedRotorSpeedPacker` (``RotorSpeedPacker``);
+  :func:`decode_typed_rotor_speeds` (``decode_rotor_speed_jet``).
+* ``Linearization``: :class:`TypedLinearizationPacker` (``LinearizationPacker``, with the labels of
+  ``linearization_labels_json``); :func:`decode_typed_linearization` (``decode_linearization``).
 
 The arrays are the layouts' (``CONVENTIONS.md``): twists angular first ``(w, v)`` (a
 ``geometry_msgs/Twist`` is ``(linear, angular)``: swapped here), wrenches moment first ``(n, f)``

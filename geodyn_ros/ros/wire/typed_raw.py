@@ -23,6 +23,7 @@ checks to bytes and to messages.
 """
 from __future__ import annotations
 
+import math
 import struct
 from types import SimpleNamespace
 
@@ -32,10 +33,11 @@ from numba import njit, types
 from ...lie import rotation_to_wxyz
 from . import cdr
 from .cdr import CdrError, CdrReader, CdrTemplate, _names, _NameCache, _serialize
+from .fast_inputs import _doubles, _key, _same, _stamp
 from .typed import DesiredState, TypedFeedforwardPacker, make_reference_jet
 
 __all__ = ["TypedJetOutput", "TypedDesiredStateOutput", "decode_feedforward_jet_cdr", "decode_reference_jet_cdr",
-           "MAX_JET_ENTRIES", "typed_name_cache"]
+           "FastTypedFeedforward", "MAX_JET_ENTRIES", "typed_name_cache"]
 
 #: Entries of ``base_wrench`` / ``base_twist`` / ``com``: 256 (``order`` is a uint8: at most 255).
 MAX_JET_ENTRIES = 256
@@ -185,6 +187,8 @@ class _Template:
         return self._raw.payload()
 
 
+_U8 = types.Array(types.uint8, 1, "C", readonly=True)
+_I8 = types.Array(types.int64, 1, "C")
 _U32W = types.Array(types.uint32, 1, "C")
 _F1W = types.Array(types.float64, 1, "C")
 _F2W = types.Array(types.float64, 2, "C")
@@ -303,3 +307,86 @@ class TypedDesiredStateOutput:
         t = self._t
         _fill_typed_desired(t.stamp, t.pose, t.rows, t.values, stamp_ns, C, V, q)
         return t.payload()
+
+
+# ----------------------------------------------------------------------------- the compiled input path
+@njit(types.int64(_U8, _U8, _U8, _I8, _F2W, _F2W, _F1W), cache=True, nogil=True)
+def _typed_jet(buf, key1, key2, lay, W, tau, tmp):  # pragma: no cover (compiled)
+    """A ``FeedforwardJet`` of the learned shape into ``W`` (r+1, 6) (moment first) and ``tau``
+    (r+1, n); the stamp, or -1 (another shape, an invalid stamp, a NaN or an Inf: nothing written).
+    ``lay`` = (total length, start of the wrench doubles, their end, start of the tau doubles):
+    ``buf[12:lay[1]]`` must match ``key1`` and ``buf[lay[2]:lay[3]]`` ``key2`` (padding masked)."""
+    total, w0, w1, t0 = lay[0], lay[1], lay[2], lay[3]
+    r1, n = tau.shape
+    if W.shape[0] != r1 or W.shape[1] != 6 or tmp.shape[0] != r1 * (6 + n) or w1 - w0 != 48 * r1:
+        raise ValueError("W, tau: shapes do not fit the learned FeedforwardJet")
+    if not (_same(buf, key1, 12, w0, total) and _same(buf, key2, w1, t0, total)):
+        return -1
+    stamp = _stamp(buf)
+    if stamp < 0:
+        return -1
+    _doubles(buf, w0, 6 * r1, tmp)
+    _doubles(buf, t0, r1 * n, tmp[6 * r1:])
+    for i in range(tmp.shape[0]):
+        if not math.isfinite(tmp[i]):
+            return -1
+    for k in range(r1):
+        for j in range(3):
+            W[k, j] = tmp[6 * k + 3 + j]
+            W[k, 3 + j] = tmp[6 * k + j]
+        for j in range(n):
+            tau[k, j] = tmp[6 * r1 + k * n + j]
+    return stamp
+
+
+class FastTypedFeedforward:
+    """The shape of the last ``FeedforwardJet`` that the full path (:func:`decode_feedforward_jet_cdr`
+    then :func:`.typed.decode_typed_feedforward` with the consumer's checks) accepted: every byte
+    but the stamp and the doubles (frames, order, representation, counts, joint names; the
+    alignment padding masked). A later message of exactly that shape is decoded and checked
+    (stamp, NaN/Inf) in one compiled call, as :class:`.fast_inputs.FastJointState` does for its
+    input; anything else is declined (-1) and takes the full path, which accepts or refuses it.
+    Only little-endian plain CDR (``0x0001``, what rclpy writes) is learned."""
+
+    __slots__ = ("_key1", "_key2", "_lay", "_tmp", "rows", "n")
+
+    def __init__(self):
+        self._key1 = None
+
+    def learn(self, raw) -> None:
+        """Record the shape of ``raw``, a message the full path just accepted."""
+        raw = bytes(raw)
+        self._key1 = None
+        if len(raw) < 12 or raw[0] != 0 or raw[1] != 1:
+            return
+        r = CdrReader(raw)
+        r.pads = []
+        _walk_head(r, False)
+        k = struct.unpack_from("<I", raw, 4 + ((r.pos + 3) & ~3))[0]
+        c = CdrReader(raw)                       # the counts, from a second walk
+        c.pos = r.pos
+        c.u32("entries")
+        if k:
+            c.f64_block(6 * k, "entries")
+        for i in range(c.u32("joint_names")):
+            c.string("joint_names", _TEMPLATE_LIMIT)
+        v = c.u32("tau")
+        if k == 0 or v % k:
+            return
+        w0, t0 = _walk_tail(r, k, v)
+        n = v // k
+        w0, w1 = 4 + w0, 4 + w0 + 48 * k
+        t0 = 4 + t0 if v else 4 + r.pos
+        self._lay = np.array([len(raw), w0, w1, t0], dtype=np.int64)
+        self._tmp = np.zeros(k * (6 + n))
+        self.rows, self.n = k, n
+        key2 = _key(raw, t0, r.pads, lo=w1)
+        self._key1 = _key(raw, w0, r.pads, lo=12)
+        self._key2 = key2
+
+    def decode(self, raw, W: np.ndarray, tau: np.ndarray) -> int:
+        """Stamp [ns] with ``W`` (rows, 6) and ``tau`` (rows, n) written, or -1 (declined: nothing
+        written). ``rows``, ``n``: those of the learned message (attributes)."""
+        if self._key1 is None:
+            return -1
+        return _typed_jet(np.frombuffer(raw, dtype=np.uint8), self._key1, self._key2, self._lay, W, tau, self._tmp)

@@ -30,6 +30,7 @@ from sibling import test_module  # noqa: E402
 
 from geodyn_ros.ros.wire import cdr, typed_raw  # noqa: E402
 from geodyn_ros.ros.wire.cdr import CdrError, CdrReader  # noqa: E402
+from geodyn_ros.ros.wire.conversions import InputError  # noqa: E402
 from geodyn_ros.ros.wire.typed import (TypedFeedforwardPacker, decode_typed_feedforward,  # noqa: E402
                                        jet_fields, make_reference_jet)
 from geodyn_ros.ros.wire.typed_raw import (TypedDesiredStateOutput, TypedJetOutput,  # noqa: E402
@@ -364,7 +365,6 @@ def test_rclpy_serialized_messages_relabelled():
 def test_decoded_bytes_feed_the_typed_checks():
     """The raw fields go through the typed decoders' checks: a representation or a NaN refused
     the same way as from the message object."""
-    from geodyn_ros.ros.wire.conversions import InputError
     p = TypedFeedforwardPacker(("a",), 0, representation="spatial")
     msg = p.pack(STAMP, np.ones((1, 6)), np.ones((1, 1)))
     raw = serialize_message(msg)
@@ -376,3 +376,67 @@ def test_decoded_bytes_feed_the_typed_checks():
     for src in (msg, decode_feedforward_jet_cdr(serialize_message(msg))):
         with pytest.raises(InputError, match="feedforward/jet: NaN or Inf"):
             decode_typed_feedforward(src)
+
+
+# ----------------------------------------------------------------------------- the compiled input path
+def _full(raw):
+    """The full path: strict bytes, then the typed checks; (stamp, W, tau) or None."""
+    try:
+        stamp, W, tau, _, _ = decode_typed_feedforward(decode_feedforward_jet_cdr(raw))
+    except InputError:          # (a CdrError is one)
+        return None
+    return stamp, W, tau
+
+
+def test_fast_feedforward_accepts_only_what_the_full_path_accepts():
+    """Learn the shape of a message rclpy serialized (frame_id lengths 0..8, 0..3 joints, orders
+    0..2), then decode: the same shape with new numbers (accepted, equal to the full path bit for
+    bit; rclpy's uninitialized padding differs from message to message), and mutations of it
+    (random bytes anywhere, a NaN, an invalid stamp, cut or extended): every message the compiled
+    path accepts, the full path accepts with the same stamp and values; it declines the rest."""
+    rng = np.random.default_rng(48)
+    fast, declined, accepted = typed_raw.FastTypedFeedforward(), 0, 0
+    for flen in range(9):
+        n, order = flen % 4, flen % 3
+        r1 = order + 1
+        packer = TypedFeedforwardPacker([f"j{i}" for i in range(n)], order, frame_id="w" * flen, child_frame_id="b")
+        raw = serialize_message(packer.pack(STAMP, rng.normal(size=(r1, 6)), rng.normal(size=(r1, n))))
+        assert _full(raw) is not None
+        fast.learn(raw)
+        assert (fast.rows, fast.n) == (r1, n)
+        for i in range(120):
+            W, tau = rng.normal(size=(r1, 6)), rng.normal(size=(r1, n))
+            b = bytearray(serialize_message(packer.pack(STAMP + i, W, tau)))
+            if i % 4 == 1:
+                for p in rng.integers(0, len(b), size=int(rng.integers(1, 3))):
+                    b[p] = int(rng.integers(0, 256))
+            elif i % 4 == 2:
+                b = b[:int(rng.integers(0, len(b)))] if rng.integers(0, 2) else b + bytes(int(rng.integers(1, 9)))
+            elif i % 4 == 3:                                       # an invalid stamp or a NaN
+                if rng.integers(0, 2):
+                    b[4:8] = b"\xff\xff\xff\xff"                     # sec = -1
+                else:
+                    W[int(rng.integers(0, r1)), int(rng.integers(0, 6))] = np.nan
+                    b = bytearray(serialize_message(packer.pack(STAMP + i, W, tau)))
+            Wo, to = np.full((r1, 6), 7.0), np.full((r1, n), 7.0)
+            s = fast.decode(bytes(b), Wo, to)
+            full = _full(bytes(b))
+            if s < 0:
+                declined += 1
+                assert (Wo == 7.0).all() and (to == 7.0).all()       # nothing written
+                assert i % 4 != 0, "a message of the learned shape was declined"
+                assert i % 4 != 3 or full is None
+            else:
+                accepted += 1
+                assert i % 4 != 3
+                assert full is not None and full[0] == s
+                assert np.array_equal(full[1], Wo) and np.array_equal(full[2], to)
+                if i % 4 == 0:
+                    assert np.array_equal(Wo, W) and np.array_equal(to, tau)
+    assert accepted > 9 * 30 and declined > 9 * 30
+    with pytest.raises(ValueError, match="shapes do not fit"):
+        fast.decode(raw, np.zeros((r1 + 1, 6)), np.zeros((r1 + 1, n)))
+    big = bytearray(raw)
+    big[1] = 0                                                   # big endian: never learned
+    fast.learn(bytes(big))
+    assert fast.decode(raw, np.zeros((r1, 6)), np.zeros((r1, n))) == -1
