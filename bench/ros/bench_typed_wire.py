@@ -106,7 +106,8 @@ def groups():
         yield f"read reference r={order} n={n}", [
             ("rclpy", lambda raw=ref: deserialize_message(raw, ReferenceJet)),
             ("rclpy+decode", lambda raw=ref, d=dec, b=bufs: d.decode(deserialize_message(raw, ReferenceJet), *b)),
-            ("cdr+decode", lambda raw=ref, d=dec, b=bufs, c=rcache: d.decode(decode_reference_jet_cdr(raw, cache=c), *b)),
+            ("cdr+decode", lambda raw=ref, d=dec, b=bufs, c=rcache:
+                d.decode(decode_reference_jet_cdr(raw, cache=c), *b)),
         ]
 
 

@@ -223,6 +223,27 @@ def _fill_typed_jet(stamp, rows, values, stamp_ns, W, tau):  # pragma: no cover 
     return s - s == 0.0   # NaN and Inf propagate into the sum; Inf - Inf is NaN
 
 
+_R1 = types.Array(types.float64, 1, "A", readonly=True)
+
+
+@njit(types.void(_U32W, _F2W, _F1W, types.int64, _R1, _F2A, _F2A), cache=True, nogil=True)
+def _fill_typed_flat(stamp, rows, values, stamp_ns, T, tb, tau):  # pragma: no cover (compiled)
+    """A ``FeedforwardJet`` template (``body``): ``rows[k]`` = force ``(0, 0, T[k])``, torque ``tb[k]``."""
+    r1, n = tau.shape
+    if T.shape[0] != r1 or tb.shape[0] != r1 or tb.shape[1] != 3 or rows.shape[0] != r1 \
+            or values.shape[0] != r1 * n:
+        raise ValueError("thrust, torque, tau: shapes do not fit the FeedforwardJet template")
+    _put_stamp(stamp, stamp_ns)
+    for k in range(r1):
+        rows[k, 0] = 0.0
+        rows[k, 1] = 0.0
+        rows[k, 2] = T[k]
+        for j in range(3):
+            rows[k, 3 + j] = tb[k, j]
+        for j in range(n):
+            values[k * n + j] = tau[k, j]
+
+
 @njit(types.void(_U32W, _F1W, _F2W, _F1W, types.int64, _F2A, _F2A, _F2A), cache=True, nogil=True)
 def _fill_typed_desired(stamp, pose, rows, values, stamp_ns, C, V, q):  # pragma: no cover (compiled)
     """A ``DesiredState`` template: the stamp, the pose of ``C`` (position, ``xyzw`` of
@@ -248,7 +269,7 @@ class TypedJetOutput:
     """``feedforward/jet`` as a serialized ``FeedforwardJet`` rewritten in place (module
     docstring): :class:`.raw_outputs.JetOutput` for the typed message."""
 
-    __slots__ = ("_t", "order", "n")
+    __slots__ = ("_t", "order", "n", "body")
 
     def __init__(self, joint_names, order: int, *, frame_id: str = "world", child_frame_id: str = "base_link",
                  representation: str = "spatial"):
@@ -256,7 +277,7 @@ class TypedJetOutput:
         packer = TypedFeedforwardPacker(joint_names, order, frame_id=frame_id, child_frame_id=child_frame_id,
                                         representation=representation)
         self._t = _Template(packer.pack(0, np.zeros((r1, 6)), np.zeros((r1, n))), False, r1, r1 * n)
-        self.order, self.n = order, n
+        self.order, self.n, self.body = order, n, representation == "body"
 
     def write(self, stamp_ns: int, W: np.ndarray, tau: np.ndarray) -> bytes:
         """The serialized message of ``W^(0..r)`` (r+1, 6) and ``tau^(0..r)`` (r+1, n) (numpy)."""
@@ -273,6 +294,16 @@ class TypedJetOutput:
         if _fill_typed_jet(t.stamp, t.rows, t.values, stamp_ns, W, tau):
             return t.payload()
         return None
+
+    def write_flat(self, stamp_ns: int, thrust: np.ndarray, torque: np.ndarray, tau: np.ndarray) -> bytes:
+        """The typed ``feedforward/flat_jet`` (a template made with ``representation="body"``):
+        ``T^(0..r)`` (r+1,), ``tau_b^(0..r)`` (r+1, 3), ``tau^(0..r)`` (r+1, n) in one compiled call,
+        the bytes of :meth:`.typed.TypedFeedforwardPacker.pack_flat`."""
+        if not self.body:
+            raise ValueError("write_flat: the template's representation is not 'body'")
+        t = self._t
+        _fill_typed_flat(t.stamp, t.rows, t.values, stamp_ns, thrust, torque, tau)
+        return t.payload()
 
 
 class TypedDesiredStateOutput:

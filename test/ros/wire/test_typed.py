@@ -17,7 +17,8 @@ import pytest
 
 pytest.importorskip("rclpy")
 pytest.importorskip("geodyn_msgs")
-from geodyn_msgs.msg import DesiredState, FeedforwardJet, FlatReference, Linearization, ReferenceJet, RotorSpeeds  # noqa: E402
+from geodyn_msgs.msg import (DesiredState, FeedforwardJet, FlatReference, Linearization,  # noqa: E402
+                             ReferenceJet, RotorSpeeds)
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
@@ -86,8 +87,10 @@ def test_reference_decodes_as_the_layout(order, cls):
 
 def _both_reference(lay, typ, order=1, topic="reference"):
     out = []
-    for dec, m in ((jets.ReferenceDecoder(MODEL, order, topic), lay), (T.TypedReferenceDecoder(MODEL, order, topic), typ)):
-        out.append(_outcome(lambda: dec.decode(m, np.zeros((4, 4)), np.zeros((order + 2, 6)), np.zeros((order + 3, 3)))))
+    for dec, m in ((jets.ReferenceDecoder(MODEL, order, topic), lay),
+                   (T.TypedReferenceDecoder(MODEL, order, topic), typ)):
+        bufs = (np.zeros((4, 4)), np.zeros((order + 2, 6)), np.zeros((order + 3, 3)))
+        out.append(_outcome(lambda: dec.decode(m, *bufs)))
     return out
 
 
@@ -276,7 +279,8 @@ def test_rotor_speeds_decode_as_the_layout():
     typ = _wire(T.TypedRotorSpeedPacker(rotors, 2, frame_id="hex/base_link").pack(STAMP, om))
     b = T.decode_typed_rotor_speeds(typ, rotor_names=rotors, frame_id="hex/base_link")
     assert a[0] == b[0] == STAMP and a[2] == b[2] == rotors and np.array_equal(a[1], b[1])
-    with pytest.raises(InputError, match="^feedforward/rotor_speeds: header.frame_id 'hex/base_link' is not the base link 'b'$"):
+    with pytest.raises(InputError, match="^feedforward/rotor_speeds: header.frame_id 'hex/base_link' is not the "
+                                         "base link 'b'$"):
         T.decode_typed_rotor_speeds(typ, frame_id="b")
     with pytest.raises(InputError, match="rotors .* are not"):
         T.decode_typed_rotor_speeds(typ, rotor_names=rotors[::-1])
