@@ -1,7 +1,9 @@
 """Serialized (CDR) typed messages: ``geodyn_node``'s output templates and the strict input decoders.
 
-**Outputs** (:class:`TypedJetOutput`, :class:`TypedDesiredStateOutput`): the raw fast path of
-:mod:`.raw_outputs` for ``geodyn_msgs/FeedforwardJet`` and ``geodyn_msgs/DesiredState``. The
+**Outputs** (:class:`TypedJetOutput`, :class:`TypedDesiredStateOutput`,
+:class:`TypedRotorSpeedOutput`): the raw fast path of :mod:`.raw_outputs` for
+``geodyn_msgs/FeedforwardJet`` (also the typed ``feedforward/flat_jet``: ``write_flat``),
+``DesiredState`` and ``RotorSpeeds``. The
 message of a layout (frames, representation, order, joint names) is built once by
 :mod:`.typed`, serialized once by rclpy and walked once by :class:`~.cdr.CdrReader`, which finds
 where the stamp and every double lie (and the alignment padding, which rclpy leaves
@@ -11,15 +13,17 @@ numbers into those bytes (``geometry_msgs/Wrench`` is ``(force, torque)``, ``Twi
 rows) and ``Publisher.publish(bytes)`` sends them. The bytes are rclpy's ``serialize_message``
 of the same message everywhere except on the padding (``test/ros/wire/test_typed_raw.py``).
 
-**Inputs** (:func:`decode_feedforward_jet_cdr`, :func:`decode_reference_jet_cdr`): strict
-decoders of ``FeedforwardJet`` and ``ReferenceJet`` / ``DesiredState`` bytes with the rules of
+**Inputs** (:func:`decode_feedforward_jet_cdr`, :func:`decode_reference_jet_cdr`,
+:func:`decode_flat_reference_cdr`): strict decoders of ``FeedforwardJet``, ``ReferenceJet`` /
+``DesiredState`` and ``FlatReference`` bytes with the rules of
 :mod:`.cdr` (encapsulation kinds, padding count, XCDR2 alignment, every field read, strings to
 their first NUL, UTF-8 with replacement; the joint names by :mod:`.cdr`'s compiled walk, with a
 cache of the last name list). They accept exactly what rclpy's ``deserialize_message`` accepts,
 with the same values, except over the size limits below (refused naming the field and the limit).
 They return the namespace of :func:`.typed.jet_fields`, so the typed decoders
 (:func:`.typed.decode_typed_feedforward`, :class:`.typed.TypedReferenceDecoder`) apply the same
-checks to bytes and to messages.
+checks to bytes and to messages. :class:`FastTypedFeedforward` then decodes a ``FeedforwardJet``
+of a learned shape in one compiled call (it only ever accepts; anything else takes the full path).
 """
 from __future__ import annotations
 
@@ -34,10 +38,11 @@ from ...lie import rotation_to_wxyz
 from . import cdr
 from .cdr import CdrError, CdrReader, CdrTemplate, _names, _NameCache, _serialize
 from .fast_inputs import _doubles, _key, _same, _stamp
-from .typed import DesiredState, TypedFeedforwardPacker, make_reference_jet
+from .raw_outputs import _sqrt_series, rotor_speed_jet
+from .typed import DesiredState, TypedFeedforwardPacker, TypedRotorSpeedPacker, make_reference_jet
 
-__all__ = ["TypedJetOutput", "TypedDesiredStateOutput", "decode_feedforward_jet_cdr", "decode_reference_jet_cdr",
-           "FastTypedFeedforward", "MAX_JET_ENTRIES", "typed_name_cache"]
+__all__ = ["TypedJetOutput", "TypedDesiredStateOutput", "TypedRotorSpeedOutput", "decode_feedforward_jet_cdr",
+           "decode_reference_jet_cdr", "decode_flat_reference_cdr", "FastTypedFeedforward", "MAX_JET_ENTRIES", "typed_name_cache"]
 
 #: Entries of ``base_wrench`` / ``base_twist`` / ``com``: 256 (``order`` is a uint8: at most 255).
 MAX_JET_ENTRIES = 256
@@ -135,6 +140,22 @@ def decode_reference_jet_cdr(buf, what: str = "reference", cache: _NameCache | N
     return SimpleNamespace(sec=sec, nanosec=nsec, frame_id=frame, child_frame_id=child, order=order,
                            representation=rep, rows=rows, pose=_doubles_at(r, pose, 7), yaw=None, names=names,
                            values=np.asarray(q, dtype=np.float64))
+
+
+def decode_flat_reference_cdr(buf, what: str = "flat_reference", cache: _NameCache | None = None) -> SimpleNamespace:
+    """``geodyn_msgs/FlatReference`` bytes -> the fields of :func:`.typed.jet_fields` (``rows`` the
+    CoM entries (K+1, 3), ``yaw``)."""
+    r = CdrReader(buf, what)
+    sec, nsec, frame = r.stamp_header(what + ".header")
+    child = r.string(what + ".child_frame_id")
+    order = _u8(r, what + ".order")
+    k, p = _entries(r, 3, what + ".com")
+    yaw = r.double_sequence(what + ".yaw", "MAX_DOUBLES")
+    names = _name_list(r, what + ".joint_names", cache)
+    q = r.double_sequence(what + ".q", "MAX_DOUBLES")
+    return SimpleNamespace(sec=sec, nanosec=nsec, frame_id=frame, child_frame_id=child, order=order,
+                           representation=None, rows=_doubles_at(r, p, 3 * k).reshape(k, 3), pose=None,
+                           yaw=np.asarray(yaw, dtype=np.float64), names=names, values=np.asarray(q, dtype=np.float64))
 
 
 # ----------------------------------------------------------------------------- output templates
@@ -338,6 +359,74 @@ class TypedDesiredStateOutput:
         t = self._t
         _fill_typed_desired(t.stamp, t.pose, t.rows, t.values, stamp_ns, C, V, q)
         return t.payload()
+
+
+@njit(types.boolean(_U32W, _F1W, types.int64, _F2A, _R1, _R1, _F2A), cache=True, nogil=True)
+def _fill_typed_rotor(stamp, values, stamp_ns, A, umax, T, tb):  # pragma: no cover (compiled)
+    """A ``RotorSpeeds`` template: ``u^(k) = A (T^(k), tb^(k))`` summed as
+    :func:`.raw_outputs._fill_rotor` sums it, then ``omega = sqrt(u)`` by the one series
+    :func:`.raw_outputs._sqrt_series`; False (nothing usable written) unless every
+    ``0 < u^(0)_i < umax_i``."""
+    r1, m = T.shape[0], A.shape[0]
+    if tb.shape[0] != r1 or tb.shape[1] != 3 or A.shape[1] != 4 or umax.shape[0] != m or values.shape[0] != r1 * m:
+        raise ValueError("thrust, torque: shapes do not fit the RotorSpeeds template")
+    u = np.empty((r1, m))
+    for k in range(r1):
+        for i in range(m):
+            u[k, i] = T[k] * A[i, 0] + (tb[k, 0] * A[i, 1] + tb[k, 1] * A[i, 2] + tb[k, 2] * A[i, 3])
+    for i in range(m):
+        if not (u[0, i] > 0.0 and u[0, i] < umax[i]):
+            return False
+    _sqrt_series(u, values.reshape(r1, m))
+    _put_stamp(stamp, stamp_ns)
+    return True
+
+
+class TypedRotorSpeedOutput:
+    """``feedforward/rotor_speeds`` as a serialized ``RotorSpeeds`` rewritten in place:
+    :class:`.raw_outputs.RotorSpeedOutput` for the typed message (``header.frame_id`` the base link)."""
+
+    __slots__ = ("_raw", "stamp", "values", "_al", "_A", "_umax", "shape")
+
+    def __init__(self, rotor_names, order: int, *, frame_id: str = "base_link"):
+        r1, m = order + 1, len(rotor_names)
+        msg = TypedRotorSpeedPacker(rotor_names, order, frame_id=frame_id).pack(0, np.zeros((r1, m)))
+        raw = _serialize(msg)
+        r = CdrReader(raw)
+        r.pads = []
+        r.stamp_header("header", _TEMPLATE_LIMIT)
+        _u8(r, "order")
+        for i in range(r.u32("rotor_names")):
+            r.string(f"rotor_names[{i}]", _TEMPLATE_LIMIT)
+        n = r.u32("angular_velocities")
+        self._raw = CdrTemplate(raw, 0, {"values": (r.f64_block(n, "values") if n else r.pos, n)}, r.pads)
+        self.stamp = np.frombuffer(self._raw._buf, dtype=np.uint32, count=2, offset=4)
+        self.values = self._raw.fields["values"].view(np.float64)
+        self.shape, self._al = (r1, m), None
+
+    def write(self, stamp_ns: int, omega: np.ndarray) -> bytes:
+        """``omega_d^(0..r)`` (r+1, n_r), serialized."""
+        omega = np.asarray(omega, dtype=np.float64)
+        if omega.shape != self.shape:
+            raise ValueError(f"omega: expected {self.shape}, got {omega.shape}")
+        self.stamp[:] = divmod(int(stamp_ns), 1_000_000_000)
+        self.values[:] = omega.ravel()
+        return self._raw.payload()
+
+    def write_flat(self, stamp_ns: int, allocation, rotor_names, thrust: np.ndarray, torque: np.ndarray):
+        """As :meth:`.raw_outputs.RotorSpeedOutput.write_flat`: ``(payload, "")`` or
+        ``(None, problem)`` (the refusal line of :func:`.raw_outputs.rotor_speed_jet`)."""
+        if allocation is not self._al:
+            self._al = allocation
+            self._A = np.ascontiguousarray(allocation.A4_pinv, dtype=np.float64)
+            self._A.flags.writeable = False
+            lim = np.broadcast_to(np.asarray(allocation.max_rot_velocity, dtype=np.float64), self._A.shape[:1])
+            self._umax = np.array(lim ** 2)
+            self._umax.flags.writeable = False
+        if _fill_typed_rotor(self.stamp, self.values, stamp_ns, self._A, self._umax, thrust, torque):
+            return self._raw.payload(), ""
+        omega, problem = rotor_speed_jet(allocation, rotor_names, thrust, torque)
+        return (None, problem) if omega is None else (self.write(stamp_ns, omega), "")
 
 
 # ----------------------------------------------------------------------------- the compiled input path

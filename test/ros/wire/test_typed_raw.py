@@ -24,23 +24,25 @@ import pytest
 
 pytest.importorskip("rclpy")
 pytest.importorskip("geodyn_msgs")
-from geodyn_msgs.msg import DesiredState, FeedforwardJet, ReferenceJet  # noqa: E402
+from geodyn_msgs.msg import DesiredState, FeedforwardJet, FlatReference, ReferenceJet, RotorSpeeds  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
 from sibling import test_module  # noqa: E402
 
 from geodyn_ros.ros.wire import cdr, typed_raw  # noqa: E402
 from geodyn_ros.ros.wire.cdr import CdrError, CdrReader  # noqa: E402
 from geodyn_ros.ros.wire.conversions import InputError  # noqa: E402
-from geodyn_ros.ros.wire.typed import (TypedFeedforwardPacker, decode_typed_feedforward,  # noqa: E402
-                                       jet_fields, make_reference_jet)
+from geodyn_ros.ros.wire.raw_outputs import RotorSpeedOutput  # noqa: E402
+from geodyn_ros.ros.wire.typed import (TypedFeedforwardPacker, TypedRotorSpeedPacker,  # noqa: E402
+                                       decode_typed_feedforward, jet_fields, make_flat_reference, make_reference_jet)
 from geodyn_ros.ros.wire.typed_raw import (TypedDesiredStateOutput, TypedJetOutput,  # noqa: E402
-                                           decode_feedforward_jet_cdr, decode_reference_jet_cdr,
-                                           typed_name_cache)
+                                           TypedRotorSpeedOutput, decode_feedforward_jet_cdr,
+                                           decode_flat_reference_cdr, decode_reference_jet_cdr, typed_name_cache)
 
 attack = test_module("test_cdr_attack")
 _Writer, ACCEPTED, undefined_in_rclpy, _bits = attack._Writer, attack.ACCEPTED, attack.undefined_in_rclpy, attack._bits
 
-CLS = {"ff": FeedforwardJet, "ref": ReferenceJet, "ds": DesiredState}
+CLS = {"ff": FeedforwardJet, "ref": ReferenceJet, "ds": DesiredState, "flat": FlatReference}
 KINDS = tuple(CLS)
 STAMP = 1_700_000_123_456_789_012
 
@@ -146,6 +148,44 @@ def test_desired_state_template_is_rclpys_bytes(order):
         out.write_ro(STAMP, C, V[:1], q)
 
 
+@pytest.mark.parametrize("order", [0, 2])
+def test_rotor_speed_template_is_rclpys_bytes_and_the_layouts_numbers(order):
+    """``TypedRotorSpeedOutput``: ``write`` is rclpy's bytes but the padding; ``write_flat`` (the
+    compiled allocation and series) writes the same numbers, bit for bit, as the layout's
+    ``RotorSpeedOutput.write_flat`` (the same kernel code path), and the same refusal line."""
+    attack_raw = test_module("test_raw_outputs")
+    rng = np.random.default_rng(35 + order)
+    r1 = order + 1
+    for flen in range(9):
+        names = tuple(f"rotor_{i}" + "x" * (flen % 3) for i in range(4))
+        out = TypedRotorSpeedOutput(names, order, frame_id="b" * flen)
+        om = rng.normal(size=(r1, 4))
+        ref = serialize_message(TypedRotorSpeedPacker(names, order, frame_id="b" * flen).pack(STAMP, om))
+        fast = out.write(STAMP, om)
+        r = CdrReader(ref)
+        r.pads = []
+        r.stamp_header("h")
+        r.buf[r._take(1, 1, "order")]
+        for _ in range(r.u32("names")):
+            r.string("name")
+        r.f64_block(r.u32("values"), "values")
+        pads = {4 + i for a, b in r.pads for i in range(a, b)}
+        assert len(fast) == len(ref) and {i for i in range(len(ref)) if fast[i] != ref[i]} <= pads
+        al = attack_raw._quad_x_allocation(1100.0)
+        T, tb = np.r_[15.0 + rng.normal(), rng.normal(size=order)], 0.1 * rng.normal(size=(r1, 3))
+        got, problem = out.write_flat(STAMP, al, names, T, tb)
+        want, _ = RotorSpeedOutput(names, order).write_flat(STAMP, al, names, T, tb)
+        assert problem == ""
+        assert np.array(deserialize_message(got, RotorSpeeds).angular_velocities).tobytes() == \
+            np.array(deserialize_message(want, Float64MultiArray).data[2:]).tobytes()
+        assert deserialize_message(got, RotorSpeeds).header.stamp.nanosec == STAMP % 10 ** 9
+    T = np.r_[300.0, np.zeros(order)]
+    got, problem = out.write_flat(STAMP, al, names, T, np.zeros((r1, 3)))
+    assert got is None and problem.startswith("feedforward/rotor_speeds not published: rotor ")
+    with pytest.raises(ValueError, match="omega"):
+        out.write(STAMP, np.zeros((r1 + 1, 4)))
+
+
 # ----------------------------------------------------------------------------- an independent writer
 def write(kind, m, enc=1, options=b"\x00\x00", pad=0):
     """The message ``m`` (a dict, see :func:`sample`) of ``kind`` as CDR bytes."""
@@ -153,12 +193,15 @@ def write(kind, m, enc=1, options=b"\x00\x00", pad=0):
     w.header(m["sec"], m["nsec"], m["frame"])
     w.string(m["child"])
     w.b += bytes([m["order"]])
-    w.string(m["rep"])
-    if kind != "ff":
+    if kind != "flat":
+        w.string(m["rep"])
+    if kind in ("ref", "ds"):
         w.f64(*m["pose"])
     w.u32(len(m["rows"]))
     for row in m["rows"]:
-        w.f64(*row)
+        w.f64(*(row[:3] if kind == "flat" else row))
+    if kind == "flat":
+        w.doubles(m["pose"][:len(m["rows"])])          # yaw: the first K+1 of seven numbers
     w.u32(len(m["names"]))
     for s in m["names"]:
         w.string(s)
@@ -178,15 +221,20 @@ def sample(kind, rng, frame_len=5, n=3, k=2):
 
 def ours(kind, buf, cache=None):
     try:
-        f = (decode_feedforward_jet_cdr if kind == "ff" else decode_reference_jet_cdr)(buf, kind, cache)
+        f = DECODERS[kind](buf, kind, cache)
     except CdrError as exc:
         return str(exc)
     return _comparable(f)
 
 
+DECODERS = {"ff": decode_feedforward_jet_cdr, "ref": decode_reference_jet_cdr, "ds": decode_reference_jet_cdr,
+            "flat": decode_flat_reference_cdr}
+
+
 def _comparable(f):
     return (f.sec, f.nanosec, f.frame_id, f.child_frame_id, f.order, f.representation,
-            None if f.pose is None else _bits(f.pose), _bits(f.rows.reshape(-1)), tuple(f.names), _bits(f.values))
+            None if f.pose is None else _bits(f.pose), None if f.yaw is None else _bits(f.yaw),
+            _bits(f.rows.reshape(-1)), tuple(f.names), _bits(f.values))
 
 
 def theirs(kind, buf):
@@ -341,7 +389,7 @@ def test_huge_counts_and_megabyte_strings():
         for p in counts:
             for n in (typed_raw.MAX_JET_ENTRIES + 1, cdr.MAX_JOINTS + 1, 2 ** 31, 2 ** 32 - 1):
                 agree(kind, full[:p] + struct.pack("<I", n) + full[p + 4:])
-        for field in ("frame", "child", "rep"):
+        for field in ("frame", "child") + (("rep",) if kind != "flat" else ()):
             big = dict(m, **{field: "x" * 2 ** 20})
             err = agree(kind, write(kind, big))
             assert isinstance(err, str) and "over the limit" in err and len(err) < 200
@@ -377,6 +425,10 @@ def test_rclpy_serialized_messages_relabelled():
                 packer = TypedFeedforwardPacker([f"j{i}" for i in range(n)], r1 - 1, frame_id="w" * flen,
                                                 child_frame_id="c" * (flen + 1))
                 msg = packer.pack(STAMP, rng.normal(size=(r1, 6)), rng.normal(size=(r1, n)))
+            elif kind == "flat":
+                K1 = flen % 4 + 1
+                msg = make_flat_reference(STAMP, rng.normal(size=(K1, 3)), rng.normal(size=K1), rng.normal(size=(K1, 2)),
+                                          ("a", "b"), frame_id="w" * flen)
             else:
                 msg = make_reference_jet(STAMP, np.eye(4), rng.normal(size=(3, 6)), rng.normal(size=(3, 2)), ("a", "b"),
                                          frame_id="w" * flen, cls=CLS[kind])
