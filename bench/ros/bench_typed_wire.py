@@ -14,8 +14,9 @@ Writing (``geodyn_node``'s outputs, one message per cycle): for ``feedforward/je
 
 Reading (a controller's ``feedforward/jet`` / ``reference`` input): ``deserialize_message`` (the
 reference), ``deserialize_message`` + the typed decoder, and the strict byte decoder
-(``decode_*_cdr``, warm name cache) + the typed decoder; for ``feedforward/jet`` also the
-compiled path of a learned shape (``FastTypedFeedforward.decode``).
+(``decode_*_cdr``, warm name cache) + the typed decoder; and the
+compiled path of a learned shape (``FastTypedFeedforward.decode``, ``FastTypedReference.decode``
+with plausibility limits that every value passes).
 
 Timed round-robin (one batch of each in turn, ``--repeats`` times), each figure the median over
 batches, so a burst of load on a shared machine hits all of them; ratios are against the
@@ -41,7 +42,7 @@ from rclpy.serialization import deserialize_message, serialize_message  # noqa: 
 from geodyn_ros.ros.wire.raw_outputs import DesiredStateOutput, JetOutput, readonly_views  # noqa: E402
 from geodyn_ros.ros.wire.typed import (TypedFeedforwardPacker, TypedReferenceDecoder,  # noqa: E402
                                        decode_typed_feedforward, make_reference_jet)
-from geodyn_ros.ros.wire.typed_raw import (FastTypedFeedforward, TypedDesiredStateOutput, TypedJetOutput,  # noqa: E402
+from geodyn_ros.ros.wire.typed_raw import (FastTypedFeedforward, FastTypedReference, TypedDesiredStateOutput, TypedJetOutput,  # noqa: E402
                                            decode_feedforward_jet_cdr, decode_reference_jet_cdr, typed_name_cache)
 
 STAMP = 1_700_000_123_456_789_012
@@ -103,11 +104,15 @@ def groups():
         dec = TypedReferenceDecoder(names, order)
         bufs = (np.zeros((4, 4)), np.zeros((order + 2, 6)), np.zeros((order + 3, n)))
         rcache = typed_name_cache()
+        fref = FastTypedReference(dict(max_position=1e9, max_speed=1e9, max_joint_rate=1e9, max_input_magnitude=1e9),
+                                  order)
+        fref.learn(ref, np.arange(n))
         yield f"read reference r={order} n={n}", [
             ("rclpy", lambda raw=ref: deserialize_message(raw, ReferenceJet)),
             ("rclpy+decode", lambda raw=ref, d=dec, b=bufs: d.decode(deserialize_message(raw, ReferenceJet), *b)),
             ("cdr+decode", lambda raw=ref, d=dec, b=bufs, c=rcache:
                 d.decode(decode_reference_jet_cdr(raw, cache=c), *b)),
+            ("compiled", lambda raw=ref, f=fref, b=bufs: f.decode(raw, *b)),
         ]
 
 

@@ -411,17 +411,12 @@ class FastFlatReference(_FastArray):
                                Q[:r + 3], self._tmp)
 
 
-@njit(types.int64(_U8, _U8, types.int64, types.int64, types.int64, types.int64, _I1, _F1, _F2, _F2, _F2,
-                  _F1), cache=True, nogil=True)
-def _reference(buf, key, kend, start, total, ncol, cols, lim, C, V, Q, tmp):  # pragma: no cover (compiled)
-    """Reference jet of ``buf`` (doubles from byte ``start``: stamp, position, ``xyzw`` quaternion,
-    then rows x ``ncol``) into ``C`` (4, 4), ``V`` (r+2, 6), ``Q`` (r+3, n) (joint columns ``cols``),
-    checked as ``ReferenceDecoder.decode`` and ``check_plausible`` (with the twist jet) check them;
-    the stamp, or -1. ``buf[4:kend]`` (the layout and the data count) must match ``key``."""
+@njit(types.int64(types.int64, types.int64, _I1, _F1, _F2, _F2, _F2, _F1), cache=True, nogil=True, inline="always")
+def checked_reference(stamp, ncol, cols, lim, C, V, Q, tmp):  # pragma: no cover (compiled)
+    """The checks and writes of :func:`_reference` on ``tmp`` (``tmp[2:9]`` position and ``xyzw``,
+    then rows x ``ncol`` from ``tmp[9]``): ``stamp`` with ``C``, ``V``, ``Q`` written, or -1 (nothing
+    written); also the typed reference's (:mod:`geodyn_ros.ros.wire.typed_raw`)."""
     r2, r3, n = V.shape[0], Q.shape[0], Q.shape[1]
-    stamp = _array_head(buf, key, kend, total, start, 9 + r3 * ncol, tmp)
-    if stamp < 0:
-        return -1
     for i in range(2, 9):
         if not math.isfinite(tmp[i]):
             return -1
@@ -454,6 +449,19 @@ def _reference(buf, key, kend, start, total, ncol, cols, lim, C, V, Q, tmp):  # 
         for j in range(n):
             Q[k, j] = tmp[9 + k * ncol + cols[j]]
     return stamp
+
+
+@njit(types.int64(_U8, _U8, types.int64, types.int64, types.int64, types.int64, _I1, _F1, _F2, _F2, _F2,
+                  _F1), cache=True, nogil=True)
+def _reference(buf, key, kend, start, total, ncol, cols, lim, C, V, Q, tmp):  # pragma: no cover (compiled)
+    """Reference jet of ``buf`` (doubles from byte ``start``: stamp, position, ``xyzw`` quaternion,
+    then rows x ``ncol``) into ``C`` (4, 4), ``V`` (r+2, 6), ``Q`` (r+3, n) (joint columns ``cols``),
+    checked as ``ReferenceDecoder.decode`` and ``check_plausible`` (with the twist jet) check them;
+    the stamp, or -1. ``buf[4:kend]`` (the layout and the data count) must match ``key``."""
+    stamp = _array_head(buf, key, kend, total, start, 9 + Q.shape[0] * ncol, tmp)
+    if stamp < 0:
+        return -1
+    return checked_reference(stamp, ncol, cols, lim, C, V, Q, tmp)
 
 
 class FastReference(_FastArray):

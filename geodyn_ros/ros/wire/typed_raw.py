@@ -22,8 +22,8 @@ cache of the last name list). They accept exactly what rclpy's ``deserialize_mes
 with the same values, except over the size limits below (refused naming the field and the limit).
 They return the namespace of :func:`.typed.jet_fields`, so the typed decoders
 (:func:`.typed.decode_typed_feedforward`, :class:`.typed.TypedReferenceDecoder`) apply the same
-checks to bytes and to messages. :class:`FastTypedFeedforward` then decodes a ``FeedforwardJet``
-of a learned shape in one compiled call (it only ever accepts; anything else takes the full path).
+checks to bytes and to messages. :class:`FastTypedFeedforward` and :class:`FastTypedReference` then decode a message of a
+learned shape in one compiled call (they only ever accept; anything else takes the full path).
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from numba import njit, types
 from ...lie import rotation_to_wxyz
 from . import cdr
 from .cdr import CdrError, CdrReader, CdrTemplate, _names, _NameCache, _serialize
-from .fast_inputs import _doubles, _key, _same, _stamp
+from .fast_inputs import _doubles, _key, _limits, _same, _stamp, checked_reference
 from .raw_outputs import _sqrt_series, rotor_speed_jet
 from .typed import DesiredState, TypedFeedforwardPacker, TypedRotorSpeedPacker, make_reference_jet
 
@@ -210,6 +210,7 @@ class _Template:
 
 _U8 = types.Array(types.uint8, 1, "C", readonly=True)
 _I8 = types.Array(types.int64, 1, "C")
+_I1 = types.Array(types.intp, 1, "C")
 _U32W = types.Array(types.uint32, 1, "C")
 _F1W = types.Array(types.float64, 1, "C")
 _F2W = types.Array(types.float64, 2, "C")
@@ -510,3 +511,81 @@ class FastTypedFeedforward:
         if self._key1 is None:
             return -1
         return _typed_jet(np.frombuffer(raw, dtype=np.uint8), self._key1, self._key2, self._lay, W, tau, self._tmp)
+
+
+@njit(types.int64(_U8, _U8, _U8, _U8, _I8, types.int64, _I1, _F1W, _F2W, _F2W, _F2W, _F1W), cache=True, nogil=True)
+def _typed_reference(buf, key1, key2, key3, lay, ncol, cols, lim, C, V, Q, tmp):  # pragma: no cover (compiled)
+    """A ``ReferenceJet`` of the learned shape into ``C``, ``V`` (r+2, 6), ``Q`` (r+3, n): its
+    numbers gathered into the layout's row order (``tmp[2:9]`` pose, then rows of ``ncol`` = 6 + m:
+    ``(w, v)``, the m joint values) and checked by the one kernel of the layout's path,
+    :func:`.fast_inputs.checked_reference`; the stamp, or -1. ``lay`` = (total, pose start, pose
+    end, twist start, twist end, q start, m); the bytes between must match the keys."""
+    total, p0, p1, t0, t1, q0, m = lay[0], lay[1], lay[2], lay[3], lay[4], lay[5], lay[6]
+    r3 = Q.shape[0]
+    if tmp.shape[0] != 9 + r3 * ncol or ncol != 6 + m or V.shape[0] + 1 != r3 or 48 * r3 > t1 - t0:
+        raise ValueError("C, V, Q: shapes do not fit the learned ReferenceJet")
+    if not (_same(buf, key1, 12, p0, total) and _same(buf, key2, p1, t0, total) and _same(buf, key3, t1, q0, total)):
+        return -1
+    stamp = _stamp(buf)
+    if stamp < 0:
+        return -1
+    _doubles(buf, p0, 7, tmp[2:])
+    for k in range(r3):
+        o = 9 + k * ncol
+        _doubles(buf, t0 + 48 * k + 24, 3, tmp[o:])          # angular
+        _doubles(buf, t0 + 48 * k, 3, tmp[o + 3:])           # linear
+        _doubles(buf, q0 + 8 * m * k, m, tmp[o + 6:])
+    return checked_reference(stamp, ncol, cols, lim, C, V, Q, tmp)
+
+
+class FastTypedReference:
+    """The shape of the last ``ReferenceJet`` the full path accepted (:func:`decode_reference_jet_cdr`,
+    :class:`.typed.TypedReferenceDecoder`, the node's plausibility check), then one compiled call
+    per message of that shape: :class:`.fast_inputs.FastReference` for the typed message, with its
+    checks (the same kernel) and its one strictness (the twist jet's plausibility always checked).
+    ``limits``: the plausibility limits; ``order``: ``r``."""
+
+    __slots__ = ("_keys", "_lay", "_ncol", "_cols", "_lim", "_tmp", "_r")
+
+    def __init__(self, limits: dict, order: int):
+        self._keys, self._lim, self._r = None, _limits(limits), order
+
+    def learn(self, raw, cols: np.ndarray) -> None:
+        """Record the shape of ``raw`` and its joint order ``cols`` (``JointNameMatcher.indices``
+        of its ``joint_names``: the message column of each model joint)."""
+        raw = bytes(raw)
+        self._keys = None
+        if len(raw) < 12 or raw[0] != 0 or raw[1] != 1:
+            return
+        r = CdrReader(raw)
+        r.pads = []
+        p0 = 4 + _walk_head(r, True)
+        p1 = 4 + r.pos
+        k = struct.unpack_from("<I", raw, 4 + ((r.pos + 3) & ~3))[0]
+        c = CdrReader(raw)
+        c.pos = r.pos
+        c.u32("entries")
+        if k:
+            c.f64_block(6 * k, "entries")
+        for _ in range(c.u32("joint_names")):
+            c.string("joint_names", _TEMPLATE_LIMIT)
+        v = c.u32("q")
+        if k < self._r + 3 or v % k:
+            return
+        t0, q0 = _walk_tail(r, k, v)
+        m = v // k
+        t0, t1 = 4 + t0, 4 + t0 + 48 * k
+        q0 = 4 + q0 if v else 4 + r.pos
+        self._lay = np.array([len(raw), p0, p1, t0, t1, q0, m], dtype=np.int64)
+        self._ncol, self._cols = 6 + m, np.ascontiguousarray(np.asarray(cols) + 6, dtype=np.intp)
+        self._tmp = np.zeros(9 + (self._r + 3) * (6 + m))
+        self._keys = (_key(raw, p0, r.pads, lo=12), _key(raw, t0, r.pads, lo=p1), _key(raw, q0, r.pads, lo=t1))
+
+    def decode(self, raw, C: np.ndarray, V: np.ndarray, Q: np.ndarray) -> int:
+        """Stamp [ns] with ``C`` (4, 4), ``V[:r+2]``, ``Q[:r+3]`` written, or -1 (declined)."""
+        if self._keys is None:
+            return -1
+        r = self._r
+        k1, k2, k3 = self._keys
+        return _typed_reference(np.frombuffer(raw, dtype=np.uint8), k1, k2, k3, self._lay, self._ncol, self._cols,
+                                self._lim, C, V[:r + 2], Q[:r + 3], self._tmp)

@@ -515,3 +515,80 @@ def test_fast_feedforward_accepts_only_what_the_full_path_accepts():
     big[1] = 0                                                   # big endian: never learned
     fast.learn(bytes(big))
     assert fast.decode(raw, np.zeros((r1, 6)), np.zeros((r1, n))) == -1
+
+
+def test_fast_reference_equals_the_layouts_compiled_path():
+    """``FastTypedReference`` against ``fast_inputs.FastReference`` (tested against the node's full
+    path in ``test_fast_inputs.py``) on the same numbers carried both ways: both decline, or both
+    accept with the same stamp and the same C, V, Q bit for bit (one check kernel, the same
+    copies). Numbers: random, then each entry in turn made NaN / Inf / over a plausibility limit,
+    a non-unit quaternion, invalid stamps; shapes: other joint names, another row count, big endian."""
+    from geodyn_ros.ros.wire.fast_inputs import FastReference
+    from geodyn_ros.ros.wire.jets import make_reference_msg
+    from geodyn_ros.lie import quat_to_matrix
+    limits = dict(max_position=100.0, max_speed=10.0, max_joint_rate=5.0, max_input_magnitude=50.0)
+    order, model = 2, ("J2", "J3", "J4")
+    rng = np.random.default_rng(49)
+    counts = [0, 0]
+    for names in (("J3", "J2", "J4"), ("extra", "J4", "abc", "J2", "J3")):
+        m, K1 = len(names), order + 3 + (len(names) > 3)
+        idx = np.array([names.index(j) for j in model])
+
+        def pair(V=None, q=None, stamp=(7, 89), quat=None, names=names, K1=K1):
+            qq = rng.normal(size=4)
+            C = np.eye(4)
+            C[:3, :3] = quat_to_matrix(qq / np.linalg.norm(qq), "xyzw")
+            C[:3, 3] = rng.uniform(-1, 1, 3)
+            V = rng.uniform(-1, 1, (K1, 6)) if V is None else V
+            q = rng.uniform(-1, 1, (K1, len(names))) if q is None else q
+            lay = make_reference_msg(0, C, V, q, list(names))
+            typ = make_reference_jet(0, C, V, q, names, frame_id="world" + "x" * len(names))
+            data = list(lay.data)
+            data[0], data[1] = stamp
+            typ.header.stamp.sec, typ.header.stamp.nanosec = stamp
+            if quat is not None:
+                data[5:9] = quat
+                o = typ.base_pose.orientation
+                o.x, o.y, o.z, o.w = quat
+            lay.data = data
+            return serialize_message(lay), serialize_message(typ)
+
+        a, b = FastReference(limits, order), typed_raw.FastTypedReference(limits, order)
+        la, lb = pair()
+        a.learn(la, idx + 6)
+        b.learn(lb, idx)
+
+        def compare(la, lb):
+            outs = []
+            for fast, raw in ((a, la), (b, lb)):
+                C, V, Q = np.full((4, 4), 7.0), np.full((order + 2, 6), 7.0), np.full((order + 3, 3), 7.0)
+                outs.append((fast.decode(raw, C, V, Q), C, V, Q))
+            assert outs[0][0] == outs[1][0]
+            for x, y in zip(outs[0][1:], outs[1][1:]):
+                assert x.tobytes() == y.tobytes()
+            counts[outs[0][0] < 0] += 1
+            return outs[0][0]
+
+        for _ in range(20):
+            assert compare(*pair()) >= 0
+        for k in range(K1):
+            for j in range(6 + m):
+                for bad in (np.nan, np.inf, 60.0, 200.0):
+                    V, q = rng.uniform(-1, 1, (K1, 6)), rng.uniform(-1, 1, (K1, m))
+                    if j < 6:
+                        V[k, j] = bad
+                    else:
+                        q[k, j - 6] = bad
+                    compare(*pair(V, q))
+        compare(*pair(quat=[0.0, 0.0, 0.0, 1 + 2e-6]))
+        for stamp in ((2 ** 31 - 1, 999_999_999), (0, 0)):
+            assert compare(*pair(stamp=stamp)) >= 0
+        other = ("J3", "J2", "J5") if m == 3 else ("extra", "J4", "abd", "J2", "J3")
+        assert compare(*pair(names=other)) == -1
+        assert compare(*pair(K1=K1 + 1)) == -1
+        la, lb = (bytearray(x) for x in pair())
+        la[1] = lb[1] = 0
+        assert compare(bytes(la), bytes(lb)) == -1
+    assert counts[0] > 40 and counts[1] > 40
+    with pytest.raises(ValueError, match="shapes do not fit"):
+        b.decode(lb, np.zeros((4, 4)), np.zeros((order + 1, 6)), np.zeros((order + 3, 3)))
