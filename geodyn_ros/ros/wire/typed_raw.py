@@ -22,8 +22,8 @@ cache of the last name list). They accept exactly what rclpy's ``deserialize_mes
 with the same values, except over the size limits below (refused naming the field and the limit).
 They return the namespace of :func:`.typed.jet_fields`, so the typed decoders
 (:func:`.typed.decode_typed_feedforward`, :class:`.typed.TypedReferenceDecoder`) apply the same
-checks to bytes and to messages. :class:`FastTypedFeedforward` and :class:`FastTypedReference` then decode a message of a
-learned shape in one compiled call (they only ever accept; anything else takes the full path).
+checks to bytes and to messages. :class:`FastTypedFeedforward`, :class:`FastTypedReference` and :class:`FastTypedFlatReference`
+then decode a message of a learned shape in one compiled call (they only ever accept; anything else takes the full path).
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from numba import njit, types
 from ...lie import rotation_to_wxyz
 from . import cdr
 from .cdr import CdrError, CdrReader, CdrTemplate, _names, _NameCache, _serialize
-from .fast_inputs import _doubles, _key, _limits, _same, _stamp, checked_reference
+from .fast_inputs import _doubles, _key, _limits, _same, _stamp, checked_flat_reference, checked_reference
 from .raw_outputs import _sqrt_series, rotor_speed_jet
 from .typed import DesiredState, TypedFeedforwardPacker, TypedRotorSpeedPacker, make_reference_jet
 
@@ -589,3 +589,75 @@ class FastTypedReference:
         k1, k2, k3 = self._keys
         return _typed_reference(np.frombuffer(raw, dtype=np.uint8), k1, k2, k3, self._lay, self._ncol, self._cols,
                                 self._lim, C, V[:r + 2], Q[:r + 3], self._tmp)
+
+
+@njit(types.int64(_U8, _U8, _U8, _U8, _I8, types.int64, _I1, _F1W, _F2W, _F1W, _F2W, _F1W), cache=True, nogil=True)
+def _typed_flat(buf, key1, key2, key3, lay, ncol, cols, lim, com, yaw, Q, tmp):  # pragma: no cover (compiled)
+    """A ``FlatReference`` of the learned shape into ``com`` (r+5, 3), ``yaw`` (r+3,), ``Q`` (r+3, n):
+    its first r+5 rows gathered into the layout's order (rows of ``ncol`` = 4 + m from ``tmp[2]``:
+    CoM, yaw, the m joint values) and checked by :func:`.fast_inputs.checked_flat_reference`; the
+    stamp, or -1. ``lay`` = (total, CoM start, CoM end, yaw start, yaw end, q start, m)."""
+    total, c0, c1, y0, y1, q0, m = lay[0], lay[1], lay[2], lay[3], lay[4], lay[5], lay[6]
+    r5 = com.shape[0]
+    if tmp.shape[0] != 2 + r5 * ncol or ncol != 4 + m or 24 * r5 > c1 - c0 or 8 * r5 > y1 - y0 \
+            or yaw.shape[0] + 2 != r5 or Q.shape[0] + 2 != r5:
+        raise ValueError("com, yaw, Q: shapes do not fit the learned FlatReference")
+    if not (_same(buf, key1, 12, c0, total) and _same(buf, key2, c1, y0, total) and _same(buf, key3, y1, q0, total)):
+        return -1
+    stamp = _stamp(buf)
+    if stamp < 0:
+        return -1
+    for k in range(r5):
+        o = 2 + k * ncol
+        _doubles(buf, c0 + 24 * k, 3, tmp[o:])
+        _doubles(buf, y0 + 8 * k, 1, tmp[o + 3:])
+        _doubles(buf, q0 + 8 * m * k, m, tmp[o + 4:])
+    return checked_flat_reference(stamp, ncol, cols, lim, com, yaw, Q, tmp)
+
+
+class FastTypedFlatReference:
+    """:class:`.fast_inputs.FastFlatReference` for ``FlatReference``: the shape of the last message
+    the full path accepted, then one compiled call per message of that shape, checked by the same
+    kernel (NaN/Inf and the plausibility limits of ``check_plausible_flat``)."""
+
+    __slots__ = ("_keys", "_lay", "_ncol", "_cols", "_lim", "_tmp", "_r")
+
+    def __init__(self, limits: dict, order: int):
+        self._keys, self._lim, self._r = None, _limits(limits), order
+
+    def learn(self, raw, cols: np.ndarray) -> None:
+        """Record the shape of ``raw`` and its joint order ``cols`` (the message column of each
+        model joint, ``JointNameMatcher.indices``)."""
+        raw = bytes(raw)
+        self._keys = None
+        if len(raw) < 12 or raw[0] != 0 or raw[1] != 1:
+            return
+        r = CdrReader(raw)
+        r.pads = []
+        r.stamp_header("header", _TEMPLATE_LIMIT)
+        r.string("child_frame_id", _TEMPLATE_LIMIT)
+        _u8(r, "order")
+        k, c0 = _entries(r, 3, "com")
+        ny = r.u32("yaw")
+        y0 = r.f64_block(ny, "yaw") if ny else r.pos
+        for _ in range(r.u32("joint_names")):
+            r.string("joint_names", _TEMPLATE_LIMIT)
+        v = r.u32("q")
+        if k < self._r + 5 or ny != k or v % k:
+            return
+        q0 = r.f64_block(v, "q") if v else r.pos
+        m = v // k
+        c0, c1, y0, y1, q0 = 4 + c0, 4 + c0 + 24 * k, 4 + y0, 4 + y0 + 8 * k, 4 + q0
+        self._lay = np.array([len(raw), c0, c1, y0, y1, q0, m], dtype=np.int64)
+        self._ncol, self._cols = 4 + m, np.ascontiguousarray(np.asarray(cols) + 4, dtype=np.intp)
+        self._tmp = np.zeros(2 + (self._r + 5) * (4 + m))
+        self._keys = (_key(raw, c0, r.pads, lo=12), _key(raw, y0, r.pads, lo=c1), _key(raw, q0, r.pads, lo=y1))
+
+    def decode(self, raw, com: np.ndarray, yaw: np.ndarray, Q: np.ndarray) -> int:
+        """Stamp [ns] with ``com[:r+5]``, ``yaw[:r+3]``, ``Q[:r+3]`` written, or -1 (declined)."""
+        if self._keys is None:
+            return -1
+        r = self._r
+        k1, k2, k3 = self._keys
+        return _typed_flat(np.frombuffer(raw, dtype=np.uint8), k1, k2, k3, self._lay, self._ncol, self._cols,
+                           self._lim, com[:r + 5], yaw[:r + 3], Q[:r + 3], self._tmp)

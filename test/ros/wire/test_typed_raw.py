@@ -592,3 +592,66 @@ def test_fast_reference_equals_the_layouts_compiled_path():
     assert counts[0] > 40 and counts[1] > 40
     with pytest.raises(ValueError, match="shapes do not fit"):
         b.decode(lb, np.zeros((4, 4)), np.zeros((order + 1, 6)), np.zeros((order + 3, 3)))
+
+
+def test_fast_flat_reference_equals_the_layouts_compiled_path():
+    """``FastTypedFlatReference`` against ``fast_inputs.FastFlatReference`` (tested against the
+    node's full path in ``test_fast_inputs.py``) on the same numbers carried both ways: both
+    decline, or both accept with the same stamp, com, yaw, Q bit for bit. Each entry of every row
+    in turn made NaN / Inf / over a plausibility limit; other names, another row count, big endian."""
+    from geodyn_ros.ros.wire.fast_inputs import FastFlatReference
+    from geodyn_ros.ros.wire.jets import make_flat_reference_msg
+    limits = dict(max_position=100.0, max_speed=10.0, max_joint_rate=5.0, max_input_magnitude=50.0)
+    order, model = 1, ("J2", "J3", "J4")
+    rng = np.random.default_rng(50)
+    counts = [0, 0]
+    for names in (("J3", "J2", "J4"), ("extra", "J4", "abc", "J2", "J3")):
+        m, K1 = len(names), order + 5 + (len(names) > 3)
+        idx = np.array([names.index(j) for j in model])
+
+        def pair(com=None, yaw=None, q=None, names=names, K1=K1, stamp=7_000_000_089):
+            com = rng.uniform(-1, 1, (K1, 3)) if com is None else com
+            yaw = rng.uniform(-1, 1, K1) if yaw is None else yaw
+            q = rng.uniform(-1, 1, (K1, len(names))) if q is None else q
+            return (serialize_message(make_flat_reference_msg(stamp, com, yaw, q, list(names))),
+                    serialize_message(make_flat_reference(stamp, com, yaw, q, names, frame_id="w" * len(names))))
+
+        a, b = FastFlatReference(limits, order), typed_raw.FastTypedFlatReference(limits, order)
+        la, lb = pair()
+        a.learn(la, idx + 4)
+        b.learn(lb, idx)
+
+        def compare(la, lb):
+            outs = []
+            for fast, raw in ((a, la), (b, lb)):
+                bufs = (np.full((order + 5, 3), 7.0), np.full(order + 3, 7.0), np.full((order + 3, 3), 7.0))
+                outs.append((fast.decode(raw, *bufs),) + bufs)
+            assert outs[0][0] == outs[1][0]
+            for x, y in zip(outs[0][1:], outs[1][1:]):
+                assert x.tobytes() == y.tobytes()
+            counts[outs[0][0] < 0] += 1
+            return outs[0][0]
+
+        for _ in range(20):
+            assert compare(*pair()) >= 0
+        for k in range(K1):
+            for j in range(4 + m):
+                for bad in (np.nan, -np.inf, 20.0, 200.0):
+                    com, yaw, q = rng.uniform(-1, 1, (K1, 3)), rng.uniform(-1, 1, K1), rng.uniform(-1, 1, (K1, m))
+                    if j < 3:
+                        com[k, j] = bad
+                    elif j == 3:
+                        yaw[k] = bad
+                    else:
+                        q[k, j - 4] = bad
+                    compare(*pair(com, yaw, q))
+        assert compare(*pair(stamp=(2 ** 31 - 1) * 10 ** 9 + 999_999_999)) >= 0
+        other = ("J3", "J2", "J5") if m == 3 else ("extra", "J4", "abd", "J2", "J3")
+        assert compare(*pair(names=other)) == -1
+        assert compare(*pair(K1=K1 + 1)) == -1
+        la, lb = (bytearray(x) for x in pair())
+        la[1] = lb[1] = 0
+        assert compare(bytes(la), bytes(lb)) == -1
+    assert counts[0] > 40 and counts[1] > 40
+    with pytest.raises(ValueError, match="shapes do not fit"):
+        b.decode(lb, np.zeros((order + 5, 3)), np.zeros(order + 3), np.zeros((order + 2, 3)))
