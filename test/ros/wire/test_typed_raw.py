@@ -655,3 +655,49 @@ def test_fast_flat_reference_equals_the_layouts_compiled_path():
     assert counts[0] > 40 and counts[1] > 40
     with pytest.raises(ValueError, match="shapes do not fit"):
         b.decode(lb, np.zeros((order + 5, 3)), np.zeros(order + 3), np.zeros((order + 2, 3)))
+
+
+def test_fast_typed_references_accept_only_what_the_full_path_accepts():
+    """Random byte mutations of a learned ``ReferenceJet`` / ``FlatReference`` (1..3 bytes anywhere,
+    cut or extended): whatever the compiled path accepts, the full path (the strict byte decoder,
+    then ``TypedReferenceDecoder`` / ``TypedFlatReferenceDecoder``) accepts with the same stamp and
+    values: the jets exactly (copied), the pose to 8e-15 (the same products; the quaternion norm
+    summed by ``math.sqrt`` there and ``math.hypot`` here: a few ulps on entries of magnitude <= 1)."""
+    from geodyn_ros.ros.wire.typed import TypedFlatReferenceDecoder, TypedReferenceDecoder
+    limits = dict(max_position=100.0, max_speed=10.0, max_joint_rate=5.0, max_input_magnitude=50.0)
+    order, model, names = 1, ("J2", "J3", "J4"), ("J3", "extra", "J2", "J4")
+    idx = np.array([names.index(j) for j in model])
+    rng = np.random.default_rng(51)
+    ref = make_reference_jet(STAMP, np.eye(4), rng.uniform(-1, 1, (order + 3, 6)), rng.uniform(-1, 1, (order + 3, 4)),
+                             names)
+    flat = make_flat_reference(STAMP, rng.uniform(-1, 1, (order + 5, 3)), rng.uniform(-1, 1, order + 5),
+                               rng.uniform(-1, 1, (order + 5, 4)), names)
+    cases = (
+        (serialize_message(ref), typed_raw.FastTypedReference(limits, order), decode_reference_jet_cdr,
+         TypedReferenceDecoder(model, order), lambda: (np.zeros((4, 4)), np.zeros((order + 2, 6)),
+                                                       np.zeros((order + 3, 3)))),
+        (serialize_message(flat), typed_raw.FastTypedFlatReference(limits, order), decode_flat_reference_cdr,
+         TypedFlatReferenceDecoder(model, order), lambda: (np.zeros((order + 5, 3)), np.zeros(order + 3),
+                                                           np.zeros((order + 3, 3)))),
+    )
+    for raw, fast, cdr_decode, full, bufs in cases:
+        fast.learn(raw, idx)
+        accepted = 0
+        for i in range(1500):
+            b = bytearray(raw)
+            if i % 3:
+                for p in rng.integers(0, len(b), size=int(rng.integers(1, 4))):
+                    b[p] = int(rng.integers(0, 256))
+            else:
+                b = b[:int(rng.integers(0, len(b)))] if rng.integers(0, 2) else b + bytes(int(rng.integers(1, 9)))
+            got = bufs()
+            s = fast.decode(bytes(b), *got)
+            if s < 0:
+                continue
+            accepted += 1
+            want = bufs()
+            assert full.decode(cdr_decode(bytes(b)), *want) == s
+            for x, y in zip(got, want):
+                tol = 8e-15 if x.shape == (4, 4) else 0.0
+                assert np.abs(x - y).max() <= tol
+        assert accepted > 100
