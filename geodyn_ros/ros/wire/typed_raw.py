@@ -207,6 +207,11 @@ class _Template:
     def payload(self) -> bytes:
         return self._raw.payload()
 
+    def args(self) -> tuple:
+        """``(stamp, rows, values, pose, buffer)``: what a writer keeps to call its kernel and copy
+        the bytes without attribute lookups on the hot path."""
+        return self.stamp, self.rows, self.values, self.pose, self._raw._buf
+
 
 _U8 = types.Array(types.uint8, 1, "C", readonly=True)
 _I8 = types.Array(types.int64, 1, "C")
@@ -291,7 +296,7 @@ class TypedJetOutput:
     """``feedforward/jet`` as a serialized ``FeedforwardJet`` rewritten in place (module
     docstring): :class:`.raw_outputs.JetOutput` for the typed message."""
 
-    __slots__ = ("_t", "order", "n", "body")
+    __slots__ = ("_t", "order", "n", "body", "_s", "_w", "_v", "_b")
 
     def __init__(self, joint_names, order: int, *, frame_id: str = "world", child_frame_id: str = "base_link",
                  representation: str = "spatial"):
@@ -299,6 +304,7 @@ class TypedJetOutput:
         packer = TypedFeedforwardPacker(joint_names, order, frame_id=frame_id, child_frame_id=child_frame_id,
                                         representation=representation)
         self._t = _Template(packer.pack(0, np.zeros((r1, 6)), np.zeros((r1, n))), False, r1, r1 * n)
+        self._s, self._w, self._v, _, self._b = self._t.args()
         self.order, self.n, self.body = order, n, representation == "body"
 
     def write(self, stamp_ns: int, W: np.ndarray, tau: np.ndarray) -> bytes:
@@ -312,9 +318,8 @@ class TypedJetOutput:
     def write_finite(self, stamp_ns: int, W: np.ndarray, tau: np.ndarray):
         """As :meth:`write` in one compiled call that also checks the values: the bytes, or None
         if ``W`` or ``tau`` holds a NaN or an Inf (then nothing should be published)."""
-        t = self._t
-        if _fill_typed_jet(t.stamp, t.rows, t.values, stamp_ns, W, tau):
-            return t.payload()
+        if _fill_typed_jet(self._s, self._w, self._v, stamp_ns, W, tau):
+            return bytes(self._b)
         return None
 
     def write_flat(self, stamp_ns: int, thrust: np.ndarray, torque: np.ndarray, tau: np.ndarray) -> bytes:
@@ -332,7 +337,7 @@ class TypedDesiredStateOutput:
     """``desired/state`` as a serialized ``DesiredState`` rewritten in place:
     :class:`.raw_outputs.DesiredStateOutput` for the typed message (order ``r``: ``K = r + 1``)."""
 
-    __slots__ = ("_t",)
+    __slots__ = ("_t", "_a")
 
     def __init__(self, joint_names, order: int, *, frame_id: str = "world", child_frame_id: str = "base_link",
                  representation: str = "spatial"):
@@ -340,6 +345,7 @@ class TypedDesiredStateOutput:
         msg = make_reference_jet(0, np.eye(4), np.zeros((K1, 6)), np.zeros((K1, n)), joint_names, frame_id=frame_id,
                                  child_frame_id=child_frame_id, representation=representation, cls=DesiredState)
         self._t = _Template(msg, True, K1, K1 * n)
+        self._a = self._t.args()
 
     def write(self, stamp_ns: int, C: np.ndarray, V: np.ndarray, q: np.ndarray) -> bytes:
         """The serialized message of the pose ``C`` (4, 4), ``V`` (r+2, 6), ``q`` (>= r+2, n) (the
@@ -357,9 +363,9 @@ class TypedDesiredStateOutput:
     def write_ro(self, stamp_ns: int, C: np.ndarray, V: np.ndarray, q: np.ndarray) -> bytes:
         """As :meth:`write` in one compiled call; ``C``, ``V``, ``q`` float64 (read-only views
         made once keep one compiled signature)."""
-        t = self._t
-        _fill_typed_desired(t.stamp, t.pose, t.rows, t.values, stamp_ns, C, V, q)
-        return t.payload()
+        s, w, v, p, b = self._a
+        _fill_typed_desired(s, p, w, v, stamp_ns, C, V, q)
+        return bytes(b)
 
 
 @njit(types.boolean(_U32W, _F1W, types.int64, _F2A, _R1, _R1, _F2A), cache=True, nogil=True)
