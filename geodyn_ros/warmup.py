@@ -70,8 +70,12 @@ def warm(verbose: bool = True, orders=(0, 1, 2, 3)) -> float:
     for rep in ("body", "hybrid", "mixed"):
         gd.convert_twist(C, V, rep, "spatial")
         gd.convert_wrench(C, res.base_wrench, V[:r + 1], "spatial", rep)
-    say("ROS message decoding (geodyn_ros.ros.wire.cdr: compiled at its import)")
+    say("ROS message decoding and writing (geodyn_ros.ros.wire.cdr, .typed_raw: compiled at their import)")
     from .ros.wire import cdr  # noqa: F401
+    try:   # the typed messages' templates and decoders (geodyn_msgs built into the venv by make venv)
+        from .ros.wire import typed_raw  # noqa: F401
+    except ImportError as exc:
+        say(f"typed messages skipped ({exc}): build geodyn_msgs with make venv")
     say("trajectories (leading time axis)")
     T = 4
     Cs = np.broadcast_to(C, (T, 4, 4)).copy()

@@ -314,17 +314,12 @@ class FastJointState:
                             self._lay, self._idx, self._lim, q, qd, self._tmp)
 
 
-@njit(types.int64(_U8, _U8, types.int64, types.int64, types.int64, types.int64, _I1, _F1, _F2, _F1, _F2,
-                  _F1), cache=True, nogil=True)
-def _flat_reference(buf, key, kend, start, total, ncol, cols, lim, com, yaw, Q, tmp):  # pragma: no cover
-    """Flat reference of ``buf`` (doubles from byte ``start``: stamp, then ``rows`` x ``ncol``) into
-    ``com`` (r+5, 3), ``yaw`` (r+3,), ``Q`` (r+3, n) (joint columns ``cols``), checked as
-    ``FlatReferenceDecoder.decode`` and ``check_plausible_flat`` check them; the stamp, or -1.
-    ``buf[4:kend]`` (the layout and the data count) must match ``key``."""
+@njit(types.int64(types.int64, types.int64, _I1, _F1, _F2, _F1, _F2, _F1), cache=True, nogil=True, inline="always")
+def checked_flat_reference(stamp, ncol, cols, lim, com, yaw, Q, tmp):  # pragma: no cover (compiled)
+    """The checks and writes of :func:`_flat_reference` on ``tmp`` (rows x ``ncol`` from
+    ``tmp[2]``): ``stamp`` with ``com``, ``yaw``, ``Q`` written, or -1 (nothing written); also
+    the typed flat reference's (:mod:`geodyn_ros.ros.wire.typed_raw`)."""
     r5, r3, n = com.shape[0], yaw.shape[0], Q.shape[1]
-    stamp = _array_head(buf, key, kend, total, start, 2 + r5 * ncol, tmp)
-    if stamp < 0:
-        return -1
     # each max is -1 if a value is NaN or Inf; columns: CoM 0..2, yaw 3, the joints cols
     c01 = _rows_max(tmp, 2, ncol, 0, 2, 0, 3)       # CoM, CoM' (their norms are checked below)
     c2 = _rows_max(tmp, 2, ncol, 2, r5, 0, 3)       # higher CoM derivatives
@@ -347,6 +342,19 @@ def _flat_reference(buf, key, kend, start, total, ncol, cols, lim, com, yaw, Q, 
         for j in range(n):
             Q[k, j] = tmp[2 + k * ncol + cols[j]]
     return stamp
+
+
+@njit(types.int64(_U8, _U8, types.int64, types.int64, types.int64, types.int64, _I1, _F1, _F2, _F1, _F2,
+                  _F1), cache=True, nogil=True)
+def _flat_reference(buf, key, kend, start, total, ncol, cols, lim, com, yaw, Q, tmp):  # pragma: no cover
+    """Flat reference of ``buf`` (doubles from byte ``start``: stamp, then ``rows`` x ``ncol``) into
+    ``com`` (r+5, 3), ``yaw`` (r+3,), ``Q`` (r+3, n) (joint columns ``cols``), checked as
+    ``FlatReferenceDecoder.decode`` and ``check_plausible_flat`` check them; the stamp, or -1.
+    ``buf[4:kend]`` (the layout and the data count) must match ``key``."""
+    stamp = _array_head(buf, key, kend, total, start, 2 + com.shape[0] * ncol, tmp)
+    if stamp < 0:
+        return -1
+    return checked_flat_reference(stamp, ncol, cols, lim, com, yaw, Q, tmp)
 
 
 class _FastArray:
@@ -411,17 +419,12 @@ class FastFlatReference(_FastArray):
                                Q[:r + 3], self._tmp)
 
 
-@njit(types.int64(_U8, _U8, types.int64, types.int64, types.int64, types.int64, _I1, _F1, _F2, _F2, _F2,
-                  _F1), cache=True, nogil=True)
-def _reference(buf, key, kend, start, total, ncol, cols, lim, C, V, Q, tmp):  # pragma: no cover (compiled)
-    """Reference jet of ``buf`` (doubles from byte ``start``: stamp, position, ``xyzw`` quaternion,
-    then rows x ``ncol``) into ``C`` (4, 4), ``V`` (r+2, 6), ``Q`` (r+3, n) (joint columns ``cols``),
-    checked as ``ReferenceDecoder.decode`` and ``check_plausible`` (with the twist jet) check them;
-    the stamp, or -1. ``buf[4:kend]`` (the layout and the data count) must match ``key``."""
+@njit(types.int64(types.int64, types.int64, _I1, _F1, _F2, _F2, _F2, _F1), cache=True, nogil=True, inline="always")
+def checked_reference(stamp, ncol, cols, lim, C, V, Q, tmp):  # pragma: no cover (compiled)
+    """The checks and writes of :func:`_reference` on ``tmp`` (``tmp[2:9]`` position and ``xyzw``,
+    then rows x ``ncol`` from ``tmp[9]``): ``stamp`` with ``C``, ``V``, ``Q`` written, or -1 (nothing
+    written); also the typed reference's (:mod:`geodyn_ros.ros.wire.typed_raw`)."""
     r2, r3, n = V.shape[0], Q.shape[0], Q.shape[1]
-    stamp = _array_head(buf, key, kend, total, start, 9 + r3 * ncol, tmp)
-    if stamp < 0:
-        return -1
     for i in range(2, 9):
         if not math.isfinite(tmp[i]):
             return -1
@@ -454,6 +457,19 @@ def _reference(buf, key, kend, start, total, ncol, cols, lim, C, V, Q, tmp):  # 
         for j in range(n):
             Q[k, j] = tmp[9 + k * ncol + cols[j]]
     return stamp
+
+
+@njit(types.int64(_U8, _U8, types.int64, types.int64, types.int64, types.int64, _I1, _F1, _F2, _F2, _F2,
+                  _F1), cache=True, nogil=True)
+def _reference(buf, key, kend, start, total, ncol, cols, lim, C, V, Q, tmp):  # pragma: no cover (compiled)
+    """Reference jet of ``buf`` (doubles from byte ``start``: stamp, position, ``xyzw`` quaternion,
+    then rows x ``ncol``) into ``C`` (4, 4), ``V`` (r+2, 6), ``Q`` (r+3, n) (joint columns ``cols``),
+    checked as ``ReferenceDecoder.decode`` and ``check_plausible`` (with the twist jet) check them;
+    the stamp, or -1. ``buf[4:kend]`` (the layout and the data count) must match ``key``."""
+    stamp = _array_head(buf, key, kend, total, start, 9 + Q.shape[0] * ncol, tmp)
+    if stamp < 0:
+        return -1
+    return checked_reference(stamp, ncol, cols, lim, C, V, Q, tmp)
 
 
 class FastReference(_FastArray):
