@@ -32,13 +32,11 @@ import math
 
 import numpy as np
 from std_msgs.msg import String
-from tf2_msgs.msg import TFMessage
 
 from geodyn_ros.model.frames import joint_frames
 
 from ..common.description import description_qos
 from ..common.params import ConfigurationError, model_source
-from ..wire.tf_messages import TFWriter, tf_qos, tf_static_qos
 
 __all__ = ["PARAMETERS", "SimTransforms", "check_tf_rate"]
 
@@ -71,8 +69,18 @@ class SimTransforms:
         self.prefix = frame_prefix
         self.pub_tf = self.pub_static = self.pub_description = None
         if self.period_ns:
-            self.pub_tf = node.create_publisher(TFMessage, "/tf", tf_qos())
-            self.pub_static = node.create_publisher(TFMessage, "/tf_static", tf_static_qos())
+            try:   # tf2_msgs: a ROS 2 install's, or the one make venv builds (not on PyPI)
+                from tf2_msgs.msg import TFMessage
+
+                from ..wire.tf_messages import tf_qos, tf_static_qos
+            except ImportError as exc:
+                node.get_logger().warning(
+                    f"tf_rate_hz {rate:g}: tf2_msgs is not importable ({exc}); /tf and /tf_static are off (a ROS 2 "
+                    "install has tf2_msgs; in this package's venv, make venv builds it)")
+                self.period_ns = 0
+            else:
+                self.pub_tf = node.create_publisher(TFMessage, "/tf", tf_qos())
+                self.pub_static = node.create_publisher(TFMessage, "/tf_static", tf_static_qos())
         self.frames = None
         self._next_ns = 0          # the next grid point [ns] of simulated time to publish at or after
         self._last_ns = None       # the stamp last published (a republished state is not sent again)
@@ -87,6 +95,7 @@ class SimTransforms:
             self._publish_description()
         if not self.period_ns:
             return
+        from ..wire.tf_messages import TFWriter
         model, p = sim.model, self.prefix
         self.frames = fr = joint_frames(model, sim.urdf_text)
         self._writer = TFWriter([self.world_frame] + [p + n for n in fr.moving_parents],

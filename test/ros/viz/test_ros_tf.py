@@ -158,6 +158,21 @@ def test_tf_off_and_bad_rate(h):
             h.make(SimNode, {"urdf_path": "urdf/aerial_manipulator.urdf", "tf_rate_hz": bad}, node_name="bad")
 
 
+def test_without_tf2_msgs_the_simulator_runs_with_tf_off(h, monkeypatch):
+    """A ROS setup without tf2_msgs (a workspace that built this package alone against a Python
+    without it): the simulator starts and steps, /tf is off, and one warning says why."""
+    import sys
+    monkeypatch.setitem(sys.modules, "tf2_msgs", None)       # import tf2_msgs -> ImportError
+    monkeypatch.setitem(sys.modules, "tf2_msgs.msg", None)
+    monkeypatch.delitem(sys.modules, "geodyn_ros.ros.wire.tf_messages", raising=False)
+    node = h.make(SimNode, {"urdf_path": "urdf/aerial_manipulator.urdf"})
+    assert node.tf.period_ns == 0 and node.tf.pub_tf is None
+    names = {n for n, _ in node.get_publisher_names_and_types_by_node(node.get_name(), node.get_namespace())}
+    assert "/tf" not in names and "/clock" in names and "/robot_description" in names
+    node.step()
+    assert node.steps == 1
+
+
 @pytest.mark.parametrize("source", ["urdf_path", "robot_description"])
 def test_robot_description_latched(h, source):
     """The simulator publishes its robot_description parameter (urdf_path: the xacro expansion)
