@@ -202,6 +202,31 @@ def step_cycle_inputs(profile) -> dict:
             "joint_states_max_age": float(js.latency + 3.0 / js.rate)}
 
 
+def add_sensing_options(ap) -> None:
+    """``--sensing``, ``--sensors``, ``--seed`` of the ROS loop runners (:func:`parse_sensing`)."""
+    ap.add_argument("--sensing", default="perfect",
+                    help="sensor profile of the simulator (perfect, mocap, onboard of the sensors file): odom and "
+                         "joint_states become its seeded streams, each sample published at its simulated delivery "
+                         "time; the controller runs input_policy latest, cycle sim_steps (default perfect: the "
+                         "exact state)")
+    ap.add_argument("--sensors", default=None, help="the sensors file of --sensing (default config/sensors.yaml)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the sensor streams (default 0)")
+
+
+def parse_sensing(ap, args):
+    """The in-process :class:`~geodyn_ros.loops.sensed.Sensing` of the options of
+    :func:`add_sensing_options` (None: perfect); ``ap.error`` (exit 2) for a bad profile or seed."""
+    from geodyn_ros.loops.sensed import Sensing
+    from geodyn_ros.sim.sensor_file import sensor_profile
+    try:
+        prof = sensor_profile(args.sensing, args.sensors)
+    except ValueError as exc:
+        ap.error(f"--sensing: {exc}")
+    if args.seed < 0:
+        ap.error(f"--seed: expected an integer >= 0, got {args.seed}")
+    return None if prof.perfect else Sensing(prof, seed=args.seed, log=None)
+
+
 def _moving_joints(source) -> tuple:
     import geodyn_ros as gd
     return gd.load_urdf(source).joint_names
@@ -264,12 +289,7 @@ def main(argv=None) -> int:
                     help="also run the in-process loop (examples.actuated_loop, --preroll 0) and print the "
                          "difference of the trajectories")
     ap.add_argument("--json-out", default=None, help="write the rows' metrics (and comparisons) to this JSON file")
-    ap.add_argument("--sensing", default="perfect",
-                    help="sensor profile of the simulator (perfect, mocap, onboard of the sensors file): odom and "
-                         "joint_states become its seeded streams, each sample published at its simulated delivery "
-                         "time; the controller runs input_policy latest (default perfect: the exact state)")
-    ap.add_argument("--sensors", default=None, help="the sensors file of --sensing (default config/sensors.yaml)")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the sensor streams (default 0)")
+    add_sensing_options(ap)
     from .loop_session import (add_record_option, add_ros_options, check_ros_options, close_recording, isolate_unless,
                                open_recording)
     add_ros_options(ap)
@@ -279,21 +299,13 @@ def main(argv=None) -> int:
     rows = parse_rows(ap, args.rows, ROWS, allow_none=True)
     if not (args.duration > 0 and args.timestep > 0):
         ap.error("--duration and --timestep must be > 0")
-    from geodyn_ros.sim.sensor_file import sensor_profile
-    try:
-        prof = sensor_profile(args.sensing, args.sensors)
-    except ValueError as exc:
-        ap.error(f"--sensing: {exc}")
-    if args.seed < 0:
-        ap.error(f"--seed: expected an integer >= 0, got {args.seed}")
+    sensing = parse_sensing(ap, args)
     recording = open_recording(ap, args, {"loop": "geodyn_closed_loop --actuated", "duration_s": args.duration,
                                           "timestep_s": args.timestep, "rows": ",".join(rows)})
     isolate_unless(args.no_isolate)
     from geodyn_ros.control.feedback import TrackingGains
     from geodyn_ros.control.rotors import load_actuation_config
     from geodyn_ros.loops.actuated import format_table as _table, simulate_actuated
-    from geodyn_ros.loops.sensed import Sensing
-    sensing = None if prof.perfect else Sensing(prof, seed=args.seed, log=None)
 
     cfg = load_actuation_config(args.config)
     results, inproc, cmp = {}, {}, {}

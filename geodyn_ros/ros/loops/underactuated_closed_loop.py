@@ -214,13 +214,9 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", action="store_true",
                     help="also run the in-process loop (loops.underactuated, no pre-roll) and print the difference")
     ap.add_argument("--json-out", default=None, help="write the rows' metrics (and comparisons) to this JSON file")
-    ap.add_argument("--sensing", default="perfect",
-                    help="sensor profile of the simulator (perfect, mocap, onboard of the sensors file): odom and "
-                         "joint_states become its seeded streams, delivered at their simulated times; the "
-                         "controller runs input_policy latest, cycle sim_steps (default perfect: the exact state)")
-    ap.add_argument("--sensors", default=None, help="the sensors file of --sensing (default config/sensors.yaml)")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the sensor streams (default 0)")
-    from .actuated_closed_loop import compare_logs, parse_rows, print_comparison, write_json
+    from .actuated_closed_loop import (add_sensing_options, compare_logs, parse_rows, parse_sensing,
+                                       print_comparison, write_json)
+    add_sensing_options(ap)
     from .loop_session import (add_record_option, add_ros_options, check_ros_options, close_recording, isolate_unless,
                                open_recording)
     add_ros_options(ap, "frame_prefix of the link frame ids, e.g. robot1/")
@@ -230,14 +226,8 @@ def main(argv=None) -> int:
     rows = parse_rows(ap, args.rows, ROWS)
     if not (args.duration > 0 and args.timestep > 0 and args.speed > 0):
         ap.error("--duration, --timestep and --speed must be > 0")
-    from geodyn_ros.sim.sensor_file import sensor_profile
-    try:
-        prof = sensor_profile(args.sensing, args.sensors)
-    except ValueError as exc:
-        ap.error(f"--sensing: {exc}")
-    if args.seed < 0:
-        ap.error(f"--seed: expected an integer >= 0, got {args.seed}")
-    if not prof.perfect and any(r.startswith("lqr") for r in rows):
+    sensing = parse_sensing(ap, args)
+    if sensing is not None and any(r.startswith("lqr") for r in rows):
         ap.error("--sensing: the lqr rows run on the exact state only; choose from rigid, ff0, ff1, ff2")
     isolate_unless(args.no_isolate)
     from geodyn_ros.control.flatness import FlatnessGains
@@ -249,8 +239,6 @@ def main(argv=None) -> int:
         cfg = load_actuation_config(args.config or "hexarotor")
     except ValueError as exc:
         ap.error(f"--config: {exc}")
-    from geodyn_ros.loops.sensed import Sensing
-    sensing = None if prof.perfect else Sensing(prof, seed=args.seed, log=None)
     recording = open_recording(ap, args, {"loop": "geodyn_closed_loop --underactuated", "duration_s": args.duration,
                                           "timestep_s": args.timestep, "speed": args.speed, "rows": ",".join(rows)})
     results, inproc, cmp = {}, {}, {}
