@@ -119,8 +119,18 @@ def joint_states_msg(stamp_ns, names, pos, vel):
 
 
 def decode_reference(msg):
-    """Independent decoding of a reference jet message (not ``jets``' decoder): base pose (4, 4),
-    every twist row ``V^(k)`` (K, 6) and joint row ``q^(k)`` (K, n) it carries."""
+    """Independent decoding of a reference jet message (not ``jets``' or ``typed``'s decoder):
+    base pose (4, 4), every twist row ``V^(k)`` (K, 6) and joint row ``q^(k)`` (K, n) it carries
+    (joint columns in the message's order). ``msg``: a ``geodyn_msgs/ReferenceJet`` or
+    ``DesiredState`` (typed) or the deprecated ``Float64MultiArray`` layout."""
+    if hasattr(msg, "base_twist"):
+        p, o = msg.base_pose.position, msg.base_pose.orientation
+        C = np.eye(4)
+        C[:3, 3] = p.x, p.y, p.z
+        C[:3, :3] = quat_to_matrix(np.array([o.x, o.y, o.z, o.w]), "xyzw")
+        V = np.array([[t.angular.x, t.angular.y, t.angular.z, t.linear.x, t.linear.y, t.linear.z]
+                      for t in msg.base_twist]).reshape(-1, 6)
+        return C, V, np.array(msg.q).reshape(len(V), len(msg.joint_names))
     d = np.array(msg.data)
     C = np.eye(4)
     C[:3, 3] = d[2:5]
