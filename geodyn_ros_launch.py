@@ -10,6 +10,35 @@ Installed as a top-level module by ``setup.py`` (``py_modules``), so ``ros2 laun
 LOCKSTEP_INPUTS = {"input_policy": "exact", "sensor_reliability": "reliable"}
 
 
+#: the nodes that declare ``message_types`` (their jet topics: geodyn_ros.ros.common.message_types)
+MESSAGE_TYPES_NODES = ("geodyn_node", "geodyn_reference", "geodyn_controller", "geodyn_actuated_controller",
+                       "geodyn_flat_controller", "geodyn_markers")
+#: the values of ``message_types`` (geodyn_ros.ros.common.message_types.MESSAGE_TYPES; checked equal in a test)
+MESSAGE_TYPES = ("typed", "multiarray")
+
+
+def message_types_argument():
+    """The ``message_types`` launch argument: ``typed`` (geodyn_msgs, default) or ``multiarray``
+    (the deprecated std_msgs/Float64MultiArray layouts), given to every node of
+    :data:`MESSAGE_TYPES_NODES` by :func:`with_message_types`."""
+    from launch.actions import DeclareLaunchArgument
+
+    return DeclareLaunchArgument(
+        "message_types", default_value="typed", choices=list(MESSAGE_TYPES),
+        description="Types of the jet topics: 'typed' (geodyn_msgs) or 'multiarray' (the std_msgs/"
+                    "Float64MultiArray layouts, deprecated: kept for release 0.2, removed after it).")
+
+
+def with_message_types(executable: str, overrides: dict) -> dict:
+    """``overrides`` plus ``message_types`` (the launch argument) if ``executable`` declares it."""
+    if executable not in MESSAGE_TYPES_NODES:
+        return overrides
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.parameter_descriptions import ParameterValue
+
+    return dict(overrides, message_types=ParameterValue(LaunchConfiguration("message_types"), value_type=str))
+
+
 def check_arguments(context):
     """Stop the launch, with one line naming the argument, if ROS would refuse ``namespace``
     (rclpy's validate_namespace, on the absolute form launch_ros gives it), ``frame_prefix``

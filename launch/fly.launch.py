@@ -31,6 +31,8 @@ reference  figure8 (default), hover, or a mission YAML file -- geodyn_fly's refe
            the vehicle (geodyn_ros.loops.fly_references).
 level      rigid|pd, ff0, ff1 or ff2 (default ff2): the controller's level (rigid at rank 4 and
            pd at rank 6 are the feedback-only baselines).
+message_types  typed (default: geodyn_msgs on the jet topics) or multiarray (the deprecated
+           std_msgs/Float64MultiArray layouts, removed after release 0.2).
 
 The same loop in one process, with the comparison to the in-process loop:
 ``python -m geodyn_ros.ros.loops.fly_closed_loop --urdf X --vehicle Y --compare``.
@@ -40,6 +42,8 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import Command
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
+
+from geodyn_ros_launch import message_types_argument, with_message_types
 
 
 def _nodes(context):
@@ -67,7 +71,7 @@ def _nodes(context):
     setup = json.loads(res.stdout.strip().splitlines()[-1])
     robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
     return [Node(package="geodyn_ros", executable=name, name=name, output="screen",
-                 parameters=[setup["parameters"], {"robot_description": robot_description}])
+                 parameters=[setup["parameters"], with_message_types(name, {"robot_description": robot_description})])
             for name in ("geodyn_actuated_sim", "geodyn_reference", "geodyn_node", setup["controller"])]
 
 
@@ -80,5 +84,6 @@ def generate_launch_description():
                               description="figure8, hover or a mission YAML file (scaled to the vehicle)."),
         DeclareLaunchArgument("level", default_value="ff2",
                               description="rigid|pd, ff0, ff1 or ff2 (rank 4: rigid; rank 6: pd)."),
+        message_types_argument(),
         OpaqueFunction(function=_nodes),
     ])

@@ -26,6 +26,9 @@ namespace          ROS namespace of every node this file starts (robot_state_pub
                    runs one robot per Gazebo world. No frame_prefix here: gz-sim's odometry
                    publisher names the frames itself (world, base_link).
 
+message_types    typed (default: geodyn_msgs on the jet topics) or multiarray (the deprecated
+                 std_msgs/Float64MultiArray layouts, removed after release 0.2), for every geodyn node.
+
 A namespace that ROS would refuse stops the launch with one line naming it.
 """
 
@@ -68,7 +71,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import gazebo_actions, namespace_arguments
+from geodyn_ros_launch import gazebo_actions, message_types_argument, namespace_arguments, with_message_types
 
 MODEL_NAME = "aerial_manipulator"
 # the continuous rotor joints of tilthex_manipulator_gazebo.xacro (config/tilthex.yaml rotor_prefix)
@@ -97,7 +100,7 @@ def generate_launch_description():
             name=executable,
             namespace=namespace,
             output="screen",
-            parameters=[config, overrides],
+            parameters=[config, with_message_types(executable, overrides)],
         )
 
     return LaunchDescription([
@@ -137,6 +140,7 @@ def generate_launch_description():
             "feedforward_order", default_value="1",
             description="0: allocation only; 1: + rotor-lag compensation (2 needs elastic joints).",
         ),
+        message_types_argument(),
         *namespace_arguments("ROS namespace of every node (empty = the root); one robot per Gazebo world.",
                              frame_prefix=False),
         # gz sim, robot_state_publisher, the spawner and the bridge (config/gz_bridge.yaml)

@@ -38,6 +38,9 @@ namespace     ROS namespace of every node this file starts (default empty: the r
               does not (fixed model name and gz topics): one robot per Gazebo world. No
               frame_prefix: gz-sim's odometry publisher names the frames itself (world, base_link).
 
+message_types    typed (default: geodyn_msgs on the jet topics) or multiarray (the deprecated
+                 std_msgs/Float64MultiArray layouts, removed after release 0.2), for every geodyn node.
+
 A namespace that ROS would refuse stops the launch with one line naming it.
 """
 
@@ -67,7 +70,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import gazebo_actions, namespace_arguments
+from geodyn_ros_launch import gazebo_actions, message_types_argument, namespace_arguments, with_message_types
 
 MODEL_NAME = "aerial_manipulator"
 
@@ -98,7 +101,7 @@ def generate_launch_description():
             name=executable,
             namespace=namespace,
             output="screen",
-            parameters=[config, overrides],
+            parameters=[config, with_message_types(executable, overrides)],
         )
 
     return LaunchDescription([
@@ -142,6 +145,7 @@ def generate_launch_description():
             "speed", default_value="1.0",
             description="Time scaling of the figure-eight reference.",
         ),
+        message_types_argument(),
         *namespace_arguments("ROS namespace of every node (empty = the root); one robot per Gazebo world.",
                              frame_prefix=False),
         # gz sim, robot_state_publisher, the spawner and the bridge (config/gz_bridge.yaml)

@@ -26,6 +26,9 @@ namespace     ROS namespace of the node (default empty: the root). Its topics ar
               stays global. The config file's `/**/geodyn_node` section applies in any namespace.
 frame_prefix  prefixed to the URDF link names in frame ids (default empty), e.g. robot1/ ->
               feedforward/wrench in robot1/base_link; world_frame is not prefixed.
+message_types "typed" (default: the geodyn_msgs messages on reference, feedforward/jet, ...) or
+              "multiarray" (the std_msgs/Float64MultiArray layouts of release 0.1; deprecated,
+              removed after release 0.2). Every node that talks to this one must use the same.
 
 A namespace or frame prefix that ROS would refuse stops the launch with one line naming it.
 
@@ -41,7 +44,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import namespace_arguments
+from geodyn_ros_launch import message_types_argument, namespace_arguments
 
 
 def generate_launch_description():
@@ -90,6 +93,7 @@ def generate_launch_description():
             "actuation_config", default_value="",
             description="Vehicle file or shipped name (e.g. hexarotor): flat mode's rotors; the joints it locks.",
         ),
+        message_types_argument(),
         *namespace_arguments("ROS namespace of the node (empty = the root); topics follow it."),
         Node(
             package="geodyn_ros",
@@ -107,6 +111,7 @@ def generate_launch_description():
                     "input_policy": ParameterValue(input_policy, value_type=str),
                     "actuation_config": ParameterValue(LaunchConfiguration("actuation_config"), value_type=str),
                     "frame_prefix": ParameterValue(LaunchConfiguration("frame_prefix"), value_type=str),
+                    "message_types": ParameterValue(LaunchConfiguration("message_types"), value_type=str),
                 },
             ],
         ),

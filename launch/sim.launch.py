@@ -32,6 +32,9 @@ markers            true: also geodyn_markers (RViz markers of the feedforward wr
 rviz               true: also rviz2 with share/geodyn_ros/config/geodyn.rviz (needs RViz, not
                    installable from PyPI). Default false.
 
+message_types    typed (default: geodyn_msgs on the jet topics) or multiarray (the deprecated
+                 std_msgs/Float64MultiArray layouts, removed after release 0.2), for every geodyn node.
+
 A namespace or frame prefix that ROS would refuse stops the launch with one line naming it.
 
 The same loop without ROS launch (one process, no DDS) is the console script
@@ -45,7 +48,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import LOCKSTEP_INPUTS, namespace_arguments
+from geodyn_ros_launch import LOCKSTEP_INPUTS, message_types_argument, namespace_arguments, with_message_types
 
 
 def generate_launch_description():
@@ -68,7 +71,7 @@ def generate_launch_description():
             name=executable,
             namespace=LaunchConfiguration("namespace"),
             output="screen",
-            parameters=[config, overrides],
+            parameters=[config, with_message_types(executable, overrides)],
             **kw,
         )
 
@@ -99,6 +102,7 @@ def generate_launch_description():
             "rviz", default_value="false",
             description="true: also rviz2 with config/geodyn.rviz (RViz must be installed).",
         ),
+        message_types_argument(),
         *namespace_arguments("ROS namespace of the nodes (empty = the root); /clock and /diagnostics stay global."),
         geodyn("geodyn_sim", dict(with_model, use_sim_time=False)),
         geodyn("geodyn_reference", {"use_sim_time": True, "order": order}),

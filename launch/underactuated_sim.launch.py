@@ -49,6 +49,9 @@ markers       true: also geodyn_markers (the feedforward wrench, the rotor thrus
 rviz          true: also rviz2 with share/geodyn_ros/config/geodyn.rviz (with mission:=FILE it
               shows the planned path; needs RViz, not on PyPI). Default false.
 
+message_types    typed (default: geodyn_msgs on the jet topics) or multiarray (the deprecated
+                 std_msgs/Float64MultiArray layouts, removed after release 0.2), for every geodyn node.
+
 A namespace or frame prefix that ROS would refuse stops the launch with one line naming it.
 
 The same loop without ROS launch, in one process: ``geodyn_closed_loop --underactuated``.
@@ -61,7 +64,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import LOCKSTEP_INPUTS, namespace_arguments
+from geodyn_ros_launch import LOCKSTEP_INPUTS, message_types_argument, namespace_arguments, with_message_types
 
 
 def generate_launch_description():
@@ -97,7 +100,7 @@ def generate_launch_description():
             name=executable,
             namespace=LaunchConfiguration("namespace"),
             output="screen",
-            parameters=[config, *files, overrides],
+            parameters=[config, *files, with_message_types(executable, overrides)],
             **kw,
         )
 
@@ -145,6 +148,7 @@ def generate_launch_description():
             "rviz", default_value="false",
             description="true: also rviz2 with config/geodyn.rviz (RViz must be installed).",
         ),
+        message_types_argument(),
         *namespace_arguments("ROS namespace of the nodes (empty = the root); /clock and /diagnostics stay global."),
         geodyn("geodyn_actuated_sim", dict(with_model, use_sim_time=False), files=[sim_start]),
         geodyn("geodyn_reference", {"use_sim_time": True, "order": order, "speed": speed, "trajectory": trajectory,

@@ -11,7 +11,9 @@ One table serves three consumers, so they cannot disagree:
 
 Topic names are relative (they follow the node's namespace) unless they start with ``/``; ``~/``
 is the node's private namespace. ``when`` says under which parameters the topic exists
-(empty: always).
+(empty: always). The types are those of the default ``message_types: typed``; under the deprecated
+``message_types: multiarray`` every ``geodyn_msgs`` topic is ``std_msgs/Float64MultiArray``
+(:mod:`geodyn_ros.ros.common.message_types`).
 """
 from __future__ import annotations
 
@@ -44,6 +46,10 @@ _USED = Topic("~/inputs_used", "std_msgs/Float64MultiArray")   # the stamps each
 _TF = (Topic("/tf", "tf2_msgs/TFMessage", "tf_rate_hz > 0"), Topic("/tf_static", "tf2_msgs/TFMessage", "tf_rate_hz > 0"),
        Topic("robot_description", "std_msgs/String", "robot_description or urdf_path set (latched)"))
 _ROTOR_MSG = "actuator_msgs/Actuators (std_msgs/Float64MultiArray where actuator_msgs is not installed)"
+# the jet topics: typed (geodyn_msgs) under message_types typed, the default; every one of them is
+# std_msgs/Float64MultiArray under the deprecated message_types multiarray (message_types.py)
+_REF, _FLAT, _JET = "geodyn_msgs/ReferenceJet", "geodyn_msgs/FlatReference", "geodyn_msgs/FeedforwardJet"
+_DESIRED, _ROTOR_JET, _LIN = "geodyn_msgs/DesiredState", "geodyn_msgs/RotorSpeeds", "geodyn_msgs/Linearization"
 
 #: every node executable, in the order of the docs
 NODES = (
@@ -52,19 +58,19 @@ NODES = (
         "the feedforward base wrench and joint torques and their time derivatives (inverse dynamics "
         "of order r, or the flat map in flat mode)",
         subscribes=(
-            Topic("reference", "std_msgs/Float64MultiArray", "input_mode reference or measured"),
+            Topic("reference", _REF, "input_mode reference or measured"),
             Topic("odom", "nav_msgs/Odometry", "input_mode measured"),
             Topic("joint_states", "sensor_msgs/JointState", "input_mode measured"),
-            Topic("flat_reference", "std_msgs/Float64MultiArray", "input_mode flat"),
+            Topic("flat_reference", _FLAT, "input_mode flat"),
             _DESC),
         publishes=(
             Topic("feedforward/wrench", "geometry_msgs/WrenchStamped"),
             Topic("feedforward/joint_efforts", "sensor_msgs/JointState"),
-            Topic("feedforward/jet", "std_msgs/Float64MultiArray"),
-            Topic("desired/state", "std_msgs/Float64MultiArray", "input_mode flat"),
-            Topic("feedforward/flat_jet", "std_msgs/Float64MultiArray", "input_mode flat"),
-            Topic("feedforward/rotor_speeds", "std_msgs/Float64MultiArray", "input_mode flat with actuation_config"),
-            Topic("~/linearization", "std_msgs/Float64MultiArray", "publish_linearization"),
+            Topic("feedforward/jet", _JET),
+            Topic("desired/state", _DESIRED, "input_mode flat"),
+            Topic("feedforward/flat_jet", _JET, "input_mode flat"),
+            Topic("feedforward/rotor_speeds", _ROTOR_JET, "input_mode flat with actuation_config"),
+            Topic("~/linearization", _LIN, "publish_linearization"),
             Topic("~/linearization/labels", "std_msgs/String", "publish_linearization"),
             Topic("~/inputs_used", "std_msgs/Float64MultiArray", "input_mode measured"),
             _DIAG)),
@@ -75,8 +81,8 @@ NODES = (
         subscribes=(Topic("/clock", "rosgraph_msgs/Clock", "use_sim_time"),
                     Topic("mission/com_yaw", "trajectory_msgs/MultiDOFJointTrajectory", "trajectory waypoints"),
                     Topic("mission/joints", "trajectory_msgs/JointTrajectory", "trajectory waypoints")),
-        publishes=(Topic("reference", "std_msgs/Float64MultiArray", "trajectory table3"),
-                   Topic("flat_reference", "std_msgs/Float64MultiArray", "trajectory figure_eight or waypoints"),
+        publishes=(Topic("reference", _REF, "trajectory table3"),
+                   Topic("flat_reference", _FLAT, "trajectory figure_eight or waypoints"),
                    Topic("planned_path", "nav_msgs/Path", "trajectory waypoints"),
                    Topic("/diagnostics", "diagnostic_msgs/DiagnosticArray", "trajectory waypoints"))),
     Executable(
@@ -99,7 +105,7 @@ NODES = (
         "geodyn_controller", "geodyn_ros.ros.nodes.controller_node",
         "geometric tracking controller for ideal actuators (base wrench and joint efforts), with the feedforward",
         subscribes=(Topic("odom", "nav_msgs/Odometry"), Topic("joint_states", "sensor_msgs/JointState"),
-                    Topic("reference", "std_msgs/Float64MultiArray"),
+                    Topic("reference", _REF),
                     Topic("feedforward/wrench", "geometry_msgs/WrenchStamped"),
                     Topic("feedforward/joint_efforts", "sensor_msgs/JointState"), _DESC),
         publishes=(Topic("cmd/wrench", "geometry_msgs/WrenchStamped"),
@@ -109,9 +115,9 @@ NODES = (
         "geodyn_actuated_controller", "geodyn_ros.ros.nodes.actuated_controller_node",
         "controller of the fully actuated multirotor manipulator (rotor speeds, motor torques of the elastic joints)",
         subscribes=(Topic("odom", "nav_msgs/Odometry"), Topic("joint_states", "sensor_msgs/JointState"),
-                    Topic("reference", "std_msgs/Float64MultiArray"),
+                    Topic("reference", _REF),
                     Topic("motor_states", "sensor_msgs/JointState", "elastic joints in actuation_config"),
-                    Topic("feedforward/jet", "std_msgs/Float64MultiArray"), _DESC),
+                    Topic("feedforward/jet", _JET), _DESC),
         publishes=(Topic("cmd/rotor_speeds", _ROTOR_MSG), Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
                    Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _USED, _DIAG)),
     Executable(
@@ -119,10 +125,10 @@ NODES = (
         "flatness-based controller of the under-actuated (collinear) multirotor manipulator, geometric or LQR feedback",
         subscribes=(Topic("odom", "nav_msgs/Odometry"), Topic("joint_states", "sensor_msgs/JointState"),
                     Topic("motor_states", "sensor_msgs/JointState", "elastic joints in actuation_config"),
-                    Topic("flat_reference", "std_msgs/Float64MultiArray"),
-                    Topic("desired/state", "std_msgs/Float64MultiArray"),
-                    Topic("feedforward/flat_jet", "std_msgs/Float64MultiArray"),
-                    Topic("geodyn_node/linearization", "std_msgs/Float64MultiArray",
+                    Topic("flat_reference", _FLAT),
+                    Topic("desired/state", _DESIRED),
+                    Topic("feedforward/flat_jet", _JET),
+                    Topic("geodyn_node/linearization", _LIN,
                           "feedback lqr (name: parameter linearization_topic)"),
                     Topic("geodyn_node/linearization/labels", "std_msgs/String", "feedback lqr"), _DESC),
         publishes=(Topic("cmd/rotor_speeds", _ROTOR_MSG), Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
@@ -131,9 +137,9 @@ NODES = (
         "geodyn_markers", "geodyn_ros.ros.nodes.markers_node",
         "RViz markers of the feedforward wrench, the rotor thrusts and the CoM with its reference (only while subscribed)",
         subscribes=(Topic("odom", "nav_msgs/Odometry"), Topic("joint_states", "sensor_msgs/JointState"),
-                    Topic("feedforward/jet", "std_msgs/Float64MultiArray"),
-                    Topic("reference", "std_msgs/Float64MultiArray"),
-                    Topic("flat_reference", "std_msgs/Float64MultiArray"),
+                    Topic("feedforward/jet", _JET),
+                    Topic("reference", _REF),
+                    Topic("flat_reference", _FLAT),
                     Topic("cmd/rotor_speeds", _ROTOR_MSG, "actuation_config set"), _DESC),
         publishes=(Topic("~/markers", "visualization_msgs/MarkerArray"), _DIAG)),
 )

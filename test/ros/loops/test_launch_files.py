@@ -469,3 +469,31 @@ def test_geodyn_launch_offers_every_input_mode_of_the_node(stub_launch):
     assert "actuation_config" in launch.declared
     (node,) = launch.geodyn_nodes()
     assert any("actuation_config" in p for p in node.kwargs["parameters"] if isinstance(p, dict))
+
+
+@pytest.mark.parametrize("filename", [f for f in LAUNCH_FILES if f not in ("fly.launch.py", "two_robots.launch.py")])
+def test_launch_message_types_reaches_every_node_that_declares_it(stub_launch, filename):
+    """Issue 43: ``message_types`` is a launch argument listing the node parameter's values, and it
+    reaches every geodyn node that declares the parameter (two nodes that talk must agree); the
+    nodes that do not declare it (the simulators) do not get it. (fly.launch.py makes its nodes in
+    an OpaqueFunction at launch: its argument is checked below; two_robots.launch.py includes
+    geodyn.launch.py.)"""
+    from geodyn_ros.ros.common.message_types import MESSAGE_TYPES
+    launch = _Launch(filename)
+    assert tuple(launch.declared["message_types"].kwargs["choices"]) == MESSAGE_TYPES
+    assert launch.declared["message_types"].kwargs["default_value"] == MESSAGE_TYPES[0]
+    for node in launch.geodyn_nodes():
+        exe = node.kwargs["executable"]
+        given = "message_types" in _Launch.inline_params(node)
+        assert given == ("message_types" in _node_parameters(exe)), (filename, exe)
+
+
+def test_fly_launch_declares_message_types(stub_launch):
+    from geodyn_ros.ros.common.message_types import MESSAGE_TYPES
+    import geodyn_ros_launch
+    assert geodyn_ros_launch.MESSAGE_TYPES == MESSAGE_TYPES
+    launch = _Launch("fly.launch.py")
+    assert tuple(launch.declared["message_types"].kwargs["choices"]) == MESSAGE_TYPES
+    from launch_stubs import NODE_MODULES
+    assert set(geodyn_ros_launch.MESSAGE_TYPES_NODES) == {
+        e for e in NODE_MODULES if "message_types" in _node_parameters(e)}

@@ -111,18 +111,19 @@ def _matches(declared: str, real: str, node) -> bool:
 def test_nodes_create_exactly_the_topics_of_the_table(exe, h):
     e = interfaces.by_name(exe)
     cls = _node_class(e.module)
-    real_sub, real_pub = set(), set()
+    real_sub, real_pub, types = set(), set(), set()
     nodes = []
     for params in _sets()[exe]:
         node = h.make(cls, params)
         nodes.append(node)
         name, ns = node.get_name(), node.get_namespace()
         # the node's own graph entries: rcl knows them locally at once (no discovery involved)
-        got_sub = {t for t, _ in node.get_subscriber_names_and_types_by_node(name, ns)}
-        got_pub = {t for t, _ in node.get_publisher_names_and_types_by_node(name, ns)}
+        got_sub = {(t, tuple(ty)) for t, ty in node.get_subscriber_names_and_types_by_node(name, ns)}
+        got_pub = {(t, tuple(ty)) for t, ty in node.get_publisher_names_and_types_by_node(name, ns)}
         ignored = {"/rosout", "/parameter_events"}
         for got, bucket in ((got_sub, real_sub), (got_pub, real_pub)):
-            bucket |= {(t, (name, ns)) for t in got - ignored}
+            bucket |= {(t, (name, ns)) for t, _ in got if t not in ignored}
+            types |= {(t, (name, ns), ty) for t, ty in got if t not in ignored}
         h.nodes.remove(node)
         node.destroy_node()
     for kind, declared, real in (("subscribes", e.subscribes, real_sub), ("publishes", e.publishes, real_pub)):
@@ -130,3 +131,10 @@ def test_nodes_create_exactly_the_topics_of_the_table(exe, h):
         assert not unknown, f"{exe} {kind} topics missing from geodyn_ros.ros.common.interfaces: {unknown}"
         unused = [d.name for d in declared if not any(_matches(d.name, t, nd) for t, nd in real)]
         assert not unused, f"{exe}: geodyn_ros.ros.common.interfaces says it {kind} {unused}, no parameter set does"
+    # the types: a declared single type ("pkg/Name", no alternatives) is the graph's "pkg/msg/Name"
+    for d in e.subscribes + e.publishes:
+        if " " in d.type:
+            continue
+        pkg, name = d.type.split("/")
+        wrong = sorted({ty for t, nd, ty in types if _matches(d.name, t, nd) and ty != (f"{pkg}/msg/{name}",)})
+        assert not wrong, f"{exe}: {d.name} has types {wrong}, the table says {d.type}"
