@@ -138,3 +138,30 @@ def test_nodes_create_exactly_the_topics_of_the_table(exe, h):
         pkg, name = d.type.split("/")
         wrong = sorted({ty for t, nd, ty in types if _matches(d.name, t, nd) and ty != (f"{pkg}/msg/{name}",)})
         assert not wrong, f"{exe}: {d.name} has types {wrong}, the table says {d.type}"
+
+
+@pytest.mark.parametrize("exe", [e.name for e in interfaces.NODES
+                                 if "message_types" in importlib.import_module(e.module).PARAMETERS])
+def test_message_types_multiarray_turns_every_jet_topic_into_the_layouts(exe, h):
+    """Issue 43: the deprecated layouts stay behind ONE parameter. With ``message_types:
+    multiarray`` every topic the table types as ``geodyn_msgs/*`` is ``std_msgs/Float64MultiArray``
+    on the graph, and the other topics keep their types (each parameter set of the table check)."""
+    e = interfaces.by_name(exe)
+    cls = _node_class(e.module)
+    typed = {d.name for d in e.subscribes + e.publishes if d.type.startswith("geodyn_msgs/")}
+    assert typed, exe
+    seen = set()
+    for params in _sets()[exe]:
+        node = h.make(cls, dict(params, message_types="multiarray"))
+        name, ns = node.get_name(), node.get_namespace()
+        got = (node.get_subscriber_names_and_types_by_node(name, ns)
+               + node.get_publisher_names_and_types_by_node(name, ns))
+        for t, ty in got:
+            for d in typed:
+                if _matches(d, t, (name, ns)):
+                    assert tuple(ty) == ("std_msgs/msg/Float64MultiArray",), (exe, t, ty)
+                    seen.add(d)
+            assert not any(x.startswith("geodyn_msgs/") for x in ty), (exe, t, ty)
+        h.nodes.remove(node)
+        node.destroy_node()
+    assert seen == typed, f"{exe}: {sorted(typed - seen)} not created by any parameter set"
