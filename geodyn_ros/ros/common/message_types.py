@@ -30,7 +30,7 @@ from __future__ import annotations
 from .params import ConfigurationError
 
 __all__ = ["MESSAGE_TYPES", "MESSAGE_TYPES_PARAMETER", "KINDS", "MessageTypes", "check_message_types",
-           "type_name"]
+           "require_geodyn_msgs", "type_name"]
 
 #: the values of ``message_types``; the first is the default
 MESSAGE_TYPES = ("typed", "multiarray")
@@ -71,6 +71,19 @@ def type_name(kind: str, typed: bool = True) -> str:
     return f"geodyn_msgs/{KINDS[kind]}" if typed else "std_msgs/Float64MultiArray"
 
 
+def require_geodyn_msgs() -> None:
+    """Nothing if ``geodyn_msgs`` is importable, else :class:`ConfigurationError` in one line
+    saying how to build it (a colcon workspace that built this package alone lacks it)."""
+    try:
+        import geodyn_msgs.msg  # noqa: F401
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"message_types: 'typed' needs the geodyn_msgs interface package, which is not importable "
+            f"({type(exc).__name__}: {exc}); build it (make venv, or in a colcon workspace: colcon build "
+            "--base-paths src/geodyn_ros src/geodyn_ros/geodyn_msgs, doc/howto/colcon.md) and source the "
+            "workspace, or set message_types 'multiarray' (deprecated)") from None
+
+
 class MessageTypes:
     """The checked ``message_types`` of a node: :attr:`typed` and :meth:`type_of`.
 
@@ -80,7 +93,9 @@ class MessageTypes:
     def __init__(self, node, value: str):
         self.value = check_message_types(value)
         self.typed = self.value == "typed"
-        if not self.typed and node is not None:
+        if self.typed:
+            require_geodyn_msgs()
+        elif node is not None:
             node.get_logger().warning(DEPRECATION)
 
     def type_of(self, kind: str):

@@ -105,6 +105,34 @@ def test_config(tmp_path_factory):
     return str(path)
 
 
+_INTERFACES_READY = []
+
+
+def _script_interfaces(env: dict) -> None:
+    """Build ``geodyn_msgs`` (and ``tf2_msgs/TFMessage``) into the script's venv, once, as ``make
+    venv`` does for the clone's (``tools/build_interfaces.py``: the CMake path fix-up, then the
+    build). The script's ``colcon build`` builds the root package alone (colcon's default crawl
+    stops at it), as a user's bare ``colcon build`` would; the nodes' default ``message_types:
+    typed`` needs the messages. A venv the script has not made yet is made by one short launch; one
+    made from older requirements is brought up to date first."""
+    if _INTERFACES_READY:
+        return
+    venv = Path(env.get("REAL_LAUNCH_VENV", "/tmp/real-launch-venv"))
+    py = venv / "bin" / "python"
+    if not (venv / "bin" / "colcon").exists():
+        subprocess.run(["bash", str(SCRIPT), str(ROOT), "geodyn.launch.py", "1"], env=env, capture_output=True,
+                       timeout=START_TIMEOUT)
+    probe = subprocess.run([str(py), "-c", "import geodyn_msgs.msg, tf2_msgs.msg"], env=env, capture_output=True)
+    if probe.returncode != 0:
+        # the script makes its venv once, from the requirements of that day: bring it to today's
+        # (the interface build's wheels), then build
+        for argv in ([str(py), "-m", "pip", "install", "-q", "-r", str(ROOT / "requirements.txt")],
+                     [str(py), str(ROOT / "tools" / "build_interfaces.py")]):
+            res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=START_TIMEOUT)
+            assert res.returncode == 0, f"{' '.join(argv[1:])} in {venv} failed:\n{res.stdout[-3000:]}{res.stderr[-3000:]}"
+    _INTERFACES_READY.append(True)
+
+
 def _launch(file, *args):
     env = dict(os.environ)
     env.setdefault("NUMBA_CACHE_DIR", "/tmp/geodyn-real-launch-numba-cache")
@@ -112,6 +140,9 @@ def _launch(file, *args):
     if HAVE_LAUNCH_ROS:
         cmd = ["ros2", "launch", "geodyn_ros", file, *args]
     else:
+        _script_interfaces(env)
+        venv = env.get("REAL_LAUNCH_VENV", "/tmp/real-launch-venv")
+        env["AMENT_PREFIX_PATH"] = venv + (":" + env["AMENT_PREFIX_PATH"] if env.get("AMENT_PREFIX_PATH") else "")
         cmd = ["bash", str(SCRIPT), str(ROOT), file, str(int(START_TIMEOUT + 600)), *args]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             start_new_session=True)
