@@ -68,10 +68,11 @@ from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from geodyn_msgs.msg import DesiredState, FeedforwardJet, FlatReference, ReferenceJet, RotorSpeeds
 
 import geodyn_ros as gd
 from geodyn_ros.model.resources import shipped_urdf
-from geodyn_ros.ros.wire.jets import decode_feedforward_jet, make_reference_msg
+from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.trajectories import table3_reference
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -241,21 +242,26 @@ def test_geodyn_launch_serves_the_feedforward(harness, test_config, ns):
     h = harness
     proc = _launch("geodyn.launch.py", "order:=1", f"config:={test_config}", *_ns_args(ns))
     try:
-        jets = h.record(Float64MultiArray, _topic(ns, "feedforward/jet"))
+        jets = h.record(FeedforwardJet, _topic(ns, "feedforward/jet"))
         wrenches = h.record(WrenchStamped, _topic(ns, "feedforward/wrench"))
         diag = h.record(DiagnosticArray, "/diagnostics")
-        root_jets = h.record(Float64MultiArray, "/feedforward/jet") if ns else []
-        pub = h.publisher(Float64MultiArray, _topic(ns, "reference"))
+        root_jets = h.record(FeedforwardJet, "/feedforward/jet") if ns else []
+        pub = h.publisher(ReferenceJet, _topic(ns, "reference"))
         ref = table3_reference(3.0, 2)
-        msg = make_reference_msg(0, ref.base_pose, ref.base_twist[:4], ref.q[:4], NAMES)
+        prefix = f"{ns}/" if ns else ""
+        msg = make_reference_jet(0, ref.base_pose, ref.base_twist[:4], ref.q[:4], NAMES,
+                                 child_frame_id=prefix + "base_link")
 
         def send():   # 5 s old: only a stale_timeout above it (the test config's 30 s) accepts it
-            msg.data[0], msg.data[1] = divmod(time.time_ns() - 5 * 10**9, 10**9)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(time.time_ns() - 5 * 10**9, 10**9)
             pub.publish(msg)
         _wait(h, proc, lambda: jets and wrenches, "no feedforward from the launched node", step=send)
         last = jets[-1]
-        assert last.layout.dim[1].label.split(",")[6:] == list(NAMES)
-        _, W, tau, _ = decode_feedforward_jet(last)
+        assert list(last.joint_names) == list(NAMES) and last.representation in ("", "spatial")
+        assert last.header.frame_id == "world" and last.child_frame_id == prefix + "base_link"
+        W = np.array([[w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z]
+                      for w in last.base_wrench])
+        tau = np.array(last.tau).reshape(len(W), len(NAMES))
         C, V, Q = decode_reference(msg)   # every reference sent differs only by its stamp
         want = gd.inverse_dynamics(gd.load_urdf(shipped_urdf()), C, V[:3], Q[:4], 1)
         scale = max(1.0, np.abs(want.tau).max(), np.abs(want.base_wrench).max())
@@ -281,14 +287,14 @@ def test_sim_launch_closes_the_loop(harness, test_config, ns):
         odom = h.record(Odometry, _topic(ns, "odom"), depth=10)
         js = h.record(JointState, _topic(ns, "joint_states"), depth=10)
         cmds = h.record(WrenchStamped, _topic(ns, "cmd/wrench"), depth=10)
-        jets = h.record(Float64MultiArray, _topic(ns, "feedforward/jet"), depth=10)
+        jets = h.record(FeedforwardJet, _topic(ns, "feedforward/jet"), depth=10)
         _wait(h, proc, lambda: cmds and jets and odom and js and clocks and clocks[-1].clock.sec >= 1,
               "the loop did not run 1 s of simulated time")
         prefix = f"{ns}/" if ns else ""
         assert odom[-1].child_frame_id == prefix + "base_link" and odom[-1].header.frame_id == "world"
         assert tuple(js[-1].name) == NAMES
         assert cmds[-1].header.frame_id == prefix + "base_link"
-        assert jets[-1].layout.dim[1].label.split(",")[6:] == list(NAMES)
+        assert list(jets[-1].joint_names) == list(NAMES)
         assert np.isfinite(odom[-1].pose.pose.position.z)
         nodes = h.probe.get_node_names_and_namespaces()
         for name in ("geodyn_sim", "geodyn_reference", "geodyn_node", "geodyn_controller"):
@@ -343,9 +349,9 @@ def test_underactuated_sim_launch_closes_the_loop(harness):
         clocks = h.record(ClockMsg, "/clock", depth=10)
         odom = h.record(Odometry, _topic(ns, "odom"), depth=10)
         motors = h.record(JointState, _topic(ns, "motor_states"), depth=10)
-        desired = h.record(Float64MultiArray, _topic(ns, "desired/state"), depth=10)
-        flat_jet = h.record(Float64MultiArray, _topic(ns, "feedforward/flat_jet"), depth=10)
-        rotor_ff = h.record(Float64MultiArray, _topic(ns, "feedforward/rotor_speeds"), depth=10)
+        desired = h.record(DesiredState, _topic(ns, "desired/state"), depth=10)
+        flat_jet = h.record(FeedforwardJet, _topic(ns, "feedforward/flat_jet"), depth=10)
+        rotor_ff = h.record(RotorSpeeds, _topic(ns, "feedforward/rotor_speeds"), depth=10)
         try:
             from actuator_msgs.msg import Actuators as rotor_type
         except ImportError:
@@ -355,8 +361,9 @@ def test_underactuated_sim_launch_closes_the_loop(harness):
               and clocks[-1].clock.sec >= 1, "the under-actuated loop did not run 1 s of simulated time")
         assert odom[-1].child_frame_id == f"{ns}/base_link"
         assert tuple(motors[-1].name) == NAMES
-        assert flat_jet[-1].layout.dim[1].label.split(",") == ["T", "tau_x", "tau_y", "tau_z", *NAMES]
-        assert rotor_ff[-1].layout.dim[1].label.split(",") == [f"rotor_{i}" for i in range(1, 7)]
+        assert flat_jet[-1].representation == "body" and list(flat_jet[-1].joint_names) == list(NAMES)
+        assert list(rotor_ff[-1].rotor_names) == [f"rotor_{i}" for i in range(1, 7)]
+        assert list(desired[-1].joint_names) == list(NAMES)
         om = np.array(rotors[-1].data if rotor_type is Float64MultiArray else rotors[-1].velocity)
         assert om.shape == (6,) and np.isfinite(om).all() and (om > 0).all() and (om <= 1000.0).all(), om
         nodes = h.probe.get_node_names_and_namespaces()
@@ -421,7 +428,7 @@ def test_underactuated_sim_launch_flies_a_mission(harness):
     proc = _launch("underactuated_sim.launch.py", f"mission:={mission}")
     try:
         clocks, odom, js = _record_flight(h)
-        refs = h.record(Float64MultiArray, "flat_reference", depth=10)
+        refs = h.record(FlatReference, "flat_reference", depth=10)
         diag = h.record(DiagnosticArray, "/diagnostics")
         paths = []
         h.probe.create_subscription(PathMsg, "planned_path", paths.append,
@@ -430,13 +437,13 @@ def test_underactuated_sim_launch_flies_a_mission(harness):
         _wait(h, proc, lambda: refs and paths and _flown(clocks, odom, js, 2.5),
               "the mission did not fly 2.5 s of simulated time")
         for m in refs[-3:]:
-            d = np.array(m.data)
-            t = d[0] + d[1] * 1e-9
-            body = d[2:].reshape(m.layout.dim[0].size, m.layout.dim[1].size)
+            t = m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
+            com = np.array([[c.x, c.y, c.z] for c in m.com])
+            q = np.array(m.q).reshape(len(com), len(m.joint_names))
             want = plan(t, 2)
             # rounding: the same plan solved twice, jets up to ~1e2 (test_ros_mission's tolerance)
-            assert np.all(np.abs(body[:, :3] - want.com) <= 1e-9 * np.maximum(1.0, np.abs(want.com))), t
-            assert np.all(np.abs(body[:5, 4:] - want.q) <= 1e-9 * np.maximum(1.0, np.abs(want.q))), t
+            assert np.all(np.abs(com - want.com) <= 1e-9 * np.maximum(1.0, np.abs(want.com))), t
+            assert np.all(np.abs(q[:5] - want.q) <= 1e-9 * np.maximum(1.0, np.abs(want.q))), t
         assert paths[-1].header.frame_id == "world" and len(paths[-1].poses) == 81
         # the node repeats its last mission event every diagnostics_period (1 s): "mission accepted"
         # is reported once, at the acceptance (at start-up for the file's mission, possibly before
