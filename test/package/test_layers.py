@@ -13,7 +13,8 @@ Layers, bottom to top (README "Repository layout"):
    ``batch``, ``eom`` < ``linearization``, ``representations``, ``constrained``, ``reduced``,
    ``flat`` <
    ``api`` (the public entry points: hot path, then dispatch) < ``workspace``.
-3. ``control`` < ``sim``, ``planning`` < ``loops``: controllers (never the simulator); the MuJoCo
+3. ``control``, ``px4`` < ``sim``, ``planning`` < ``loops``: controllers and PX4's frames and
+   allocation (never the simulator); the MuJoCo
    simulator (which uses the actuation models of ``control``); the waypoint planner (flat map and
    allocation, never the simulator); closed loops run in one process.
 4. ``ros`` < ``examples``, ``warmup``: the ROS adapters (never the examples); demonstrations and
@@ -67,7 +68,7 @@ def rank(mod):
             if parts[1] in (g if isinstance(g, tuple) else (g,)):
                 return (2, i)
         raise AssertionError(f"algorithms.{parts[1]} has no place in the layer table of this test")
-    if top == "control":                      # controllers: never the simulator
+    if top in ("control", "px4"):             # controllers; PX4's frames and allocation: never the simulator
         return (3, 0)
     if top == "sim":                          # the simulator may use the actuation models of control
         return (3, 1)
