@@ -1,5 +1,6 @@
-"""Build geodyn_ros' ROS 2 interfaces into the venv: ``geodyn_msgs`` (and ``tf2_msgs/TFMessage``
-where no real tf2_msgs is installed), so that ``import geodyn_msgs.msg`` works with
+"""Build geodyn_ros' ROS 2 interfaces into the venv: ``geodyn_msgs`` (and, where no real one is
+installed, ``tf2_msgs/TFMessage`` and the ``px4_msgs`` test fixture of the PX4 bridge), so that
+``import geodyn_msgs.msg`` works with
 ``AMENT_PREFIX_PATH`` = the venv and rclpy publishes and subscribes the messages.
 
 Run with the venv's Python from the clone's root (``make venv`` does, as its step 5)::
@@ -23,8 +24,10 @@ Steps, one progress line each:
    through a temporary file and a rename; the rewrite is idempotent (a second run changes
    nothing) and every changed file is listed. ``pip install --force-reinstall`` of a wheel
    restores its original files. Any other build-machine path left in those files is an error.
-3. **tf2_msgs**: skipped where a real tf2_msgs is installed (an ament index entry under
-   ``AMENT_PREFIX_PATH`` that this script did not write), else built from ``tools/tf2_msgs``.
+3. **tf2_msgs**, **px4_msgs**: each skipped where a real one is installed (an ament index entry
+   under ``AMENT_PREFIX_PATH`` that this script did not write), else built from ``tools/tf2_msgs``
+   (``TFMessage``) and ``tools/px4_msgs`` (the px4_msgs 1.16.0 messages of the PX4 bridge, a
+   test fixture: ``tools/px4_msgs/package.xml``).
 4. **geodyn_msgs**: CMake configure, build (2 jobs) and install into the venv prefix. The build
    trees live in ``<venv>/.geodyn_interfaces/``; the files of a previous install are removed first,
    so a renamed or deleted message leaves nothing behind.
@@ -45,9 +48,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the interface packages this script builds, in build order: (name, source folder)
-PACKAGES = (("tf2_msgs", ROOT / "tools" / "tf2_msgs"), ("geodyn_msgs", ROOT / "geodyn_msgs"))
+PACKAGES = (("tf2_msgs", ROOT / "tools" / "tf2_msgs"), ("px4_msgs", ROOT / "tools" / "px4_msgs"),
+            ("geodyn_msgs", ROOT / "geodyn_msgs"))
+#: the packages built only where no real one is installed (stand-ins for ROS / PX4 packages)
+STAND_INS = ("tf2_msgs", "px4_msgs")
 #: the marker this script installs beside its own tf2_msgs (to tell it from a real one)
 OWN_TF2_MARKER = "share/tf2_msgs/built_by_geodyn_ros"
+
+
+def own_marker(name: str) -> str:
+    """The marker this script installs beside its own ``name`` (a stand-in, :data:`STAND_INS`)."""
+    return f"share/{name}/built_by_geodyn_ros"
 #: the Python prefix of the manylinux image the ROS wheels were built in
 BUILD_PREFIX = re.compile(r"/opt/python/cp3\d+-cp3\d+[a-z]*")
 
@@ -128,14 +139,19 @@ def check_tools(prefix: Path) -> dict:
 
 
 # ---------------------------------------------------------------------- 3. tf2_msgs
-def real_tf2_msgs(prefix: Path) -> str | None:
-    """The prefix of a tf2_msgs this script did not build (a ROS install), or None."""
+def real_package(prefix: Path, name: str) -> str | None:
+    """The prefix of a ``name`` this script did not build (a ROS install, a lab's px4_msgs), or None."""
     prefixes = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p] + [str(prefix)]
     for p in dict.fromkeys(prefixes):
-        if (Path(p) / "share/ament_index/resource_index/packages/tf2_msgs").exists() \
-                and not (Path(p) / OWN_TF2_MARKER).exists():
+        if (Path(p) / f"share/ament_index/resource_index/packages/{name}").exists() \
+                and not (Path(p) / own_marker(name)).exists():
             return p
     return None
+
+
+def real_tf2_msgs(prefix: Path) -> str | None:
+    """The prefix of a tf2_msgs this script did not build (a ROS install), or None."""
+    return real_package(prefix, "tf2_msgs")
 
 
 # ---------------------------------------------------------------------- 4. build
@@ -192,8 +208,9 @@ def build_package(name: str, source: Path, prefix: Path, jobs: int) -> None:
     _run(["cmake", "--build", build, "--parallel", str(jobs)], log, env, f"{name}: build")
     _remove_previous_install(build, prefix)
     _run(["cmake", "--install", build], log, env, f"{name}: install")
-    if name == "tf2_msgs":
-        (prefix / OWN_TF2_MARKER).write_text("tf2_msgs/TFMessage built by geodyn_ros tools/build_interfaces.py\n")
+    if name in STAND_INS:
+        (prefix / own_marker(name)).write_text(f"{name} built by geodyn_ros tools/build_interfaces.py from "
+                                               f"{source.relative_to(ROOT)}\n")
 
 
 def check_import(prefix: Path, names) -> None:
@@ -236,10 +253,10 @@ def main(argv=None) -> int:
         if args.fixup_only:
             return 0
         built = []
-        real = real_tf2_msgs(prefix)
-        for step, (name, source) in zip(("3/5", "4/5"), PACKAGES):
-            if name == "tf2_msgs" and real:
-                _progress(step, f"tf2_msgs: skipped, a real tf2_msgs is installed in {real}")
+        for step, (name, source) in zip(("3/5", "3/5", "4/5"), PACKAGES):
+            real = real_package(prefix, name) if name in STAND_INS else None
+            if real:
+                _progress(step, f"{name}: skipped, a real {name} is installed in {real}")
                 continue
             t0 = time.monotonic()
             _progress(step, f"{name}: building {source.relative_to(ROOT)} into {prefix} (about 30 s from scratch, seconds when unchanged)")

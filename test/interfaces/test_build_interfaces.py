@@ -80,18 +80,20 @@ def test_a_missing_tool_is_one_line_naming_it(tmp_path):
     assert out.stderr.startswith("interfaces: error: tools:")
 
 
-def test_tf2_msgs_is_built_only_where_no_real_one_is_installed(tmp_path, monkeypatch):
-    """A tf2_msgs in the ament index of a prefix is real unless this script's marker is beside it."""
+@pytest.mark.parametrize("name", ["tf2_msgs", "px4_msgs"])
+def test_stand_ins_are_built_only_where_no_real_one_is_installed(tmp_path, monkeypatch, name):
+    """A tf2_msgs (px4_msgs) in the ament index of a prefix is real unless this script's marker is beside it."""
     tool = _tool()
     venv, ros = tmp_path / "venv", tmp_path / "opt_ros"
     for prefix in (venv, ros):
         (prefix / "share/ament_index/resource_index/packages").mkdir(parents=True)
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(venv))
-    assert tool.real_tf2_msgs(venv) is None                              # none at all: build it
-    (venv / "share/ament_index/resource_index/packages/tf2_msgs").write_text("")
-    (venv / tool.OWN_TF2_MARKER).parent.mkdir(parents=True)
-    (venv / tool.OWN_TF2_MARKER).write_text("")
-    assert tool.real_tf2_msgs(venv) is None                              # our own copy: rebuild it
-    (ros / "share/ament_index/resource_index/packages/tf2_msgs").write_text("")
+    assert name in tool.STAND_INS and tool.own_marker("tf2_msgs") == tool.OWN_TF2_MARKER
+    assert tool.real_package(venv, name) is None                          # none at all: build it
+    (venv / f"share/ament_index/resource_index/packages/{name}").write_text("")
+    (venv / tool.own_marker(name)).parent.mkdir(parents=True)
+    (venv / tool.own_marker(name)).write_text("")
+    assert tool.real_package(venv, name) is None                          # our own copy: rebuild it
+    (ros / f"share/ament_index/resource_index/packages/{name}").write_text("")
     monkeypatch.setenv("AMENT_PREFIX_PATH", os.pathsep.join((str(ros), str(venv))))
-    assert tool.real_tf2_msgs(venv) == str(ros)                          # a ROS install's: skip
+    assert tool.real_package(venv, name) == str(ros)                      # a ROS install's, a lab's: skip

@@ -144,3 +144,45 @@ def test_tf_message_round_trip():
     back = deserialize_message(raw, TFMessage)
     assert back == msg and [t.child_frame_id for t in back.transforms] == ["base_link", "link_1"]
     assert serialize_message(back) == raw
+
+
+#: px4_msgs 1.16.0 (tag v1.16.0, commit 392e831c1f65): the serialized size of each fixture message
+#: at its defaults, worked by hand from the release's field list with the CDR rules (4-byte
+#: encapsulation header; each field aligned to its size, counted from after the header; fixed
+#: arrays without a length; rclpy pads the payload to a multiple of 4):
+PX4_SIZES = {
+    # 8 + 8 timestamps, float32[3] xyz: 28 -> + 4 = 32
+    "VehicleThrustSetpoint": 32, "VehicleTorqueSetpoint": 32,
+    # timestamp 8; 7 bools: 15 -> + 4 = 19 -> padded 20
+    "OffboardControlMode": 20,
+    # 16 timestamps; uint16 reversible_flags: 18; float32[12] control at 20: 68 -> + 4 = 72
+    "ActuatorMotors": 72,
+    # 16; uint8 pose_frame 17; float32[3] position at 20: 32; q[4]: 48; uint8 velocity_frame 49;
+    # velocity at 52: 64; angular_velocity 76; 3 variances: 112; uint8 reset_counter, int8 quality:
+    # 114 -> + 4 = 118 -> padded 120
+    "VehicleOdometry": 120,
+    # timestamp 8; param1-4 float32: 24; param5-6 float64: 40; param7: 44; uint32 command: 48;
+    # 3 uint8: 51; uint16 source_component at 52: 54; uint8 confirmation 55; bool from_external 56
+    # -> + 4 = 60
+    "VehicleCommand": 60,
+    # 3 uint64 (timestamp, armed_time, takeoff_time): 24; 3 uint8 (arming): 27; uint64
+    # nav_state_timestamp at 32: 40; 3 uint8 (nav_state_user_intention, nav_state,
+    # executor_in_charge): 43; 2 uint32 masks at 44: 52; uint16 failure_detector_status: 54;
+    # hil_state, vehicle_type: 56; failsafe, failsafe_and_user_took_over, failsafe_defer_state: 59;
+    # gcs_connection_lost, its counter, high_latency_data_link_lost: 62; 4 VTOL bools: 66;
+    # system_type, system_id, component_id: 69; 11 bools (safety_button_available ..
+    # pre_flight_checks_pass): 80 -> + 4 = 84
+    "VehicleStatus": 84,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PX4_SIZES))
+def test_px4_msgs_fixture_has_the_release_layout(name):
+    """The px4_msgs fixture of the PX4 bridge (tools/px4_msgs, built by make venv where no real
+    px4_msgs is installed): every field of the release is there, with its type, in order, so its
+    bytes are PX4's. The sizes above are worked by hand; a dropped, added, reordered or retyped
+    field changes the alignment or the length."""
+    mod = importlib.import_module("px4_msgs.msg")
+    msg = getattr(mod, name)()
+    assert len(serialize_message(msg)) == PX4_SIZES[name]
+    assert deserialize_message(serialize_message(msg), type(msg)) == msg
