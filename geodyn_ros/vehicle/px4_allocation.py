@@ -351,6 +351,19 @@ class Px4Allocator:
             u = self._desaturate(u, M[:, PITCH])
         return self._mix_yaw(u, c)
 
+    def unsaturated(self, torque, thrust) -> bool:
+        """True when no stage of :meth:`allocate` finds an output out of ``[u_min, u_max]``, so
+        that every desaturation gain is 0 and PX4 allocates the plain mix ``mix @ c``.
+
+        The stages matter, not only the result: with ``MC_AIRMODE`` 0 or 1 PX4 first mixes roll,
+        pitch and thrust *without yaw* and desaturates that, so commands ``u`` that are themselves
+        within bounds are still changed when ``u`` minus its yaw part is not (a strong yaw near
+        full or zero thrust). Airmode 2 mixes everything at once."""
+        c = np.concatenate([_finite("torque", torque, (3,)), _finite("thrust", thrust, (3,))])
+        full = self.mix @ c
+        stages = [full] if self.airmode == 2 else [full, full - self.mix[:, YAW] * c[YAW]]
+        return bool(all(np.all((x >= self.u_min) & (x <= self.u_max)) for x in stages))
+
     def motor_commands(self, torque, thrust) -> np.ndarray:
         """(n,) the published ``ActuatorMotors.control``: :meth:`allocate` clipped to ``[u_min,
         u_max]`` (``ControlAllocation::clipActuatorSetpoint``, after ``allocate`` in
@@ -367,10 +380,11 @@ class Px4Allocator:
         :meth:`allocate` gives back ``B^+ B u``: ``u`` itself when ``u`` lies in the row space of
         ``B`` (always for as many rotors as controlled axes: a quadrotor's 4, a fully actuated
         hexarotor's 6), else its projection there, the least-norm commands of the same wrench
-        (what the package's own unweighted allocation gives). The desaturation changes nothing
-        when ``u`` is in ``[u_min, u_max]``; entries of the mix below :data:`MIX_ZERO`, zeroed by
-        PX4, make the round trip approximate to that size. PX4's messages state ``[-1, 1]`` for
-        each component; the caller checks that.
+        (what the package's own unweighted allocation gives). That holds when the desaturation
+        changes nothing, which :meth:`unsaturated` tells (``u`` in bounds is not enough with
+        airmode off: PX4 desaturates the mix without yaw first); entries of the mix below
+        :data:`MIX_ZERO`, zeroed by PX4, make the round trip approximate to that size. PX4's
+        messages state ``[-1, 1]`` for each component; the caller checks that.
         """
         u = _finite("u", u, (self.n,))
         c = (self.effectiveness @ u) * self.scale
