@@ -229,7 +229,7 @@ class Px4Allocator:
     effectiveness :func:`rotor_effectiveness`, its weak rows zeroed (:func:`zero_weak_rows`), the
     normalised mix (:func:`mix_matrix`), the sequential desaturation (:meth:`allocate`), clipping
     to the motor limits (:meth:`motor_commands`). Not modelled: actuator trim and linearisation
-    point (zero for rotors), slew-rate limits (``CA_R_SLEW``, off by default), motor failures,
+    point (zero for rotors), slew-rate limits (``CA_Rn_SLEW``, 0 = off by default), motor failures,
     tilting rotors, and several allocation matrices (VTOL).
 
     Parameters
