@@ -23,6 +23,10 @@ Everything here follows **PX4-Autopilot main at commit b67c65bfe649bfaaa3a2013f8
   (:func:`thrust_curve`, :func:`thrust_curve_inverse`);
 * ``src/modules/control_allocator/module.yaml``: the ``CA_ROTORn_*`` meanings, ranges and defaults.
 
+Later PX4 main replaced ``MC_AIRMODE`` by ``MC_AIRMODE_LIM`` / ``MC_AIRMODE_YAW`` (the version at
+commit 00202eb379b7dda712174f6d9b3b0b98666f9267 of the same file); its disabled setting takes the
+same steps as ``airmode=0`` here; airmodes 1 and 2 here are those of :data:`PX4_COMMIT`.
+
 Frames and units. PX4's body frame is **FRD** (x forward, y right, z down); the package's base
 frame is FLU (:func:`~geodyn_ros.vehicle.geometry.px4_to_flu`; a vector maps as ``(x, -y, -z)``,
 both ways). The control vector is PX4's ``ControlAxis`` order ``(roll, pitch, yaw, thrust_x,

@@ -279,6 +279,16 @@ def test_feasible_commands_are_still_changed_when_the_mix_without_yaw_saturates(
     np.testing.assert_allclose(a2.motor_commands(torque, thrust), u, rtol=0, atol=TOL)
 
 
+def test_reversible_motors_take_negative_thrust():
+    """CA_R_REV: a reversible motor's lower limit is -1 (ControlAllocator.cpp). A downward thrust
+    setpoint +0.5 on the square quad mixes to -0.5 on every motor (closed-form thrust column -1):
+    kept with reversible motors, clipped to 0 without (airmode off never raises thrust, and the
+    roll/pitch/yaw gains of a uniform offset cancel: +k and -k)."""
+    rev = px.Px4Allocator.from_parameters(UNIT_P, None, 6.5, UNIT_KM, reversible=[True] * 4)
+    np.testing.assert_allclose(rev.motor_commands((0, 0, 0), (0, 0, 0.5)), [-0.5] * 4, rtol=0, atol=TOL)
+    np.testing.assert_allclose(_square_quad().motor_commands((0, 0, 0), (0, 0, 0.5)), [0.0] * 4, rtol=0, atol=TOL)
+
+
 # ----------------------------------------------------------------------------- the inverse
 def test_setpoints_of_the_square_quad_by_hand():
     """For the square quad, c = (B u) * scale is, from the closed-form mix (orthogonal columns):
