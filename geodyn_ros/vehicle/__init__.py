@@ -10,8 +10,8 @@ Layer 1, beside :mod:`geodyn_ros.model`: imports only ``model``, ``lie``, numpy 
   :data:`LIMIT_KEYS` (the file's limits, which the planner checks);
 * :mod:`~geodyn_ros.vehicle.geometry`: rotor frames and the allocation columns (paper eq. (28));
 * :mod:`~geodyn_ros.vehicle.shipped`: the shipped vehicles' names -> (URDF, vehicle file).
-* :mod:`~geodyn_ros.vehicle.px4_allocation`: PX4's effectiveness, allocation, desaturation and
-  thrust model from the ``CA_ROTORn_*`` parameters (FRD), for the PX4 bridge and its stand-in.
+
+PX4's own allocation of a vehicle (``CA_ROTORn_*``) is in :mod:`geodyn_ros.px4.allocation`.
 """
 from .geometry import (allocation_rank, multirotor_frames, px4_to_flu, rotation_from_axis, rotor_frames_from_model,
                        rotor_wrench_columns, tilthex_rotor_frames, urdf_joint_table)

@@ -1,4 +1,4 @@
-"""PX4's allocation and thrust model (``geodyn_ros.vehicle.px4_allocation``, issue 44).
+"""PX4's allocation and thrust model (``geodyn_ros.px4.allocation``, issue 44).
 
 Every expected value comes from outside the module under test:
 
@@ -33,7 +33,7 @@ from scipy.optimize import brentq, linprog
 
 from geodyn_ros.control.rotors import Allocation
 from geodyn_ros.vehicle import load_vehicle, multirotor_frames, rotor_wrench_columns
-from geodyn_ros.vehicle import px4_allocation as px
+from geodyn_ros.px4 import allocation as px
 
 TOL = 1e-12
 LP_TOL = 1e-7
@@ -438,7 +438,7 @@ def test_bad_inputs_raise_naming_the_argument(call, name):
 
 
 def test_module_is_ros_free():
-    code = ("import sys, geodyn_ros.vehicle.px4_allocation;"
+    code = ("import sys, geodyn_ros.px4.allocation;"
             "bad = [m for m in ('rclpy', 'mujoco', 'px4_msgs') if m in sys.modules]; assert not bad, bad")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
