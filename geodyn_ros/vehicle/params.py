@@ -19,7 +19,7 @@ from .geometry import _pos  # noqa: F401 (control.rotors imports it from here)
 from .geometry import (_SPIN, allocation_rank, joint_table_of, multirotor_frames, natural_key,
                        rotor_frames_from_model, rotor_wrench_columns, urdf_joint_table)
 
-__all__ = ["RotorParams", "ElasticJointParams", "ActuationConfig", "default_actuation_config_path",
+__all__ = ["RotorParams", "ElasticJointParams", "Px4Section", "ActuationConfig", "default_actuation_config_path",
            "ROTOR_SECTIONS", "PER_ROTOR", "MIN_THRUST_TO_WEIGHT", "GRAVITY", "PIN_TOL", "pinned_joints"]
 
 #: the rotor constants that may differ per rotor (scalar when equal for every rotor, else (n,))
@@ -61,6 +61,25 @@ def _scalar_or_array(name, v, n, *, allow_zero):
         return float(a[0])
     a.setflags(write=False)
     return a
+
+
+@dataclass(frozen=True)
+class Px4Section:
+    """The vehicle file's optional ``px4:`` section: what PX4 is told about the vehicle beyond the
+    rotor geometry (doc/reference/vehicle_file.md, "PX4"). PX4 facts: PX4-Autopilot main at
+    b67c65bfe649bfaaa3a2013f88c0282ed0cb1faf (doc/reference/px4_allocation.md).
+
+    ``thr_mdl_fac``: PX4's ``THR_MDL_FAC`` in [0, 1] (``src/lib/mixer_module/motor_params.c``):
+    relative thrust ``u = f s^2 + (1 - f) s`` of the motor signal ``s``. ``mc_airmode``: PX4's
+    ``MC_AIRMODE`` 0, 1 or 2 (``src/lib/mixer_module/params.c``, default 0). ``ct``: the
+    ``CA_ROTORn_CT`` [N] PX4 is given, (n,), or None: each rotor's full thrust
+    ``motor_constant * max_rot_velocity^2`` (``src/modules/control_allocator/module.yaml``; the
+    allocator's mix depends only on the ratios, and on the 0.05 weak-row threshold).
+    """
+
+    thr_mdl_fac: float
+    mc_airmode: int = 0
+    ct: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -203,6 +222,7 @@ class ActuationConfig:
     source_path: Path | None = None
     extra_locked_joints: tuple = ()
     schema: int = 1                              # 0: an old tilthex:/multirotor: file
+    px4: Px4Section | None = None                # the optional px4: section (None: the file has none)
 
     # ---- names -------------------------------------------------------------------------------
     @property

@@ -70,6 +70,8 @@ RANGES = {
                        "[0, 0, -1]"),
     "KM": Range(-0.5, 0.5, "m", "PX4's CA_ROTORn_KM is the moment constant with the turning direction's sign: "
                 "|KM| < 0.5 m as moment_constant"),
+    "CT": Range(1e-6, 100.0, "N", "PX4's CA_ROTORn_CT is 0 to 100 (control_allocator/module.yaml, PX4 b67c65bf); "
+                "0 would switch the rotor off", "give the CA_ROTORn_CT PX4 is given, in (0, 100]"),
     "stiffness": Range(1e-2, 1e6, "N m/rad", "series-elastic actuators range from about 1 N m/rad (soft springs) to "
                        "1e4 (stiff ones); a harmonic drive's own stiffness is 1e4 to 1e5"),
     "motor_inertia": Range(1e-8, 10.0, "kg m^2", "a micro motor's 1e-9 kg m^2 through a 10:1 gear to a large "

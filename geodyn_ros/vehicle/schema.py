@@ -18,12 +18,12 @@ import numpy as np
 
 from ..model.validate import FileKeys, clip, read_yaml, short_repr
 from .geometry import px4_to_flu, rotor_frame
-from .params import (_ZERO_OK, PER_ROTOR, ROTOR_SECTIONS, ActuationConfig, ElasticJointParams, RotorParams,
-                     default_actuation_config_path)
+from .params import (_ZERO_OK, PER_ROTOR, ROTOR_SECTIONS, ActuationConfig, ElasticJointParams, Px4Section,
+                     RotorParams, default_actuation_config_path)
 from .plausible import RANGES
 
 __all__ = ["load_vehicle", "load_actuation_config", "read_vehicle_yaml", "TOP_KEYS", "CONSTANT_KEYS", "LIMIT_KEYS",
-           "UNIT_TOL"]
+           "UNIT_TOL", "PX4_SECTION_KEYS"]
 
 #: the keys of ``constants:`` (and of per-rotor overrides) with their defaults (gz-sim's defaults
 #: are not physical for every vehicle: motor and moment constants, time constants and the max
@@ -32,11 +32,13 @@ CONSTANT_KEYS = {"motor_constant": None, "moment_constant": None, "time_constant
                  "time_constant_down": None, "max_rot_velocity": None, "min_rot_velocity": 0.0,
                  "rotor_drag_coefficient": 0.0, "rolling_moment_coefficient": 0.0,
                  "rotor_velocity_slowdown_sim": 10.0, "rotor_mass": 0.005}
-TOP_KEYS = ("schema", "base_link", "rotors", "constants", "joints", "gains", "control_period", "locked_joints")
+TOP_KEYS = ("schema", "base_link", "rotors", "constants", "joints", "gains", "control_period", "locked_joints", "px4")
 #: a thrust axis must have norm 1 within this (then it is normalised): a typed axis of 6 digits
 UNIT_TOL = 1e-6
 _ROTOR_KEYS = ("name", "position", "axis", "rpy", "turning_direction", "px4") + tuple(CONSTANT_KEYS)
 _PX4_KEYS = ("PX", "PY", "PZ", "AX", "AY", "AZ", "KM")
+#: the keys of the top-level ``px4:`` section (:class:`~geodyn_ros.vehicle.params.Px4Section`)
+PX4_SECTION_KEYS = ("thr_mdl_fac", "mc_airmode", "ct")
 _JOINT_KEYS = {"rigid": ("type", "max_torque"), "elastic": ("type", "stiffness", "motor_inertia", "max_torque")}
 #: The limits a vehicle file gives: the keys (as the refusals spell them) whose values bound what the
 #: vehicle can do, so a planned trajectory must keep them. ``constants.<key>`` may also be given per
@@ -326,6 +328,30 @@ def _tilthex(c, rotors, const):
     return dirs, arm, ang["alpha_deg"], ang["beta_deg"], prefix, {k: [v] * len(dirs) for k, v in const.items()}
 
 
+def _px4_section(c, sec, n) -> Px4Section:
+    """The top-level ``px4:`` section of a vehicle with ``n`` rotors (PX4 facts: PX4-Autopilot
+    b67c65bf, :class:`~geodyn_ros.vehicle.params.Px4Section`)."""
+    c.keys("px4", sec, PX4_SECTION_KEYS)
+    if "thr_mdl_fac" not in sec:
+        c.fail("px4.thr_mdl_fac", "missing", "give PX4's THR_MDL_FAC of these motors, 0 to 1 (0: thrust linear in "
+               "the signal, PX4's default; 1: quadratic)")
+    fac = c.number("px4.thr_mdl_fac", sec["thr_mdl_fac"], allow_zero=True)
+    if fac > 1:
+        c.fail("px4.thr_mdl_fac", f"{fac!r} is above 1", "give PX4's THR_MDL_FAC, 0 to 1 (motor_params.c)")
+    air = sec.get("mc_airmode", 0)
+    if isinstance(air, bool) or air not in (0, 1, 2):
+        c.fail("px4.mc_airmode", f"{_short(air)} is not 0, 1 or 2", "give PX4's MC_AIRMODE (0 disabled, PX4's default)")
+    ct = sec.get("ct")
+    if ct is not None:
+        if isinstance(ct, (list, tuple)):
+            if len(ct) != n:
+                c.fail("px4.ct", f"{len(ct)} values for {n} rotors", "give one CA_ROTORn_CT [N] per rotor, or one for all")
+            ct = tuple(c.number(f"px4.ct[{i}]", x, within=RANGES["CT"]) for i, x in enumerate(ct))
+        else:
+            ct = (c.number("px4.ct", ct, within=RANGES["CT"]),) * n
+    return Px4Section(thr_mdl_fac=fac, mc_airmode=int(air), ct=ct)
+
+
 def _joints(c, joints):
     c.keys("joints", joints, list(joints) if isinstance(joints, dict) else ())
     ja = {}
@@ -390,6 +416,8 @@ def _load_new(doc, p) -> ActuationConfig:
     lj = tuple(c.string(f"locked_joints[{i}]", j) for i, j in enumerate(lj))
     kw.setdefault("alpha", np.zeros(n))
     kw.setdefault("beta", np.zeros(n))
+    if doc.get("px4") is not None:
+        kw["px4"] = _px4_section(c, doc["px4"], n)
     return ActuationConfig(rotors=rot, elastic=elastic, rotor_velocity_slowdown_sim=per["rotor_velocity_slowdown_sim"][0],
                            rotor_mass=per["rotor_mass"][0], joint_actuation=ja, gains_spec=gains,
                            control_period=period, base_link=base, source_path=Path(p), extra_locked_joints=lj, **kw)
