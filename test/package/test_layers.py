@@ -21,7 +21,8 @@ Layers, bottom to top (README "Repository layout"):
    tools. Inside ``ros`` the subpackages are layered by job: ``common`` (parameters, runtime,
    diagnostics, the model source, the executables' table) < ``wire`` (message formats: decoders,
    writers, jet layouts) < ``inputs`` (stamp matching, plausibility, the controllers' inputs) <
-   ``nodes`` (the executables) < ``loops`` (whole ROS loops in one process).
+   ``nodes`` (the executables), ``px4`` (the PX4 bridge: its node and wire helpers; beside the nodes,
+   which never import it, nor it them) < ``loops`` (whole ROS loops in one process).
 
 Layers 0-2 (the core) import strictly downward and never the package ``geodyn_ros`` itself (its
 ``__init__`` imports every algorithm); layers 3-4 may also use the public API through it. In
@@ -38,8 +39,10 @@ PKG = Path(__file__).resolve().parents[2] / "geodyn_ros"
 ROOT = ""   # the package itself: ``import geodyn_ros`` / ``from geodyn_ros import Model``
 TOP = 5     # the package root sits above every layer
 
-#: the subpackages of ``ros``, bottom to top
-ROS = ["common", "wire", "inputs", "nodes", "loops"]
+#: the subpackages of ``ros``, bottom to top (a tuple: side by side, one sub-rank)
+ROS = ["common", "wire", "inputs", ("nodes", "px4"), "loops"]
+#: subpackages of one sub-rank that must not import each other
+APART = {("nodes", "px4"), ("px4", "nodes")}
 
 ALG = ["kernels", "checks", "dynamics", ("batch", "eom"),
        ("linearization", "representations", "constrained", "reduced", "flat"), "api", "workspace"]
@@ -79,9 +82,10 @@ def rank(mod):
     if top == "ros":                          # the adapters, layered by job; never the examples
         if len(parts) == 1:
             return (4, 0)                     # the package __init__ (the old-path aliases; imports nothing)
-        if parts[1] not in ROS:
-            raise AssertionError(f"ros.{parts[1]} has no place in the layer table of this test")
-        return (4, ROS.index(parts[1]))
+        for i, g in enumerate(ROS):
+            if parts[1] in (g if isinstance(g, tuple) else (g,)):
+                return (4, i)
+        raise AssertionError(f"ros.{parts[1]} has no place in the layer table of this test")
     if top in ("examples", "warmup", "cli_help"):   # demonstrations and tools, on top of everything
         return (4, len(ROS))
     raise AssertionError(f"module {mod} has no layer: add it to the README's layout and to this test")
@@ -145,7 +149,14 @@ def upward_imports(mod, deps):
                 bad.append(f"{mod} (layer {r}) imports {dep or 'geodyn_ros'} (layer {d}): an upward import")
         elif not (d <= r or dep == ROOT):
             bad.append(f"{mod} (layer {r}) imports {dep} (layer {d}): an upward import")
+        elif _apart(mod, dep):
+            bad.append(f"{mod} imports {dep}: ros.nodes and ros.px4 sit side by side and never import each other")
     return bad
+
+
+def _apart(mod, dep):
+    a, b = mod.split("."), dep.split(".")
+    return len(a) > 1 and len(b) > 1 and a[0] == b[0] == "ros" and (a[1], b[1]) in APART
 
 
 def circles(graph):
@@ -219,6 +230,11 @@ def test_the_checks_can_fail(tmp_path):
     assert upward_imports("ros.inputs.input_sync", {"ros.nodes.geodyn_params"})
     assert upward_imports("ros.nodes.geodyn_node", {"ros.loops.closed_loop"})
     assert not upward_imports("ros.loops.closed_loop", {"ros.nodes.geodyn_node", "ros.common.runtime", "loops.fly"})
+    assert upward_imports("ros.nodes.geodyn_node", {"ros.px4.bridge_node"})     # side by side, apart
+    assert upward_imports("ros.px4.bridge_node", {"ros.nodes.markers_node"})
+    assert upward_imports("ros.px4.px4_wire", {"ros.loops.closed_loop"})
+    assert not upward_imports("ros.px4.bridge_node", {"ros.common.params", "ros.wire.conversions", "ros.inputs.plausibility",
+                                                      "ros.px4.px4_wire", "px4.allocation", "vehicle"})
     assert not upward_imports("ros.nodes.geodyn_node", {"ros.nodes.geodyn_params", "ros.inputs.input_sync",
                                                         "ros.wire.cdr", "ros.common.params"})
     assert upward_imports("vehicle.schema", {"control.rotors"})                # the vehicle never imports control
