@@ -68,7 +68,7 @@ except ImportError:     # not on PyPI: the actions are Empty topics then (module
 __all__ = ["PARAMETERS", "MODES", "Px4BridgeNode", "main"]
 
 MODES = ("thrust_and_torque", "direct_actuator")
-#: [µs] -> the setpoints' components must lie in [-1, 1] (VehicleThrustSetpoint.msg); rounding of
+#: the setpoints' components must lie in [-1, 1] (VehicleThrustSetpoint.msg); rounding of
 #: the float64 maths for commands at their bounds stays far below this
 _UNIT_SLACK = 1e-9
 

@@ -1,0 +1,269 @@
+"""``geodyn_px4_bridge`` (geodyn_ros.ros.px4.bridge_node) through ROS: odometry frames, the
+setpoints of both PX4 modes, the layout of what it publishes, the offboard protocol.
+
+Oracles and tolerances:
+* odometry: two worked examples of PX4's frame conventions, written by hand, and random states
+  against scipy's rotations (``px4_bridge_harness.expected_odom``); 1e-6, the float32 rounding of
+  PX4's fields (6e-8 relative) times values of a few units, with margin;
+* ``thrust_and_torque`` on a square X quad: the setpoints worked by hand from the closed-form
+  normalised mix (roll and pitch columns +-1/sqrt(2), yaw +-1, thrust -1, orthogonal), and the
+  round trip through ``Px4Allocator`` (PX4's allocation) back to the commanded relative thrusts;
+  on the package's X quad (uneven arms) the hover by hand (torque 0, thrust -u) and the round
+  trip. 1e-6: float32 setpoints (6e-8 relative) through mix entries of at most 1, summed over 6;
+* ``direct_actuator``: exactly float32(omega^2 / omega_max^2), NaN beyond the rotors;
+* layouts: the raw bytes the bridge publishes have the sizes worked by hand for px4_msgs 1.16.0
+  (test/interfaces/test_geodyn_msgs.py, PX4_SIZES) and decode with rclpy's deserializer.
+No timing is asserted: every wait is "until it happens", with a generous timeout.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from ros_harness import Harness  # noqa: F401,I100  (imported first: ROS isolation env)
+
+from diagnostic_msgs.msg import DiagnosticArray
+from nav_msgs.msg import Odometry
+from px4_bridge_harness import (SQUARE_QUAD, expected_odom, odom_arrays, odometry, rotor_msg, status,
+                                vehicle_file)
+from px4_msgs.msg import (ActuatorMotors, OffboardControlMode, VehicleCommand, VehicleOdometry, VehicleStatus,
+                          VehicleThrustSetpoint, VehicleTorqueSetpoint)
+from rclpy.serialization import deserialize_message, serialize_message
+from std_msgs.msg import Empty
+
+from geodyn_ros.px4.allocation import Px4Allocator
+from geodyn_ros.ros.common.params import ConfigurationError
+from geodyn_ros.ros.px4.bridge_node import Px4BridgeNode
+from geodyn_ros.ros.wire.actuator_commands import ROTOR_MSG_TYPE
+from geodyn_ros.vehicle import load_vehicle
+
+ODOM, STATUS = "/fmu/out/vehicle_odometry", "/fmu/out/vehicle_status_v1"
+THRUST, TORQUE, MOTORS = "/fmu/in/vehicle_thrust_setpoint", "/fmu/in/vehicle_torque_setpoint", "/fmu/in/actuator_motors"
+MODE, COMMAND = "/fmu/in/offboard_control_mode", "/fmu/in/vehicle_command"
+#: px4_msgs 1.16.0 serialized sizes, worked by hand in test/interfaces/test_geodyn_msgs.py (PX4_SIZES: what
+#: rclpy's serialize_message gives, the buffer padded to a multiple of 4)
+SIZES = {VehicleThrustSetpoint: 32, VehicleTorqueSetpoint: 32, OffboardControlMode: 20, ActuatorMotors: 72,
+         VehicleCommand: 60}
+#: on the wire the payload ends with its last field: OffboardControlMode's 4-byte encapsulation header,
+#: uint64 timestamp and 7 bools are 4 + 8 + 7 = 19 bytes, not padded to 20; the others end aligned
+WIRE = {**SIZES, OffboardControlMode: 19}
+S2 = math.sqrt(0.5)
+
+
+def _bridge(h, path, **params):
+    node = h.make(Px4BridgeNode, dict({"actuation_config": path}, **params))
+    pubs = {t: h.publisher(m, t) for t, m in ((ODOM, VehicleOdometry), (STATUS, VehicleStatus),
+                                              ("cmd/rotor_speeds", ROTOR_MSG_TYPE))}
+    for t in pubs:
+        h.wait_matched(t)
+    return node, pubs
+
+
+def _close(a, b, tol=1e-6):
+    return np.abs(np.asarray(a, float) - np.asarray(b, float)).max() <= tol
+
+
+def test_odometry_worked_examples_and_random_states(h, tmp_path):
+    node, pubs = _bridge(h, vehicle_file(tmp_path), frame_prefix="robot1/")
+    got = h.record(Odometry, "odom")
+    # 1. 1 m north, 2 m east, 3 m up, nose east (yaw +90 deg in NED), flying east at 5 m/s,
+    #    rates p, q, r = 0.1, 0.2, 0.3 rad/s: ENU (2, 1, 3), heading along ENU x (identity),
+    #    forward speed 5 m/s, FLU rates (0.1, -0.2, -0.3)
+    pubs[ODOM].publish(odometry(1_000_000, (1, 2, -3), (S2, 0, 0, S2), (0, 5, 0), (0.1, 0.2, 0.3)))
+    assert h.spin_until(lambda: len(got) == 1, 10.0)
+    p, R, w, v = odom_arrays(got[0])
+    assert _close(p, [2, 1, 3]) and _close(R, np.eye(3)) and _close(v, [5, 0, 0]) and _close(w, [0.1, -0.2, -0.3])
+    assert (got[0].header.frame_id, got[0].child_frame_id) == ("world", "robot1/base_link")
+    # 2. level, nose north (q = 1): ENU heading +90 deg about z; body-FRD velocity (1, 2, 3) -> FLU (1, -2, -3)
+    pubs[ODOM].publish(odometry(1_020_000, (0, 0, 0), (1, 0, 0, 0), (1, 2, 3), velocity_frame=3))
+    assert h.spin_until(lambda: len(got) == 2, 10.0)
+    p, R, w, v = odom_arrays(got[1])
+    assert _close(R, [[0, -1, 0], [1, 0, 0], [0, 0, 1]]) and _close(v, [1, -2, -3])
+    # random states against scipy
+    rng = np.random.default_rng(3)
+    for k in range(5):
+        q = rng.normal(size=4)
+        m = odometry(1_100_000 + 10_000 * k, rng.normal(size=3) * 10, q / np.linalg.norm(q), rng.normal(size=3),
+                     rng.normal(size=3), velocity_frame=int(rng.choice([1, 3])))
+        pubs[ODOM].publish(m)
+        assert h.spin_until(lambda: len(got) == 3 + k, 10.0)
+        for a, b in zip(odom_arrays(got[-1]), expected_odom(m)):
+            assert _close(a, b, 1e-5 * max(1.0, np.abs(b).max()))
+    # the stamps follow the samples and are never after the node's clock
+    stamps = [s.header.stamp.sec * 10**9 + s.header.stamp.nanosec for s in got]
+    assert all(b > a for a, b in zip(stamps, stamps[1:]))
+    assert stamps[-1] <= node.get_clock().now().nanoseconds
+
+
+def _square_by_hand(u):
+    """The setpoints of relative thrusts ``u`` on SQUARE_QUAD, by hand (module docstring):
+    c_k = col_k . u / |col_k|^2 with the orthogonal mix columns of PX4's square X quad."""
+    px, py, km = np.array([1, -1, 1, -1]), np.array([1, -1, -1, 1]), np.array([1, 1, -1, -1])
+    roll = (-py @ u) / (2 * math.sqrt(2))           # a rotor on the right (PY > 0) rolls left when it pushes
+    pitch = (px @ u) / (2 * math.sqrt(2))           # a front rotor pitches up
+    yaw = (km @ u) / 4                              # KM > 0: ccw rotor, positive yaw reaction
+    return np.array([roll, pitch, yaw]), np.array([0.0, 0.0, -u.sum() / 4])
+
+
+def test_thrust_and_torque_setpoints_by_hand_and_round_trip(h, tmp_path):
+    path = vehicle_file(tmp_path, SQUARE_QUAD)
+    node, pubs = _bridge(h, path)
+    th, tq = h.record(VehicleThrustSetpoint, THRUST), h.record(VehicleTorqueSetpoint, TORQUE)
+    cfg = load_vehicle(path)
+    alloc = Px4Allocator.from_frames(cfg.rotor_frames(None)[1], cfg.rotors)   # PX4's allocation of the same file
+    for k, omega in enumerate(([700.0, 720.0, 690.0, 705.0], [500.0, 800.0, 650.0, 600.0], [600.0] * 4)):
+        omega = np.array(omega)
+        pubs["cmd/rotor_speeds"].publish(rotor_msg(omega))
+        assert h.spin_until(lambda: len(th) > k and len(tq) > k, 10.0)
+        u = (omega / 1000.0) ** 2
+        torque, thrust = np.array(tq[k].xyz, float), np.array(th[k].xyz, float)
+        want_torque, want_thrust = _square_by_hand(u)
+        assert _close(torque, want_torque) and _close(thrust, want_thrust)
+        assert alloc.unsaturated(torque, thrust)
+        assert _close(alloc.motor_commands(torque, thrust), u)        # PX4 allocates them back to u
+
+
+def test_thrust_and_torque_hover_and_round_trip_on_uneven_arms(h, tmp_path):
+    """test/data/quad_x.yaml (arms 0.13 m forward, 0.22/0.20 m sideways): at hover the moments of
+    equal thrusts cancel, so PX4's setpoints are torque 0 and thrust -u (the thrust column of the
+    normalised mix is -1 on every rotor); off hover the round trip through PX4's allocation."""
+    path = vehicle_file(tmp_path)
+    node, pubs = _bridge(h, path)
+    th, tq = h.record(VehicleThrustSetpoint, THRUST), h.record(VehicleTorqueSetpoint, TORQUE)
+    pubs["cmd/rotor_speeds"].publish(rotor_msg([700.0] * 4))
+    assert h.spin_until(lambda: th and tq, 10.0)
+    assert _close(tq[0].xyz, [0, 0, 0]) and _close(th[0].xyz, [0, 0, -0.49])
+    cfg = load_vehicle(path)
+    alloc = Px4Allocator.from_frames(cfg.rotor_frames(None)[1], cfg.rotors)
+    omega = np.array([730.0, 680.0, 705.0, 712.0])
+    pubs["cmd/rotor_speeds"].publish(rotor_msg(omega))
+    assert h.spin_until(lambda: len(th) > 1 and len(tq) > 1, 10.0)
+    assert _close(alloc.motor_commands(tq[1].xyz, th[1].xyz), (omega / 1000.0) ** 2)
+
+
+def test_direct_actuator_sends_relative_thrust(h, tmp_path):
+    node, pubs = _bridge(h, vehicle_file(tmp_path, px4="px4: {thr_mdl_fac: 0.6}"), px4_mode="direct_actuator")
+    got = h.record(ActuatorMotors, MOTORS)
+    omega = np.array([700.0, 720.0, 0.0, 1000.0])
+    pubs["cmd/rotor_speeds"].publish(rotor_msg(omega))
+    assert h.spin_until(lambda: got, 10.0)
+    c = np.array(got[0].control, dtype=np.float32)
+    # relative thrust, not the motor signal: PX4's mixer applies THR_MDL_FAC (0.6 here) itself
+    assert np.array_equal(c[:4], ((omega / 1000.0) ** 2).astype(np.float32))
+    assert np.isnan(c[4:]).all()
+
+
+@pytest.mark.parametrize("mode", ["thrust_and_torque", "direct_actuator"])
+def test_published_bytes_have_the_px4_msgs_layout(h, tmp_path, mode):
+    """The raw bytes of each message type the bridge publishes: the release's size and rclpy's decode."""
+    types = {MODE: OffboardControlMode, COMMAND: VehicleCommand}
+    types.update({THRUST: VehicleThrustSetpoint, TORQUE: VehicleTorqueSetpoint} if mode == "thrust_and_torque"
+                 else {MOTORS: ActuatorMotors})
+    raw = {t: [] for t in types}
+    for t, m in types.items():
+        h.probe.create_subscription(m, t, raw[t].append, 10, raw=True)
+    node, pubs = _bridge(h, vehicle_file(tmp_path), px4_mode=mode)
+    pubs[STATUS].publish(status())
+    pubs["cmd/rotor_speeds"].publish(rotor_msg([600.0] * 4))
+    assert h.spin_until(lambda: raw[MODE] and node.protocol.status is not None, 10.0)
+    node.request("disarm", "test")
+    assert h.spin_until(lambda: all(raw.values()), 10.0)
+    for t, chunks in raw.items():
+        for b in chunks:
+            assert len(b) == WIRE[types[t]], t
+            assert len(serialize_message(deserialize_message(b, types[t]))) == SIZES[types[t]], t
+    pol = deserialize_message(raw[MODE][0], OffboardControlMode)
+    assert pol.timestamp == 0 and getattr(pol, mode)
+    assert [k for k in ("position", "velocity", "acceleration", "attitude", "body_rate", "thrust_and_torque",
+                        "direct_actuator") if getattr(pol, k)] == [mode]
+
+
+def _diag_messages(diag):
+    return [s.message for a in diag for s in a.status]
+
+
+def test_proof_of_life_only_while_commands_are_fresh(h, tmp_path):
+    node, pubs = _bridge(h, vehicle_file(tmp_path), command_timeout=0.3, proof_of_life_rate_hz=20.0)
+    modes = h.record(OffboardControlMode, MODE)
+    diag = h.record(DiagnosticArray, "/diagnostics")
+    h.spin_for(0.5)
+    assert not modes                                    # no commands yet: no proof of life
+    for _ in range(10):
+        pubs["cmd/rotor_speeds"].publish(rotor_msg([600.0] * 4))
+        h.spin_for(0.05)
+    assert h.spin_until(lambda: len(modes) >= 2, 10.0)
+    assert all(m.thrust_and_torque and not m.direct_actuator for m in modes)
+    assert h.spin_until(lambda: not node.protocol.streaming, 10.0)     # commands stopped: stale
+    n = len(modes)
+    h.spin_for(1.0)
+    assert len(modes) <= n + 1                          # at most one already in flight, then silence
+    assert h.spin_until(lambda: any("STOPPED" in s for s in _diag_messages(diag)), 10.0)
+    pubs["cmd/rotor_speeds"].publish(rotor_msg([600.0] * 4))         # resumes
+    assert h.spin_until(lambda: len(modes) > n + 1, 10.0)
+
+
+def test_actions_are_explicit_logged_and_confirmed(h, tmp_path):
+    node, pubs = _bridge(h, vehicle_file(tmp_path), offboard_warmup=0.2, action_timeout=0.5)
+    cmds = h.record(VehicleCommand, COMMAND)
+    diag = h.record(DiagnosticArray, "/diagnostics")
+    act = {a: h.publisher(Empty, f"/geodyn_px4_bridge/{a}") for a in ("arm", "disarm", "offboard")}
+    for a in act:
+        h.wait_matched(f"/geodyn_px4_bridge/{a}")
+    act["offboard"].publish(Empty())
+    assert h.spin_until(lambda: any("offboard refused: no vehicle_status" in s for s in _diag_messages(diag)), 10.0)
+    pubs[STATUS].publish(status(sysid=5, compid=1))
+    assert h.spin_until(lambda: node.protocol.status is not None, 10.0)
+    act["arm"].publish(Empty())
+    assert h.spin_until(lambda: any("arm refused: no fresh" in s for s in _diag_messages(diag)), 10.0)
+    assert not cmds                                     # nothing implicit, nothing refused was sent
+
+    def feed():
+        pubs["cmd/rotor_speeds"].publish(rotor_msg([600.0] * 4))
+        return (node.protocol.streamed_for(node.get_clock().now().nanoseconds) or 0) > node.protocol.warmup_ns
+    assert h.spin_until(feed, 10.0)
+    act["offboard"].publish(Empty())
+    assert h.spin_until(lambda: cmds, 10.0)
+    c = cmds[0]
+    assert (c.command, c.param1, c.param2, c.target_system, c.target_component, c.from_external) == \
+        (176, 1.0, 6.0, 5, 1, True)
+    pubs[STATUS].publish(status(nav=14, sysid=5))
+    assert h.spin_until(lambda: any("offboard: confirmed" in s for s in _diag_messages(diag)), 10.0)
+    act["arm"].publish(Empty())
+    assert h.spin_until(lambda: len(cmds) == 2 and feed() is not None, 10.0)
+    assert (cmds[1].command, cmds[1].param1) == (400, 1.0)
+    # PX4 never reports armed: the result says so
+    assert h.spin_until(lambda: feed() and any("arm: NOT confirmed" in s for s in _diag_messages(diag)), 10.0)
+    act["disarm"].publish(Empty())
+    assert h.spin_until(lambda: len(cmds) == 3, 10.0)
+    assert (cmds[2].command, cmds[2].param1) == (400, 0.0)
+
+
+def test_arm_and_offboard_on_start(h, tmp_path):
+    node, pubs = _bridge(h, vehicle_file(tmp_path), offboard_warmup=0.2, arm_and_offboard_on_start=True)
+    cmds = h.record(VehicleCommand, COMMAND)
+    pubs[STATUS].publish(status())
+
+    def feed():
+        pubs["cmd/rotor_speeds"].publish(rotor_msg([600.0] * 4))
+        return bool(cmds)
+    assert h.spin_until(feed, 10.0)
+    assert cmds[0].command == 176 and len(cmds) == 1    # offboard first; arming waits for it
+    pubs[STATUS].publish(status(nav=14))
+    assert h.spin_until(lambda: feed() and len(cmds) == 2, 10.0)
+    assert (cmds[1].command, cmds[1].param1) == (400, 1.0)
+
+
+@pytest.mark.parametrize("px4, params, says", [
+    ("", {}, "px4: missing; the PX4 bridge needs"),
+    ("px4: {thr_mdl_fac: 0}", {"px4_mode": "attitude"}, "parameter 'px4_mode'"),
+    ("px4: {thr_mdl_fac: 0}", {"proof_of_life_rate_hz": 1.0}, "below the 2 Hz"),
+    ("px4: {thr_mdl_fac: 2}", {}, "px4.thr_mdl_fac: 2.0 is above 1"),
+])
+def test_configuration_refusals_are_one_line(h, tmp_path, px4, params, says):
+    path = vehicle_file(tmp_path, px4=px4)
+    with pytest.raises(ConfigurationError) as e:
+        h.make(Px4BridgeNode, dict({"actuation_config": path}, **params))
+    assert says in str(e.value) and "\n" not in str(e.value)
+    if not px4:
+        assert str(e.value).startswith(f"{path}: px4: missing") and "add 'px4:" in str(e.value)
