@@ -182,6 +182,10 @@ def geodyn_markers() -> int:
     return _run("geodyn_ros.ros.nodes.markers_node", "geodyn_markers")
 
 
+def geodyn_px4_bridge() -> int:
+    return _run("geodyn_ros.ros.px4.bridge_node", "geodyn_px4_bridge")
+
+
 def geodyn_actuated_sim() -> int:
     return _run("geodyn_ros.ros.nodes.actuated_sim_node", "geodyn_actuated_sim")
 

@@ -32,6 +32,7 @@ setup(
         "geodyn_node = geodyn_ros_entry:geodyn_node",
         "geodyn_sim = geodyn_ros_entry:geodyn_sim",
         "geodyn_markers = geodyn_ros_entry:geodyn_markers",
+        "geodyn_px4_bridge = geodyn_ros_entry:geodyn_px4_bridge",
         "geodyn_actuated_sim = geodyn_ros_entry:geodyn_actuated_sim",
         "geodyn_reference = geodyn_ros_entry:geodyn_reference",
         "geodyn_controller = geodyn_ros_entry:geodyn_controller",

@@ -142,6 +142,26 @@ NODES = (
                     Topic("flat_reference", _FLAT),
                     Topic("cmd/rotor_speeds", _ROTOR_MSG, "actuation_config set"), _DESC),
         publishes=(Topic("~/markers", "visualization_msgs/MarkerArray"), _DIAG)),
+    Executable(
+        "geodyn_px4_bridge", "geodyn_ros.ros.px4.bridge_node",
+        "the ROS side of PX4's uXRCE-DDS interface: PX4's odometry as odom, the controllers' rotor speeds as PX4 "
+        "offboard setpoints, the offboard proof of life and explicit arm/offboard actions",
+        subscribes=(Topic("/fmu/out/vehicle_odometry", "px4_msgs/VehicleOdometry", "name: parameter odometry_topic"),
+                    Topic("/fmu/out/vehicle_status_v1", "px4_msgs/VehicleStatus", "name: parameter status_topic"),
+                    Topic("cmd/rotor_speeds", _ROTOR_MSG),
+                    *(Topic(f"~/{a}", "std_msgs/Empty", "std_srvs not installed; else a std_srvs/srv/Trigger "
+                            "service of this name") for a in ("arm", "disarm", "offboard"))),
+        publishes=(Topic("odom", "nav_msgs/Odometry"),
+                   Topic("/fmu/in/offboard_control_mode", "px4_msgs/OffboardControlMode",
+                         "while cmd/rotor_speeds is fresh (name: parameter offboard_control_mode_topic)"),
+                   Topic("/fmu/in/vehicle_command", "px4_msgs/VehicleCommand",
+                         "on an action (name: parameter vehicle_command_topic)"),
+                   Topic("/fmu/in/vehicle_thrust_setpoint", "px4_msgs/VehicleThrustSetpoint",
+                         "px4_mode thrust_and_torque (name: parameter thrust_setpoint_topic)"),
+                   Topic("/fmu/in/vehicle_torque_setpoint", "px4_msgs/VehicleTorqueSetpoint",
+                         "px4_mode thrust_and_torque (name: parameter torque_setpoint_topic)"),
+                   Topic("/fmu/in/actuator_motors", "px4_msgs/ActuatorMotors",
+                         "px4_mode direct_actuator (name: parameter actuator_motors_topic)"), _DIAG)),
 )
 
 #: every console script: the nodes, then the whole-loop runner and the kernel warm-up

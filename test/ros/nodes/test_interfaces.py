@@ -81,6 +81,9 @@ def _sets():
         "geodyn_flat_controller": [{"urdf_path": hexa, "feedback": "lqr", "gain_thread": False,
                                     "per_joint_effort_topics": True}, {}],
         "geodyn_markers": [{"urdf_path": tilt, "actuation_config": "config/tilthex.yaml"}, {}],
+        "geodyn_px4_bridge": [{"actuation_config": str(ROOT / "test" / "data" / "quad_x_px4.yaml")},
+                              {"actuation_config": str(ROOT / "test" / "data" / "quad_x_px4.yaml"),
+                               "px4_mode": "direct_actuator"}],
     }
 
 
