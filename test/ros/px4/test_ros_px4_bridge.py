@@ -267,3 +267,41 @@ def test_configuration_refusals_are_one_line(h, tmp_path, px4, params, says):
     assert says in str(e.value) and "\n" not in str(e.value)
     if not px4:
         assert str(e.value).startswith(f"{path}: px4: missing") and "add 'px4:" in str(e.value)
+
+
+def test_flat_hexarotor_gets_the_least_norm_commands_of_the_same_wrench(h, tmp_path):
+    """test/data/hex_list.yaml: six collinear rotors (rank 4), one with its own motor constant.
+    PX4 allocates the setpoints to the least-norm relative thrusts of the commanded wrench. Oracle:
+    the package's own allocation matrix A (FLU, per omega^2; geodyn_ros.control.rotors.Allocation),
+    scaled to relative thrust M = A diag(omega_max^2): same wrench M u' = M u, and u' = pinv(M) M u
+    (numpy). 1e-6: float32 setpoints through the mix."""
+    from geodyn_ros.control.rotors import Allocation
+    from px4_bridge_harness import DATA
+    path = vehicle_file(tmp_path, (DATA / "hex_list.yaml").read_text())
+    node, pubs = _bridge(h, path)
+    th, tq = h.record(VehicleThrustSetpoint, THRUST), h.record(VehicleTorqueSetpoint, TORQUE)
+    cfg = load_vehicle(path)
+    wmax = np.broadcast_to(cfg.rotors.per_rotor("max_rot_velocity"), (6,))
+    M = Allocation.from_frames(cfg.rotor_poses, cfg.rotors).A * wmax ** 2
+    omega = np.array([600.0, 640.0, 610.0, 650.0, 590.0, 630.0])
+    pubs["cmd/rotor_speeds"].publish(rotor_msg(omega))
+    assert h.spin_until(lambda: th and tq, 10.0)
+    alloc = Px4Allocator.from_frames(cfg.rotor_frames(None)[1], cfg.rotors)
+    u = (omega / wmax) ** 2
+    back = alloc.motor_commands(tq[0].xyz, th[0].xyz)
+    assert _close(M @ back, M @ u, 1e-6 * np.abs(M).max() * 6) and _close(back, np.linalg.pinv(M) @ M @ u)
+
+
+def test_setpoints_that_px4_will_desaturate_are_counted(h, tmp_path):
+    """A yaw-heavy command near full thrust on the square X quad: within bounds, but PX4 (airmode
+    off) desaturates roll/pitch/thrust without yaw first and returns other motor commands
+    (doc/reference/px4_allocation.md: (0.98, 0.5, 0.98, 0.02) comes back changed). Sent, and counted."""
+    node, pubs = _bridge(h, vehicle_file(tmp_path, SQUARE_QUAD))
+    th = h.record(VehicleThrustSetpoint, THRUST)
+    u = np.array([0.98, 0.5, 0.98, 0.02])
+    pubs["cmd/rotor_speeds"].publish(rotor_msg(1000.0 * np.sqrt(u)))
+    assert h.spin_until(lambda: th, 10.0)
+    assert node.counts["desaturated"] == 1 and "desaturate" in node.diag.notes["desaturated"]
+    pubs["cmd/rotor_speeds"].publish(rotor_msg([600.0] * 4))
+    assert h.spin_until(lambda: len(th) == 2, 10.0)
+    assert node.counts["desaturated"] == 1
