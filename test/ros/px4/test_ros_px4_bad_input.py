@@ -266,3 +266,30 @@ def test_rotor_speed_bytes(h, bridge):
         if ok:
             got = np.concatenate([rec["torque"][n].xyz, rec["thrust"][n].xyz])
             assert np.abs(got - _by_hand(values)).max() <= 1e-6, name
+
+
+def test_action_bytes(h, bridge):
+    """``~/disarm`` (a ``std_msgs/Empty`` topic where std_srvs is missing; disarm is always sent):
+    bytes rclpy decodes are one request each, bytes it refuses none; the good request after each
+    attack gives exactly one more VehicleCommand (disarm: command 400, param1 0)."""
+    from px4_msgs.msg import VehicleCommand
+    from std_msgs.msg import Empty
+
+    from geodyn_ros.ros.px4 import bridge_node
+    if bridge_node.Trigger is not None:
+        pytest.skip("std_srvs is installed: the actions are services")
+    node, pubs, rec = bridge
+    topic = "/geodyn_px4_bridge/disarm"
+    pub = h.publisher(Empty, topic)
+    h.wait_matched(topic)
+    cmds = h.record(VehicleCommand, "/fmu/in/vehicle_command")
+    for name, bad in _attacks(serialize_message(Empty()), 4):
+        seen = _decode(bad, Empty)
+        n = len(cmds)
+        sent = _send(pub, bad)
+        pub.publish(Empty())
+        want = n + 1 + int(sent and seen is not None)
+        assert h.spin_until(lambda: len(cmds) >= want, 10.0), name
+        h.spin_for(0.02)
+        assert len(cmds) == want, name
+        assert all((c.command, c.param1) == (400, 0.0) for c in cmds[n:]), name
