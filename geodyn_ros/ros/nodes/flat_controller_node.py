@@ -346,12 +346,9 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
 
     def _on_linearization(self, msg):
         def parse():
-            if self.types.typed:   # representation body and this model's state, from the message itself
+            if self.types.typed:   # representation body (checked here) and the labels (below), in the message
                 stamp, A, B, state, _, _ = decode_typed_linearization(msg, representation="body",
                                                                       child_frame_id=self.base_frame)
-                problem = self._labels_problem("body", list(state))
-                if problem:
-                    raise InputError(f"linearization: not used: {problem}")
             else:
                 stamp, A, B = decode_linearization(msg)
             nv = 6 + self.model.n_joints
@@ -359,6 +356,10 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
                 raise InputError(f"linearization: A {A.shape[0]} x {A.shape[1]}, B {B.shape[0]} x {B.shape[1]}; the "
                                  f"model '{self.model.name}' ({self.model.n_joints} joints, rotor joints locked) needs "
                                  f"{2 * nv} x {2 * nv} and {2 * nv} x {nv}")
+            if self.types.typed:
+                problem = self._labels_problem("body", list(state))
+                if problem:
+                    raise InputError(f"linearization: not used: {problem}")
             if self._lin_labels_ok is False:
                 raise InputError(f"linearization: not used: {self._lin_labels_problem}")
             if not (np.isfinite(A).all() and np.isfinite(B).all()):

@@ -51,6 +51,12 @@ NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
 TOL = 1e-12
 
 
+def _typed_jet(m):
+    """``(stamp, W, tau, joint_names)`` of a ``geodyn_msgs/FeedforwardJet`` (what two_robots records)."""
+    from geodyn_ros.ros.wire.typed import decode_typed_feedforward
+    return decode_typed_feedforward(m)[:4]
+
+
 def _heavy_arm_copy(tmp_path):
     """The aerial manipulator with its second arm (links 5-7) 2.4x heavier: same joint names,
     same base link, other dynamics."""
@@ -87,9 +93,9 @@ def test_two_robots_under_two_namespaces_no_crosstalk(pair, tmp_path):
         assert len(rec.states) == samples + rec.warmup and rec.lost == 0, (rec.spec.namespace, rec.lost)
         # every counted sample (and the answered warm-up one) answered exactly once on each topic
         assert samples + 1 <= len(rec.jets) == len(rec.wrenches) == len(rec.efforts) <= len(rec.states)
-        assert len({decode_feedforward_jet(m)[0] for m in rec.jets}) == len(rec.jets)
+        assert len({_typed_jet(m)[0] for m in rec.jets}) == len(rec.jets)
         for jet, wrench, efforts in zip(rec.jets, rec.wrenches, rec.efforts):
-            stamp, W, tau, jet_names = decode_feedforward_jet(jet)
+            stamp, W, tau, jet_names = _typed_jet(jet)
             assert stamp in rec.states, "an output with a stamp this robot was never sent"
             assert jet_names == names and tuple(efforts.name) == names
             assert wrench.header.frame_id == frame
@@ -106,9 +112,9 @@ def test_two_robots_under_two_namespaces_no_crosstalk(pair, tmp_path):
             assert np.abs(np.array(got) - Wb).max() <= TOL * scale
         # the check can see crosstalk: the other robot's dynamics are far from these outputs
         if other.joint_names == model.joint_names:
-            stamp = decode_feedforward_jet(rec.jets[0])[0]
+            stamp = _typed_jet(rec.jets[0])[0]
             alien = _expected(other, rec.reference, rec.states[stamp], order)
-            _, W, tau, _ = decode_feedforward_jet(rec.jets[0])
+            _, W, tau, _ = _typed_jet(rec.jets[0])
             assert np.abs(tau - alien.tau).max() > 1e-3 * max(1.0, np.abs(tau).max())
     # stamps are unique per robot
     assert not set(records[0].states) & set(records[1].states)
