@@ -234,3 +234,15 @@ def said_deprecated(h, lines, timeout: float = 10.0) -> bool:
     h.spin_until(lambda: len(hits()) >= 1, timeout)
     h.spin_for(0.1)
     return len(hits()) == 1
+
+
+def refused(h, node, words: str, timeout: float = 10.0) -> bool:
+    """Spin ``h`` until ``node``'s diagnostics (:class:`~geodyn_ros.ros.common.diagnostics.DiagnosticsReporter`)
+    name a refusal containing ``words``: its last problem, or a reason counted since the last
+    status (``words`` with its numbers as '#')."""
+    from geodyn_ros.ros.common.diagnostics import _reason
+
+    def said():
+        d = node.diag
+        return words in (d.last_problem or "") or any(_reason(words) in r for r in d.since_last)
+    return h.spin_until(said, timeout)
