@@ -4,7 +4,8 @@ send them through a running node (``test_ros_typed_attack.py``, ``test_ros_marke
 :func:`typed_attacks` derives ``(name, bytes)`` pairs from ``raw``, the CDR of a good message as
 rclpy serializes it (4-byte encapsulation header, then the payload):
 
-* ``cut to k``: the first ``k`` bytes, for every ``k`` (``every``) or a spread of lengths, and the
+* ``cut to k``: the first ``k`` bytes, for every ``k`` (``every`` True; an int: every ``k`` below
+  it, then a spread) or a spread of lengths, and the
   same zero-padded to 4 with the padding declared in option byte 3 (what a sender that pads
   would write);
 * ``huge count at i``: the 32-bit word at every 4-aligned payload offset ``i`` set to
@@ -31,12 +32,14 @@ __all__ = ["typed_attacks", "rclpy_view"]
 
 def typed_attacks(raw: bytes, seed: int, *, every: bool = True, flips: int = 40):
     """The attacks on ``raw`` (module docstring), a list of ``(name, bytes)``; ``seed`` seeds the
-    random ones; ``every``: a cut at every length (else about 12 lengths); ``flips``: how many
-    buffers with random bytes changed."""
+    random ones; ``every``: True, a cut at every length; an int ``N``, at every length below ``N``
+    and the spread above; False, the spread only (about 15 lengths); ``flips``: how many buffers
+    with random bytes changed."""
     rng = np.random.default_rng(seed)
     L = len(raw)
-    cuts = range(L) if every else sorted({0, 1, 3, 4, 5, 8, 12, 16, L // 4, L // 3, L // 2, L - 9, L - 8, L - 4,
-                                          L - 1} - {L})
+    spread = {0, 1, 3, 4, 5, 8, 12, 16, L // 4, L // 3, L // 2, 2 * L // 3, L - 9, L - 8, L - 4, L - 1}
+    upto = L if every is True else int(every)
+    cuts = sorted(({k for k in spread if 0 <= k < L}) | set(range(min(upto, L))))
     out = []
     for k in cuts:
         out.append((f"cut to {k}", raw[:k]))
