@@ -68,6 +68,7 @@ from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from geodyn_msgs.msg import DesiredState, FeedforwardJet, FlatReference, RotorSpeeds
 
 import geodyn_ros as gd
 from geodyn_ros.model.resources import shipped_urdf
@@ -250,14 +251,14 @@ def test_sim_launch_closes_the_loop(harness, test_config, ns):
         odom = h.record(Odometry, _topic(ns, "odom"), depth=10)
         js = h.record(JointState, _topic(ns, "joint_states"), depth=10)
         cmds = h.record(WrenchStamped, _topic(ns, "cmd/wrench"), depth=10)
-        jets = h.record(Float64MultiArray, _topic(ns, "feedforward/jet"), depth=10)
+        jets = h.record(FeedforwardJet, _topic(ns, "feedforward/jet"), depth=10)
         _wait(h, proc, lambda: cmds and jets and odom and js and clocks and clocks[-1].clock.sec >= 1,
               "the loop did not run 1 s of simulated time")
         prefix = f"{ns}/" if ns else ""
         assert odom[-1].child_frame_id == prefix + "base_link" and odom[-1].header.frame_id == "world"
         assert tuple(js[-1].name) == NAMES
         assert cmds[-1].header.frame_id == prefix + "base_link"
-        assert jets[-1].layout.dim[1].label.split(",")[6:] == list(NAMES)
+        assert tuple(jets[-1].joint_names) == NAMES and jets[-1].child_frame_id == prefix + "base_link"
         assert np.isfinite(odom[-1].pose.pose.position.z)
         nodes = h.probe.get_node_names_and_namespaces()
         for name in ("geodyn_sim", "geodyn_reference", "geodyn_node", "geodyn_controller"):
@@ -312,9 +313,9 @@ def test_underactuated_sim_launch_closes_the_loop(harness):
         clocks = h.record(ClockMsg, "/clock", depth=10)
         odom = h.record(Odometry, _topic(ns, "odom"), depth=10)
         motors = h.record(JointState, _topic(ns, "motor_states"), depth=10)
-        desired = h.record(Float64MultiArray, _topic(ns, "desired/state"), depth=10)
-        flat_jet = h.record(Float64MultiArray, _topic(ns, "feedforward/flat_jet"), depth=10)
-        rotor_ff = h.record(Float64MultiArray, _topic(ns, "feedforward/rotor_speeds"), depth=10)
+        desired = h.record(DesiredState, _topic(ns, "desired/state"), depth=10)
+        flat_jet = h.record(FeedforwardJet, _topic(ns, "feedforward/flat_jet"), depth=10)
+        rotor_ff = h.record(RotorSpeeds, _topic(ns, "feedforward/rotor_speeds"), depth=10)
         try:
             from actuator_msgs.msg import Actuators as rotor_type
         except ImportError:
@@ -324,8 +325,8 @@ def test_underactuated_sim_launch_closes_the_loop(harness):
               and clocks[-1].clock.sec >= 1, "the under-actuated loop did not run 1 s of simulated time")
         assert odom[-1].child_frame_id == f"{ns}/base_link"
         assert tuple(motors[-1].name) == NAMES
-        assert flat_jet[-1].layout.dim[1].label.split(",") == ["T", "tau_x", "tau_y", "tau_z", *NAMES]
-        assert rotor_ff[-1].layout.dim[1].label.split(",") == [f"rotor_{i}" for i in range(1, 7)]
+        assert flat_jet[-1].representation == "body" and tuple(flat_jet[-1].joint_names) == NAMES
+        assert list(rotor_ff[-1].rotor_names) == [f"rotor_{i}" for i in range(1, 7)]
         om = np.array(rotors[-1].data if rotor_type is Float64MultiArray else rotors[-1].velocity)
         assert om.shape == (6,) and np.isfinite(om).all() and (om > 0).all() and (om <= 1000.0).all(), om
         nodes = h.probe.get_node_names_and_namespaces()
@@ -390,7 +391,7 @@ def test_underactuated_sim_launch_flies_a_mission(harness):
     proc = _launch("underactuated_sim.launch.py", f"mission:={mission}")
     try:
         clocks, odom, js = _record_flight(h)
-        refs = h.record(Float64MultiArray, "flat_reference", depth=10)
+        refs = h.record(FlatReference, "flat_reference", depth=10)
         diag = h.record(DiagnosticArray, "/diagnostics")
         paths = []
         h.probe.create_subscription(PathMsg, "planned_path", paths.append,
@@ -399,13 +400,13 @@ def test_underactuated_sim_launch_flies_a_mission(harness):
         _wait(h, proc, lambda: refs and paths and _flown(clocks, odom, js, 2.5),
               "the mission did not fly 2.5 s of simulated time")
         for m in refs[-3:]:
-            d = np.array(m.data)
-            t = d[0] + d[1] * 1e-9
-            body = d[2:].reshape(m.layout.dim[0].size, m.layout.dim[1].size)
+            t = m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
+            com = np.array([[c.x, c.y, c.z] for c in m.com])
+            q = np.array(m.q).reshape(len(com), len(m.joint_names))
             want = plan(t, 2)
             # rounding: the same plan solved twice, jets up to ~1e2 (test_ros_mission's tolerance)
-            assert np.all(np.abs(body[:, :3] - want.com) <= 1e-9 * np.maximum(1.0, np.abs(want.com))), t
-            assert np.all(np.abs(body[:5, 4:] - want.q) <= 1e-9 * np.maximum(1.0, np.abs(want.q))), t
+            assert np.all(np.abs(com - want.com) <= 1e-9 * np.maximum(1.0, np.abs(want.com))), t
+            assert np.all(np.abs(q[:5] - want.q) <= 1e-9 * np.maximum(1.0, np.abs(want.q))), t
         assert paths[-1].header.frame_id == "world" and len(paths[-1].poses) == 81
         # the node repeats its last mission event every diagnostics_period (1 s): "mission accepted"
         # is reported once, at the acceptance (at start-up for the file's mission, possibly before
