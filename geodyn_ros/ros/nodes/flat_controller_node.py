@@ -34,8 +34,8 @@ subscribes ``linearization_topic`` (default ``geodyn_node/linearization``, relat
 the namespace; ``geodyn_node`` with ``publish_linearization: true`` and
 ``linearization_representation: body``; ``geodyn_msgs/Linearization``, whose representation and
 ``state_labels`` are checked: body, this model's state) and, with ``message_types: multiarray``
-(the ``Float64MultiArray`` blocks, deprecated), its ``/labels`` (the same checks). Each cycle hands the newest linearization with the nominal rotor speeds of
-``feedforward/flat_jet`` to :class:`~geodyn_ros.control.lqr.OnlineGains`, which composes it with
+(the ``Float64MultiArray`` blocks, deprecated), its ``/labels`` (the same checks). Each cycle
+hands the newest linearization with the nominal rotor speeds of ``feedforward/flat_jet`` to :class:`~geodyn_ros.control.lqr.OnlineGains`, which composes it with
 the rotors and motors (:class:`~geodyn_ros.control.lqr.ActuatedModel`), discretizes it and runs
 ``riccati_steps`` warm-started Riccati steps at most ``gain_rate_hz`` times a second, on a
 background thread (``gain_thread: true``) or, for a lock-step simulation that must be
