@@ -140,18 +140,39 @@ def decode_reference(msg):
     return C, body[:, :6], body[:, 6:]
 
 
-def flat_controller_inputs(h, model, names, stamp, t=0.8, *, extra_topics=(), before_state=None):
+def flat_jet_inputs(model, names, stamp, ref, flat, multiarray: bool = False) -> dict:
+    """The three jet inputs of ``geodyn_flat_controller`` stamped ``stamp`` (topic -> message) from
+    the flat reference ``ref`` and geodyn_node's result ``flat``: typed ``FlatReference``,
+    ``DesiredState`` (spatial) and ``FeedforwardJet`` (body, force ``(0, 0, T)``), frame ``world``
+    and child frame ``model.base_link``; ``multiarray``: the deprecated layouts."""
+    if multiarray:
+        from geodyn_ros.ros.wire.jets import FlatFeedforwardPacker, make_flat_reference_msg, make_reference_msg
+        return {"flat_reference": make_flat_reference_msg(stamp, ref.com[:5], ref.yaw[:5], ref.q[:5], names),
+                "desired/state": make_reference_msg(stamp, flat.base_pose, flat.base_twist, flat.q[:4], names),
+                "feedforward/flat_jet": FlatFeedforwardPacker(names, 2).pack(stamp, flat.thrust, flat.body_torque,
+                                                                             flat.tau)}
+    from geodyn_ros.ros.wire.typed import DesiredState, TypedFeedforwardPacker, make_flat_reference, make_reference_jet
+    base = model.base_link
+    return {"flat_reference": make_flat_reference(stamp, ref.com[:5], ref.yaw[:5], ref.q[:5], names,
+                                                  child_frame_id=base),
+            "desired/state": make_reference_jet(stamp, flat.base_pose, flat.base_twist, flat.q[:4], names,
+                                                child_frame_id=base, cls=DesiredState),
+            "feedforward/flat_jet": TypedFeedforwardPacker(names, 2, child_frame_id=base).pack_flat(
+                stamp, flat.thrust, flat.body_torque, flat.tau)}
+
+
+def flat_controller_inputs(h, model, names, stamp, t=0.8, *, extra_topics=(), before_state=None,
+                           multiarray: bool = False):
     """Publish one consistent input set of ``geodyn_flat_controller`` stamped ``stamp``: the flat
     reference and geodyn_node's desired state and flat feedforward at ``t`` of the figure eight,
     then a state perturbed from it (seeded: base 1 cm and 0.02 rad/s or m/s, joints 0.01 rad,
     motors 3 mrad off). ``extra_topics``: more ``(topic, type)`` publishers, handed with the
     reference to ``before_state(pubs, ref, flat)``, which runs before the state is published.
+    The jets are the typed messages of :func:`flat_jet_inputs` (``multiarray``: the deprecated
+    layouts, for a node with ``message_types: multiarray``).
     Returns ``(ref, flat, C, Vb, q, qd, th, thd)``."""
-    from std_msgs.msg import Float64MultiArray
-
     import geodyn_ros as gd
     from geodyn_ros.lie import Ad_inv
-    from geodyn_ros.ros.wire.jets import FlatFeedforwardPacker, make_flat_reference_msg, make_reference_msg
     from geodyn_ros.trajectories import figure_eight_reference
     ref = figure_eight_reference(t, 2)
     flat = gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, 2)
@@ -161,16 +182,14 @@ def flat_controller_inputs(h, model, names, stamp, t=0.8, *, extra_topics=(), be
     Vb = Ad_inv(C) @ flat.base_twist[0] + rng.normal(size=6) * 0.02
     q, qd = ref.q[0] + 0.01, ref.q[1] - 0.02
     th, thd = q + 0.003, qd + 0.01
+    jets = flat_jet_inputs(model, names, stamp, ref, flat, multiarray)
     topics = (("odom", Odometry), ("joint_states", JointState), ("motor_states", JointState),
-              ("flat_reference", Float64MultiArray), ("desired/state", Float64MultiArray),
-              ("feedforward/flat_jet", Float64MultiArray), *extra_topics)
+              *((k, type(m)) for k, m in jets.items()), *extra_topics)
     pubs = {name: h.publisher(m, name) for name, m in topics}
     for name in pubs:
         h.wait_matched(name)
-    pubs["flat_reference"].publish(make_flat_reference_msg(stamp, ref.com[:5], ref.yaw[:5], ref.q[:5], names))
-    pubs["desired/state"].publish(make_reference_msg(stamp, flat.base_pose, flat.base_twist, flat.q[:4], names))
-    pubs["feedforward/flat_jet"].publish(FlatFeedforwardPacker(names, 2).pack(stamp, flat.thrust, flat.body_torque,
-                                                                              flat.tau))
+    for k, m in jets.items():
+        pubs[k].publish(m)
     if before_state is not None:
         before_state(pubs, ref, flat)
     pubs["motor_states"].publish(joint_states_msg(stamp, names, th, thd))
@@ -191,3 +210,39 @@ def stop_process(proc, what: str, timeout: float = 30.0) -> None:
             proc.kill()
             proc.wait()
             pytest.fail(f"{what} did not exit within {timeout:g} s of SIGINT")
+
+
+def rosout(h, node_name: str) -> list:
+    """The log lines (``rcl_interfaces/Log``) of the logger ``node_name`` (a node's name; with a
+    namespace ``ns.name``) published on /rosout, collected
+    by the probe (transient local: lines logged before this subscription matched come too)."""
+    from rcl_interfaces.msg import Log
+    from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+    lines = []
+    qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    h.probe.create_subscription(Log, "/rosout", lambda m: lines.append(m) if m.name == node_name else None, qos)
+    return lines
+
+
+def said_deprecated(h, lines, timeout: float = 10.0) -> bool:
+    """True once exactly one WARN line saying ``message_types 'multiarray' is deprecated`` is in
+    ``lines`` (:func:`rosout`), spinning ``h`` up to ``timeout`` s for it (a second one after it
+    came would make this False: the warning is logged once)."""
+    def hits():
+        return [m for m in lines if m.level == 30 and "message_types 'multiarray' is deprecated" in m.msg]
+    h.spin_until(lambda: len(hits()) >= 1, timeout)
+    h.spin_for(0.1)
+    return len(hits()) == 1
+
+
+def refused(h, node, words: str, timeout: float = 10.0) -> bool:
+    """Spin ``h`` until ``node``'s diagnostics (:class:`~geodyn_ros.ros.common.diagnostics.DiagnosticsReporter`)
+    name a refusal containing ``words``: its last problem, or a reason counted since the last
+    status (``words`` with its numbers as '#')."""
+    from geodyn_ros.ros.common.diagnostics import _reason
+
+    def said():
+        d = node.diag
+        return words in (d.last_problem or "") or any(_reason(words) in r for r in d.since_last)
+    return h.spin_until(said, timeout)

@@ -40,11 +40,11 @@ TOPICS = {
     # state (geodyn_actuated_sim)
     "odom": "nav_msgs/msg/Odometry", "joint_states": "sensor_msgs/msg/JointState",
     "motor_states": "sensor_msgs/msg/JointState",
-    # reference (geodyn_reference): rank 6 base jet, rank 4 flat outputs
-    "reference": "std_msgs/msg/Float64MultiArray", "flat_reference": "std_msgs/msg/Float64MultiArray",
+    # reference (geodyn_reference): rank 6 base jet, rank 4 flat outputs (the typed geodyn_msgs)
+    "reference": "geodyn_msgs/msg/ReferenceJet", "flat_reference": "geodyn_msgs/msg/FlatReference",
     # feedforward (geodyn_node)
-    "feedforward/jet": "std_msgs/msg/Float64MultiArray", "feedforward/wrench": "geometry_msgs/msg/WrenchStamped",
-    "feedforward/joint_efforts": "sensor_msgs/msg/JointState", "feedforward/flat_jet": "std_msgs/msg/Float64MultiArray",
+    "feedforward/jet": "geodyn_msgs/msg/FeedforwardJet", "feedforward/wrench": "geometry_msgs/msg/WrenchStamped",
+    "feedforward/joint_efforts": "sensor_msgs/msg/JointState", "feedforward/flat_jet": "geodyn_msgs/msg/FeedforwardJet",
     # commands (the controllers; cmd/rotor_speeds is Float64MultiArray where actuator_msgs is not installed)
     "cmd/rotor_speeds": "std_msgs/msg/Float64MultiArray", "cmd/motor_efforts": "sensor_msgs/msg/JointState",
     # diagnostics (every node; global)
@@ -54,12 +54,8 @@ TOPICS = {
 SEPARATOR = "=" * 80
 _PRIMITIVES = {"bool", "byte", "char", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32",
                "int64", "uint64", "string", "wstring"}
-# the jet layouts of geodyn_ros.ros.wire.jets (test_recording checks they are the same)
+# the row label of the jet layouts of geodyn_ros.ros.wire.jets (jet_layout)
 _ROW_LABEL = "derivative"
-_TWIST = ("w_x", "w_y", "w_z", "v_x", "v_y", "v_z")
-_WRENCH = ("n_x", "n_y", "n_z", "f_x", "f_y", "f_z")
-_FLAT_REF = ("c_x", "c_y", "c_z", "psi")
-_FLAT_FF = ("T", "tau_x", "tau_y", "tau_z")
 _NS = 1_000_000_000
 
 
@@ -166,6 +162,11 @@ def jet_layout(rows: int, columns, offset: int) -> dict:
 
 def _floats(a) -> list:
     return np.asarray(a, dtype=np.float64).ravel().tolist()
+
+
+def _vec(v) -> dict:
+    """``geometry_msgs/Vector3`` of a 3-vector."""
+    return {"x": float(v[0]), "y": float(v[1]), "z": float(v[2])}
 
 
 class _Counting:
@@ -275,12 +276,14 @@ class RowRecorder:
       base link; ``joint_states``: ``q``, ``q'`` and the joint torques acting (held rigid-joint
       command plus the spring torque at an elastic joint); ``motor_states`` (elastic joints):
       ``theta``, ``theta'``, spring torque;
-    * ``reference`` (rank 6: base pose in the header, ``V^(k)``, ``q^(k)``) or ``flat_reference``
-      (rank 4: ``c^(k)``, ``psi^(k)``, ``q^(k)``): the jets the loop used;
-    * ``feedforward/jet`` (rank 6: the body wrench jet ``W_b^(0..2)`` in the desired base frame;
-      rank 4: the spatial wrench jet), ``feedforward/wrench`` (order 0, base axes: ``W_b`` or
-      ``(tau_b, 0, 0, T)``), ``feedforward/joint_efforts`` (``tau^(0)``), rank 4 also
-      ``feedforward/flat_jet`` (``T^(k)``, ``tau_b^(k)``, ``tau^(k)``);
+    * ``reference`` (rank 6, ``geodyn_msgs/ReferenceJet``: base pose in ``world``, spatial
+      ``V^(k)``, ``q^(k)``) or ``flat_reference`` (rank 4, ``geodyn_msgs/FlatReference``:
+      ``c^(k)``, ``psi^(k)``, ``q^(k)``): the jets the loop used, ``child_frame_id`` the base link;
+    * ``feedforward/jet`` (``geodyn_msgs/FeedforwardJet``; rank 6: representation ``body``, the
+      body wrench jet ``W_b^(0..2)`` in the desired base frame; rank 4: ``spatial``),
+      ``feedforward/wrench`` (order 0, base axes: ``W_b`` or ``(tau_b, 0, 0, T)``),
+      ``feedforward/joint_efforts`` (``tau^(0)``), rank 4 also ``feedforward/flat_jet``
+      (``FeedforwardJet``, ``body``, force ``(0, 0, T^(k))``, torque ``tau_b^(k)``, ``tau^(k)``);
     * ``cmd/rotor_speeds`` (one dim labelled ``rotor``, no stamp) and ``cmd/motor_efforts`` (the
       elastic joints' motor torques, then the rigid joints' torques).
     """
@@ -344,36 +347,46 @@ class RowRecorder:
             return
         from geodyn_ros.lie import matrix_to_quat
         ns = int(round(t * _NS))
-        head = [float(ns // _NS), float(ns % _NS)]
-        cols = tuple(self.joints)
+        h = {"stamp": stamp(ns), "frame_id": "world"}
         if hasattr(ref, "com"):      # a FlatReference
             k1 = min(len(ref.com), len(ref.yaw), len(ref.q))
-            body = np.hstack([ref.com[:k1], np.asarray(ref.yaw[:k1])[:, None], ref.q[:k1]])
-            self._w("flat_reference", {"layout": jet_layout(k1, _FLAT_REF + cols, 2),
-                                       "data": head + _floats(body)}, ns)
+            self._w("flat_reference", {"header": h, "child_frame_id": self.base, "order": k1 - 1,
+                                       "com": [_vec(c) for c in np.asarray(ref.com[:k1]).tolist()],
+                                       "yaw": _floats(ref.yaw[:k1]), "joint_names": self.joints,
+                                       "q": _floats(ref.q[:k1])}, ns)
         else:
             k1 = min(len(ref.base_twist), len(ref.q))
-            pose = _floats(ref.base_pose[:3, 3]) + matrix_to_quat(ref.base_pose[:3, :3], "xyzw").tolist()
-            body = np.hstack([ref.base_twist[:k1], ref.q[:k1]])
-            self._w("reference", {"layout": jet_layout(k1, _TWIST + cols, 9), "data": head + pose + _floats(body)},
-                    ns)
+            x, y, z = ref.base_pose[:3, 3].tolist()
+            qx, qy, qz, qw = matrix_to_quat(ref.base_pose[:3, :3], "xyzw").tolist()
+            self._w("reference", {"header": h, "child_frame_id": self.base, "order": k1 - 1,
+                                  "representation": "spatial",
+                                  "base_pose": {"position": {"x": x, "y": y, "z": z},
+                                                "orientation": {"x": qx, "y": qy, "z": qz, "w": qw}},
+                                  "base_twist": [{"angular": _vec(v[:3]), "linear": _vec(v[3:])}
+                                                 for v in np.asarray(ref.base_twist[:k1]).tolist()],
+                                  "joint_names": self.joints, "q": _floats(ref.q[:k1])}, ns)
         if hasattr(ff, "thrust"):    # FlatResult: the spatial wrench jet, the flat jet, (tau_b, 0, 0, T)
-            W, tau = ff.base_wrench, ff.tau
+            W, tau, rep = ff.base_wrench, ff.tau, "spatial"
             W0 = np.zeros(6)
             W0[:3], W0[5] = ff.body_torque[0], ff.thrust[0]
-            flat = np.hstack([np.asarray(ff.thrust)[:, None], ff.body_torque, tau])
-            self._w("feedforward/flat_jet", {"layout": jet_layout(len(flat), _FLAT_FF + cols, 2),
-                                             "data": head + _floats(flat)}, ns)
+            Wf = np.zeros((len(ff.thrust), 6))
+            Wf[:, :3], Wf[:, 5] = ff.body_torque, ff.thrust
+            self._w("feedforward/flat_jet", self._jet(h, "body", Wf, tau), ns)
         else:
-            W, tau = ff
+            (W, tau), rep = ff, "body"
             W0 = W[0]
-        self._w("feedforward/jet", {"layout": jet_layout(len(W), _WRENCH + cols, 2),
-                                    "data": head + _floats(np.hstack([W, tau]))}, ns)
+        self._w("feedforward/jet", self._jet(h, rep, W, tau), ns)
         n, f = W0[:3].tolist(), W0[3:].tolist()
         self._w("feedforward/wrench", {"header": {"stamp": stamp(ns), "frame_id": self.base},
                                        "wrench": {"force": dict(zip("xyz", f)), "torque": dict(zip("xyz", n))}}, ns)
         self._w("feedforward/joint_efforts", {"header": {"stamp": stamp(ns), "frame_id": ""}, "name": self.joints,
                                               "effort": _floats(tau[0])}, ns)
+
+    def _jet(self, header: dict, rep: str, W, tau) -> dict:
+        """A ``FeedforwardJet`` of ``W^(0..r)`` (r+1, 6) ``(n, f)`` in ``rep`` and ``tau^(0..r)`` (r+1, n)."""
+        return {"header": header, "child_frame_id": self.base, "order": len(W) - 1, "representation": rep,
+                "base_wrench": [{"torque": _vec(w[:3]), "force": _vec(w[3:])} for w in np.asarray(W).tolist()],
+                "joint_names": self.joints, "tau": _floats(tau)}
 
     def command(self, t: float, cmd) -> None:
         """The command ``cmd`` (a ``FlatCommand`` / ``ActuatedCommand``) held from ``t`` [s]."""

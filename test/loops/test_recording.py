@@ -7,6 +7,9 @@ of pre-roll, two levels) and is checked against the arrays the same run logged
 (``TrackingLog``): the recorded base position and joint angles bit for bit (the recorder writes
 the float64 values the loop logged), the attitude through the quaternion to 1e-15 per matrix
 element (the conversion's rounding), the rank 4 CoM recomputed from the recorded state to 1e-12 m.
+The jets are the typed ``geodyn_msgs`` messages the nodes publish (``ReferenceJet``,
+``FlatReference``, ``FeedforwardJet``: rank 6 body, rank 4 spatial, the flat jet body with force
+``(0, 0, T)``), their schemas the installed ``geodyn_msgs`` ``.msg`` files.
 """
 from __future__ import annotations
 
@@ -137,8 +140,18 @@ def _check_file(path, doc, flown, rank):
                 np.testing.assert_allclose(c, log.p[k], rtol=0, atol=1e-12)
         assert js[0].name == list(log.joint_names)
         jet = mine["feedforward/jet"][0][2]
-        assert jet.layout.dim[0].label == "derivative" and jet.layout.dim[0].size == 3     # W^(0..2)
-        assert jet.layout.dim[1].label.split(",")[:6] == ["n_x", "n_y", "n_z", "f_x", "f_y", "f_z"]
+        assert jet.order == 2 and len(jet.base_wrench) == 3 and len(jet.tau) == 3 * len(log.joint_names)  # W^(0..2)
+        assert jet.representation == ("body" if rank == 6 else "spatial")
+        assert list(jet.joint_names) == list(log.joint_names) and jet.header.frame_id == "world"
+        assert jet.child_frame_id == odom[0].child_frame_id                    # the base link
+        ref = mine["reference" if rank == 6 else "flat_reference"][0][2]
+        assert ref.header.frame_id == "world" and ref.child_frame_id == odom[0].child_frame_id
+        assert list(ref.joint_names) == list(log.joint_names) and len(ref.q) == (ref.order + 1) * len(ref.joint_names)
+        if rank == 4:
+            flat = mine["feedforward/flat_jet"][0][2]
+            assert flat.representation == "body" and all(w.force.x == w.force.y == 0.0 for w in flat.base_wrench)
+        else:
+            assert ref.representation == "spatial" and len(ref.base_twist) == ref.order + 1
         assert mine["cmd/rotor_speeds"][0][2].layout.dim[0].label == "rotor"
     (_, _, diag), = msgs["/diagnostics"]
     assert [s.name for s in diag.status] == [f"geodyn_fly/{lv}" for lv in levels]

@@ -11,8 +11,15 @@ Inputs (the node subscribes them with :meth:`TrackingInputs._subscribe_tracking_
   twist (base axes);
 * ``joint_states`` (``sensor_msgs/JointState``, by name) -> ``_q``, ``_qd`` (n,) in
   ``model.joint_names`` order;
-* ``reference`` (reference jet) -> ``_Cd`` (4, 4), ``_Vd`` (2, 6) spatial twist rows 0..1,
-  ``_Qd`` (3, n) joint rows ``q_d^(0..2)``.
+* ``reference`` (``geodyn_msgs/ReferenceJet``; with ``message_types: multiarray``, deprecated, the
+  reference-jet ``Float64MultiArray``) -> ``_Cd`` (4, 4) desired base pose in the world,
+  ``_Vd`` (2, 6) spatial twist rows 0..1 ``(w, v)``, ``_Qd`` (3, n) joint rows ``q_d^(0..2)``. A
+  typed reference must be in the ``spatial`` representation and name the base link
+  (``frame_prefix`` + base link) in ``child_frame_id``, or leave it empty; joints by name.
+
+The ``message_types`` parameter (:mod:`geodyn_ros.ros.common.message_types`) is read by
+:meth:`TrackingInputs._init_input_policy` into ``self.types``; every jet input of the node
+follows it.
 
 Each accepted message stores its stamp in ``_stamps[key]`` and calls the node's
 ``_try_command()``; a refused one (:class:`~geodyn_ros.ros.wire.conversions.InputError`) clears the
@@ -62,6 +69,7 @@ from geodyn_ros.lie import Ad_inv
 from ..wire.conversions import InputError, JointNameMatcher, parse_odometry, stamp_to_ns
 from ..common.diagnostics import guard
 from ..wire.jets import ReferenceDecoder
+from ..common.message_types import MessageTypes
 from .latest_inputs import AgeStats, HeldJoints, InputsUsed, check_policy_parameters, max_age_ns, refusal
 from .step_cycles import MANIFEST_TOPIC, check_cycle_parameter, decode_manifest
 
@@ -89,6 +97,7 @@ class TrackingInputs:
         ``sync`` becomes ``sync_stamps`` under ``exact``, False under ``latest``. Returns the QoS
         of the sensor subscriptions and of the other inputs (depth ``depth``)."""
         from ..common.runtime import control_qos
+        self.types = MessageTypes(self, p.get("message_types", "typed"))
         try:
             check_policy_parameters(p)
         except ValueError as exc:
@@ -124,8 +133,8 @@ class TrackingInputs:
         self.create_subscription(Odometry, "odom", guard(self, self._on_odom, "odom"), qos_sensor)
         self.create_subscription(JointState, "joint_states", guard(self, self._on_joint_states, "joint_states"),
                                  qos_sensor)
-        self.create_subscription(Float64MultiArray, "reference", guard(self, self._on_reference, "reference"),
-                                 qos)
+        self.create_subscription(self.types.type_of("reference"), "reference",
+                                 guard(self, self._on_reference, "reference"), qos)
         self._subscribe_manifest(qos)
 
     def _subscribe_manifest(self, qos) -> None:
@@ -137,10 +146,16 @@ class TrackingInputs:
                                    "simulator (lockstep_cycles: steps)")
 
     def _setup_tracking_inputs(self, model) -> None:
-        """Joint matcher, reference decoder and input buffers for ``model``'s joints."""
+        """Joint matcher, reference decoder and input buffers for ``model``'s joints (after
+        ``base_frame`` is set: a typed reference's ``child_frame_id`` is checked against it)."""
         n, names = model.n_joints, model.joint_names
         self._matcher = JointNameMatcher(names)
-        self._ref_decoder = ReferenceDecoder(names, 0)
+        if self.types.typed:
+            from ..wire.typed import TypedReferenceDecoder
+            self._ref_decoder = TypedReferenceDecoder(names, 0, representation="spatial",
+                                                      child_frame_id=self.base_frame)
+        else:
+            self._ref_decoder = ReferenceDecoder(names, 0)
         self._C, self._V, self._Vb = np.eye(4), np.zeros(6), np.zeros(6)
         self._q, self._qd = np.zeros(n), np.zeros(n)
         self._Cd, self._Vd, self._Qd = np.eye(4), np.zeros((2, 6)), np.zeros((3, n))

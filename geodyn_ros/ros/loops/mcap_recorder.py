@@ -8,8 +8,15 @@ and writes the CDR bytes rclpy received, unchanged, into a
 --record`` one look the same in Foxglove: the same types, the row's namespace ``/<row>/`` before
 each topic (``/diagnostics`` global), log time = simulated time.
 
-Log time: a message's ``header.stamp`` (state, commands, ``feedforward/wrench``), or the stamp a
-jet carries in ``data[0:2]`` (``reference``, ``feedforward/jet``, ...: :mod:`geodyn_ros.ros.wire.jets`);
+The jets are the typed ``geodyn_msgs`` messages the nodes publish by default (``reference``
+``ReferenceJet``, ``flat_reference`` ``FlatReference``, ``feedforward/jet`` and
+``feedforward/flat_jet`` ``FeedforwardJet``, ``feedforward/rotor_speeds`` ``RotorSpeeds``,
+``desired/state`` ``DesiredState``); their schemas are the installed ``geodyn_msgs`` ``.msg`` files
+(:func:`~geodyn_ros.loops.recording.message_definition`), so Foxglove decodes them.
+
+Log time: a message's ``header.stamp`` (state, commands, the jets, ``feedforward/wrench``), or,
+for a ``Float64MultiArray`` with a stamp in ``data[0:2]`` (a deprecated jet layout,
+:mod:`geodyn_ros.ros.wire.jets`), that stamp;
 ``cmd/rotor_speeds`` as ``Float64MultiArray`` (no stamp) is written with the stamp of the
 ``cmd/motor_efforts`` its controller sends right after it (:mod:`geodyn_ros.ros.wire.actuator_commands`:
 that order is what the lock-step simulator relies on too); ``/diagnostics``, whose nodes may stamp
@@ -25,8 +32,8 @@ __all__ = ["EXTRA_TOPICS", "McapTap", "row_diagnostics"]
 
 #: topics of the ROS loops beyond the in-process recording's (relative name -> ROS 2 type)
 EXTRA_TOPICS = {"cmd/wrench": "geometry_msgs/msg/WrenchStamped", "cmd/joint_efforts": "sensor_msgs/msg/JointState",
-                "feedforward/rotor_speeds": "std_msgs/msg/Float64MultiArray",
-                "desired/state": "std_msgs/msg/Float64MultiArray"}
+                "feedforward/rotor_speeds": "geodyn_msgs/msg/RotorSpeeds",
+                "desired/state": "geodyn_msgs/msg/DesiredState"}
 
 
 def _msg_class(datatype: str):

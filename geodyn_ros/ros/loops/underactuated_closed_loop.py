@@ -108,7 +108,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
     info : dict, optional, filled with ``sim`` (the simulator node, destroyed on return),
         ``lqr_stats`` (the LQR rows' :class:`~geodyn_ros.control.lqr.OnlineGains` ``stats``),
         ``diagnostics`` (every ``DiagnosticStatus`` received), ``rotor_feedforward`` (stamp ->
-        ``omega_d^(0..r)`` of ``feedforward/rotor_speeds``) and ``motor_states``; the LQR rows
+        ``omega_d^(0..r)`` of ``feedforward/rotor_speeds``, ``geodyn_msgs/RotorSpeeds``) and ``motor_states``; the LQR rows
         also ``lqr_gain_chain`` (the stamp [s] of every gain computed, in order) and
         ``lqr_gains_used`` (step stamp [ns] -> sequence number of the gain that step used): with a
         gain thread they depend on the wall clock, and
@@ -121,7 +121,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
         ``gd.center_of_mass``) against the exact reference at the same stamps; peaks of the
         published (clipped) commands; the controller's clip counts.
     """
-    from std_msgs.msg import Float64MultiArray
+    from geodyn_msgs.msg import RotorSpeeds
 
     from geodyn_ros.control.flatness import FlatnessGains
     from geodyn_ros.control.rotors import load_actuation_config
@@ -133,7 +133,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
     from .loop_session import LOCKSTEP_INPUTS, LockstepSession
     from ..nodes.flat_controller_node import GAINS, FlatControllerNode
     from ..nodes.geodyn_node import GeodynNode
-    from ..wire.jets import decode_rotor_speed_jet
+    from ..wire.typed import decode_typed_rotor_speeds
     from ..nodes.reference_node import ReferenceNode
     from ..common.runtime import control_qos
 
@@ -176,10 +176,10 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
         ffw: dict[int, np.ndarray] = {}
 
         def on_ffw(msg):
-            stamp, om, _ = decode_rotor_speed_jet(msg)
+            stamp, om, _ = decode_typed_rotor_speeds(msg)
             ffw[stamp] = om
 
-        rec.node.create_subscription(Float64MultiArray, "feedforward/rotor_speeds", on_ffw, control_qos(100))
+        rec.node.create_subscription(RotorSpeeds, "feedforward/rotor_speeds", on_ffw, control_qos(100))
         end_steps, last, wall = run.spin(sim, duration, timestep, wall_timeout=wall_timeout, progress=progress,
                                          what="under-actuated loop")
         if info is not None:

@@ -7,9 +7,14 @@ Subscribes
     ``odom`` (``nav_msgs/Odometry``, REP 105), ``joint_states`` (link angles and rates, by name),
     ``motor_states`` (``sensor_msgs/JointState``: ``position`` = motor angles ``theta``,
     ``velocity`` = ``theta'`` of the elastic joints, by name; only with ``elastic_joints``),
-    ``reference`` (reference jet, ``q_d^(0..2)`` used) and ``feedforward/jet`` from
-    ``geodyn_node`` run with ``output_representation: body`` and ``order >= feedforward_order``
-    (the body wrench jet ``W_b^(0..r)`` in the desired base frame and ``tau^(0..r)``).
+    ``reference`` (``geodyn_msgs/ReferenceJet``, spatial; ``q_d^(0..2)`` used) and
+    ``feedforward/jet`` (``geodyn_msgs/FeedforwardJet``) from ``geodyn_node`` run with
+    ``output_representation: body`` and ``order >= feedforward_order`` (the body wrench jet
+    ``W_b^(0..r)`` in the desired base frame and ``tau^(0..r)``): a jet in another
+    ``representation``, naming another base link in ``child_frame_id`` or other joints than the
+    model's is refused with the reason on ``/diagnostics``. With ``message_types: multiarray``
+    (deprecated) both are the ``Float64MultiArray`` layouts of :mod:`geodyn_ros.ros.wire.jets`, the
+    jet's representation unchecked (it carries none).
 Publishes
     ``cmd/rotor_speeds``: ``actuator_msgs/msg/Actuators`` (``velocity[i]`` = commanded speed of
     rotor ``i`` [rad/s], the order of ``actuator_number`` 0..n-1; what gz-sim's
@@ -59,7 +64,6 @@ from types import SimpleNamespace
 import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 
 from geodyn_ros.control.actuated import ActuatedController
 from geodyn_ros.control.feedback import TrackingGains
@@ -73,6 +77,8 @@ from ..inputs.actuator_inputs import (INPUT_OUTPUT_PARAMETERS, JOINT_GAIN_ARRAYS
 from ..wire.conversions import InputError
 from ..common.diagnostics import guard
 from ..wire.jets import decode_feedforward_jet
+from ..wire.typed import decode_typed_feedforward
+from ..common.message_types import MESSAGE_TYPES_PARAMETER
 from ..common.params import ConfigurationError, check_frame_prefix, declare_parameters
 from ..common.runtime import control_qos, run_nodes
 from ..inputs.failsafe_inputs import FAILSAFE_PARAMETERS, CommandNotComputed, FailsafeInputs
@@ -102,6 +108,7 @@ PARAMETERS = {
     **JOINT_GAIN_ARRAYS,
     **INPUT_OUTPUT_PARAMETERS,
     **FAILSAFE_PARAMETERS,
+    **MESSAGE_TYPES_PARAMETER,
 }
 
 
@@ -151,8 +158,8 @@ class ActuatedControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Nod
             self.create_subscription(JointState, "motor_states", guard(self, self._on_motor_states, "motor_states"),
                                      qos_sensor)
         # subscribed even without use_feedforward, which can be switched on at run time
-        self.create_subscription(Float64MultiArray, "feedforward/jet", guard(self, self._on_jet, "feedforward/jet"),
-                                 qos_in)
+        self.create_subscription(self.types.type_of("jet"), "feedforward/jet",
+                                 guard(self, self._on_jet, "feedforward/jet"), qos_in)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.commands = ActuatorCommandPublisher(self, cfg.elastic.joints, qos, p["per_joint_effort_topics"])
         self.pub_rotors, self.pub_motors = self.commands.rotors, self.commands.motors
@@ -210,7 +217,12 @@ class ActuatedControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Nod
     # ------------------------------------------------------------------ inputs (odom, motor_states: ActuatorInputs)
     def _on_jet(self, msg):
         def parse():
-            stamp, W, tau, names = decode_feedforward_jet(msg)
+            if self.types.typed:   # the body wrench jet of geodyn_node's output_representation body
+                stamp, W, tau, names, _ = decode_typed_feedforward(msg, representation="body",
+                                                                   joint_names=self.model.joint_names,
+                                                                   child_frame_id=self.base_frame)
+            else:
+                stamp, W, tau, names = decode_feedforward_jet(msg)
             if W.shape[0] < self.need_rows:
                 raise InputError(f"feedforward/jet: {W.shape[0]} rows, feedforward_order needs "
                                  f"{self.need_rows} (geodyn_node order too low)")

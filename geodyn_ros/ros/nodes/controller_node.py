@@ -2,10 +2,11 @@
 
 Law: :func:`geodyn_ros.loops.tracking_command` (feedforward + PD on SE(3) and joints).
 
-Subscribes ``odom`` and ``joint_states`` (the measured state), ``reference`` (desired pose,
-twist, joint positions and velocities) and, with ``use_feedforward``, ``feedforward/wrench``
-and ``feedforward/joint_efforts`` from ``geodyn_node`` (reference mode: wrench in the desired
-base frame). Publishes ``cmd/wrench`` (``WrenchStamped``, base-link frame, about its origin)
+Subscribes ``odom`` and ``joint_states`` (the measured state), ``reference``
+(``geodyn_msgs/ReferenceJet``, spatial representation: desired pose, twist, joint positions and
+velocities; the deprecated ``Float64MultiArray`` layout with ``message_types: multiarray``) and,
+with ``use_feedforward``, ``feedforward/wrench`` and ``feedforward/joint_efforts`` from
+``geodyn_node`` (reference mode: wrench in the desired base frame). Publishes ``cmd/wrench`` (``WrenchStamped``, base-link frame, about its origin)
 and ``cmd/joint_efforts`` (``JointState`` with ``effort``), stamped with the state's stamp;
 with ``per_joint_effort_topics`` also one ``std_msgs/Float64`` per joint on
 ``cmd/joint_effort/<joint>`` (the Gazebo joint-controller convention).
@@ -52,6 +53,7 @@ from ..inputs.latest_inputs import POLICY_PARAMETERS, RELIABILITY_PARAMETERS
 from ..inputs.step_cycles import CYCLE_PARAMETERS
 from ..inputs.tracking_inputs import GAINS, TrackingInputs
 from ..common.runtime import control_qos, run_nodes
+from ..common.message_types import MESSAGE_TYPES_PARAMETER
 
 __all__ = ["PARAMETERS", "ControllerNode", "main"]
 
@@ -82,6 +84,7 @@ PARAMETERS = {
     "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: cmd/wrench header.frame_id and the odom "
                      "child_frame_id / feedforward/wrench frame_id checks."),
     "qos_depth": (2, "Keep-last depth of the control topics."),
+    **MESSAGE_TYPES_PARAMETER,
 }
 
 

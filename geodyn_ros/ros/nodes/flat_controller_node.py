@@ -9,10 +9,16 @@ manipulator").
 Subscribes
     ``odom`` (``nav_msgs/Odometry``, REP 105), ``joint_states`` (link angles and rates, by name),
     ``motor_states`` (motor angles and rates of the elastic joints, by name; only with
-    ``elastic_joints``), ``flat_reference`` (flat-reference jet: ``c_d``, ``psi_d``, ``q_d``; rows
-    ``0..4`` of the CoM, ``0..2`` of the yaw and joints are read), and from ``geodyn_node`` run with
-    ``input_mode: flat``: ``desired/state`` (the desired base pose and twist rows ``V^(0..1)``) and
-    ``feedforward/flat_jet`` (``T^(0..r)``, ``tau_b^(0..r)``, ``tau^(0..r)``, ``r >=`` the level's order).
+    ``elastic_joints``), ``flat_reference`` (``geodyn_msgs/FlatReference``: ``c_d``, ``psi_d``,
+    ``q_d``; rows ``0..4`` of the CoM, ``0..2`` of the yaw and joints are read), and from
+    ``geodyn_node`` run with ``input_mode: flat``: ``desired/state`` (``geodyn_msgs/DesiredState``,
+    spatial: the desired base pose and twist rows ``V^(0..1)``) and ``feedforward/flat_jet``
+    (``geodyn_msgs/FeedforwardJet``, body representation, force ``(0, 0, T)``: ``T^(0..r)``,
+    ``tau_b^(0..r)``, ``tau^(0..r)``, ``r >=`` the level's order). A typed input naming another base
+    link in ``child_frame_id`` (``frame_prefix`` + base link; empty is accepted), in another
+    representation or with other joints than the model's is refused with the reason on
+    ``/diagnostics``. With ``message_types: multiarray`` (deprecated) every jet input is the
+    ``Float64MultiArray`` layout of :mod:`geodyn_ros.ros.wire.jets`.
 Publishes (:mod:`geodyn_ros.ros.wire.actuator_commands`)
     ``cmd/rotor_speeds`` (``actuator_msgs/Actuators``, or ``std_msgs/Float64MultiArray`` where that
     package is missing), ``cmd/motor_efforts`` (``sensor_msgs/JointState``: the elastic joints' motor
@@ -26,9 +32,10 @@ replaces Lee's feedback; the feedforward is level ``ff2`` with the exact inverse
 rotor filter (``control_period``). Its gains come from ``geodyn_node``'s SE(3) linearization:
 subscribes ``linearization_topic`` (default ``geodyn_node/linearization``, relative: it follows
 the namespace; ``geodyn_node`` with ``publish_linearization: true`` and
-``linearization_representation: body``) and its ``/labels`` (checked: body representation, this
-model's state). Each cycle hands the newest linearization with the nominal rotor speeds of
-``feedforward/flat_jet`` to :class:`~geodyn_ros.control.lqr.OnlineGains`, which composes it with
+``linearization_representation: body``; ``geodyn_msgs/Linearization``, whose representation and
+``state_labels`` are checked: body, this model's state) and, with ``message_types: multiarray``
+(the ``Float64MultiArray`` blocks, deprecated), its ``/labels`` (the same checks). Each cycle
+hands the newest linearization with the nominal rotor speeds of ``feedforward/flat_jet`` to :class:`~geodyn_ros.control.lqr.OnlineGains`, which composes it with
 the rotors and motors (:class:`~geodyn_ros.control.lqr.ActuatedModel`), discretizes it and runs
 ``riccati_steps`` warm-started Riccati steps at most ``gain_rate_hz`` times a second, on a
 background thread (``gain_thread: true``) or, for a lock-step simulation that must be
@@ -67,7 +74,6 @@ import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 
 from geodyn_ros.algorithms.flat import FlatResult
 from geodyn_ros.control.flatness import FLATNESS_LEVELS, FlatnessController, FlatnessGains
@@ -81,6 +87,9 @@ from ..inputs.actuator_inputs import (INPUT_OUTPUT_PARAMETERS, JOINT_GAIN_ARRAYS
 from ..wire.conversions import InputError, JointNameMatcher
 from ..common.diagnostics import guard
 from ..wire.jets import FlatReferenceDecoder, decode_flat_feedforward_jet, decode_linearization, decode_reference_jet
+from ..wire.typed import (TypedFlatReferenceDecoder, decode_typed_flat_feedforward, decode_typed_linearization,
+                          decode_typed_reference)
+from ..common.message_types import MESSAGE_TYPES_PARAMETER
 from ..common.params import ConfigurationError, check_frame_prefix, declare_parameters
 from ..common.runtime import control_qos, run_nodes
 from ..inputs.failsafe_inputs import FAILSAFE_PARAMETERS, CommandNotComputed, FailsafeInputs
@@ -133,6 +142,7 @@ PARAMETERS = {
     "gravity": ([0.0, 0.0, -9.81], "Gravity acceleration in the world frame [m/s^2]."),
     **INPUT_OUTPUT_PARAMETERS,
     **FAILSAFE_PARAMETERS,
+    **MESSAGE_TYPES_PARAMETER,
 }
 
 
@@ -199,23 +209,25 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
         if self.elastic:
             self.create_subscription(JointState, "motor_states", guard(self, self._on_motor_states, "motor_states"),
                                      qos_sensor)
-        self.create_subscription(Float64MultiArray, "flat_reference",
+        ty = self.types.type_of
+        self.create_subscription(ty("flat_reference"), "flat_reference",
                                  guard(self, self._on_flat_reference, "flat_reference"), qos_in)
-        self.create_subscription(Float64MultiArray, "desired/state", guard(self, self._on_desired, "desired/state"),
+        self.create_subscription(ty("desired"), "desired/state", guard(self, self._on_desired, "desired/state"),
                                  qos_in)
-        self.create_subscription(Float64MultiArray, "feedforward/flat_jet",
+        self.create_subscription(ty("flat_jet"), "feedforward/flat_jet",
                                  guard(self, self._on_flat_jet, "feedforward/flat_jet"), qos_in)
         self._subscribe_manifest(qos_in)   # cycle sim_steps (step_cycles)
         if self.lqr:
             from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
             from std_msgs.msg import String
             topic = p["linearization_topic"]
-            self.create_subscription(Float64MultiArray, topic, guard(self, self._on_linearization, "linearization"),
-                                     qos_in)
-            latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)
-            self.create_subscription(String, topic.rstrip("/") + "/labels",
-                                     guard(self, self._on_linearization_labels, "linearization/labels"), latched)
+            self.create_subscription(ty("linearization"), topic,
+                                     guard(self, self._on_linearization, "linearization"), qos_in)
+            if not self.types.typed:   # the typed message carries its labels and representation
+                latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+                self.create_subscription(String, topic.rstrip("/") + "/labels",
+                                         guard(self, self._on_linearization_labels, "linearization/labels"), latched)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         # the driven joints are known with the model: the elastic joints' motors, then the rigid joints
         self._per_joint, self._qos = p["per_joint_effort_topics"], qos
@@ -271,7 +283,8 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
         self._q, self._qd = np.zeros(n), np.zeros(n)
         self._hold("joint_states", n)
         self._setup_motor_inputs(self.cfg.elastic.joints)
-        self._flat_decoder = FlatReferenceDecoder(model.joint_names, 0)
+        self._flat_decoder = (TypedFlatReferenceDecoder(model.joint_names, 0, child_frame_id=self.base_frame)
+                              if self.types.typed else FlatReferenceDecoder(model.joint_names, 0))
         self._com, self._yaw, self._Qd = np.zeros((5, 3)), np.zeros(3), np.zeros((3, n))
         self._desired = None
         self._ff = None
@@ -298,7 +311,11 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
 
     def _on_desired(self, msg):
         def parse():
-            stamp, C, V, _, _ = decode_reference_jet(msg, "desired/state")
+            if self.types.typed:   # geodyn_node's desired state: spatial twist rows
+                stamp, C, V, _, _, _ = decode_typed_reference(msg, "desired/state", representation="spatial",
+                                                              child_frame_id=self.base_frame)
+            else:
+                stamp, C, V, _, _ = decode_reference_jet(msg, "desired/state")
             if V.shape[0] < 2:
                 raise InputError(f"desired/state: {V.shape[0]} derivative rows, the controller needs 2 (V, V')")
             self._desired = (C, V)
@@ -307,7 +324,11 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
 
     def _on_flat_jet(self, msg):
         def parse():
-            stamp, T, tb, tau, names = decode_flat_feedforward_jet(msg)
+            if self.types.typed:   # body representation, force (0, 0, T), this model's joints
+                stamp, T, tb, tau, names = decode_typed_flat_feedforward(msg, joint_names=self.model.joint_names,
+                                                                         child_frame_id=self.base_frame)
+            else:
+                stamp, T, tb, tau, names = decode_flat_feedforward_jet(msg)
             need = _ORDER[self.level] + 1
             if T.shape[0] < need:
                 raise InputError(f"feedforward/flat_jet: {T.shape[0]} rows, level '{self.level}' needs {need} "
@@ -325,12 +346,20 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
 
     def _on_linearization(self, msg):
         def parse():
-            stamp, A, B = decode_linearization(msg)
+            if self.types.typed:   # representation body (checked here) and the labels (below), in the message
+                stamp, A, B, state, _, _ = decode_typed_linearization(msg, representation="body",
+                                                                      child_frame_id=self.base_frame)
+            else:
+                stamp, A, B = decode_linearization(msg)
             nv = 6 + self.model.n_joints
             if A.shape != (2 * nv, 2 * nv) or B.shape != (2 * nv, nv):
                 raise InputError(f"linearization: A {A.shape[0]} x {A.shape[1]}, B {B.shape[0]} x {B.shape[1]}; the "
                                  f"model '{self.model.name}' ({self.model.n_joints} joints, rotor joints locked) needs "
                                  f"{2 * nv} x {2 * nv} and {2 * nv} x {nv}")
+            if self.types.typed:
+                problem = self._labels_problem("body", list(state))
+                if problem:
+                    raise InputError(f"linearization: not used: {problem}")
             if self._lin_labels_ok is False:
                 raise InputError(f"linearization: not used: {self._lin_labels_problem}")
             if not (np.isfinite(A).all() and np.isfinite(B).all()):
@@ -343,7 +372,6 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
         """``<linearization_topic>/labels``: the body representation and this model's state, else
         every linearization is refused with the reason."""
         import json
-        import geodyn_ros as gd
         if self.model is None:
             return
         try:
@@ -351,23 +379,30 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
             rep, state = doc.get("representation"), doc.get("state")
         except (ValueError, AttributeError):
             rep = state = None
+        problem = self._labels_problem(rep, state)
+        if problem is None:
+            self._lin_labels_ok = True
+            return
+        self._lin_labels_problem = problem
+        self._lin_labels_ok = False
+        self.diag.problem("linearization", f"linearization: not used: {self._lin_labels_problem}")
+
+    def _labels_problem(self, rep, state):
+        """Why a linearization of representation ``rep`` and state labels ``state`` (list) does not
+        fit this node (None: it does): the LQR needs ``body`` and this model's ``gd.state_labels``."""
+        import geodyn_ros as gd
         want = list(gd.state_labels(self.model))
         if rep != "body":
-            self._lin_labels_problem = (f"the labels say representation '{rep}'; the LQR needs geodyn_node's "
-                                        "linearization_representation: body")
-        elif state != want:   # the first difference only: the lists are long (42 for the hexarotor)
+            return (f"the labels say representation '{rep}'; the LQR needs geodyn_node's "
+                    "linearization_representation: body")
+        if state != want:   # the first difference only: the lists are long (42 for the hexarotor)
             got = state if isinstance(state, list) else []
             i = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
             first = f", first difference at {i}: {str(got[i])[:40]!r} vs {want[i]!r}" if i < min(len(got),
                                                                                                  len(want)) else ""
-            self._lin_labels_problem = (f"the labels' state ({len(got)} entries) is not this model's ({len(want)}"
-                                        f"{first}); geodyn_node must load the same robot with the rotor joints "
-                                        "locked")
-        else:
-            self._lin_labels_ok = True
-            return
-        self._lin_labels_ok = False
-        self.diag.problem("linearization", f"linearization: not used: {self._lin_labels_problem}")
+            return (f"the labels' state ({len(got)} entries) is not this model's ({len(want)}{first}); geodyn_node "
+                    "must load the same robot with the rotor joints locked")
+        return None
 
     # ------------------------------------------------------------------ live tuning
     def _on_set_parameters(self, params):

@@ -7,13 +7,17 @@ otherwise), from the newest of its inputs:
 
 Subscribes
     ``odom`` (``nav_msgs/Odometry``, REP 105), ``joint_states`` (``sensor_msgs/JointState``, by
-    name): the state; ``feedforward/jet`` (``geodyn_node``'s wrench jet, ``Float64MultiArray``,
-    :mod:`geodyn_ros.ros.wire.jets`; row 0 used, in ``wrench_representation``, which must be
-    ``geodyn_node``'s ``output_representation``); ``cmd/rotor_speeds`` (``actuator_msgs/Actuators``
-    or the ``Float64MultiArray`` fallback, :mod:`geodyn_ros.ros.wire.actuator_commands`; only with
-    an ``actuation_config``); ``reference`` (reference jet: the CoM of its base pose and joints)
-    and ``flat_reference`` (flat reference: its CoM ``c``), the newest of the two giving the CoM
-    reference.
+    name): the state; ``feedforward/jet`` (``geodyn_node``'s wrench jet, ``geodyn_msgs/FeedforwardJet``:
+    row 0 used, in the representation the message names); ``cmd/rotor_speeds``
+    (``actuator_msgs/Actuators`` or the ``Float64MultiArray`` fallback,
+    :mod:`geodyn_ros.ros.wire.actuator_commands`; only with an ``actuation_config``); ``reference``
+    (``geodyn_msgs/ReferenceJet``: the CoM of its base pose and joints) and ``flat_reference``
+    (``geodyn_msgs/FlatReference``: its CoM ``c``), the newest of the two giving the CoM reference.
+    A typed input is refused when its ``header.frame_id`` is not ``world_frame`` or its
+    ``child_frame_id`` not ``frame_prefix`` + base link (empty ones are accepted). With
+    ``message_types: multiarray`` (deprecated) the three jets are the ``Float64MultiArray`` layouts
+    of :mod:`geodyn_ros.ros.wire.jets` and ``feedforward/jet`` is read in ``wrench_representation``
+    (which must then be ``geodyn_node``'s ``output_representation``).
 
 Markers (namespace: ids; frame ids with ``frame_prefix``, ``world_frame`` not prefixed; stamp 0,
 i.e. RViz draws them with the newest transforms, so a marker never waits for ``/tf``)
@@ -56,11 +60,13 @@ import geodyn_ros as gd
 
 from ..common.description import TOPIC_PARAMETER, ModelSource
 from ..common.diagnostics import DiagnosticsReporter, guard
+from ..common.message_types import MESSAGE_TYPES_PARAMETER, MessageTypes
 from ..common.params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
 from ..common.runtime import control_qos, run_nodes
 from ..wire.actuator_commands import ROTOR_MSG_TYPE
 from ..wire.conversions import InputError, JointNameMatcher, as_float64, pose_matrix
 from ..wire.jets import BASE_WRENCH_COLUMNS, FLAT_REFERENCE_COLUMNS, _decode_stamped_jet, decode_reference_jet
+from ..wire.typed import decode_typed_feedforward, decode_typed_reference, jet_fields
 
 __all__ = ["PARAMETERS", "MarkersNode", "main"]
 
@@ -73,14 +79,16 @@ PARAMETERS = {
                          "empty = no rotor markers and cmd/rotor_speeds not subscribed."),
     "world_frame": ("world", "Frame of the CoM markers (not prefixed by frame_prefix)."),
     "frame_prefix": ("", FRAME_PREFIX_DESCRIPTION + " Here: the base-link and rotor frames of the markers."),
-    "wrench_representation": ("spatial", "Representation of feedforward/jet (geodyn_node's output_representation): "
-                              "spatial, body, hybrid or mixed."),
+    "wrench_representation": ("spatial", "message_types multiarray only (a typed jet names its own): representation "
+                              "of feedforward/jet (geodyn_node's output_representation): spatial, body, hybrid or "
+                              "mixed."),
     "rate_hz": (30.0, "Marker rate [Hz, wall clock] while ~/markers has a subscriber (RViz draws at 30-60 Hz)."),
     "force_scale": (0.02, "Arrow length per newton of feedforward force [m/N] (a 4 kg vehicle's 39 N: 0.78 m)."),
     "torque_scale": (0.5, "Arrow length per newton metre of feedforward moment [m/(N m)]."),
     "thrust_scale": (0.05, "Arrow length per newton of rotor thrust [m/N] (7 N per rotor at hover: 0.35 m)."),
     "com_diameter": (0.06, "Diameter of the CoM spheres [m]."),
     "qos_depth": (2, "Keep-last depth of the input topics."),
+    **MESSAGE_TYPES_PARAMETER,
 }
 
 NAMESPACES = ("feedforward_force", "feedforward_torque", "rotor_thrust", "com", "com_reference")
@@ -121,7 +129,10 @@ class MarkersNode(Node):
             except ValueError as exc:
                 raise ConfigurationError(f"parameter 'actuation_config': {exc}") from None
         self._p = p
+        self.types = MessageTypes(self, p["message_types"])
         self.world_frame = p["world_frame"]
+        self.base_frame = None   # frame_prefix + base link, with the model
+        self.W_rep = p["wrench_representation"]   # of the newest accepted jet (typed: the message's)
         self.model = None
         # the newest accepted inputs (None: not yet)
         self.C = self.q = self.W = self.omega = self.com_ref = None
@@ -132,9 +143,10 @@ class MarkersNode(Node):
         self.pub = self.create_publisher(MarkerArray, "~/markers", 10)
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: markers", "")
         for msg_type, topic, fn in ((Odometry, "odom", self._on_odom), (JointState, "joint_states", self._on_joints),
-                                    (Float64MultiArray, "feedforward/jet", self._on_jet),
-                                    (Float64MultiArray, "reference", self._on_reference),
-                                    (Float64MultiArray, "flat_reference", self._on_flat_reference)):
+                                    (self.types.type_of("jet"), "feedforward/jet", self._on_jet),
+                                    (self.types.type_of("reference"), "reference", self._on_reference),
+                                    (self.types.type_of("flat_reference"), "flat_reference",
+                                     self._on_flat_reference)):
             self.create_subscription(msg_type, topic, guard(self, self._checked(topic, fn), topic), qos)
         if self.cfg is not None:
             self.create_subscription(ROTOR_MSG_TYPE, "cmd/rotor_speeds",
@@ -194,7 +206,17 @@ class MarkersNode(Node):
         self._matcher.gather(msg.name, msg.position, q, "joint_states position")
         self.q = q
 
+    def _frames(self):
+        """The frames a typed input is checked against: ``frame_id=`` world, ``child_frame_id=`` base link."""
+        return {"frame_id": self.world_frame, "child_frame_id": self.base_frame}
+
     def _on_jet(self, msg) -> None:
+        if self.types.typed:   # row 0 in the representation the message names
+            _, W, _, _, rep = decode_typed_feedforward(msg, joint_names=self.model.joint_names, **self._frames())
+            if W.shape[0] < 1:
+                raise InputError("feedforward/jet: no derivative row")
+            self.W, self.W_rep = W[0].copy(), rep
+            return
         _, body, _ = _decode_stamped_jet(msg, "feedforward/jet", BASE_WRENCH_COLUMNS)
         if body.shape[0] < 1:
             raise InputError("feedforward/jet: no derivative row")
@@ -219,7 +241,10 @@ class MarkersNode(Node):
         self.omega = om
 
     def _on_reference(self, msg) -> None:
-        _, C, _, Q, names = decode_reference_jet(msg, "reference")
+        if self.types.typed:   # the pose and joints only: any representation of the twist
+            _, C, _, Q, names, _ = decode_typed_reference(msg, "reference", **self._frames())
+        else:
+            _, C, _, Q, names = decode_reference_jet(msg, "reference")
         if Q.shape[0] < 1:
             raise InputError("reference: no derivative row")
         q = np.empty(self.model.n_joints)
@@ -227,6 +252,9 @@ class MarkersNode(Node):
         self.com_ref = gd.center_of_mass(self.model, C, None, q)[0]
 
     def _on_flat_reference(self, msg) -> None:
+        if self.types.typed:
+            self.com_ref = _typed_flat_com(msg, self._frames())
+            return
         _, body, _ = _decode_stamped_jet(msg, "flat_reference", FLAT_REFERENCE_COLUMNS)
         if body.shape[0] < 1:
             raise InputError("flat_reference: no derivative row")
@@ -283,7 +311,7 @@ class MarkersNode(Node):
         """Row 0 of the feedforward jet as a body wrench (n_b, f_b) (6,), or None (module docstring)."""
         if self.W is None:
             return None
-        rep = self._p["wrench_representation"]
+        rep = self.W_rep
         if rep == "body":
             return self.W
         if self.C is None:
@@ -298,6 +326,23 @@ class MarkersNode(Node):
         if arr.markers:
             self.pub.publish(arr)
             self.cycles += 1
+
+
+def _typed_flat_com(msg, frames) -> np.ndarray:
+    """The CoM ``c^(0)`` (3,) [m] in the world frame of a ``FlatReference``, checked as
+    :class:`~geodyn_ros.ros.wire.typed.TypedFlatReferenceDecoder` checks it (entry counts, frames,
+    stamp, finite values) except the row count the dynamics need: one row is enough here."""
+    from ..wire.conversions import checked_stamp_ns
+    from ..wire.typed import _counts, _frames
+    t, f = "flat_reference", jet_fields(msg)
+    K1, _ = _counts(f, t, "com", "q")
+    if len(f.yaw) != K1:
+        raise InputError(f"{t}: order {f.order} but yaw has {len(f.yaw)} entries ({K1} expected)")
+    _frames(f, t, frames["frame_id"], frames["child_frame_id"])
+    checked_stamp_ns(f.sec, f.nanosec, f"{t} (header.stamp)")
+    if not (np.isfinite(f.rows).all() and np.isfinite(f.yaw).all() and np.isfinite(f.values).all()):
+        raise InputError(f"{t}: NaN or Inf")
+    return f.rows[0].copy()
 
 
 def main(args=None) -> int:

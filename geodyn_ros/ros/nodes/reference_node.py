@@ -1,13 +1,13 @@
 """``geodyn_reference``: publishes a reference trajectory with exact derivatives.
 
-``trajectory: table3`` (default; a fully actuated base): topic ``reference`` (reference-jet
-``std_msgs/Float64MultiArray``, layout in :mod:`geodyn_ros.ros.wire.jets`): base pose, spatial twist
+``trajectory: table3`` (default; a fully actuated base): topic ``reference``
+(``geodyn_msgs/ReferenceJet``, :mod:`geodyn_ros.ros.wire.typed`): base pose, spatial twist
 jet ``V^(0..order+2)`` and joint jets ``q^(0..order+2)`` of
 :func:`geodyn_ros.trajectories.table3_reference` at trajectory time ``t - start_time`` (clamped at
 0 before the start), stamped with ``t``.
 
 ``trajectory: figure_eight`` (an under-actuated, collinear multirotor): topic ``flat_reference``
-(flat-reference jet, :mod:`geodyn_ros.ros.wire.jets`): the flat outputs of
+(``geodyn_msgs/FlatReference``): the flat outputs of
 :func:`geodyn_ros.trajectories.figure_eight_reference` -- system CoM, Z-Y-X base yaw and joints --
 with rows ``0..order+4`` (what ``geodyn_node`` in ``input_mode: flat`` of order ``order`` reads), at
 trajectory time ``speed (t - start_time)`` (not clamped: the formulas hold before the start too).
@@ -64,6 +64,13 @@ With ``use_sim_time`` the node publishes one sample for every new simulated time
 ``/clock`` (so a lock-step simulator gets a reference for each of its steps); otherwise it
 publishes at ``rate_hz`` on the wall clock. In ``waypoints`` mode nothing is published before the
 first mission starts.
+
+**Message types** (``message_types``, :mod:`geodyn_ros.ros.common.message_types`): ``typed``
+(default) publishes ``ReferenceJet`` / ``FlatReference`` with ``header.frame_id`` = ``world_frame``,
+``child_frame_id`` empty (this node knows no robot's base link and frame prefix; the consumers
+accept an empty one) and ``representation`` ``spatial``; ``multiarray`` (deprecated) the
+``std_msgs/Float64MultiArray`` layouts of :mod:`geodyn_ros.ros.wire.jets` (reference jet,
+flat-reference jet), with the same rows.
 """
 from __future__ import annotations
 
@@ -76,7 +83,6 @@ from nav_msgs.msg import Path
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMsg
-from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
 
 from geodyn_ros.trajectories import TABLE3_JOINT_NAMES, figure_eight_reference, table3_reference
@@ -84,6 +90,8 @@ from geodyn_ros.trajectories import TABLE3_JOINT_NAMES, figure_eight_reference, 
 from ..wire.conversions import stamp_to_ns
 from ..common.diagnostics import DiagnosticsReporter, guard, guard_time_source
 from ..wire.jets import make_flat_reference_msg, make_reference_msg
+from ..wire.typed import make_flat_reference, make_reference_jet
+from ..common.message_types import MESSAGE_TYPES_PARAMETER, MessageTypes
 from .replanning import PlannerConfig, Replanner, _check_kinematics, _path_bytes, check_bounds, header_stamp_ns
 from ..common.params import ConfigurationError, declare_parameters, model_source
 from ..common.runtime import control_qos, run_nodes
@@ -110,7 +118,8 @@ PARAMETERS = {
     "speed": (1.0, "figure_eight: time scaling of the reference (2 = twice as fast); table3 ignores it."),
     "rate_hz": (1000.0, "Publication rate on the wall clock (ignored with use_sim_time)."),
     "start_time": (0.0, "Node-clock time [s] at which the trajectory time is 0."),
-    "world_frame": ("world", "Frame of the published base pose."),
+    "world_frame": ("world", "Frame of the published base pose (typed: header.frame_id of reference / "
+                    "flat_reference)."),
     "qos_depth": (2, "Keep-last depth of the reference topic."),
     "mission": ("", "waypoints: mission YAML file (schema: geodyn_ros.planning.mission) flown from start_time; "
                 "empty: missions from the topics only."),
@@ -131,6 +140,7 @@ PARAMETERS = {
                   "plausibility limit of the same name)."),
     "diagnostics_period": (1.0, "waypoints: wall-clock period [s] of the /diagnostics status (the last mission "
                            "event: waiting, accepted or refused, with the worst margin)."),
+    **MESSAGE_TYPES_PARAMETER,
 }
 
 
@@ -169,9 +179,11 @@ class ReferenceNode(Node):
             raise ConfigurationError(f"parameter 'rate_hz': must be > 0, got {p['rate_hz']}")
         self.order = p["order"]
         self.start_ns = int(round(p["start_time"] * 1e9))
-        self._msg = Float64MultiArray()
-        self.pub = self.create_publisher(Float64MultiArray, "flat_reference" if self.flat else "reference",
-                                         control_qos(p["qos_depth"]))
+        self.types = MessageTypes(self, p["message_types"])
+        self.frame = p["world_frame"]
+        kind = "flat_reference" if self.flat else "reference"
+        self._msg = self.types.type_of(kind)()   # one message, reused
+        self.pub = self.create_publisher(self.types.type_of(kind), kind, control_qos(p["qos_depth"]))
         if self.waypoints:
             self._setup_waypoints(p)
         if self.get_parameter("use_sim_time").value:
@@ -386,8 +398,24 @@ class ReferenceNode(Node):
             self.replanner.close()
         return super().destroy_node()
 
-    def sample_msg(self, stamp_ns: int) -> Float64MultiArray:
-        """The reference message for node-clock time ``stamp_ns`` (None: no mission flies yet)."""
+    def _flat(self, stamp_ns, com, yaw, q, names):
+        """The flat reference message: ``com`` (K+1, 3) [m/s^k] in ``world_frame``, ``yaw`` (K+1,), ``q`` (K+1, m)."""
+        if self.types.typed:
+            return make_flat_reference(stamp_ns, com, yaw, q, names, frame_id=self.frame, child_frame_id="",
+                                       msg=self._msg)
+        return make_flat_reference_msg(stamp_ns, com, yaw, q, names, self._msg)
+
+    def _base(self, stamp_ns, pose, twist, q, names):
+        """The reference message: ``pose`` (4, 4) in ``world_frame``, spatial ``twist`` (K+1, 6) ``(w, v)``,
+        ``q`` (K+1, m)."""
+        if self.types.typed:
+            return make_reference_jet(stamp_ns, pose, twist, q, names, frame_id=self.frame, child_frame_id="",
+                                      representation="spatial", msg=self._msg)
+        return make_reference_msg(stamp_ns, pose, twist, q, names, self._msg)
+
+    def sample_msg(self, stamp_ns: int):
+        """The reference message for node-clock time ``stamp_ns`` (None: no mission flies yet):
+        ``ReferenceJet`` / ``FlatReference`` (typed) or the ``Float64MultiArray`` layout."""
         if self.waypoints:
             traj = self._active(stamp_ns)
             if traj is None:
@@ -396,27 +424,22 @@ class ReferenceNode(Node):
             # joints to r+2 only, the rows above are exact within a segment and jump at its knots
             t, K1 = np.array([stamp_ns * 1e-9]), self.order + 5
             q = traj.q.jets(t, K1)[0] if traj.q is not None else np.zeros((K1, 0))
-            return make_flat_reference_msg(stamp_ns, traj.com.jets(t, K1)[0], traj.yaw.jets(t, K1)[0, :, 0], q,
-                                           self.joint_names, self._msg)
+            return self._flat(stamp_ns, traj.com.jets(t, K1)[0], traj.yaw.jets(t, K1)[0, :, 0], q, self.joint_names)
         if self._vehicle_ref is not None:   # the same jets as the in-process loop's reference(t, order)
             t = (stamp_ns - self.start_ns) * 1e-9
             if self.flat:
                 ref, K1 = self._vehicle_ref(t, self.order + 2), self.order + 5
-                return make_flat_reference_msg(stamp_ns, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], self.joint_names,
-                                               self._msg)
+                return self._flat(stamp_ns, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], self.joint_names)
             ref, K1 = self._vehicle_ref(t, self.order + 1), self.order + 3
-            return make_reference_msg(stamp_ns, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], self.joint_names,
-                                      self._msg)
+            return self._base(stamp_ns, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], self.joint_names)
         if self.flat:
             ref = figure_eight_reference((stamp_ns - self.start_ns) * 1e-9, self.order + 2, speed=self.speed)
             K1 = self.order + 5
-            return make_flat_reference_msg(stamp_ns, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], TABLE3_JOINT_NAMES,
-                                           self._msg)
+            return self._flat(stamp_ns, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], TABLE3_JOINT_NAMES)
         t = max(0.0, (stamp_ns - self.start_ns) * 1e-9)
         ref = table3_reference(t, self.order + 1)
         K1 = self.order + 3
-        return make_reference_msg(stamp_ns, ref.base_pose, ref.base_twist[:K1], ref.q[:K1],
-                                  TABLE3_JOINT_NAMES, self._msg)
+        return self._base(stamp_ns, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], TABLE3_JOINT_NAMES)
 
     def _on_clock(self, msg) -> None:
         # A repeated /clock (the lock-step simulator republishing while it waits) is answered

@@ -24,14 +24,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_harness import joint_states_msg, odometry_msg  # noqa: I100  (ROS env first; fixture h: conftest)
+from ros_harness import flat_jet_inputs, joint_states_msg, odometry_msg  # noqa: I100  (ROS env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Log
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 
 import geodyn_ros as gd
 from geodyn_ros.loops.underactuated import hexarotor_source
@@ -41,7 +40,7 @@ from geodyn_ros.ros.nodes.actuated_controller_node import ActuatedControllerNode
 from geodyn_ros.ros.nodes.controller_node import ControllerNode
 from geodyn_ros.ros.nodes.flat_controller_node import FlatControllerNode
 from geodyn_ros.ros.wire.actuator_commands import HAVE_ACTUATOR_MSGS
-from geodyn_ros.ros.wire.jets import FlatFeedforwardPacker, make_flat_reference_msg, make_reference_msg
+from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.trajectories import figure_eight_reference, table3_reference
 
 REPO = Path(__file__).resolve().parents[3]
@@ -86,9 +85,7 @@ class Rig:
             (m.stamp.sec * 10**9 + m.stamp.nanosec, m.msg)) if m.name.endswith(kind) else None, control_qos(1000))
         topics = [("odom", Odometry), ("joint_states", JointState)] + ([("motor_states", JointState)]
                                                                          if self.elastic else [])
-        topics += ([("reference", Float64MultiArray)] if kind != "geodyn_flat_controller" else
-                   [("flat_reference", Float64MultiArray), ("desired/state", Float64MultiArray),
-                    ("feedforward/flat_jet", Float64MultiArray)])
+        topics += [(t, type(m)) for t, m in self._jets(0).items()]
         if use_ff:
             topics += [("feedforward/wrench", WrenchStamped), ("feedforward/joint_efforts", JointState)]
         self.pubs = {t: h.publisher(m, t) for t, m in topics}
@@ -99,22 +96,22 @@ class Rig:
     def now(self) -> int:
         return self.node.get_clock().now().nanoseconds
 
-    def _references(self):
-        t0 = self.now()
+    def _jets(self, t0):
+        """The typed reference inputs stamped ``t0`` (topic -> message); sets ``pose``, ``q``."""
         if self.kind != "geodyn_flat_controller":
             ref = table3_reference(4.2, 3)
             self.pose, self.q = ref.base_pose, ref.q[0]
-            self.pubs["reference"].publish(make_reference_msg(t0, ref.base_pose, ref.base_twist[:5], ref.q[:5], NAMES))
-            key = "reference"
-        else:
-            ref = figure_eight_reference(0.8, 2)
-            f = gd.flat_inverse_dynamics(self.node.model, ref.com, ref.yaw, ref.q, 2)
-            self.pose, self.q = f.base_pose, ref.q[0]
-            self.pubs["flat_reference"].publish(make_flat_reference_msg(t0, ref.com[:5], ref.yaw[:5], ref.q[:5], NAMES))
-            self.pubs["desired/state"].publish(make_reference_msg(t0, f.base_pose, f.base_twist, f.q[:4], NAMES))
-            self.pubs["feedforward/flat_jet"].publish(FlatFeedforwardPacker(NAMES, 2).pack(t0, f.thrust, f.body_torque,
-                                                                                          f.tau))
-            key = "feedforward/flat_jet"
+            return {"reference": make_reference_jet(t0, ref.base_pose, ref.base_twist[:5], ref.q[:5], NAMES)}
+        ref = figure_eight_reference(0.8, 2)
+        f = gd.flat_inverse_dynamics(self.node.model, ref.com, ref.yaw, ref.q, 2)
+        self.pose, self.q = f.base_pose, ref.q[0]
+        return flat_jet_inputs(self.node.model, NAMES, t0, ref, f)
+
+    def _references(self):
+        t0 = self.now()
+        for t, m in self._jets(t0).items():
+            self.pubs[t].publish(m)
+        key = "reference" if self.kind != "geodyn_flat_controller" else "feedforward/flat_jet"
         assert self.h.spin_until(lambda: self.node._stamps[key] == t0, 10.0)
 
     def feed(self, seconds: float, odom: bool = True, offset=(0.0, 0.0, 0.0)) -> None:

@@ -37,7 +37,7 @@ from geodyn_ros.ros.common.params import ConfigurationError
 from geodyn_ros.ros.inputs.step_cycles import MANIFEST_TOPIC, decode_manifest, manifest_msg, set_manifest
 from geodyn_ros.ros.nodes.controller_node import ControllerNode
 from geodyn_ros.ros.nodes.sim_node import SimNode
-from geodyn_ros.ros.wire.jets import make_reference_msg
+from geodyn_ros.ros.wire.typed import ReferenceJet, make_reference_jet
 from geodyn_ros.trajectories import table3_reference
 
 URDF = str(shipped_urdf())
@@ -90,7 +90,7 @@ class Step:
         r = self.ref
         return {"odom": odometry_msg(self.t_odom, self.C, self.w_b, self.v_b),
                 "joint_states": joint_states_msg(self.t_js, NAMES, self.q, self.qd),
-                "reference": make_reference_msg(self.t, r.base_pose, r.base_twist[:5], r.q[:5], NAMES)}
+                "reference": make_reference_jet(self.t, r.base_pose, r.base_twist[:5], r.q[:5], NAMES)}
 
     def manifest(self, t=None):
         m = manifest_msg(("odom", "joint_states"))
@@ -123,7 +123,7 @@ class Rig:
         self.wrenches = h.record(WrenchStamped, "cmd/wrench", depth=1000)
         self.efforts = h.record(JointState, "cmd/joint_efforts", depth=1000)
         self.pubs = {t: h.publisher(m, t) for t, m in (("odom", Odometry), ("joint_states", JointState),
-                                                     ("reference", Float64MultiArray),
+                                                     ("reference", ReferenceJet),
                                                      (MANIFEST_TOPIC, Float64MultiArray))}
         for t in self.pubs:
             h.wait_matched(t)

@@ -294,7 +294,7 @@ def test_sim_launch_closes_the_loop(harness, test_config, ns):
         assert odom[-1].child_frame_id == prefix + "base_link" and odom[-1].header.frame_id == "world"
         assert tuple(js[-1].name) == NAMES
         assert cmds[-1].header.frame_id == prefix + "base_link"
-        assert list(jets[-1].joint_names) == list(NAMES)
+        assert tuple(jets[-1].joint_names) == NAMES and jets[-1].child_frame_id == prefix + "base_link"
         assert np.isfinite(odom[-1].pose.pose.position.z)
         nodes = h.probe.get_node_names_and_namespaces()
         for name in ("geodyn_sim", "geodyn_reference", "geodyn_node", "geodyn_controller"):
@@ -361,7 +361,7 @@ def test_underactuated_sim_launch_closes_the_loop(harness):
               and clocks[-1].clock.sec >= 1, "the under-actuated loop did not run 1 s of simulated time")
         assert odom[-1].child_frame_id == f"{ns}/base_link"
         assert tuple(motors[-1].name) == NAMES
-        assert flat_jet[-1].representation == "body" and list(flat_jet[-1].joint_names) == list(NAMES)
+        assert flat_jet[-1].representation == "body" and tuple(flat_jet[-1].joint_names) == NAMES
         assert list(rotor_ff[-1].rotor_names) == [f"rotor_{i}" for i in range(1, 7)]
         assert list(desired[-1].joint_names) == list(NAMES)
         om = np.array(rotors[-1].data if rotor_type is Float64MultiArray else rotors[-1].velocity)

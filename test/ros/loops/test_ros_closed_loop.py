@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import numpy as np
 import ros_harness  # noqa: F401,I100  (imported first: it sets the ROS isolation env; fixture h: conftest)
+from ros_harness import decode_reference
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from geodyn_msgs.msg import ReferenceJet
 
 from geodyn_ros.lie import Ad_inv, quat_to_matrix
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.loops.closed_loop import table3_start_parameters, run_ros_closed_loop
-from geodyn_ros.ros.wire.jets import REFERENCE_OFFSET
 from geodyn_ros.ros.nodes.reference_node import ReferenceNode
 from geodyn_ros.ros.nodes.sim_node import SimNode
 from geodyn_ros.sim import MujocoSim
@@ -132,7 +132,7 @@ def test_sim_node_rejects_bad_commands_without_stepping(h):
 
 def test_reference_node_publishes_table3_at_the_simulated_time(h):
     node = h.make(ReferenceNode, {"use_sim_time": True, "order": 3, "start_time": 2.0})
-    out = h.record(Float64MultiArray, "reference")
+    out = h.record(ReferenceJet, "reference")
     cp = h.publisher(ClockMsg, "/clock")
     h.wait_matched("/clock")
     c = ClockMsg()
@@ -140,13 +140,13 @@ def test_reference_node_publishes_table3_at_the_simulated_time(h):
     cp.publish(c)
     assert h.spin_until(lambda: len(out) >= 1)
     m = out[-1]
-    d = np.array(m.data)
-    assert (d[0], d[1]) == (7, 250_000_000)
-    rows, cols = m.layout.dim[0].size, m.layout.dim[1].size
-    assert rows == 3 + 3 and cols == 12
-    body = d[REFERENCE_OFFSET:].reshape(rows, cols)
+    assert (m.header.stamp.sec, m.header.stamp.nanosec) == (7, 250_000_000)
+    assert m.header.frame_id == "world" and m.representation == "spatial"
+    C, V, Q = decode_reference(m)           # independent decoding (ros_harness)
+    rows = V.shape[0]
+    assert rows == 3 + 3 and m.order == rows - 1 and Q.shape == (rows, 6)
     ref = table3_reference(5.25, 4)   # trajectory time = 7.25 - start_time
-    assert np.abs(body[:, :6] - ref.base_twist[:rows]).max() < 1e-13
-    assert np.abs(body[:, 6:] - ref.q[:rows]).max() < 1e-13
-    assert np.abs(d[2:5] - ref.base_pose[:3, 3]).max() < 1e-15
+    assert np.abs(V - ref.base_twist[:rows]).max() < 1e-13
+    assert np.abs(Q - ref.q[:rows]).max() < 1e-13
+    assert np.abs(C[:3, 3] - ref.base_pose[:3, 3]).max() < 1e-15
     assert node.get_clock().now().nanoseconds == 7_250_000_000

@@ -10,10 +10,13 @@
   the rotor-speed estimate a second step (it did, and the ROS loop left the in-process one under load).
 * **Bad parameters** stop the node with one line naming them; the geometric gains and ``level``
   are refused live with the reason.
-* **Bad linearizations** (wrong size, NaN, labels in the spatial representation or of another
-  robot) are refused with one diagnostic and never produce a command; a seeded fuzz of 300
-  hostile linearization messages never makes the node publish a non-finite number; a gain older
-  than ``gain_timeout`` stops the commands with a diagnostic saying so.
+* **Bad linearizations** (wrong size, NaN, the spatial representation, the labels of another
+  robot, another base link) are refused with one diagnostic and never produce a command; a seeded
+  fuzz of 300 hostile linearization messages never makes the node publish a non-finite number; a
+  gain older than ``gain_timeout`` stops the commands with a diagnostic saying so. The
+  linearization is the typed ``geodyn_msgs/Linearization`` (its labels and representation in the
+  message); with ``message_types: multiarray`` (deprecated) the ``Float64MultiArray`` blocks and
+  the ``/labels`` topic, the same command.
 * **The loop over ROS** (four nodes, lock-step): with the gains in the executor thread (row
   ``lqr``) it reproduces the in-process ``lqr_online`` loop of :mod:`geodyn_ros.loops.lqr`. The
   first gain is scipy's DARE solution, which amplifies last-bit differences of its input about
@@ -40,6 +43,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
+from geodyn_msgs.msg import Linearization
 
 import geodyn_ros as gd
 from geodyn_ros.control.lqr import ActuatedModel, LqrController, LqrWeights, dare_gain
@@ -51,6 +55,7 @@ from geodyn_ros.ros.wire.actuator_commands import HAVE_ACTUATOR_MSGS
 from geodyn_ros.ros.common.diagnostics import _reason
 from geodyn_ros.ros.nodes.flat_controller_node import FlatControllerNode
 from geodyn_ros.ros.wire.jets import LinearizationPacker, linearization_labels_json
+from geodyn_ros.ros.wire.typed import TypedLinearizationPacker
 from geodyn_ros.ros.common.params import ConfigurationError
 from geodyn_ros.ros.loops.underactuated_closed_loop import run_ros_underactuated_loop
 from geodyn_ros.trajectories import figure_eight_reference
@@ -86,18 +91,26 @@ def _rigid_linearization(flat, ref):
     return gd.linearize(MODEL, C, Vb[None], ref.q[:2], Wb[None], flat.tau[:1], representation="body")
 
 
-def _inputs(h, stamp, t=0.8, *, linearization=True, lin_stamp=None):
+def _packer(representation="body", model=MODEL, base="base_link"):
+    """Typed ``Linearization`` messages of ``model``'s labels in ``representation``."""
+    return TypedLinearizationPacker(gd.state_labels(model), gd.input_labels(model), representation,
+                                    child_frame_id=base)
+
+
+def _inputs(h, stamp, t=0.8, *, linearization=True, lin_stamp=None, multiarray=False):
     """Publish one consistent input set (a state perturbed from the reference) and its
-    linearization; return what the library needs."""
+    linearization (typed; ``multiarray``: the deprecated blocks); return what the library needs."""
     lins = []
 
     def linearization_first(pubs, ref, flat):
         lins.append(_rigid_linearization(flat, ref))
         if linearization:
+            pack = LinearizationPacker(24, 12).pack if multiarray else _packer().pack
             pubs["geodyn_node/linearization"].publish(
-                LinearizationPacker(24, 12).pack(stamp if lin_stamp is None else lin_stamp, lins[0].A, lins[0].B))
+                pack(stamp if lin_stamp is None else lin_stamp, lins[0].A, lins[0].B))
     ref, flat, C, Vb, q, qd, th, thd = flat_controller_inputs(
-        h, MODEL, NAMES, stamp, t, extra_topics=(("geodyn_node/linearization", Float64MultiArray),),
+        h, MODEL, NAMES, stamp, t, multiarray=multiarray,
+        extra_topics=(("geodyn_node/linearization", Float64MultiArray if multiarray else Linearization),),
         before_state=linearization_first)
     return ref, flat, lins[0], C, Vb, q, qd, th, thd
 
@@ -114,14 +127,17 @@ def _omega(msg):
     return np.asarray(msg.velocity if HAVE_ACTUATOR_MSGS else msg.data)
 
 
-@pytest.mark.parametrize("gain_thread", [False, True])
-def test_lqr_node_commands_what_the_library_commands(h, gain_thread):
-    node = h.make(FlatControllerNode, {**LQR, "gain_thread": gain_thread})
+@pytest.mark.parametrize("gain_thread, types", [(False, "typed"), (True, "typed"), (False, "multiarray")])
+def test_lqr_node_commands_what_the_library_commands(h, gain_thread, types):
+    multiarray = types == "multiarray"
+    node = h.make(FlatControllerNode, {**LQR, "gain_thread": gain_thread, "message_types": types})
     rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds")
     motors = h.record(JointState, "cmd/motor_efforts")
-    _labels(h)
+    if multiarray:   # the deprecated blocks carry no labels: the /labels topic
+        _labels(h)
+        assert h.spin_until(lambda: node._lin_labels_ok is True, 10.0)
     stamp = 1_500_000_000
-    ref, flat, lin, C, Vb, q, qd, th, thd = _inputs(h, stamp)
+    ref, flat, lin, C, Vb, q, qd, th, thd = _inputs(h, stamp, multiarray=multiarray)
     assert h.spin_until(lambda: len(rotors) and len(motors), 5.0)
     # the library: the DARE gain of the discretized composition of this linearization
     x = np.sqrt(ALLOC.allocate_thrust_torque(flat.thrust[0], flat.body_torque[0]))
@@ -140,7 +156,6 @@ def test_lqr_node_answers_a_republished_state_with_the_same_command(h):
     node = h.make(FlatControllerNode, LQR)
     rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds")
     motors = h.record(JointState, "cmd/motor_efforts")
-    _labels(h)
     stamp = 1_500_000_000
     ref, flat, lin, C, Vb, q, qd, th, thd = _inputs(h, stamp)
     assert h.spin_until(lambda: len(rotors) and len(motors), 5.0)
@@ -191,39 +206,42 @@ def test_lqr_node_refuses_bad_linearizations(h):
     node = h.make(FlatControllerNode, LQR)
     rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds", depth=1000)
     diag = h.record(DiagnosticArray, "/diagnostics", depth=1000)
-    pl = h.publisher(Float64MultiArray, "geodyn_node/linearization")
+    pl = h.publisher(Linearization, "geodyn_node/linearization")
     h.wait_matched("geodyn_node/linearization")
-    pl.publish(LinearizationPacker(10, 4).pack(0, np.eye(10), np.zeros((10, 4))))
+    small = TypedLinearizationPacker([f"z{i}" for i in range(10)], [f"w{i}" for i in range(4)], "body")
+    pl.publish(small.pack(0, np.eye(10), np.zeros((10, 4))))
     assert h.spin_until(lambda: _said(diag, "linearization: A 10 x 10, B 10 x 4; the model 'aerial_manipulator' "
                                             "(6 joints, rotor joints locked) needs 24 x 24 and 24 x 12"), 3.0)
     A = np.eye(24)
     A[3, 4] = np.nan
-    pl.publish(LinearizationPacker(24, 12).pack(0, A, np.zeros((24, 12))))
-    assert h.spin_until(lambda: _said(diag, "linearization: A or B contains NaN or Inf"), 3.0)
+    pl.publish(_packer().pack(0, A, np.zeros((24, 12))))
+    assert h.spin_until(lambda: _said(diag, "linearization: NaN or Inf"), 3.0)
     # an input set without a linearization of its stamp: no command (gain_thread false)
     _inputs(h, 2_000_000_000, linearization=False)
     h.spin_for(0.3)
     assert not rotors
-    # the labels of a spatial linearization: every linearization is refused, with the reason
-    _labels(h, "spatial")
-    assert h.spin_until(lambda: _said(diag, "linearization: not used: the labels say representation 'spatial'; "
-                                            "the LQR needs geodyn_node's linearization_representation: body"), 3.0)
-    _inputs(h, 3_000_000_000)
+    # a spatial linearization, or one of another base link: refused, with the reason
+    lin = _rigid_linearization(*(lambda r: (gd.flat_inverse_dynamics(MODEL, r.com, r.yaw, r.q, 2), r))(
+        figure_eight_reference(0.8, 2)))
+    pl.publish(_packer("spatial").pack(3_000_000_000, lin.A, lin.B))
+    assert h.spin_until(lambda: _said(diag, "linearization: representation 'spatial', this node needs 'body' "
+                                            "(linearization_representation)"), 3.0)
+    pl.publish(_packer(base="robot2/base_link").pack(3_000_000_000, lin.A, lin.B))
+    assert h.spin_until(lambda: _said(diag, "linearization: child_frame_id 'robot2/base_link' is not the base link "
+                                            "'base_link'"), 3.0)
+    _inputs(h, 3_000_000_000, linearization=False)
     h.spin_for(0.3)
     assert not rotors
     # a seeded fuzz of hostile linearizations, then a valid set is answered
-    _labels(h, "body")
-    assert h.spin_until(lambda: node._lin_labels_ok is True, 3.0)
     rng = np.random.default_rng(24)
-    lin = _rigid_linearization(*(lambda r: (gd.flat_inverse_dynamics(MODEL, r.com, r.yaw, r.q, 2), r))(
-        figure_eight_reference(0.8, 2)))
     for i in range(300):
-        m = LinearizationPacker(24, 12).pack(4_000_000_000 + i, lin.A, lin.B)
-        data = np.array(m.data)
+        m = _packer().pack(4_000_000_000 + i, lin.A, lin.B)
+        name = ("a", "b")[int(rng.integers(0, 2))]
+        data = np.array(getattr(m, name))
         data[int(rng.integers(0, len(data)))] = rng.choice([np.nan, np.inf, -np.inf])
-        m.data = data.tolist()
+        setattr(m, name, data.tolist())
         if i % 5 == 0:
-            m.layout.dim[int(rng.integers(0, 2))].size = int(rng.integers(0, 700))
+            setattr(m, ("nx", "nu")[int(rng.integers(0, 2))], int(rng.integers(0, 700)))
         pl.publish(m)
         if i % 10 == 0:
             h.ex.spin_once(timeout_sec=0.0)
@@ -238,12 +256,16 @@ def test_lqr_node_refuses_labels_of_another_robot_and_stale_gains(h):
     node = h.make(FlatControllerNode, {**LQR, "gain_thread": True, "sync_stamps": False, "stale_timeout": 5.0})
     rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds", depth=100)
     diag = h.record(DiagnosticArray, "/diagnostics", depth=1000)
-    other = gd.load_urdf(XACRO)      # rotor joints not locked: 12 joints
-    pub = _labels(h, "body", other)
+    # a linearization of the right size whose state labels are another robot's (a joint renamed)
+    pl = h.publisher(Linearization, "geodyn_node/linearization")
+    h.wait_matched("geodyn_node/linearization")
+    state = [s.replace("J7", "J7b") for s in gd.state_labels(MODEL)]
+    lin = _rigid_linearization(*(lambda r: (gd.flat_inverse_dynamics(MODEL, r.com, r.yaw, r.q, 2), r))(
+        figure_eight_reference(0.8, 2)))
+    pl.publish(TypedLinearizationPacker(state, gd.input_labels(MODEL), "body").pack(500_000_000, lin.A, lin.B))
     assert h.spin_until(lambda: _said(diag, "linearization: not used: the labels' state"), 3.0)
     assert "geodyn_node must load the same robot with the rotor joints locked" in " ".join(_messages(diag))
-    pub.publish(String(data=linearization_labels_json("body", gd.state_labels(MODEL), gd.input_labels(MODEL))))
-    assert h.spin_until(lambda: node._lin_labels_ok is True, 3.0)
+    assert node.online.gain() is None
     _inputs(h, 1_000_000_000)
     assert h.spin_until(lambda: len(rotors) == 1, 5.0)
     # 1 s later, no new linearization: the gain is 1 s old > gain_timeout 0.5 s
@@ -310,3 +332,22 @@ def test_ros_lqr_loop_with_the_gain_thread_tracks():
     assert m["com_rms_m"] < 1.5 * mt["com_rms_m"] and m["attitude_rms_deg"] < 1.5 * mt["attitude_rms_deg"]
     assert not loop_problems(info["diagnostics"])
     assert ros.rotor_saturations == ros.motor_saturations == 0
+
+
+def test_lqr_node_multiarray_refuses_the_labels_of_another_robot(h):
+    """``message_types: multiarray`` (deprecated, one warning): the labels come on
+    ``<linearization_topic>/labels``; another robot's refuse every linearization, this model's
+    accept them."""
+    from ros_harness import rosout, said_deprecated
+    logs = rosout(h, "geodyn_flat_controller")
+    node = h.make(FlatControllerNode, {**LQR, "message_types": "multiarray"})
+    rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds", depth=100)
+    diag = h.record(DiagnosticArray, "/diagnostics", depth=1000)
+    assert said_deprecated(h, logs)
+    other = gd.load_urdf(XACRO)      # rotor joints not locked: 12 joints
+    pub = _labels(h, "body", other)
+    assert h.spin_until(lambda: _said(diag, "linearization: not used: the labels' state"), 3.0)
+    pub.publish(String(data=linearization_labels_json("body", gd.state_labels(MODEL), gd.input_labels(MODEL))))
+    assert h.spin_until(lambda: node._lin_labels_ok is True, 3.0)
+    _inputs(h, 1_000_000_000, multiarray=True)
+    assert h.spin_until(lambda: len(rotors) == 1, 30.0)

@@ -10,7 +10,8 @@ Checked: the ``ros2`` profile and ``ros2msg`` schemas; every state and feedforwa
 simulator republishes a state it got no command for: a repeat has the same stamp), log times
 non-decreasing per channel and equal to the header stamps; the five kinds; the row's
 ``/diagnostics`` status. Against the in-process recording of the same flight: every topic of it is
-in the ROS file with the same schema (name and text) and the same jet layouts, and ``odom`` and
+in the ROS file with the same schema (name and text: the typed ``geodyn_msgs`` jets) and the same
+jet shapes (representation, joints, frames), and ``odom`` and
 ``feedforward/jet`` agree at every stamp to 1e-12 (test_ros_fly's bound for the same two loops:
 they differ by rounding, ~1e-16; a one-step delay would give 1e-6 and more).
 """
@@ -94,18 +95,25 @@ def test_the_ros_and_in_process_recordings_look_the_same(recordings):
             continue
         assert topic in ros, topic
         assert ros_schemas[topic] == ip_schemas[topic], topic       # the same type, the same schema text
-    for topic in ("reference", "feedforward/jet", "cmd/rotor_speeds"):
+    assert ros_schemas[f"/{LEVEL}/reference"][0] == "geodyn_msgs/msg/ReferenceJet"
+    assert ros_schemas[f"/{LEVEL}/feedforward/jet"][0] == "geodyn_msgs/msg/FeedforwardJet"
+    for topic in ("reference", "feedforward/jet"):
         a, b = ros[f"/{LEVEL}/{topic}"][0][1], ip[f"/{LEVEL}/{topic}"][0][1]
-        # the same columns and header; the rows: the reference node sends V^(0..4) (order + 3 rows),
-        # the in-process loop records the rows it used (its reference(t, 2): V^(0..3))
-        rows = slice(0, None) if topic != "reference" else slice(1, None)
-        assert [(d.label, d.size, d.stride) for d in a.layout.dim][rows] == \
-            [(d.label, d.size, d.stride) for d in b.layout.dim][rows], topic
-        assert a.layout.dim[0].label == b.layout.dim[0].label and a.layout.data_offset == b.layout.data_offset
+        # the same joints, frame and representation; the rows: the reference node sends V^(0..4)
+        # (order + 3 rows), the in-process loop records the rows it used (its reference(t, 2):
+        # V^(0..3)); the reference node knows no base link (child_frame_id empty)
+        assert list(a.joint_names) == list(b.joint_names) and a.header.frame_id == b.header.frame_id, topic
+        assert a.representation == b.representation, topic
+        if topic == "feedforward/jet":
+            assert a.order == b.order and a.child_frame_id == b.child_frame_id != ""    # the base link
+    a, b = ros[f"/{LEVEL}/cmd/rotor_speeds"][0][1], ip[f"/{LEVEL}/cmd/rotor_speeds"][0][1]
+    assert [(d.label, d.size, d.stride) for d in a.layout.dim] == [(d.label, d.size, d.stride) for d in b.layout.dim]
     for topic, get in (("odom", lambda m: [m.pose.pose.position.x, m.pose.pose.position.y, m.pose.pose.position.z,
                                            m.pose.pose.orientation.x, m.pose.pose.orientation.w,
                                            m.twist.twist.linear.x, m.twist.twist.angular.z]),
-                       ("feedforward/jet", lambda m: list(m.data)), ("joint_states", lambda m: list(m.position))):
+                       ("feedforward/jet", lambda m: [v for w in m.base_wrench for v in (
+                           w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z)] + list(m.tau)),
+                       ("joint_states", lambda m: list(m.position))):
         r = {lt: get(m) for lt, m in ros[f"/{LEVEL}/{topic}"]}
         i = {lt: get(m) for lt, m in ip[f"/{LEVEL}/{topic}"]}
         assert set(r) == set(i), topic

@@ -78,8 +78,10 @@ def _sets():
         "geodyn_actuated_sim": [{"urdf_path": tilt}, {}],
         "geodyn_controller": [{"urdf_path": urdf, "per_joint_effort_topics": True}, {}],
         "geodyn_actuated_controller": [{"urdf_path": tilt, "per_joint_effort_topics": True}, {}],
+        # (the linearization's /labels topic: only with the deprecated multiarray blocks)
         "geodyn_flat_controller": [{"urdf_path": hexa, "feedback": "lqr", "gain_thread": False,
-                                    "per_joint_effort_topics": True}, {}],
+                                    "per_joint_effort_topics": True},
+                                   {"urdf_path": hexa, "feedback": "lqr", "message_types": "multiarray"}, {}],
         "geodyn_markers": [{"urdf_path": tilt, "actuation_config": "config/tilthex.yaml"}, {}],
         "geodyn_px4_bridge": [{"actuation_config": str(ROOT / "test" / "data" / "quad_x_px4.yaml")},
                               {"actuation_config": str(ROOT / "test" / "data" / "quad_x_px4.yaml"),

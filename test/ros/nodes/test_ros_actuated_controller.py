@@ -6,6 +6,11 @@ its outputs must equal :class:`ActuatedController.command` on the decoded values
 inputs cross the messages as float64, the odometry quaternion round trip costs ~1e-15). Without
 ``actuator_msgs`` (this machine) the rotor speeds are a ``Float64MultiArray``. Bad parameters stop
 the node at start-up naming the parameter.
+
+The jet inputs are the typed ``geodyn_msgs`` (``ReferenceJet``, ``FeedforwardJet``) by default:
+one of another base link, representation or joints is refused with its reason on the node's
+diagnostics and the next good set gets the library's command; ``message_types: multiarray``
+(deprecated, one warning) takes the ``Float64MultiArray`` layouts and gives the same command.
 """
 from __future__ import annotations
 
@@ -13,11 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_harness import Harness, joint_states_msg, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
+from ros_harness import Harness, joint_states_msg, odometry_msg, refused, rosout, said_deprecated  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from sensor_msgs.msg import JointState
 from nav_msgs.msg import Odometry
 from std_msgs.msg import Float64MultiArray
+from geodyn_msgs.msg import FeedforwardJet, ReferenceJet
 
 import geodyn_ros as gd
 from geodyn_ros.control.actuated import ActuatedController
@@ -25,7 +31,8 @@ from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_f
 from geodyn_ros.lie import Ad_inv, exp_so3
 from geodyn_ros.ros.nodes.actuated_controller_node import HAVE_ACTUATOR_MSGS, ActuatedControllerNode
 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
-from geodyn_ros.ros.wire.jets import decode_feedforward_jet, make_reference_msg
+from geodyn_ros.ros.wire.jets import FeedforwardJetPacker, make_reference_msg
+from geodyn_ros.ros.wire.typed import TypedFeedforwardPacker, decode_typed_feedforward, make_reference_jet
 from geodyn_ros.ros.common.params import ConfigurationError
 from geodyn_ros.trajectories import table3_reference
 
@@ -52,15 +59,15 @@ def test_outputs_equal_the_library_law(h):
                                            "input_policy": "exact"}, namespace="g")   # sets of one stamp
     rot = h.record(Actuators if HAVE_ACTUATOR_MSGS else Float64MultiArray, "g/cmd/rotor_speeds")
     mot = h.record(JointState, "g/cmd/motor_efforts")
-    jet = h.record(Float64MultiArray, "g/feedforward/jet")
-    for t, ty in (("reference", Float64MultiArray), ("odom", Odometry), ("joint_states", JointState),
+    jet = h.record(FeedforwardJet, "g/feedforward/jet")
+    for t, ty in (("reference", ReferenceJet), ("odom", Odometry), ("joint_states", JointState),
                   ("motor_states", JointState)):
         h.publisher(ty, f"g/{t}")
         h.wait_matched(f"g/{t}")
     ref = table3_reference(4.2, 3)
     stamp = node.get_clock().now().nanoseconds
-    h.publisher(Float64MultiArray, "g/reference").publish(
-        make_reference_msg(stamp, ref.base_pose, ref.base_twist[:5], ref.q[:5], NAMES))
+    h.publisher(ReferenceJet, "g/reference").publish(
+        make_reference_jet(stamp, ref.base_pose, ref.base_twist[:5], ref.q[:5], NAMES, child_frame_id=node.base_frame))
     # generous waits: with numba's cache cold the first call compiles a kernel (tens of s on 2 busy cores)
     assert h.spin_until(lambda: len(jet) > 0, 60.0)
     rng = np.random.default_rng(2)
@@ -75,7 +82,8 @@ def test_outputs_equal_the_library_law(h):
     h.publisher(JointState, "g/motor_states").publish(joint_states_msg(stamp, NAMES, th, thd))
     assert h.spin_until(lambda: len(rot) > 0 and len(mot) > 0, 60.0)
 
-    _, Wb, tau, _ = decode_feedforward_jet(jet[0])
+    _, Wb, tau, _, rep = decode_typed_feedforward(jet[0])
+    assert rep == "body" and jet[0].child_frame_id == node.base_frame
     model = node.model
     al = Allocation.from_frames(rotor_frames_from_model(model)[1], cfg.rotors)
     ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, feedforward_order=2)
@@ -166,18 +174,119 @@ def test_odometry_startup_window_is_discarded(h):
                                            "odom_startup_discard": 0.05, "stale_timeout": 2.0,
                                            "input_policy": "exact"})
     rot = h.record(Actuators if HAVE_ACTUATOR_MSGS else Float64MultiArray, "cmd/rotor_speeds")
-    for t, ty in (("reference", Float64MultiArray), ("odom", Odometry), ("joint_states", JointState)):
+    for t, ty in (("reference", ReferenceJet), ("odom", Odometry), ("joint_states", JointState)):
         h.publisher(ty, t)
         h.wait_matched(t)
     ref = table3_reference(0.0, 1)
     s0 = node.get_clock().now().nanoseconds
     for k, st in enumerate((s0, s0 + 20_000_000, s0 + 60_000_000)):
-        h.publisher(Float64MultiArray, "reference").publish(
-            make_reference_msg(st, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
+        h.publisher(ReferenceJet, "reference").publish(
+            make_reference_jet(st, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
         h.publisher(Odometry, "odom").publish(odometry_msg(st, ref.base_pose, np.zeros(3), np.zeros(3)))
         h.publisher(JointState, "joint_states").publish(joint_states_msg(st, NAMES, ref.q[0], ref.q[1]))
         if k < 2:
             h.spin_for(0.3)
             assert not rot, "odometry inside the start-up window was used"
-    assert h.spin_until(lambda: len(rot) == 1)
+    assert h.spin_until(lambda: len(rot) == 1, 60.0)    # generous: a loaded machine, a cold numba cache
     assert node.diag.counters["odom_discarded"] == 2
+
+
+# ------------------------------------------------------------------------------- typed inputs
+def _law_case():
+    """A reference, a body feedforward jet (seeded: not geodyn_node's, any values serve the
+    adapter check) and a perturbed state; the command :class:`ActuatedController` gives for them
+    (the oracle: the library law the node adapts, on the exact float64 values)."""
+    cfg = load_actuation_config()
+    model = cfg.load_model(XACRO)
+    ref = table3_reference(4.2, 3)
+    rng = np.random.default_rng(11)
+    Wb = rng.normal(size=(3, 6)) + np.array([0, 0, 0, 0, 0, 40.0])     # about the hover thrust, N
+    tau = rng.normal(size=(3, 6))
+    C = ref.base_pose.copy()
+    C[:3, 3] += rng.normal(size=3) * 0.01
+    w_b, v_b = rng.normal(size=3) * 0.1, rng.normal(size=3) * 0.1
+    q, qd = ref.q[0] + rng.normal(size=6) * 0.01, ref.q[1] + rng.normal(size=6) * 0.01
+    th, thd = q + 0.01, qd - 0.02
+    al = Allocation.from_frames(rotor_frames_from_model(model)[1], cfg.rotors)
+    ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, feedforward_order=2)
+    cmd = ctrl.command(C, np.concatenate([w_b, v_b]), q, qd, th, thd, ref.base_pose,
+                       Ad_inv(ref.base_pose) @ ref.base_twist[0], ref.q, Wb, tau)
+    return ref, Wb, tau, (C, w_b, v_b, q, qd, th, thd), cmd
+
+
+def _state(h, stamp, state):
+    C, w_b, v_b, q, qd, th, thd = state
+    h.publisher(JointState, "motor_states").publish(joint_states_msg(stamp, NAMES, th, thd))
+    h.publisher(Odometry, "odom").publish(odometry_msg(stamp, C, w_b, v_b))
+    h.publisher(JointState, "joint_states").publish(joint_states_msg(stamp, NAMES, q, qd))
+
+
+def _omega(m):
+    return np.array(m.velocity if HAVE_ACTUATOR_MSGS else m.data)
+
+
+@pytest.mark.parametrize("types", ["typed", "multiarray"])
+def test_typed_jets_are_checked_and_a_good_set_gets_the_library_command(h, types):
+    """Sets of one stamp (``input_policy: exact``): each bad typed input (another base link in
+    ``child_frame_id``, another representation, other joint names; on the reference and on the
+    feedforward jet) is refused with its reason on the node's diagnostics and gives no command;
+    the good set after them gives :func:`_law_case`'s command (1e-9, as above). ``multiarray``:
+    the deprecated layouts, one WARN, the same command."""
+    logs = rosout(h, "geodyn_actuated_controller")
+    node = h.make(ActuatedControllerNode, {"urdf_path": XACRO, "feedforward_order": 2, "order": 2,
+                                           "input_policy": "exact", "message_types": types})
+    typed = types == "typed"
+    rot = h.record(Actuators if HAVE_ACTUATOR_MSGS else Float64MultiArray, "cmd/rotor_speeds")
+    mot = h.record(JointState, "cmd/motor_efforts")
+    rtype, jtype = (ReferenceJet, FeedforwardJet) if typed else (Float64MultiArray, Float64MultiArray)
+    for t, ty in (("reference", rtype), ("feedforward/jet", jtype), ("odom", Odometry), ("joint_states", JointState),
+                  ("motor_states", JointState)):
+        h.publisher(ty, t)
+        h.wait_matched(t)
+    ref, Wb, tau, state, cmd = _law_case()
+    base = node.base_frame
+    assert base == "base_link"
+
+    def reference(stamp, **kw):
+        if not typed:
+            return make_reference_msg(stamp, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES)
+        return make_reference_jet(stamp, ref.base_pose, ref.base_twist[:3], ref.q[:3], kw.pop("names", NAMES),
+                                  **{"child_frame_id": base, **kw})
+
+    def jet(stamp, names=NAMES, **kw):
+        if not typed:
+            return FeedforwardJetPacker(NAMES, 2).pack(stamp, Wb, tau)
+        return TypedFeedforwardPacker(names, 2, **{"child_frame_id": base, "representation": "body", **kw}).pack(
+            stamp, Wb, tau)
+    s0 = node.get_clock().now().nanoseconds
+    bad = [] if not typed else [
+        ("reference", reference(0, child_frame_id="robot2/base_link"),
+         "reference: child_frame_id 'robot2/base_link' is not the base link 'base_link'"),
+        ("reference", reference(0, representation="body"),
+         "reference: representation 'body', this node needs 'spatial' (reference_representation)"),
+        ("reference", reference(0, names=("J2", "J3", "J4", "J5", "J6", "wrist")), "reference joint_names"),
+        ("feedforward/jet", jet(0, representation="spatial"),
+         "feedforward/jet: representation 'spatial', this node needs 'body' (geodyn_node's output_representation)"),
+        ("feedforward/jet", jet(0, child_frame_id="robot2/base_link"),
+         "feedforward/jet: child_frame_id 'robot2/base_link' is not the base link 'base_link'"),
+        ("feedforward/jet", jet(0, names=NAMES[::-1]), "feedforward/jet: joints ('J7', 'J6'"),
+    ]
+    for k, (topic, msg, words) in enumerate(bad, 1):
+        st = s0 + k * 1_000_000
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(st, 10**9)
+        h.publisher(rtype, "reference").publish(msg if topic == "reference" else reference(st))
+        h.publisher(jtype, "feedforward/jet").publish(msg if topic == "feedforward/jet" else jet(st))
+        _state(h, st, state)
+        assert refused(h, node, words), (words, node.diag.last_problem)
+    h.spin_for(0.2)
+    assert not rot and not mot, "a set with a refused input was commanded"
+    st = s0 + 100_000_000
+    h.publisher(rtype, "reference").publish(reference(st))
+    h.publisher(jtype, "feedforward/jet").publish(jet(st))
+    _state(h, st, state)
+    assert h.spin_until(lambda: rot and mot, 60.0)    # generous: a cold numba cache compiles first
+    assert np.abs(_omega(rot[0]) - cmd.omega).max() < 1e-9 * np.abs(cmd.omega).max()
+    assert np.abs(np.array(mot[0].effort) - cmd.u).max() < 1e-9
+    assert len(rot) == 1
+    if not typed:
+        assert said_deprecated(h, logs)

@@ -15,6 +15,10 @@
 * **The loop over ROS** (four nodes, lock-step, one process) reproduces the in-process loop of
   :mod:`geodyn_ros.loops.underactuated` (``preroll=0``) to rounding (measured 6.7e-16 m, 5.6e-14
   deg over 1 s): bound 1e-12 m and 1e-10 deg over 2 s, no diagnostics above OK.
+
+Every jet is a typed ``geodyn_msgs`` message (``FlatReference``, ``DesiredState``,
+``FeedforwardJet``, ``RotorSpeeds``); the flat controller with ``message_types: multiarray``
+(deprecated, one warning) still takes the ``Float64MultiArray`` layouts and commands the same.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_harness import flat_controller_inputs, loop_problems, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
+from ros_harness import flat_controller_inputs, loop_problems, odometry_msg, rosout, said_deprecated  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
@@ -30,7 +34,7 @@ from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: F401
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from geodyn_msgs.msg import DesiredState, FeedforwardJet, FlatReference, RotorSpeeds
 
 import geodyn_ros as gd
 from geodyn_ros.control.flatness import FlatnessController, FlatnessGains
@@ -40,9 +44,9 @@ from geodyn_ros.ros.wire.actuator_commands import HAVE_ACTUATOR_MSGS
 from geodyn_ros.ros.common.diagnostics import _reason
 from geodyn_ros.ros.nodes.flat_controller_node import FlatControllerNode
 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
-from geodyn_ros.ros.wire.jets import (FlatFeedforwardPacker, decode_feedforward_jet, decode_flat_feedforward_jet,
-                                 decode_reference_jet, decode_rotor_speed_jet, make_flat_reference_msg,
-                                 make_reference_msg)
+from geodyn_ros.ros.wire.typed import (TypedFeedforwardPacker, decode_typed_feedforward,
+                                      decode_typed_flat_feedforward, decode_typed_reference, decode_typed_rotor_speeds,
+                                      jet_fields, make_flat_reference, make_reference_jet)
 from geodyn_ros.ros.common.params import ConfigurationError
 from geodyn_ros.ros.nodes.reference_node import ReferenceNode
 from geodyn_ros.ros.loops.underactuated_closed_loop import run_ros_underactuated_loop
@@ -59,15 +63,43 @@ ALLOC = Allocation.from_frames(rotor_frames_from_model(MODEL)[1], CFG.rotors)
 def _flat_msg(t, order, stamp, rows=None):
     ref = figure_eight_reference(t, order + 2)
     K1 = order + 5 if rows is None else rows
-    return make_flat_reference_msg(stamp, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], NAMES)
+    return make_flat_reference(stamp, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], NAMES)
 
 
 def _decode_flat(msg):
-    """Independent decoding of a flat-reference message (not the node's decoder)."""
-    d = np.array(msg.data)
-    rows, cols = msg.layout.dim[0].size, msg.layout.dim[1].size
-    body = d[2:].reshape(rows, cols)
-    return body[:, :3], body[:, 3], body[:, 4:]
+    """Independent decoding of a ``FlatReference`` (not the node's decoder): com, yaw, q."""
+    com = np.array([[c.x, c.y, c.z] for c in msg.com])
+    return com, np.array(msg.yaw), np.array(msg.q).reshape(len(com), len(msg.joint_names))
+
+
+def _finite(msg) -> bool:
+    """Every number a typed jet carries is finite."""
+    f = jet_fields(msg)
+    return all(np.isfinite(a).all() for a in (f.rows, f.values, f.pose, f.yaw) if a is not None)
+
+
+def _spoil(msg, rng, values=(np.nan, np.inf, -np.inf, 1e300, -1e30, 0.0, 1e6)):
+    """One number of a typed jet ``msg`` replaced by a hostile value (in place; seeded by ``rng``)."""
+    f = jet_fields(msg)
+    fields = [k for k, a in (("rows", f.rows), ("values", f.values), ("yaw", f.yaw)) if a is not None and a.size]
+    k = fields[int(rng.integers(0, len(fields)))]
+    v = float(rng.choice(values))
+    if k == "values":
+        name = "q" if hasattr(msg, "q") else "tau"
+        a = np.array(getattr(msg, name))
+        a[int(rng.integers(0, len(a)))] = v
+        setattr(msg, name, a.tolist())
+    elif k == "yaw":
+        a = np.array(msg.yaw)
+        a[int(rng.integers(0, len(a)))] = v
+        msg.yaw = a.tolist()
+    else:
+        entries = msg.com if hasattr(msg, "com") else msg.base_twist if hasattr(msg, "base_twist") else \
+            msg.base_wrench
+        e = entries[int(rng.integers(0, len(entries)))]
+        vec = [getattr(e, a) for a in ("force", "torque", "linear", "angular") if hasattr(e, a)] or [e]
+        setattr(vec[int(rng.integers(0, len(vec)))], "xyz"[int(rng.integers(0, 3))], v)
+    return msg
 
 
 def _start(h, order=2, **params):
@@ -75,12 +107,13 @@ def _start(h, order=2, **params):
          "stale_timeout": 0.5}
     p.update(params)
     node = h.make(GeodynNode, p)
-    out = {t: h.record(Float64MultiArray, t, depth=1000) for t in
-           ("desired/state", "feedforward/flat_jet", "feedforward/rotor_speeds", "feedforward/jet")}
+    out = {t: h.record(ty, t, depth=1000) for t, ty in
+           (("desired/state", DesiredState), ("feedforward/flat_jet", FeedforwardJet),
+            ("feedforward/rotor_speeds", RotorSpeeds), ("feedforward/jet", FeedforwardJet))}
     out["wrench"] = h.record(WrenchStamped, "feedforward/wrench", depth=1000)
     out["efforts"] = h.record(JointState, "feedforward/joint_efforts", depth=1000)
     diag = h.record(DiagnosticArray, "/diagnostics", depth=1000)
-    h.publisher(Float64MultiArray, "flat_reference")
+    h.publisher(FlatReference, "flat_reference")
     h.wait_matched("flat_reference")
     return node, out, diag
 
@@ -105,7 +138,7 @@ def test_flat_mode_outputs_equal_the_library(h):
     stamp = node.get_clock().now().nanoseconds
     t = 1.3
     msg = _flat_msg(t, 2, stamp)
-    h.publisher(Float64MultiArray, "flat_reference").publish(msg)
+    h.publisher(FlatReference, "flat_reference").publish(msg)
     assert h.spin_until(lambda: all(len(out[k]) for k in out), 5.0), {k: len(v) for k, v in out.items()}
     com, yaw, q = _decode_flat(msg)
     want = gd.flat_inverse_dynamics(MODEL, com, yaw, q, 2)
@@ -113,20 +146,21 @@ def test_flat_mode_outputs_equal_the_library(h):
     def close(a, b, rel=1e-12):
         return np.abs(np.asarray(a) - b).max() <= rel * max(1.0, np.abs(b).max())
 
-    st, C, V, Q, names = decode_reference_jet(out["desired/state"][-1], "desired/state")
+    st, C, V, Q, names, rep = decode_typed_reference(out["desired/state"][-1], "desired/state")
+    assert rep == "spatial" and out["desired/state"][-1].header.frame_id == "world"
     assert st == stamp and names == NAMES and V.shape == (4, 6) and Q.shape == (4, 6)
     assert close(C, want.base_pose) and close(V, want.base_twist) and close(Q, want.q[:4])
-    st, T, tb, tau, names = decode_flat_feedforward_jet(out["feedforward/flat_jet"][-1])
+    st, T, tb, tau, names = decode_typed_flat_feedforward(out["feedforward/flat_jet"][-1])
     assert st == stamp and names == NAMES
     assert close(T, want.thrust) and close(tb, want.body_torque) and close(tau, want.tau)
-    _, W, tau2, _ = decode_feedforward_jet(out["feedforward/jet"][-1])
+    _, W, tau2, _, _ = decode_typed_feedforward(out["feedforward/jet"][-1], representation="spatial")
     assert close(W, want.base_wrench) and close(tau2, want.tau)
     w = out["wrench"][-1].wrench
     assert close([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z],
                  np.r_[want.body_torque[0], 0.0, 0.0, want.thrust[0]])
     assert close(out["efforts"][-1].effort, want.tau[0])
     # rotor speeds: the allocation built here, and central differences for the derivatives
-    st, om, rotors = decode_rotor_speed_jet(out["feedforward/rotor_speeds"][-1])
+    st, om, rotors = decode_typed_rotor_speeds(out["feedforward/rotor_speeds"][-1])
     assert st == stamp and rotors == CFG.rotor_links and om.shape == (3, 6)
     assert close(om[0], np.sqrt(ALLOC.allocate_thrust_torque(want.thrust[0], want.body_torque[0])))
     hs = 1e-3
@@ -141,33 +175,32 @@ def test_flat_mode_outputs_equal_the_library(h):
 def _hostile_cases(stamp):
     cases = {}
     m = _flat_msg(1.0, 2, stamp)
-    m.data[2 + 3 * 10] = float("nan")
+    m.com[3].y = float("nan")
     cases["NaN or Inf in the derivative rows used"] = m
     cases["4 derivative rows, order 2 needs 7"] = _flat_msg(1.0, 2, stamp, rows=4)
     m = _flat_msg(1.0, 2, stamp)
-    m.layout.dim[1].label = m.layout.dim[1].label.replace("J7", "J9")
+    m.joint_names = [n.replace("J7", "J9") for n in m.joint_names]
     cases["missing"] = m
     m = _flat_msg(1.0, 2, stamp)
-    m.layout.dim[1].label = m.layout.dim[1].label.replace("psi", "yaw")
-    cases["first four columns must be c_x,c_y,c_z,psi"] = m
+    m.yaw = list(m.yaw)[:6]
+    cases["order 6 but yaw has 6 entries (7 expected)"] = m
     # free fall: c'' = g at every row used
     com, yaw, q = np.zeros((7, 3)), np.zeros(7), np.zeros((7, 6))
     com[0] = (0, 0, 1)
     com[2] = (0, 0, -9.81)
-    cases["free fall"] = make_flat_reference_msg(stamp, com, yaw, q, NAMES)
+    cases["free fall"] = make_flat_reference(stamp, com, yaw, q, NAMES)
     com2 = com.copy()
     com2[2] = (0.0, 9.81, -9.81)             # c'' - g along +y with yaw 0: z_B = y_C
-    cases["yaw singularity"] = make_flat_reference_msg(stamp, com2, yaw, q, NAMES)
+    cases["yaw singularity"] = make_flat_reference(stamp, com2, yaw, q, NAMES)
     com3 = np.zeros((7, 3))
     com3[0] = (2e6, 0, 0)
-    cases["|CoM position| = 2e+06 m exceeds the plausibility limit"] = make_flat_reference_msg(stamp, com3, yaw, q,
-                                                                                             NAMES)
+    cases["|CoM position| = 2e+06 m exceeds the plausibility limit"] = make_flat_reference(stamp, com3, yaw, q, NAMES)
     return cases
 
 
 def test_hostile_flat_references_are_refused(h):
     node, out, diag = _start(h)
-    pub = h.publisher(Float64MultiArray, "flat_reference")
+    pub = h.publisher(FlatReference, "flat_reference")
     stamp = node.get_clock().now().nanoseconds
     cases = _hostile_cases(stamp)
     for k, m in enumerate(cases.values()):
@@ -186,7 +219,7 @@ def test_hostile_flat_references_are_refused(h):
     assert h.spin_until(lambda: _said(diag, "time went backwards"), 3.0)
     pub.publish(_flat_msg(2.5, 2, stamp + 2000))
     assert h.spin_until(lambda: len(out["feedforward/flat_jet"]) == 2)
-    _, T, _, _, _ = decode_flat_feedforward_jet(out["feedforward/flat_jet"][-1])
+    _, T, _, _, _ = decode_typed_flat_feedforward(out["feedforward/flat_jet"][-1])
     ref = figure_eight_reference(2.5, 2)
     assert abs(T[0] - gd.flat_inverse_dynamics(MODEL, ref.com, ref.yaw, ref.q, 2).thrust[0]) < 1e-12
 
@@ -195,8 +228,8 @@ def test_infeasible_rotor_feedforward_is_reported_not_published(h):
     node, out, diag = _start(h)
     com, yaw, q = np.zeros((7, 3)), np.zeros(7), np.zeros((7, 6))
     com[2] = (0.0, 0.0, 30.0)        # 4.03 kg accelerating up at 30 m/s^2: 161 N > 76 N of six X4 rotors
-    pub = h.publisher(Float64MultiArray, "flat_reference")
-    pub.publish(make_flat_reference_msg(node.get_clock().now().nanoseconds, com, yaw, q, NAMES))
+    pub = h.publisher(FlatReference, "flat_reference")
+    pub.publish(make_flat_reference(node.get_clock().now().nanoseconds, com, yaw, q, NAMES))
     assert h.spin_until(lambda: len(out["feedforward/flat_jet"]) == 1, 5.0)
     h.spin_for(0.2)
     assert not out["feedforward/rotor_speeds"]
@@ -231,34 +264,30 @@ N_FUZZ = 2000
 
 def test_fuzz_flat_mode(h):
     node, out, diag = _start(h, order=1, stale_timeout=5.0)
-    pub = h.publisher(Float64MultiArray, "flat_reference")
+    pub = h.publisher(FlatReference, "flat_reference")
     rng = np.random.default_rng(20261125)
     for i in range(N_FUZZ):
         stamp = node.get_clock().now().nanoseconds
         if i % 5 == 4:
             pub.publish(_flat_msg(float(rng.uniform(0, 20)), 1, stamp))
         else:
-            m = _flat_msg(float(rng.uniform(0, 20)), 1, stamp)
-            data = np.array(m.data)
-            k = int(rng.integers(0, len(data)))
-            data[k] = rng.choice([np.nan, np.inf, -np.inf, 1e300, -1e30, 0.0, 1e6])
-            m.data = data.tolist()
+            m = _spoil(_flat_msg(float(rng.uniform(0, 20)), 1, stamp), rng)
             if i % 7 == 0:
-                m.layout.dim[0].size = int(rng.integers(0, 12))
+                m.order = int(rng.integers(0, 12))
             if i % 11 == 0:
-                m.layout.data_offset = int(rng.integers(0, 5))
+                m.q = list(m.q)[:int(rng.integers(0, len(m.q)))]
             pub.publish(m)
         if i % 10 == 0:
             h.ex.spin_once(timeout_sec=0.0)
     h.spin_for(0.5)
     for k in ("desired/state", "feedforward/flat_jet", "feedforward/rotor_speeds", "feedforward/jet"):
         for m in out[k]:
-            assert np.isfinite(np.asarray(m.data)).all(), k
+            assert _finite(m), k
     assert node.diag.counters["cycles_skipped"] > 0 and len(out["feedforward/flat_jet"]) > 0
     before = len(out["feedforward/flat_jet"])
     pub.publish(_flat_msg(3.0, 1, node.get_clock().now().nanoseconds))
     assert h.spin_until(lambda: len(out["feedforward/flat_jet"]) > before)
-    _, T, tb, tau, _ = decode_flat_feedforward_jet(out["feedforward/flat_jet"][-1])
+    _, T, tb, tau, _ = decode_typed_flat_feedforward(out["feedforward/flat_jet"][-1])
     ref = figure_eight_reference(3.0, 1)
     want = gd.flat_inverse_dynamics(MODEL, ref.com, ref.yaw, ref.q, 1)
     assert np.abs(tau - want.tau).max() <= 1e-12 * max(1.0, np.abs(want.tau).max())
@@ -266,7 +295,7 @@ def test_fuzz_flat_mode(h):
 
 def test_reference_node_publishes_the_figure_eight(h):
     h.make(ReferenceNode, {"use_sim_time": True, "order": 1, "trajectory": "figure_eight", "speed": 2.0})
-    refs = h.record(Float64MultiArray, "flat_reference")
+    refs = h.record(FlatReference, "flat_reference")
     pc = h.publisher(ClockMsg, "/clock")
     h.wait_matched("/clock")
     c = ClockMsg()
@@ -285,20 +314,22 @@ def test_reference_node_publishes_the_figure_eight(h):
 
 
 # ------------------------------------------------------------------------------- the controller node
-def _ctrl_inputs(h, node, stamp, t=0.8):
+def _ctrl_inputs(h, node, stamp, t=0.8, multiarray=False):
     """Publish one consistent input set stamped ``stamp`` (a perturbed state near the reference)."""
-    return flat_controller_inputs(h, MODEL, NAMES, stamp, t)
+    return flat_controller_inputs(h, MODEL, NAMES, stamp, t, multiarray=multiarray)
 
 
-@pytest.mark.parametrize("level", ["rigid", "ff2"])
-def test_flat_controller_node_commands_what_the_library_commands(h, level):
-    node = h.make(FlatControllerNode, {"urdf_path": XACRO, "level": level, "input_policy": "exact"})
+@pytest.mark.parametrize("level, types", [("rigid", "typed"), ("ff2", "typed"), ("ff2", "multiarray")])
+def test_flat_controller_node_commands_what_the_library_commands(h, level, types):
+    logs = rosout(h, "geodyn_flat_controller")
+    node = h.make(FlatControllerNode, {"urdf_path": XACRO, "level": level, "input_policy": "exact",
+                                       "message_types": types})
     rotor_type = node.commands.rotors.msg_type
     rotors = h.record(rotor_type, "cmd/rotor_speeds")
     motors = h.record(JointState, "cmd/motor_efforts")
     stamp = 1_500_000_000
-    ref, flat, C, Vb, q, qd, th, thd = _ctrl_inputs(h, node, stamp)
-    assert h.spin_until(lambda: len(rotors) and len(motors), 5.0)
+    ref, flat, C, Vb, q, qd, th, thd = _ctrl_inputs(h, node, stamp, multiarray=types == "multiarray")
+    assert h.spin_until(lambda: len(rotors) and len(motors), 30.0)     # 30 s: a cold numba cache compiles
     lib = FlatnessController(MODEL, ALLOC, CFG.rotors, CFG.elastic, FlatnessGains(), level)
     ref0 = figure_eight_reference(0.8, 0)
     want = lib.command(C, Vb, q, qd, th, thd, ref0.com, ref0.yaw, ref0.q, flat)
@@ -308,6 +339,8 @@ def test_flat_controller_node_commands_what_the_library_commands(h, level):
     assert np.abs(np.array(motors[-1].effort) - want.u).max() < 1e-9
     assert tuple(motors[-1].name) == CFG.elastic.joints
     assert motors[-1].header.stamp.sec == 1 and motors[-1].header.stamp.nanosec == 500_000_000
+    if types == "multiarray":
+        assert said_deprecated(h, logs)
 
 
 def test_flat_controller_bad_parameters_and_live_tuning(h):
@@ -337,12 +370,12 @@ def test_flat_controller_refuses_bad_inputs(h):
     node = h.make(FlatControllerNode, {"urdf_path": XACRO, "level": "ff2"})
     rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds")
     diag = h.record(DiagnosticArray, "/diagnostics", depth=1000)
-    pj = h.publisher(Float64MultiArray, "feedforward/flat_jet")
+    pj = h.publisher(FeedforwardJet, "feedforward/flat_jet")
     h.wait_matched("feedforward/flat_jet")
-    low = FlatFeedforwardPacker(NAMES, 1).pack(0, np.ones(2), np.zeros((2, 3)), np.zeros((2, 6)))
+    low = TypedFeedforwardPacker(NAMES, 1).pack_flat(0, np.ones(2), np.zeros((2, 3)), np.zeros((2, 6)))
     pj.publish(low)
     assert h.spin_until(lambda: _said(diag, "feedforward/flat_jet: 2 rows, level 'ff2' needs 3"), 3.0)
-    bad = FlatFeedforwardPacker(NAMES, 2).pack(0, [1.0, np.nan, 0.0], np.zeros((3, 3)), np.zeros((3, 6)))
+    bad = TypedFeedforwardPacker(NAMES, 2).pack_flat(0, [1.0, np.nan, 0.0], np.zeros((3, 3)), np.zeros((3, 6)))
     pj.publish(bad)
     assert h.spin_until(lambda: _said(diag, "feedforward/flat_jet: NaN or Inf"), 3.0)
     assert not rotors
@@ -378,7 +411,8 @@ def test_fuzz_flat_controller_node(h):
     motors = h.record(JointState, "cmd/motor_efforts", depth=1000)
     ref, flat, *_ = _ctrl_inputs(h, node, 1_000_000)    # also matches every publisher
     assert h.spin_until(lambda: len(motors) == 1, 5.0)
-    pubs = {t: h.publisher(Float64MultiArray, t) for t in ("flat_reference", "desired/state", "feedforward/flat_jet")}
+    pubs = {t: h.publisher(ty, t) for t, ty in (("flat_reference", FlatReference), ("desired/state", DesiredState),
+                                                 ("feedforward/flat_jet", FeedforwardJet))}
     po, pj, pm = h.publisher(type(odometry_msg(0, np.eye(4), np.zeros(3), np.zeros(3))), "odom"), \
         h.publisher(JointState, "joint_states"), h.publisher(JointState, "motor_states")
     rng = np.random.default_rng(99)
@@ -393,15 +427,14 @@ def test_fuzz_flat_controller_node(h):
             pm.publish(_hostile_joints(rng, stamp))
         else:
             topic = ("flat_reference", "desired/state", "feedforward/flat_jet")[k - 3]
-            m = {"flat_reference": _flat_msg(1.0, 0, stamp),
-                 "desired/state": make_reference_msg(stamp, flat.base_pose, flat.base_twist, flat.q[:4], NAMES),
-                 "feedforward/flat_jet": FlatFeedforwardPacker(NAMES, 2).pack(stamp, flat.thrust, flat.body_torque,
-                                                                             flat.tau)}[topic]
-            data = np.array(m.data)
-            data[int(rng.integers(0, len(data)))] = rng.choice([np.nan, np.inf, 1e300, -1e30, 0.0])
-            m.data = data.tolist()
+            m = {"flat_reference": lambda: _flat_msg(1.0, 0, stamp),
+                 "desired/state": lambda: make_reference_jet(stamp, flat.base_pose, flat.base_twist, flat.q[:4], NAMES,
+                                                             cls=DesiredState),
+                 "feedforward/flat_jet": lambda: TypedFeedforwardPacker(NAMES, 2).pack_flat(
+                     stamp, flat.thrust, flat.body_torque, flat.tau)}[topic]()
+            _spoil(m, rng, (np.nan, np.inf, 1e300, -1e30, 0.0))
             if i % 7 == 0:
-                m.layout.dim[0].size = int(rng.integers(0, 9))
+                m.order = int(rng.integers(0, 9))
             pubs[topic].publish(m)
         if i % 10 == 0:
             h.ex.spin_once(timeout_sec=0.0)

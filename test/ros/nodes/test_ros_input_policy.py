@@ -18,6 +18,11 @@
   command. Bad parameter values stop the node with one line naming the parameter.
 * QoS: a best-effort publisher (sensor data, as PX4's) reaches every controller's ``odom``,
   ``joint_states`` and ``motor_states``; with ``sensor_reliability: reliable`` it does not.
+* Typed references (``geodyn_msgs``, the default ``message_types``): one naming another base
+  link, in another representation, with other joints (or, for the flat jet, a force off the base
+  +z) is refused with its reason on the node's diagnostics and no cycle uses it; the good one
+  after it gives the library's command. ``message_types: multiarray`` (deprecated, one warning):
+  the layouts, the same command.
 
 Tolerance 1e-9 relative: the inputs cross the messages as float64 (the odometry quaternion round
 trip costs ~1e-15); one joint sample of another time changes the commands by >= 1e-4 here.
@@ -28,7 +33,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_harness import Harness, joint_states_msg, odometry_msg  # noqa: I100  (ROS env first; fixture h: conftest)
+from ros_harness import (Harness, flat_jet_inputs, joint_states_msg, odometry_msg, refused,  # noqa: I100  (ROS env
+                         rosout, said_deprecated)  # first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
@@ -53,7 +59,8 @@ from geodyn_ros.ros.nodes.actuated_controller_node import ActuatedControllerNode
 from geodyn_ros.ros.nodes.controller_node import ControllerNode
 from geodyn_ros.ros.nodes.flat_controller_node import FlatControllerNode
 from geodyn_ros.ros.wire.actuator_commands import HAVE_ACTUATOR_MSGS
-from geodyn_ros.ros.wire.jets import FlatFeedforwardPacker, make_flat_reference_msg, make_reference_msg
+from geodyn_ros.ros.wire.jets import make_reference_msg
+from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.trajectories import figure_eight_reference, table3_reference
 
 REPO = Path(__file__).resolve().parents[3]
@@ -78,6 +85,7 @@ class Rig:
         # odom_timeout: these tests feed odometry sparsely (waiting for each sample) and check the
         # tracking law; the failsafe that a 40 ms silence starts is tested in test/ros/inputs/test_ros_failsafe.py
         p = {"stale_timeout": 2.0, "odom_timeout": 60.0, **(params or {})}
+        self.multiarray = p.get("message_types") == "multiarray"
         if kind == "geodyn_controller":
             self.node = h.make(ControllerNode, {"urdf_path": URDF, "use_feedforward": False, **p})
             self.cmds = h.record(WrenchStamped, "cmd/wrench", depth=200)
@@ -99,9 +107,7 @@ class Rig:
         self.model = self.node.model
         topics = [("odom", Odometry), ("joint_states", JointState)] + ([("motor_states", JointState)]
                                                                          if self.elastic else [])
-        topics += ([("reference", Float64MultiArray)] if kind != "geodyn_flat_controller" else
-                   [("flat_reference", Float64MultiArray), ("desired/state", Float64MultiArray),
-                    ("feedforward/flat_jet", Float64MultiArray)])
+        topics += [(t, type(m)) for t, m in self.jets(0).items()]
         # the sensors from best-effort publishers (sensor data, as PX4's and most drivers'), the rest reliable
         self.pubs = {t: (h.probe.create_publisher(m, t, control_qos(10, "best_effort")) if t in SENSORS
                          else h.publisher(m, t)) for t, m in topics}
@@ -109,24 +115,27 @@ class Rig:
             assert h.spin_until(lambda: pub.get_subscription_count() > 0), f"{t}: no subscription matched"
         self._references()
 
-    def _references(self):
-        t0 = self.t0
+    def jets(self, stamp):
+        """The reference inputs stamped ``stamp`` (topic -> message): typed (``ReferenceJet``; the
+        flat controller's three, :func:`ros_harness.flat_jet_inputs`) or, with ``message_types:
+        multiarray``, the layouts."""
         if self.kind != "geodyn_flat_controller":
-            ref = table3_reference(4.2, 3)
-            self.ref = ref
-            self.pubs["reference"].publish(make_reference_msg(t0, ref.base_pose, ref.base_twist[:5], ref.q[:5], NAMES))
-            key = "reference"
-        else:
-            ref = figure_eight_reference(0.8, 2)
+            if not hasattr(self, "ref"):
+                self.ref = table3_reference(4.2, 3)
+            ref = self.ref
+            make = make_reference_msg if self.multiarray else make_reference_jet
+            return {"reference": make(stamp, ref.base_pose, ref.base_twist[:5], ref.q[:5], NAMES)}
+        if not hasattr(self, "flat"):
+            self.ref = figure_eight_reference(0.8, 2)
             self.ref0 = figure_eight_reference(0.8, 0)
-            self.flat = gd.flat_inverse_dynamics(self.model, ref.com, ref.yaw, ref.q, 2)
-            f = self.flat
-            self.pubs["flat_reference"].publish(make_flat_reference_msg(t0, ref.com[:5], ref.yaw[:5], ref.q[:5], NAMES))
-            self.pubs["desired/state"].publish(make_reference_msg(t0, f.base_pose, f.base_twist, f.q[:4], NAMES))
-            self.pubs["feedforward/flat_jet"].publish(FlatFeedforwardPacker(NAMES, 2).pack(t0, f.thrust, f.body_torque,
-                                                                                          f.tau))
-            self.ref = ref
-            key = "feedforward/flat_jet"
+            self.flat = gd.flat_inverse_dynamics(self.model, self.ref.com, self.ref.yaw, self.ref.q, 2)
+        return flat_jet_inputs(self.model, NAMES, stamp, self.ref, self.flat, self.multiarray)
+
+    def _references(self, t0=None):
+        t0 = self.t0 if t0 is None else t0
+        for t, m in self.jets(t0).items():
+            self.pubs[t].publish(m)
+        key = "reference" if self.kind != "geodyn_flat_controller" else "feedforward/flat_jet"
         assert self.h.spin_until(lambda: self.node._stamps[key] == t0)
 
     def state(self, k: int):
@@ -219,8 +228,9 @@ def test_latest_one_command_per_odom_with_propagated_joints(h, kind):
         C, Vb, q, qd, th, thd = rig.state(k if topic == "odom" else 10 + k)
         if topic == "odom":
             rig.send("odom", stamp, C, Vb)
-            assert h.spin_until(lambda: rig.got(stamp) is not None and all(g is not None for g in rig.got(stamp))), \
-                f"no command for odom {stamp}: {rig.node.diag.last_problem}"
+            # 30 s: a loaded machine compiling the law's kernels on their first call (cold numba cache)
+            assert h.spin_until(lambda: rig.got(stamp) is not None and all(g is not None for g in rig.got(stamp)),
+                                30.0), f"no command for odom {stamp}: {rig.node.diag.last_problem}"
             t_js, (q0, qd0) = newest["joint_states"]
             dt = (stamp - t_js) * 1e-9
             ages.append(stamp - t_js)
@@ -277,11 +287,14 @@ def test_latest_refuses_a_joint_sample_over_its_maximum_age(h, kind):
     assert h.spin_until(lambda: rig.got(t0 + 30 * MS) is not None), rig.node.diag.last_problem
 
 
-def test_exact_keeps_the_stamp_pairing(h):
+@pytest.mark.parametrize("types", ["typed", "multiarray"])
+def test_exact_keeps_the_stamp_pairing(h, types):
     """``input_policy: exact`` (lock-step): joint states 1.3 ms before the odometry give no command
     (``sync_stamps``: one stamp for every input); the joint states of the odometry's stamp give
-    the law on them, unpropagated."""
-    rig = Rig(h, "geodyn_controller", {"input_policy": "exact"})
+    the law on them, unpropagated. ``multiarray``: the same with the deprecated reference layout,
+    and one WARN."""
+    logs = rosout(h, "geodyn_controller")
+    rig = Rig(h, "geodyn_controller", {"input_policy": "exact", "message_types": types})
     t0 = rig.t0
     C, Vb, q, qd, *_ = rig.state(0)
     rig.send("joint_states", t0 - 13 * MS // 10, q, qd)
@@ -291,6 +304,79 @@ def test_exact_keeps_the_stamp_pairing(h):
     rig.send("joint_states", t0, q, qd)
     assert h.spin_until(lambda: rig.got(t0) is not None and rig.got(t0)[1] is not None)
     assert _close(rig.got(t0)[1], rig.law(C, Vb, q, qd, None, None)[1])
+    if types == "multiarray":
+        assert said_deprecated(h, logs)
+
+
+def _bad_jets(rig, stamp):
+    """``[(topic, message, words of the refusal)]``: typed inputs of ``rig``'s controller, each
+    wrong in one way (the base link, the representation, the joints; the flat jet's force)."""
+    good = rig.jets(stamp)
+    other = ("J2", "J3", "J4", "J5", "J6", "wrist")
+    out = []
+    if rig.kind != "geodyn_flat_controller":
+        r = rig.ref
+        out += [("reference", make_reference_jet(stamp, r.base_pose, r.base_twist[:5], r.q[:5], NAMES,
+                                                 child_frame_id="robot2/base_link"),
+                 "reference: child_frame_id 'robot2/base_link' is not the base link 'base_link'"),
+                ("reference", make_reference_jet(stamp, r.base_pose, r.base_twist[:5], r.q[:5], NAMES,
+                                                 representation="hybrid"),
+                 "reference: representation 'hybrid', this node needs 'spatial' (reference_representation)"),
+                ("reference", make_reference_jet(stamp, r.base_pose, r.base_twist[:5], r.q[:5], other),
+                 "reference joint_names")]
+        return out
+    import copy
+    for topic, field, value, words in (
+            ("flat_reference", "child_frame_id", "robot2/base_link",
+             "flat_reference: child_frame_id 'robot2/base_link' is not the base link 'base_link'"),
+            ("flat_reference", "joint_names", list(other), "flat_reference joint_names"),
+            ("desired/state", "representation", "body",
+             "desired/state: representation 'body', this node needs 'spatial'"),
+            ("desired/state", "child_frame_id", "robot2/base_link",
+             "desired/state: child_frame_id 'robot2/base_link' is not the base link 'base_link'"),
+            ("feedforward/flat_jet", "representation", "spatial",
+             "feedforward/flat_jet: representation 'spatial', this node needs 'body'"),
+            ("feedforward/flat_jet", "joint_names", list(NAMES[::-1]), "feedforward/flat_jet: joints ('J7', 'J6'"),
+            ("feedforward/flat_jet", "force", None, "feedforward/flat_jet: force has x or y components")):
+        m = copy.deepcopy(good[topic])
+        if field == "force":
+            m.base_wrench[0].force.x = 0.5
+        else:
+            setattr(m, field, value)
+        out.append((topic, m, words))
+    return out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_typed_references_of_another_frame_representation_or_joints_are_refused(h, kind):
+    rig = Rig(h, kind)
+    t1 = rig.t0 + 10 * MS
+    for k, (topic, msg, words) in enumerate(_bad_jets(rig, t1)):
+        rig.pubs[topic].publish(msg)
+        assert refused(h, rig.node, words), (words, rig.node.diag.last_problem)
+        C, Vb, q, qd, th, thd = rig.state(k)
+        st = t1 + (k + 1) * MS
+        if rig.elastic:
+            rig.send("motor_states", st, th, thd)
+        rig.send("joint_states", st, q, qd)
+        rig.send("odom", st, C, Vb)
+        assert h.spin_until(lambda: rig.node._stamps["odom"] == st)
+        h.spin_for(0.05)
+        assert rig.got(st) is None, f"{kind}: a cycle used the refused {topic} ({words})"
+        rig._references(rig.t0 + (k + 1) * MS)     # the good inputs again (the refused one cleared its stamp)
+    # the good ones: the library's command
+    st = t1 + 100 * MS
+    C, Vb, q, qd, th, thd = rig.state(50)
+    if rig.elastic:
+        rig.send("motor_states", st, th, thd)
+        _wait_held(rig, "motor_states", st)
+    rig.send("joint_states", st, q, qd)
+    _wait_held(rig, "joint_states", st)
+    rig.send("odom", st, C, Vb)
+    assert h.spin_until(lambda: rig.got(st) is not None and all(g is not None for g in rig.got(st)), 30.0), \
+        rig.node.diag.last_problem
+    for g, w in zip(rig.got(st), rig.law(C, Vb, q, qd, th if rig.elastic else None, thd if rig.elastic else None)):
+        assert _close(g, w)
 
 
 def _byte_attacks(raw: bytes, seed: int):

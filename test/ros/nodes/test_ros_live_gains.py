@@ -10,13 +10,14 @@ from ros_harness import joint_states_msg, odometry_msg  # noqa: I100  (sets the 
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from geodyn_msgs.msg import ReferenceJet
 
 from geodyn_ros.control import TrackingGains, tracking_command
 from geodyn_ros.lie import Ad_inv
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.nodes.controller_node import ControllerNode
 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
-from geodyn_ros.ros.wire.jets import make_reference_msg
+from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.trajectories import table3_reference
 
 URDF = str(shipped_urdf())
@@ -40,14 +41,14 @@ def test_gains_change_at_run_time_and_bad_values_are_refused(h):
     efforts = h.record(JointState, "cmd/joint_efforts")
     node.set_parameters([Parameter("use_feedforward", value=False)])
     po, pj, pr = (h.publisher(type(odometry_msg(0, np.eye(4), np.zeros(3), np.zeros(3))), "odom"),
-                  h.publisher(JointState, "joint_states"), h.publisher(Float64MultiArray, "reference"))
+                  h.publisher(JointState, "joint_states"), h.publisher(ReferenceJet, "reference"))
     h.wait_matched("odom")
     h.wait_matched("reference")
     ref = table3_reference(2.0, 1)
     stamp = 10**9
     q = ref.q[0] + 0.05
     node.set_parameters([Parameter("kp_joint", value=77.0)])
-    pr.publish(make_reference_msg(stamp, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
+    pr.publish(make_reference_jet(stamp, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
     h.spin_for(0.05)
     po.publish(odometry_msg(stamp, ref.base_pose, np.zeros(3), np.zeros(3)))
     pj.publish(joint_states_msg(stamp, NAMES, q, np.zeros(6)))
@@ -96,13 +97,13 @@ def test_actuated_controller_gains_and_feedforward_are_live(h):
     rot = None if HAVE_ACTUATOR_MSGS else h.record(Float64MultiArray, "a/cmd/rotor_speeds")
     mot = h.record(JointState, "a/cmd/motor_efforts")
     po, pj, pr = (h.publisher(type(odometry_msg(0, np.eye(4), np.zeros(3), np.zeros(3))), "a/odom"),
-                  h.publisher(JointState, "a/joint_states"), h.publisher(Float64MultiArray, "a/reference"))
+                  h.publisher(JointState, "a/joint_states"), h.publisher(ReferenceJet, "a/reference"))
     for t in ("a/odom", "a/joint_states", "a/reference"):
         h.wait_matched(t)
     ref = table3_reference(3.0, 1)
     stamp = 10**9
     q, qd = ref.q[0] + 0.03, ref.q[1] - 0.01
-    pr.publish(make_reference_msg(stamp, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
+    pr.publish(make_reference_jet(stamp, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
     h.spin_for(0.05)
     po.publish(odometry_msg(stamp, ref.base_pose, np.zeros(3), np.zeros(3)))
     pj.publish(joint_states_msg(stamp, NAMES, q, qd))

@@ -44,7 +44,13 @@ def _file_plan(start_time=0.0):
 
 
 def _decode(msg):
-    """Independent decoding of a flat-reference message: stamp [s], com, yaw, q, joint labels."""
+    """Independent decoding of a flat-reference message (a ``geodyn_msgs/FlatReference``, or the
+    deprecated ``Float64MultiArray`` layout): stamp [s], com, yaw, q, joint labels."""
+    if hasattr(msg, "com"):
+        K1, st = len(msg.com), msg.header.stamp
+        com = np.array([[c.x, c.y, c.z] for c in msg.com])
+        return (st.sec + st.nanosec * 1e-9, com, np.array(msg.yaw), np.array(msg.q).reshape(K1, len(msg.joint_names)),
+                list(msg.joint_names))
     d = np.array(msg.data)
     rows, cols = msg.layout.dim[0].size, msg.layout.dim[1].size
     body = d[2:].reshape(rows, cols)
@@ -58,14 +64,14 @@ def _close(a, b):
 
 @pytest.fixture(params=[False])
 def ros(h, request):
+    from geodyn_msgs.msg import FlatReference
     from rosgraph_msgs.msg import Clock
-    from std_msgs.msg import Float64MultiArray
 
     from geodyn_ros.ros.nodes.reference_node import ReferenceNode
     node = h.make(ReferenceNode, {"use_sim_time": True, "trajectory": "waypoints", "order": ORDER,
                                   "mission": str(MISSION), "urdf_path": XACRO, "actuation_config": CFG,
                                   "slow_down": request.param})
-    refs = h.record(Float64MultiArray, "flat_reference")
+    refs = h.record(FlatReference, "flat_reference")
     pc = h.publisher(Clock, "/clock")
     h.wait_matched("/clock")
 
@@ -499,3 +505,60 @@ def test_bad_files_are_the_nodes_and_the_mission_clis_one_line(h, tmp_path, caps
             assert str(info.value) == f"parameter 'actuation_config': {want}", (cls.__name__, case)
         assert main(["start-parameters", str(MISSION), XACRO, str(p)]) == 2
         assert capsys.readouterr().err == want + "\n", case
+
+
+@pytest.mark.parametrize("trajectory", ["table3", "figure_eight"])
+def test_message_types_typed_and_the_deprecated_layouts_carry_the_same_jets(h, trajectory):
+    """``message_types`` of ``geodyn_reference``: ``typed`` (default) publishes ``ReferenceJet`` /
+    ``FlatReference`` with ``header.frame_id`` = ``world_frame``, an empty ``child_frame_id`` (the
+    node knows no base link) and the spatial representation; ``multiarray`` the deprecated
+    layouts, with one WARN at start-up. Both carry, at the same /clock, the trajectory function's
+    jets (``table3_reference`` / ``figure_eight_reference`` evaluated here; 1e-12 relative: the
+    only difference is the quaternion round trip of the base pose, ~1e-16)."""
+    from geodyn_msgs.msg import FlatReference, ReferenceJet
+    from ros_harness import decode_reference, rosout, said_deprecated
+    from rosgraph_msgs.msg import Clock
+    from std_msgs.msg import Float64MultiArray
+
+    from geodyn_ros.ros.nodes.reference_node import ReferenceNode
+    from geodyn_ros.trajectories import TABLE3_JOINT_NAMES, figure_eight_reference, table3_reference
+    flat = trajectory == "figure_eight"
+    topic = "flat_reference" if flat else "reference"
+    logs = rosout(h, "multi.ref_multi")     # the logger name: namespace.node
+    params = {"use_sim_time": True, "trajectory": trajectory, "order": ORDER, "world_frame": "map"}
+    h.make(ReferenceNode, params, node_name="ref_typed", namespace="typed")
+    h.make(ReferenceNode, {**params, "message_types": "multiarray"}, node_name="ref_multi", namespace="multi")
+    typed = h.record(FlatReference if flat else ReferenceJet, f"/typed/{topic}")
+    multi = h.record(Float64MultiArray, f"/multi/{topic}")
+    assert said_deprecated(h, logs)
+    pc = h.publisher(Clock, "/clock")
+    h.wait_matched("/clock")
+    t = 0.8
+    c = Clock()
+    c.clock.nanosec = 800_000_000
+    pc.publish(c)
+    assert h.spin_until(lambda: typed and multi, 20.0)
+    a, b = typed[-1], multi[-1]
+    assert (a.header.stamp.sec, a.header.stamp.nanosec) == (0, 800_000_000) and b.data[:2].tolist() == [0.0, 8e8]
+    assert a.header.frame_id == "map" and a.child_frame_id == ""
+    if flat:
+        want = figure_eight_reference(t, ORDER + 2)
+        for m in (a, b):
+            _, com, yaw, q, labels = _decode(m)
+            assert tuple(labels) == TABLE3_JOINT_NAMES and com.shape == (ORDER + 5, 3)
+            assert _close(com, want.com[:ORDER + 5]) and _close(yaw, want.yaw[:ORDER + 5])
+            assert _close(q, want.q[:ORDER + 5])
+    else:
+        assert a.representation == "spatial" and list(a.joint_names) == list(TABLE3_JOINT_NAMES)
+        want = table3_reference(t, ORDER + 1)
+        for m in (a, b):
+            C, V, Q = decode_reference(m)
+            assert np.abs(C - want.base_pose).max() <= 1e-12
+            assert _close(V, want.base_twist[:ORDER + 3]) and _close(Q, want.q[:ORDER + 3])
+
+
+def test_message_types_refuses_an_unknown_value(h):
+    from geodyn_ros.ros.common.params import ConfigurationError
+    from geodyn_ros.ros.nodes.reference_node import ReferenceNode
+    with pytest.raises(ConfigurationError, match=r"^message_types: 'float64' is not one of typed, multiarray"):
+        h.make(ReferenceNode, {"message_types": "float64"})

@@ -63,14 +63,14 @@ def wall(h):
     """geodyn_reference on the wall clock at RATE with the file mission (no vehicle: the worker's
     start-up is the fastest), recording flat_reference (receive times) and /diagnostics."""
     from diagnostic_msgs.msg import DiagnosticArray
-    from std_msgs.msg import Float64MultiArray
+    from geodyn_msgs.msg import FlatReference
     from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
 
     from geodyn_ros.ros.nodes.reference_node import ReferenceNode
     node = h.make(ReferenceNode, {"trajectory": "waypoints", "mission": str(MISSION), "rate_hz": RATE,
                                   "diagnostics_period": 0.2})
     times = []
-    h.probe.create_subscription(Float64MultiArray, "flat_reference", lambda m: times.append(time.monotonic()), 100,
+    h.probe.create_subscription(FlatReference, "flat_reference", lambda m: times.append(time.monotonic()), 100,
                                 raw=True)
     diags = h.record(DiagnosticArray, "/diagnostics", depth=1000)
     pm = h.publisher(MultiDOFJointTrajectory, "mission/com_yaw")

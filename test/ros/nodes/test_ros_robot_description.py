@@ -334,8 +334,11 @@ def test_controller_from_the_topic(h):
     node = h.make(ControllerNode, {"use_feedforward": False, "input_policy": "exact"})
     diag = h.record(DiagnosticArray, "/diagnostics")
     efforts = h.record(JointState, "cmd/joint_efforts")
+    from geodyn_msgs.msg import ReferenceJet
+
+    from geodyn_ros.ros.wire.typed import make_reference_jet
     po, pj, pr = (h.publisher(Odometry, "odom"), h.publisher(JointState, "joint_states"),
-                  h.publisher(Float64MultiArray, "reference"))
+                  h.publisher(ReferenceJet, "reference"))
     h.wait_matched("odom")
     h.wait_matched("reference")
     h.wait_matched("joint_states")
@@ -349,7 +352,7 @@ def test_controller_from_the_topic(h):
     ref = table3_reference(2.0, 1)
     stamp = 2 * 10**9
     q = ref.q[0] + 0.05
-    pr.publish(make_reference_msg(stamp, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
+    pr.publish(make_reference_jet(stamp, ref.base_pose, ref.base_twist[:3], ref.q[:3], NAMES))
     h.spin_for(0.05)
     po.publish(odometry_msg(stamp, ref.base_pose, np.zeros(3), np.zeros(3)))
     pj.publish(joint_states_msg(stamp, NAMES, q, np.zeros(6)))

@@ -203,7 +203,10 @@ def test_flat_controller_lqr_stops_cleanly_with_the_gain_thread_busy(monkeypatch
 
     from geodyn_ros.control.rotors import load_actuation_config
     from geodyn_ros.lie import Ad_inv
-    from geodyn_ros.ros.wire.jets import FlatFeedforwardPacker, LinearizationPacker, make_flat_reference_msg
+    from geodyn_msgs.msg import DesiredState, FeedforwardJet, FlatReference, Linearization
+
+    from geodyn_ros.ros.wire.typed import (TypedFeedforwardPacker, TypedLinearizationPacker, make_flat_reference,
+                                           make_reference_jet)
     from geodyn_ros.trajectories import figure_eight_reference
     from ros_harness import joint_states_msg, odometry_msg
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -222,20 +225,22 @@ def test_flat_controller_lqr_stops_cleanly_with_the_gain_thread_busy(monkeypatch
                            flat.tau[:1], representation="body")
         th = ref.q[0] + flat.tau[0] / cfg.elastic.stiffness
         pubs = {t: h.publisher(m, t) for t, m in (("odom", Odometry), ("joint_states", JointState),
-                                                  ("motor_states", JointState), ("flat_reference", Float64MultiArray),
-                                                  ("desired/state", Float64MultiArray),
-                                                  ("feedforward/flat_jet", Float64MultiArray),
-                                                  ("geodyn_node/linearization", Float64MultiArray))}
+                                                  ("motor_states", JointState), ("flat_reference", FlatReference),
+                                                  ("desired/state", DesiredState),
+                                                  ("feedforward/flat_jet", FeedforwardJet),
+                                                  ("geodyn_node/linearization", Linearization))}
         from geodyn_ros.ros.wire.actuator_commands import ROTOR_MSG_TYPE
         cmds = h.record(ROTOR_MSG_TYPE, "cmd/rotor_speeds", depth=1000)
         assert h.spin_until(lambda: all(p.get_subscription_count() for p in pubs.values()), 60.0), "no start"
-        ffp, linp = FlatFeedforwardPacker(NAMES, 2), LinearizationPacker(24, 12)
+        ffp = TypedFeedforwardPacker(NAMES, 2)
+        linp = TypedLinearizationPacker(gd.state_labels(model), gd.input_labels(model), "body")
         t0 = time.monotonic()
         while time.monotonic() - t0 < 3.0 or not cmds:
             st = time.time_ns()
-            pubs["flat_reference"].publish(make_flat_reference_msg(st, ref.com[:5], ref.yaw[:5], ref.q[:5], NAMES))
-            pubs["desired/state"].publish(make_reference_msg(st, C, flat.base_twist, flat.q[:4], NAMES))
-            pubs["feedforward/flat_jet"].publish(ffp.pack(st, flat.thrust, flat.body_torque, flat.tau))
+            pubs["flat_reference"].publish(make_flat_reference(st, ref.com[:5], ref.yaw[:5], ref.q[:5], NAMES))
+            pubs["desired/state"].publish(make_reference_jet(st, C, flat.base_twist, flat.q[:4], NAMES,
+                                                             cls=DesiredState))
+            pubs["feedforward/flat_jet"].publish(ffp.pack_flat(st, flat.thrust, flat.body_torque, flat.tau))
             pubs["geodyn_node/linearization"].publish(linp.pack(st, lin.A, lin.B))
             pubs["motor_states"].publish(joint_states_msg(st, NAMES, th, ref.q[1]))
             pubs["odom"].publish(odometry_msg(st, C, Vb[:3], Vb[3:]))

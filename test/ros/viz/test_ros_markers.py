@@ -9,14 +9,18 @@ Oracles and tolerances:
   times the scales, 1e-12; the flat reference's CoM exactly (a copy);
 * bad bytes: rclpy's own ``deserialize_message`` on the same bytes decides what the node may
   have seen; whatever it saw, the good message that follows gives the right marker (1e-12) and
-  the node never raises.
+  the node never raises. The jets are the typed ``geodyn_msgs`` (``FeedforwardJet`` in the
+  representation it names, ``ReferenceJet``, ``FlatReference``; attacks of
+  ``test/typed_attacks.py``); one in another frame is refused; ``message_types: multiarray``
+  (deprecated, one warning) reads the layouts, the feedforward in ``wrench_representation``.
 """
 from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
 import pytest
-from ros_harness import joint_states_msg, odometry_msg  # noqa: I100  (imported first: ROS isolation env)
+from ros_harness import joint_states_msg, odometry_msg, refused, rosout, said_deprecated  # noqa: I100  (imported first: ROS isolation env)
+from typed_attacks import typed_attacks
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.serialization import deserialize_message, serialize_message
@@ -30,7 +34,9 @@ from geodyn_ros.loops.actuated import tilthex_source
 from geodyn_ros.model.urdf import _read_source
 from geodyn_ros.ros.nodes.markers_node import MarkersNode
 from geodyn_ros.ros.wire.actuator_commands import ROTOR_MSG_TYPE
-from geodyn_ros.ros.wire.jets import FeedforwardJetPacker, make_flat_reference_msg, make_reference_msg
+from geodyn_ros.ros.wire.jets import FeedforwardJetPacker, make_flat_reference_msg
+from geodyn_ros.ros.wire.typed import (FeedforwardJet, FlatReference, ReferenceJet, TypedFeedforwardPacker,
+                                       make_flat_reference, make_reference_jet)
 
 XACRO = str(tilthex_source())
 CFG_PATH = "config/tilthex.yaml"
@@ -72,26 +78,40 @@ def _latest(arrays, ns):
     return []
 
 
-def _inputs(h, node, W_b, omega, com_ref):
+def _jet(names, W, rep="body", multiarray=False, **frames):
+    """The feedforward jet of ``W`` (6,) (rows 0 and 1) in ``rep``: typed, or the layout."""
+    W2, tau = np.vstack([W, W]), np.zeros((2, len(names)))
+    if multiarray:
+        return FeedforwardJetPacker(names, 1).pack(0, W2, tau)
+    return TypedFeedforwardPacker(names, 1, representation=rep, **frames).pack(0, W2, tau)
+
+
+def _flat(names, com, multiarray=False, **frames):
+    args = (0, np.array([com] * 5), np.zeros(5), np.zeros((5, len(names))), names)
+    return make_flat_reference_msg(*args) if multiarray else make_flat_reference(*args, **frames)
+
+
+def _inputs(h, node, W_b, omega, com_ref, rep="body", multiarray=False):
     names = node.model.joint_names
     C = np.eye(4)
     C[:3, :3] = quat_to_matrix(POSE[3:], "xyzw")
     C[:3, 3] = POSE[:3]
+    jet = Float64MultiArray if multiarray else FeedforwardJet
     pubs = {t: h.publisher(type(m), t) for t, m in (("odom", odometry_msg(0, C, np.zeros(3), np.zeros(3))),
                                                      ("joint_states", joint_states_msg(0, names, Q, Q)),
-                                                     ("feedforward/jet", Float64MultiArray()),
-                                                     ("flat_reference", Float64MultiArray()),
-                                                     ("reference", Float64MultiArray()),
+                                                     ("feedforward/jet", jet()),
+                                                     ("flat_reference", Float64MultiArray() if multiarray
+                                                      else FlatReference()),
+                                                     ("reference", Float64MultiArray() if multiarray
+                                                      else ReferenceJet()),
                                                      ("cmd/rotor_speeds", _rotor_msg(omega)))}
     for t in pubs:
         h.wait_matched(t)
     pubs["odom"].publish(odometry_msg(0, C, np.zeros(3), np.zeros(3), child=node.base_frame))
     pubs["joint_states"].publish(joint_states_msg(0, names, Q, Q))
-    pubs["feedforward/jet"].publish(FeedforwardJetPacker(names, 1).pack(0, np.vstack([W_b, W_b]),
-                                                                         np.zeros((2, len(names)))))
+    pubs["feedforward/jet"].publish(_jet(names, W_b, rep, multiarray))
     pubs["cmd/rotor_speeds"].publish(_rotor_msg(omega))
-    pubs["flat_reference"].publish(make_flat_reference_msg(0, np.array([com_ref] * 5), np.zeros(5),
-                                                           np.zeros((5, len(names))), names))
+    pubs["flat_reference"].publish(_flat(names, com_ref, multiarray))
     return C, pubs
 
 
@@ -136,15 +156,23 @@ def test_markers_show_the_wrench_thrusts_and_com(h):
     assert np.abs(np.array([n.points[1].x, n.points[1].y, n.points[1].z]) - 0.5 * W_b[:3]).max() < 1e-12
 
 
-def test_spatial_wrench_is_drawn_in_body_axes(h):
-    """wrench_representation spatial: the arrows are Ad_C^T W at the odometry pose (the dual map)."""
+@pytest.mark.parametrize("types", ["typed", "multiarray"])
+def test_spatial_wrench_is_drawn_in_body_axes(h, types):
+    """A spatial jet (typed: the representation the message names, whatever
+    ``wrench_representation`` says; ``multiarray``: ``wrench_representation spatial``, one
+    deprecation warning): the arrows are Ad_C^T W at the odometry pose (the dual map)."""
     from geodyn_ros.lie import Ad
-    node = h.make(MarkersNode, dict(PARAMS, wrench_representation="spatial"))
+    multiarray = types == "multiarray"
+    logs = rosout(h, "geodyn_markers")
+    node = h.make(MarkersNode, dict(PARAMS, wrench_representation="spatial" if multiarray else "body",
+                                    message_types=types))
     got = []
     h.probe.create_subscription(MarkerArray, TOPIC, got.append, 10)
     W = np.array([0.4, -0.3, 0.2, 1.0, -2.0, 39.0])
-    C, _ = _inputs(h, node, W, np.full(6, 700.0), np.zeros(3))
+    C, _ = _inputs(h, node, W, np.full(6, 700.0), np.zeros(3), "spatial", multiarray)
     assert h.spin_until(lambda: _latest(got, "feedforward_force"), 10.0)
+    if multiarray:
+        assert said_deprecated(h, logs)
     Wb = Ad(C).T @ W
     f, n = _latest(got, "feedforward_force")[0], _latest(got, "feedforward_torque")[0]
     assert np.abs(np.array([f.points[1].x, f.points[1].y, f.points[1].z]) - 0.02 * Wb[3:]).max() < 1e-12
@@ -189,32 +217,41 @@ def test_byte_attacks_then_good_input(h, topic):
     omega = np.full(6, 700.0)
     C, pubs = _inputs(h, node, W_b, omega, np.array([0.1, 0.2, 1.3]))
     names = node.model.joint_names
-    msg_type = ROTOR_MSG_TYPE if topic == "cmd/rotor_speeds" else Float64MultiArray
+    msg_type = {"cmd/rotor_speeds": ROTOR_MSG_TYPE, "feedforward/jet": FeedforwardJet, "flat_reference": FlatReference,
+                "reference": ReferenceJet}[topic]
     assert h.spin_until(lambda: node.omega is not None and node.W is not None and node.com_ref is not None, 10.0)
     for i in range(3):
         value = 700.0 + 10 * i + 1
         if topic == "feedforward/jet":
-            good = FeedforwardJetPacker(names, 1).pack(0, np.vstack([W_b * value] * 2), np.zeros((2, len(names))))
+            good = _jet(names, W_b * value)
         elif topic == "cmd/rotor_speeds":
             good = _rotor_msg(np.full(6, value))
         elif topic == "flat_reference":
-            good = make_flat_reference_msg(0, np.full((5, 3), value), np.zeros(5), np.zeros((5, len(names))), names)
+            good = _flat(names, np.full(3, value))
         else:   # the reference jet: base pose (x = value / 100 m) and joints; its CoM by the library
             Cr = C.copy()
             Cr[0, 3] = value / 100.0
-            good = make_reference_msg(0, Cr, np.zeros((4, 6)), np.tile(Q, (4, 1)), names)
+            good = make_reference_jet(0, Cr, np.zeros((4, 6)), np.tile(Q, (4, 1)), names)
             want_ref = gd.center_of_mass(node.model, Cr, None, Q)[0]
         raw = serialize_message(good)
         nan = deserialize_message(raw, msg_type)          # well-formed bytes, a value the node must refuse
         if isinstance(nan, Float64MultiArray):
             nan.data[len(nan.data) - 1] = float("nan")
-        else:
+        elif topic == "cmd/rotor_speeds":
             nan.velocity[len(nan.velocity) - 1] = float("nan")
+        elif topic == "feedforward/jet":
+            nan.base_wrench[0].force.z = float("nan")
+        elif topic == "flat_reference":
+            nan.com[0].x = float("nan")
+        else:
+            nan.q[len(nan.q) - 1] = float("nan")
         skipped = node.diag.counters["cycles_skipped"]
         pubs[topic].publish(nan)
         assert h.spin_until(lambda: node.diag.counters["cycles_skipped"] > skipped, 5.0)
         n_data = len(good.data) if isinstance(good, Float64MultiArray) else 0
-        for name, bad in _attacks(raw, i, n_data):
+        attacks = _attacks(raw, i, n_data) if topic == "cmd/rotor_speeds" else typed_attacks(raw, i, every=False,
+                                                                                              flips=4)
+        for name, bad in attacks:
             try:
                 seen = deserialize_message(bad, msg_type)
             except Exception:  # noqa: BLE001  rclpy refuses the bytes
@@ -249,3 +286,44 @@ def test_byte_attacks_then_good_input(h, topic):
     statuses = [s for a in diag for s in a.status]
     assert all(s.level in (b"\x00", b"\x01") for s in statuses)        # OK or WARN, never ERROR
     assert not [s.message for s in statuses if "unexpected exception" in s.message]   # refusals, no traceback
+
+
+@pytest.mark.parametrize("topic", ["feedforward/jet", "flat_reference", "reference"])
+def test_a_typed_jet_of_another_frame_or_joints_is_refused(h, topic):
+    """A typed input whose ``header.frame_id`` is not ``world_frame``, whose ``child_frame_id`` is
+    not the base link, or (the feedforward) whose joints are not the model's, is refused with its
+    reason on the node's diagnostics and the value kept; the good one after it is drawn."""
+    node = h.make(MarkersNode, PARAMS)
+    W_b = np.array([0.4, -0.3, 0.2, 1.0, -2.0, 39.0])
+    C, pubs = _inputs(h, node, W_b, np.full(6, 700.0), np.array([0.1, 0.2, 1.3]))
+    names = node.model.joint_names
+    assert h.spin_until(lambda: node.W is not None and node.com_ref is not None, 10.0)
+    W0, com0 = node.W.copy(), node.com_ref.copy()
+
+    def msg(value, **frames):
+        if topic == "feedforward/jet":
+            return _jet(frames.pop("names", names), W_b * value, **frames)
+        if topic == "flat_reference":
+            return _flat(names, np.full(3, value), **frames)
+        Cr = C.copy()
+        Cr[0, 3] = value
+        return make_reference_jet(0, Cr, np.zeros((4, 6)), np.tile(Q, (4, 1)), names, **frames)
+    bad = [({"frame_id": "map"}, f"{topic}: header.frame_id 'map' is not the world frame 'world'"),
+           ({"child_frame_id": "robot2/base_link"},
+            f"{topic}: child_frame_id 'robot2/base_link' is not the base link 'base_link'")]
+    if topic == "feedforward/jet":
+        bad.append(({"names": tuple(reversed(names))}, "feedforward/jet: joints ("))
+    for frames, words in bad:
+        pubs[topic].publish(msg(3.0, **frames))
+        assert refused(h, node, words), (words, node.diag.last_problem)
+        assert np.array_equal(node.W, W0) and np.array_equal(node.com_ref, com0)
+    pubs[topic].publish(msg(2.0))
+    if topic == "feedforward/jet":
+        assert h.spin_until(lambda: np.abs(node.W - 2.0 * W_b).max() < 1e-12 * 80, 5.0)
+    elif topic == "flat_reference":
+        assert h.spin_until(lambda: np.array_equal(node.com_ref, np.full(3, 2.0)), 5.0)
+    else:
+        Cr = C.copy()
+        Cr[0, 3] = 2.0
+        want = gd.center_of_mass(node.model, Cr, None, Q)[0]
+        assert h.spin_until(lambda: np.abs(node.com_ref - want).max() < 1e-12, 5.0)

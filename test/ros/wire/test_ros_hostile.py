@@ -37,6 +37,7 @@ from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from geodyn_msgs.msg import ReferenceJet
 
 import geodyn_ros as gd
 from geodyn_ros.lie import Ad
@@ -319,6 +320,54 @@ def _hostile_joints(rng, stamp):
     return m
 
 
+def _typed_ref_msg(t, order, stamp):
+    """Table 3 reference at time t as a typed ``ReferenceJet`` (geodyn_controller's and
+    geodyn_reference's type)."""
+    from geodyn_ros.ros.wire.typed import make_reference_jet
+    ref = table3_reference(t, order + 1)
+    K1 = order + 3
+    return make_reference_jet(stamp, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], NAMES)
+
+
+def _hostile_typed_reference(rng, stamp):
+    """:func:`_hostile_reference`'s kinds of damage on the fields of a typed ``ReferenceJet``."""
+    msg = _typed_ref_msg(float(rng.uniform(0, 20)), 1, stamp)
+    k = int(rng.integers(0, 10))
+    q = list(msg.q)
+    tw = msg.base_twist[int(rng.integers(0, len(msg.base_twist)))]
+    if k == 0:
+        q[int(rng.integers(0, len(q)))] = float(rng.choice([math.nan, math.inf, -math.inf]))
+    elif k == 1:
+        msg.header.stamp.sec = int(rng.choice([-5, -(2**31), 2**31 - 1]))
+        msg.header.stamp.nanosec = int(rng.choice([0, 10**9, 2**32 - 1]))
+    elif k == 2:
+        msg.base_pose.position.x = float(rng.choice([1e15, -1e20, 1e300, math.nan]))
+    elif k == 3:
+        o = msg.base_pose.orientation
+        o.x = o.y = o.z = o.w = 0.0                 # zero quaternion
+    elif k == 4:
+        q = q[: int(rng.integers(0, len(q)))]       # truncated
+    elif k == 5:
+        msg.joint_names = ["J2", "J2", "J3", "J4", "J5", "J6"]   # duplicate names
+    elif k == 6:
+        msg.order = int(rng.integers(0, 3))
+    elif k == 7:
+        msg.header.stamp.sec = int(stamp // 10**9 + int(rng.integers(2, 10**6)))     # far future
+    elif k == 8:
+        tw.angular.x = float(rng.choice([1e20, -1e25, math.inf]))
+    else:
+        q = [float(x) for x in rng.normal(size=len(q)) * 10.0**rng.integers(0, 30)]
+    msg.q = q
+    return msg
+
+
+def _typed_no_nan(msgs):
+    from geodyn_ros.ros.wire.typed import jet_fields
+    for m in msgs:
+        f = jet_fields(m)
+        assert all(np.isfinite(a).all() for a in (f.rows, f.values, f.pose) if a is not None)
+
+
 def _no_nan(msgs):
     for m in msgs:
         if isinstance(m, Float64MultiArray):
@@ -420,7 +469,7 @@ def test_fuzz_controller_node(h):
     cmds = h.record(WrenchStamped, "cmd/wrench", depth=1000)
     efforts = h.record(JointState, "cmd/joint_efforts", depth=1000)
     po, pj, pr = (h.publisher(Odometry, "odom"), h.publisher(JointState, "joint_states"),
-                  h.publisher(Float64MultiArray, "reference"))
+                  h.publisher(ReferenceJet, "reference"))
     h.wait_matched("odom")
     h.wait_matched("reference")
     rng = np.random.default_rng(11)
@@ -432,7 +481,7 @@ def test_fuzz_controller_node(h):
         elif k == 1:
             pj.publish(_hostile_joints(rng, stamp))
         else:
-            pr.publish(_hostile_reference(rng, stamp))
+            pr.publish(_hostile_typed_reference(rng, stamp))
         if i % 10 == 0:
             h.ex.spin_once(timeout_sec=0.0)
     h.spin_for(0.5)
@@ -441,7 +490,7 @@ def test_fuzz_controller_node(h):
     before = len(cmds)
     stamp = ctl.get_clock().now().nanoseconds
     ref = table3_reference(2.0, 1)
-    pr.publish(_ref_msg(2.0, 0, stamp))
+    pr.publish(_typed_ref_msg(2.0, 0, stamp))
     h.spin_for(0.05)
     po.publish(odometry_msg(stamp, ref.base_pose, np.zeros(3), np.zeros(3)))
     pj.publish(joint_states_msg(stamp, NAMES, ref.q[0], np.zeros(6)))
@@ -451,7 +500,7 @@ def test_fuzz_controller_node(h):
 
 def test_fuzz_reference_node(h):
     h.make(ReferenceNode, {"use_sim_time": True, "order": 1})
-    refs = h.record(Float64MultiArray, "reference", depth=1000)
+    refs = h.record(ReferenceJet, "reference", depth=1000)
     pc = h.publisher(ClockMsg, "/clock")
     h.wait_matched("/clock")
     rng = np.random.default_rng(3)
@@ -463,13 +512,13 @@ def test_fuzz_reference_node(h):
         if i % 10 == 0:
             h.ex.spin_once(timeout_sec=0.0)
     h.spin_for(0.5)
-    _no_nan(refs)
+    _typed_no_nan(refs)
     before = len(refs)
     c = ClockMsg()
     c.clock.sec = 3
     pc.publish(c)
     assert h.spin_until(lambda: len(refs) > before)
-    assert refs[-1].data[0] == 3.0
+    assert refs[-1].header.stamp.sec == 3
 
 
 @pytest.mark.parametrize("cut", [0, 3, 9, 40])
