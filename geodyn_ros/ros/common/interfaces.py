@@ -130,7 +130,7 @@ NODES = (
                     Topic("feedforward/flat_jet", _JET),
                     Topic("geodyn_node/linearization", _LIN,
                           "feedback lqr (name: parameter linearization_topic)"),
-                    Topic("geodyn_node/linearization/labels", "std_msgs/String", "feedback lqr"), _DESC),
+                    Topic("geodyn_node/linearization/labels", "std_msgs/String", "feedback lqr, message_types multiarray"), _DESC),
         publishes=(Topic("cmd/rotor_speeds", _ROTOR_MSG), Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
                    Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _USED, _DIAG)),
     Executable(
