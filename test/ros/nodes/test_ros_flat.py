@@ -22,13 +22,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_harness import flat_controller_inputs, loop_problems, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
+from ros_harness import decode_reference, flat_controller_inputs, loop_problems, odometry_msg, read_feedforward  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: F401
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock as ClockMsg
+from geodyn_msgs.msg import DesiredState, FeedforwardJet, FlatReference, RotorSpeeds
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -40,10 +41,11 @@ from geodyn_ros.ros.wire.actuator_commands import HAVE_ACTUATOR_MSGS
 from geodyn_ros.ros.common.diagnostics import _reason
 from geodyn_ros.ros.nodes.flat_controller_node import FlatControllerNode
 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
-from geodyn_ros.ros.wire.jets import (FlatFeedforwardPacker, decode_feedforward_jet, decode_flat_feedforward_jet,
+from geodyn_ros.ros.wire.jets import (FlatFeedforwardPacker, decode_flat_feedforward_jet,
                                  decode_reference_jet, decode_rotor_speed_jet, make_flat_reference_msg,
                                  make_reference_msg)
 from geodyn_ros.ros.common.params import ConfigurationError
+from geodyn_ros.ros.wire.typed import make_flat_reference
 from geodyn_ros.ros.nodes.reference_node import ReferenceNode
 from geodyn_ros.ros.loops.underactuated_closed_loop import run_ros_underactuated_loop
 from geodyn_ros.trajectories import figure_eight_reference
@@ -56,31 +58,41 @@ MODEL = gd.load_urdf(XACRO, locked_joints=list(CFG.rotor_joints))
 ALLOC = Allocation.from_frames(rotor_frames_from_model(MODEL)[1], CFG.rotors)
 
 
-def _flat_msg(t, order, stamp, rows=None):
+def _flat_msg(t, order, stamp, rows=None, legacy=True):
+    """The figure eight at ``t``: the deprecated layout (``legacy``) or a ``FlatReference``."""
     ref = figure_eight_reference(t, order + 2)
     K1 = order + 5 if rows is None else rows
-    return make_flat_reference_msg(stamp, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], NAMES)
+    make = make_flat_reference_msg if legacy else make_flat_reference
+    return make(stamp, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], NAMES)
 
 
 def _decode_flat(msg):
     """Independent decoding of a flat-reference message (not the node's decoder)."""
+    if isinstance(msg, FlatReference):
+        return (np.array([(c.x, c.y, c.z) for c in msg.com]), np.array(msg.yaw),
+                np.array(msg.q).reshape(len(msg.com), len(msg.joint_names)))
     d = np.array(msg.data)
     rows, cols = msg.layout.dim[0].size, msg.layout.dim[1].size
     body = d[2:].reshape(rows, cols)
     return body[:, :3], body[:, 3], body[:, 4:]
 
 
-def _start(h, order=2, **params):
+TYPED_OUT = {"desired/state": DesiredState, "feedforward/flat_jet": FeedforwardJet,
+             "feedforward/rotor_speeds": RotorSpeeds, "feedforward/jet": FeedforwardJet}
+
+
+def _start(h, order=2, legacy=True, **params):
+    """geodyn_node in flat mode; ``legacy``: ``message_types: multiarray`` (the deprecated layouts,
+    whose label mutations the hostile cases use), else the typed default."""
     p = {"urdf_path": XACRO, "order": order, "input_mode": "flat", "actuation_config": CFG_PATH,
-         "stale_timeout": 0.5}
+         "stale_timeout": 0.5, **({"message_types": "multiarray"} if legacy else {})}
     p.update(params)
     node = h.make(GeodynNode, p)
-    out = {t: h.record(Float64MultiArray, t, depth=1000) for t in
-           ("desired/state", "feedforward/flat_jet", "feedforward/rotor_speeds", "feedforward/jet")}
+    out = {t: h.record(Float64MultiArray if legacy else msg_type, t, depth=1000) for t, msg_type in TYPED_OUT.items()}
     out["wrench"] = h.record(WrenchStamped, "feedforward/wrench", depth=1000)
     out["efforts"] = h.record(JointState, "feedforward/joint_efforts", depth=1000)
     diag = h.record(DiagnosticArray, "/diagnostics", depth=1000)
-    h.publisher(Float64MultiArray, "flat_reference")
+    h.publisher(Float64MultiArray if legacy else FlatReference, "flat_reference")
     h.wait_matched("flat_reference")
     return node, out, diag
 
@@ -100,12 +112,36 @@ def _omega(t):
     return np.sqrt(ALLOC.allocate_thrust_torque(f.thrust[0], f.body_torque[0]))
 
 
-def test_flat_mode_outputs_equal_the_library(h):
-    node, out, diag = _start(h)
+def _read_desired(m):
+    """``(stamp, C, V, Q, names)`` of a ``DesiredState`` read field by field (frames checked)."""
+    assert (m.header.frame_id, m.child_frame_id, m.representation) == ("world", "base_link", "spatial")
+    C, V, Q = decode_reference(m)
+    return m.header.stamp.sec * 10**9 + m.header.stamp.nanosec, C, V, Q, tuple(m.joint_names)
+
+
+def _read_flat_jet(m):
+    """``(stamp, T, tau_b, tau, names)`` of the typed ``feedforward/flat_jet`` read field by field:
+    ``body``, force ``(0, 0, T)``."""
+    st, W, tau, names, rep = read_feedforward(m)
+    assert rep == "body" and not W[:, 3:5].any()
+    return st, W[:, 5], W[:, :3], tau, names
+
+
+def _read_rotors(m):
+    """``(stamp, omega (r+1, n_r), rotor_names)`` of a ``RotorSpeeds`` read field by field."""
+    assert m.header.frame_id == "base_link"
+    return (m.header.stamp.sec * 10**9 + m.header.stamp.nanosec,
+            np.array(m.angular_velocities).reshape(m.order + 1, len(m.rotor_names)), tuple(m.rotor_names))
+
+
+@pytest.mark.parametrize("message_types", ["typed", "multiarray"])
+def test_flat_mode_outputs_equal_the_library(h, message_types):
+    legacy = message_types == "multiarray"
+    node, out, diag = _start(h, legacy=legacy)
     stamp = node.get_clock().now().nanoseconds
     t = 1.3
-    msg = _flat_msg(t, 2, stamp)
-    h.publisher(Float64MultiArray, "flat_reference").publish(msg)
+    msg = _flat_msg(t, 2, stamp, legacy=legacy)
+    h.publisher(Float64MultiArray if legacy else FlatReference, "flat_reference").publish(msg)
     assert h.spin_until(lambda: all(len(out[k]) for k in out), 5.0), {k: len(v) for k, v in out.items()}
     com, yaw, q = _decode_flat(msg)
     want = gd.flat_inverse_dynamics(MODEL, com, yaw, q, 2)
@@ -113,20 +149,21 @@ def test_flat_mode_outputs_equal_the_library(h):
     def close(a, b, rel=1e-12):
         return np.abs(np.asarray(a) - b).max() <= rel * max(1.0, np.abs(b).max())
 
-    st, C, V, Q, names = decode_reference_jet(out["desired/state"][-1], "desired/state")
+    st, C, V, Q, names = (decode_reference_jet(out["desired/state"][-1], "desired/state") if legacy
+                          else _read_desired(out["desired/state"][-1]))
     assert st == stamp and names == NAMES and V.shape == (4, 6) and Q.shape == (4, 6)
     assert close(C, want.base_pose) and close(V, want.base_twist) and close(Q, want.q[:4])
-    st, T, tb, tau, names = decode_flat_feedforward_jet(out["feedforward/flat_jet"][-1])
+    st, T, tb, tau, names = (decode_flat_feedforward_jet if legacy else _read_flat_jet)(out["feedforward/flat_jet"][-1])
     assert st == stamp and names == NAMES
     assert close(T, want.thrust) and close(tb, want.body_torque) and close(tau, want.tau)
-    _, W, tau2, _ = decode_feedforward_jet(out["feedforward/jet"][-1])
+    _, W, tau2, _, _ = read_feedforward(out["feedforward/jet"][-1])
     assert close(W, want.base_wrench) and close(tau2, want.tau)
     w = out["wrench"][-1].wrench
     assert close([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z],
                  np.r_[want.body_torque[0], 0.0, 0.0, want.thrust[0]])
     assert close(out["efforts"][-1].effort, want.tau[0])
     # rotor speeds: the allocation built here, and central differences for the derivatives
-    st, om, rotors = decode_rotor_speed_jet(out["feedforward/rotor_speeds"][-1])
+    st, om, rotors = (decode_rotor_speed_jet if legacy else _read_rotors)(out["feedforward/rotor_speeds"][-1])
     assert st == stamp and rotors == CFG.rotor_links and om.shape == (3, 6)
     assert close(om[0], np.sqrt(ALLOC.allocate_thrust_torque(want.thrust[0], want.body_torque[0])))
     hs = 1e-3
@@ -192,11 +229,11 @@ def test_hostile_flat_references_are_refused(h):
 
 
 def test_infeasible_rotor_feedforward_is_reported_not_published(h):
-    node, out, diag = _start(h)
+    node, out, diag = _start(h, legacy=False)
     com, yaw, q = np.zeros((7, 3)), np.zeros(7), np.zeros((7, 6))
     com[2] = (0.0, 0.0, 30.0)        # 4.03 kg accelerating up at 30 m/s^2: 161 N > 76 N of six X4 rotors
-    pub = h.publisher(Float64MultiArray, "flat_reference")
-    pub.publish(make_flat_reference_msg(node.get_clock().now().nanoseconds, com, yaw, q, NAMES))
+    pub = h.publisher(FlatReference, "flat_reference")
+    pub.publish(make_flat_reference(node.get_clock().now().nanoseconds, com, yaw, q, NAMES))
     assert h.spin_until(lambda: len(out["feedforward/flat_jet"]) == 1, 5.0)
     h.spin_for(0.2)
     assert not out["feedforward/rotor_speeds"]
