@@ -6,7 +6,7 @@ bytes as they are) on ``odom``, ``joint_states``, ``reference`` (measured mode),
 buffers is ``test_cdr_attack.py``; here each kind of attack goes through the running node once
 or a few times, inside an input set:
 
-* truncation at a spread of lengths, including the last 1-3 bytes (cut with the header's padding
+* truncation at a spread of lengths (the typed inputs: at every length), including the last 1-3 bytes (cut with the header's padding
   count set as a writer sets it, and cut without it, zero-padded as the transport does);
 * seeded random bytes, and random bytes after a valid header;
 * huge counts (names, data, frame_id length);
@@ -93,7 +93,8 @@ def _attacks(raw: bytes, topic: str, seed: int, legacy: bool = True, counts=()):
     for k in (1, 2, 3):
         out.append((f"cut {k} (count set)", _cut(raw, k, True), True))
         out.append((f"cut {k} (transport padding)", _cut(raw, k, False), False))
-    for n in sorted({0, 1, 2, 3, 4, 5, 8, 11, 12, 13, 16, 20, L // 3, L // 2, L - 8, L - 5, L - 4}):
+    spread = {0, 1, 2, 3, 4, 5, 8, 11, 12, 13, 16, 20, L // 3, L // 2, L - 8, L - 5, L - 4}
+    for n in sorted(spread) if legacy or topic in ("odom", "joint_states") else range(L):   # typed: every length
         if 0 <= n < L:
             out.append((f"first {n} bytes", raw[:n], False))
     for i in range(3):
