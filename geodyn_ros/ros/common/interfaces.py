@@ -43,6 +43,7 @@ _DESC = Topic("robot_description", "std_msgs/String",
 _USED = Topic("~/inputs_used", "std_msgs/Float64MultiArray")   # the stamps each cycle used (latest_inputs)
 _TF = (Topic("/tf", "tf2_msgs/TFMessage", "tf_rate_hz > 0"), Topic("/tf_static", "tf2_msgs/TFMessage", "tf_rate_hz > 0"),
        Topic("robot_description", "std_msgs/String", "robot_description or urdf_path set (latched)"))
+_LEGACY = " (message_types multiarray, deprecated: std_msgs/Float64MultiArray)"
 _ROTOR_MSG = "actuator_msgs/Actuators (std_msgs/Float64MultiArray where actuator_msgs is not installed)"
 
 #: every node executable, in the order of the docs
@@ -52,19 +53,19 @@ NODES = (
         "the feedforward base wrench and joint torques and their time derivatives (inverse dynamics "
         "of order r, or the flat map in flat mode)",
         subscribes=(
-            Topic("reference", "std_msgs/Float64MultiArray", "input_mode reference or measured"),
+            Topic("reference", "geodyn_msgs/ReferenceJet" + _LEGACY, "input_mode reference or measured"),
             Topic("odom", "nav_msgs/Odometry", "input_mode measured"),
             Topic("joint_states", "sensor_msgs/JointState", "input_mode measured"),
-            Topic("flat_reference", "std_msgs/Float64MultiArray", "input_mode flat"),
+            Topic("flat_reference", "geodyn_msgs/FlatReference" + _LEGACY, "input_mode flat"),
             _DESC),
         publishes=(
             Topic("feedforward/wrench", "geometry_msgs/WrenchStamped"),
             Topic("feedforward/joint_efforts", "sensor_msgs/JointState"),
-            Topic("feedforward/jet", "std_msgs/Float64MultiArray"),
-            Topic("desired/state", "std_msgs/Float64MultiArray", "input_mode flat"),
-            Topic("feedforward/flat_jet", "std_msgs/Float64MultiArray", "input_mode flat"),
-            Topic("feedforward/rotor_speeds", "std_msgs/Float64MultiArray", "input_mode flat with actuation_config"),
-            Topic("~/linearization", "std_msgs/Float64MultiArray", "publish_linearization"),
+            Topic("feedforward/jet", "geodyn_msgs/FeedforwardJet" + _LEGACY),
+            Topic("desired/state", "geodyn_msgs/DesiredState" + _LEGACY, "input_mode flat"),
+            Topic("feedforward/flat_jet", "geodyn_msgs/FeedforwardJet" + _LEGACY, "input_mode flat"),
+            Topic("feedforward/rotor_speeds", "geodyn_msgs/RotorSpeeds" + _LEGACY, "input_mode flat with actuation_config"),
+            Topic("~/linearization", "geodyn_msgs/Linearization" + _LEGACY, "publish_linearization"),
             Topic("~/linearization/labels", "std_msgs/String", "publish_linearization"),
             Topic("~/inputs_used", "std_msgs/Float64MultiArray", "input_mode measured"),
             _DIAG)),
