@@ -13,7 +13,8 @@ of one stamp: the answer of a sample is that of its own state).
 For every robot a feeder (a node in the robot's namespace, so its topic names are the same
 relative names as the node's) publishes
 
-* ``reference``: the robot's own reference jet. Its higher rows (``V^(1..r+1)``, ``q^(2..r+2)``)
+* ``reference`` (``geodyn_msgs/ReferenceJet``, ``child_frame_id`` = ``<frame_prefix><base link>``;
+  the nodes' default ``message_types: typed``): the robot's own reference jet. Its higher rows (``V^(1..r+1)``, ``q^(2..r+2)``)
   are fixed per robot, so a reference overtaken by the state of the next sample (two topics, no
   ordering between them) cannot change a result;
 * ``odom`` (``child_frame_id`` = ``<frame_prefix><base link>``) and ``joint_states``: a state that
@@ -143,7 +144,7 @@ def check_record(rec: RobotRecord, order: int) -> dict:
     ``outputs`` (complete samples), ``max_rel_error``, ``problems`` (list of strings)."""
     from geodyn_ros.lie import Ad
     from geodyn_ros.ros.wire.conversions import stamp_to_ns
-    from geodyn_ros.ros.wire.jets import decode_feedforward_jet
+    from geodyn_ros.ros.wire.typed import decode_typed_feedforward
     names = tuple(rec.model.joint_names)
     problems, worst = [], 0.0
     cache = {}
@@ -157,7 +158,7 @@ def check_record(rec: RobotRecord, order: int) -> dict:
         return float(np.abs(np.asarray(a) - np.asarray(b)).max()) / max(1.0, float(np.abs(b).max()))
 
     for m in rec.jets:
-        st, W, tau, got_names = decode_feedforward_jet(m)
+        st, W, tau, got_names, _ = decode_typed_feedforward(m)
         if tuple(got_names) != names:
             problems.append(f"feedforward/jet joint names {got_names} are not the model's {names}")
             continue
@@ -189,7 +190,7 @@ def check_record(rec: RobotRecord, order: int) -> dict:
         worst = max(worst, rel(m.effort, want(st).tau[0]))
     if worst > TOL:
         problems.append(f"max relative error {worst:.3g} > {TOL:g}")
-    complete = len({decode_feedforward_jet(m)[0] for m in rec.jets} & {stamp_to_ns(m.header.stamp) for m in rec.wrenches}
+    complete = len({stamp_to_ns(m.header.stamp) for m in rec.jets} & {stamp_to_ns(m.header.stamp) for m in rec.wrenches}
                    & {stamp_to_ns(m.header.stamp) for m in rec.efforts})
     if complete == 0:
         problems.append("no complete output (jet, wrench and efforts of one sample)")
@@ -229,12 +230,12 @@ def run_two_robots(samples: int = 50, *, robots=ROBOTS, order: int = 2, start_no
     from nav_msgs.msg import Odometry
     from rclpy.context import Context
     from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
+    from geodyn_msgs.msg import FeedforwardJet, ReferenceJet
 
     import geodyn_ros as gd
     from geodyn_ros.lie import Ad_inv, matrix_to_quat
     from geodyn_ros.ros.wire.conversions import set_stamp, stamp_to_ns
-    from geodyn_ros.ros.wire.jets import make_reference_msg
+    from geodyn_ros.ros.wire.typed import make_reference_jet
     from geodyn_ros.ros.common.params import parameter_overrides
     from geodyn_ros.ros.common.runtime import control_qos, init_rclpy, make_executor
 
@@ -247,7 +248,7 @@ def run_two_robots(samples: int = 50, *, robots=ROBOTS, order: int = 2, start_no
         root = rclpy.create_node("two_robots_root_probe", context=ctx)
         nodes.append(root)
         stray = []
-        root.create_subscription(Float64MultiArray, "feedforward/jet", stray.append, control_qos(10))
+        root.create_subscription(FeedforwardJet, "feedforward/jet", stray.append, control_qos(10))
         feeders = []
         for i, spec in enumerate(robots, start=1):
             urdf = _resolve_urdf(spec.urdf)
@@ -263,10 +264,10 @@ def run_two_robots(samples: int = 50, *, robots=ROBOTS, order: int = 2, start_no
             fd = rclpy.create_node("two_robots_feeder", namespace=spec.namespace, context=ctx)
             nodes.append(fd)
             qos = control_qos(10)
-            pubs = (fd.create_publisher(Float64MultiArray, "reference", qos),
+            pubs = (fd.create_publisher(ReferenceJet, "reference", qos),
                     fd.create_publisher(Odometry, "odom", qos),
                     fd.create_publisher(JointState, "joint_states", qos))
-            subs = (fd.create_subscription(Float64MultiArray, "feedforward/jet", rec.jets.append, qos),
+            subs = (fd.create_subscription(FeedforwardJet, "feedforward/jet", rec.jets.append, qos),
                     fd.create_subscription(WrenchStamped, "feedforward/wrench", rec.wrenches.append, qos),
                     fd.create_subscription(JointState, "feedforward/joint_efforts", rec.efforts.append, qos))
             feeders.append((rec, pubs, subs))
@@ -301,7 +302,7 @@ def run_two_robots(samples: int = 50, *, robots=ROBOTS, order: int = 2, start_no
                 stamp = last + 1000
             rec.states[stamp] = (C, V0, q, qd)
             Cr, Vr, Qr = rec.reference
-            pubs[0].publish(make_reference_msg(stamp, Cr, Vr, Qr, rec.model.joint_names))
+            pubs[0].publish(make_reference_jet(stamp, Cr, Vr, Qr, rec.model.joint_names, child_frame_id=rec.base_frame))
             od = Odometry()
             set_stamp(od.header.stamp, stamp)
             od.header.frame_id, od.child_frame_id = "world", rec.base_frame
@@ -321,7 +322,7 @@ def run_two_robots(samples: int = 50, *, robots=ROBOTS, order: int = 2, start_no
             return stamp, time.monotonic()
 
         def done(rec, stamp):
-            return (any(int(m.data[0]) * 10**9 + int(m.data[1]) == stamp for m in rec.jets[-3:])
+            return (any(stamp_to_ns(m.header.stamp) == stamp for m in rec.jets[-3:])
                     and any(stamp_to_ns(m.header.stamp) == stamp for m in rec.wrenches[-3:])
                     and any(stamp_to_ns(m.header.stamp) == stamp for m in rec.efforts[-3:]))
 
@@ -332,7 +333,8 @@ def run_two_robots(samples: int = 50, *, robots=ROBOTS, order: int = 2, start_no
         for rec, pubs, _ in feeders:
             while True:
                 Cr, Vr, Qr = rec.reference
-                pubs[0].publish(make_reference_msg(time.time_ns(), Cr, Vr, Qr, rec.model.joint_names))
+                pubs[0].publish(make_reference_jet(time.time_ns(), Cr, Vr, Qr, rec.model.joint_names,
+                                                   child_frame_id=rec.base_frame))
                 spin(0.05)
                 rec.warmup += 1
                 stamp, when = send(rec, pubs, -rec.warmup)

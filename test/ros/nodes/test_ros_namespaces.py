@@ -24,13 +24,13 @@ import time
 
 import numpy as np
 import pytest
-from ros_harness import Harness, joint_states_msg, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
+from ros_harness import Harness, joint_states_msg, odometry_msg, read_feedforward  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray
+from geodyn_msgs.msg import FeedforwardJet, ReferenceJet
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 
 import geodyn_ros as gd
 from geodyn_ros.examples.two_robots import RobotSpec, run_two_robots
@@ -39,7 +39,7 @@ from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.loops.closed_loop import run_ros_closed_loop, table3_start_parameters
 from geodyn_ros.ros.nodes.controller_node import ControllerNode
 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
-from geodyn_ros.ros.wire.jets import decode_feedforward_jet, make_reference_msg
+from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.ros.common.params import ConfigurationError
 from geodyn_ros.ros.nodes.sim_node import SimNode
 from geodyn_ros.loops.tracking import simulate_tracking
@@ -87,9 +87,9 @@ def test_two_robots_under_two_namespaces_no_crosstalk(pair, tmp_path):
         assert len(rec.states) == samples + rec.warmup and rec.lost == 0, (rec.spec.namespace, rec.lost)
         # every counted sample (and the answered warm-up one) answered exactly once on each topic
         assert samples + 1 <= len(rec.jets) == len(rec.wrenches) == len(rec.efforts) <= len(rec.states)
-        assert len({decode_feedforward_jet(m)[0] for m in rec.jets}) == len(rec.jets)
+        assert len({read_feedforward(m)[0] for m in rec.jets}) == len(rec.jets)
         for jet, wrench, efforts in zip(rec.jets, rec.wrenches, rec.efforts):
-            stamp, W, tau, jet_names = decode_feedforward_jet(jet)
+            stamp, W, tau, jet_names, _ = read_feedforward(jet)
             assert stamp in rec.states, "an output with a stamp this robot was never sent"
             assert jet_names == names and tuple(efforts.name) == names
             assert wrench.header.frame_id == frame
@@ -106,9 +106,9 @@ def test_two_robots_under_two_namespaces_no_crosstalk(pair, tmp_path):
             assert np.abs(np.array(got) - Wb).max() <= TOL * scale
         # the check can see crosstalk: the other robot's dynamics are far from these outputs
         if other.joint_names == model.joint_names:
-            stamp = decode_feedforward_jet(rec.jets[0])[0]
+            stamp = read_feedforward(rec.jets[0])[0]
             alien = _expected(other, rec.reference, rec.states[stamp], order)
-            _, W, tau, _ = decode_feedforward_jet(rec.jets[0])
+            _, W, tau, _, _ = read_feedforward(rec.jets[0])
             assert np.abs(tau - alien.tau).max() > 1e-3 * max(1.0, np.abs(tau).max())
     # stamps are unique per robot
     assert not set(records[0].states) & set(records[1].states)
@@ -133,13 +133,14 @@ def test_geodyn_node_frame_prefix(h):
                                "stale_timeout": 5.0})
     wrench = h.record(WrenchStamped, "feedforward/wrench")
     diag = h.record(DiagnosticArray, "/diagnostics")
-    pr, po, pj = (h.publisher(Float64MultiArray, "reference"), h.publisher(Odometry, "odom"),
+    pr, po, pj = (h.publisher(ReferenceJet, "reference"), h.publisher(Odometry, "odom"),
                   h.publisher(JointState, "joint_states"))
     for t in ("reference", "odom", "joint_states"):
         h.wait_matched(t)
     now = node.get_clock().now().nanoseconds
     ref = table3_reference(2.0, 3)
-    pr.publish(make_reference_msg(now, ref.base_pose, ref.base_twist[:5], ref.q[:5], NAMES))
+    pr.publish(make_reference_jet(now, ref.base_pose, ref.base_twist[:5], ref.q[:5], NAMES,
+                                  child_frame_id="robot1/base_link"))   # the reference names the prefixed base too
     h.spin_for(0.1)
     C = ref.base_pose
     po.publish(odometry_msg(now + 1, C, np.zeros(3), np.zeros(3), child="base_link"))
@@ -208,21 +209,21 @@ def test_console_script_namespace_option(monkeypatch):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     h = Harness()
     try:
-        jets = h.record(Float64MultiArray, "/robot1/feedforward/jet")
-        root_jets = h.record(Float64MultiArray, "feedforward/jet")
-        pub = h.publisher(Float64MultiArray, "/robot1/reference")
-        root_pub = h.publisher(Float64MultiArray, "reference")
+        jets = h.record(FeedforwardJet, "/robot1/feedforward/jet")
+        root_jets = h.record(FeedforwardJet, "feedforward/jet")
+        pub = h.publisher(ReferenceJet, "/robot1/reference")
+        root_pub = h.publisher(ReferenceJet, "reference")
         assert h.spin_until(lambda: pub.get_subscription_count() > 0, 120.0), "node did not start"
         assert root_pub.get_subscription_count() == 0
         ref = table3_reference(3.0, 2)
-        msg = make_reference_msg(0, ref.base_pose, ref.base_twist[:4], ref.q[:4], NAMES)
+        msg = make_reference_jet(0, ref.base_pose, ref.base_twist[:4], ref.q[:4], NAMES)
         deadline = time.monotonic() + 60
         while not jets and time.monotonic() < deadline:
-            msg.data[0], msg.data[1] = divmod(time.time_ns(), 10**9)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(time.time_ns(), 10**9)
             pub.publish(msg)
             h.spin_for(0.1)
         assert jets and not root_jets
-        _, _, _, names = decode_feedforward_jet(jets[-1])
+        _, _, _, names, _ = read_feedforward(jets[-1])
         assert names == NAMES
         nodes = h.probe.get_node_names_and_namespaces()
         assert ("geodyn_node", "/robot1") in nodes
