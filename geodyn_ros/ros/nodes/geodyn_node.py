@@ -271,10 +271,10 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
         # (geodyn_ros.ros.wire.cdr): no Python message objects at 1 kHz. _on_<t>(msg) = _receive(t, _parse_<t>, msg)
         # (geodyn_inputs: the parsers of message_types; _on_<t>(msg) = _receive(t, parse, msg))
         parsers, msg_types = self._parsers(), self._input_types()
+        for topic, parse in parsers.items():
+            setattr(self, f"_on_{topic}", partial(self._receive, topic, parse))
         for topic in self._topics:
-            cb = partial(self._receive, topic, parsers[topic])
-            setattr(self, f"_on_{topic}", cb)
-            self.create_subscription(msg_types[topic], topic, guard(self, cb, topic),
+            self.create_subscription(msg_types[topic], topic, guard(self, getattr(self, f"_on_{topic}"), topic),
                                      qos_sensor if topic in ("odom", "joint_states") else qos_in, raw=True)
         guard_time_source(self)
         self.get_logger().info(f"input_mode {self.mode}: computes from {', '.join(self._topics)}"
