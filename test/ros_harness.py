@@ -140,6 +140,24 @@ def decode_reference(msg):
     return C, body[:, :6], body[:, 6:]
 
 
+def read_feedforward(msg):
+    """Independent reading of a feedforward jet message (not ``jets``' or ``typed``'s decoder):
+    ``(stamp_ns, W (r+1, 6) moment first, tau (r+1, n), joint_names, representation)``.
+    ``msg``: a ``geodyn_msgs/FeedforwardJet`` (field by field; ``representation`` as carried) or
+    the deprecated ``Float64MultiArray`` layout (``representation`` None: the layout has none)."""
+    if hasattr(msg, "base_wrench"):
+        st = msg.header.stamp
+        W = np.array([[w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z]
+                      for w in msg.base_wrench]).reshape(-1, 6)
+        tau = np.array(msg.tau).reshape(len(W), len(msg.joint_names))
+        return st.sec * 10**9 + st.nanosec, W, tau, tuple(msg.joint_names), msg.representation
+    d = np.array(msg.data)
+    rows, cols = msg.layout.dim[0].size, msg.layout.dim[1].size
+    body = d[msg.layout.data_offset:].reshape(rows, cols)
+    names = tuple(msg.layout.dim[1].label.split(",")[6:])
+    return int(d[0]) * 10**9 + int(d[1]), body[:, :6], body[:, 6:], names, None
+
+
 def flat_jet_inputs(model, names, stamp, ref, flat, multiarray: bool = False) -> dict:
     """The three jet inputs of ``geodyn_flat_controller`` stamped ``stamp`` (topic -> message) from
     the flat reference ``ref`` and geodyn_node's result ``flat``: typed ``FlatReference``,

@@ -6,7 +6,8 @@ Three streams, each on its own clock, published at their own rates in real time:
 * ``odom`` (``nav_msgs/Odometry``, REP 105) at 250 Hz (a motion-capture or estimator stream);
 * ``joint_states`` (``sensor_msgs/JointState``, the six joints of the shipped aerial manipulator)
   at 500 Hz, its samples 1.3 ms after the odom's;
-* ``reference`` (reference jet, order 2: 5 rows) at 100 Hz.
+* ``reference`` (order 2: 5 rows; a ``geodyn_msgs/ReferenceJet``, or with ``--message-types
+  multiarray`` the deprecated reference-jet ``Float64MultiArray``) at 100 Hz.
 
 Each stream's stamps run on its own clock: a fixed offset from the machine clock (odom +0.2 ms,
 joint_states +0.5 ms, reference +0.2 ms), a rate error (+20, -30, +10 ppm) and a seeded jitter
@@ -35,6 +36,7 @@ Used in three ways:
 
     python bench/ros/async_sensors.py publish --seconds 5 --seed 1 --log /tmp/sent.npz [--ns /]
     python bench/ros/async_sensors.py record --seconds 6 --log /tmp/got.npz [--node /geodyn_node] [--used]
+    (both: [--message-types typed|multiarray], the node's message_types; default typed)
 
 Units: stamps and times in integer nanoseconds; positions m, angles rad, rates rad/s, m/s.
 """
@@ -68,8 +70,9 @@ LATE_SKIP_NS = 20_000_000
 class Scenario:
     """The seeded schedule and the messages (module docstring)."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, message_types: str = "typed"):
         self.seed = int(seed)
+        self.typed = message_types == "typed"
         rng = np.random.default_rng(self.seed)
         self.loss = {s: float(rng.uniform(*LOSS)) for s in STREAMS}
 
@@ -93,8 +96,9 @@ class Scenario:
     @staticmethod
     def values(stream: str, stamp: int):
         """The values of the sample of ``stream`` stamped ``stamp``: odom ``(p (3), quat xyzw (4),
-        w_b (3), v_b (3))``, joint_states ``(q (6), qd (6))``, reference ``data`` (the jet message's
-        doubles, stamp included); exactly what is published."""
+        w_b (3), v_b (3))``, joint_states ``(q (6), qd (6))``, reference the doubles of the
+        deprecated layout (stamp, pose: position and ``xyzw``, then 5 rows of ``V^(k)`` (6) and
+        ``q^(k)`` (6)), whichever type carries them; exactly what is published."""
         from geodyn_ros.lie import Ad_inv, matrix_to_quat
         from geodyn_ros.trajectories import table3_reference
         tau = (stamp % 20_000_000_000) * 1e-9
@@ -111,10 +115,27 @@ class Scenario:
             return np.r_[p, matrix_to_quat(C[:3, :3], "xyzw"), Vb]
         return np.r_[ref.q[0] + rng.normal(size=6) * 0.05, ref.q[1] + rng.normal(size=6) * 0.05]
 
-    @staticmethod
-    def message(stream: str, stamp: int, vals):
+    def message(self, stream: str, stamp: int, vals):
         """The rclpy message of ``stream`` with ``vals`` (:meth:`values`) stamped ``stamp``."""
         sec, nsec = divmod(int(stamp), 1_000_000_000)
+        if stream == "reference" and self.typed:   # the same doubles, field by field (the quaternion as is)
+            from geodyn_msgs.msg import ReferenceJet
+            from geometry_msgs.msg import Twist
+            m = ReferenceJet()
+            m.header.stamp.sec, m.header.stamp.nanosec = sec, nsec
+            m.header.frame_id, m.child_frame_id, m.order, m.representation = "world", "base_link", ORDER + 2, "spatial"
+            p, o = m.base_pose.position, m.base_pose.orientation
+            p.x, p.y, p.z, o.x, o.y, o.z, o.w = (float(v) for v in vals[2:9])
+            body = np.asarray(vals[9:], dtype=float).reshape(ORDER + 3, 12)
+            twists = []
+            for row in body[:, :6].tolist():
+                t = Twist()
+                t.angular.x, t.angular.y, t.angular.z, t.linear.x, t.linear.y, t.linear.z = row
+                twists.append(t)
+            m.base_twist = twists
+            m.joint_names = list(JOINTS)
+            m.q = [float(v) for v in body[:, 6:].ravel()]
+            return m
         if stream == "reference":
             from geodyn_ros.ros.wire.jets import make_reference_msg
             m = make_reference_msg(0, np.eye(4), np.zeros((ORDER + 3, 6)), np.zeros((ORDER + 3, 6)), JOINTS)
@@ -146,11 +167,14 @@ class Scenario:
         return serialize_message(self.message(stream, stamp, vals)), vals
 
 
-def _types():
+def _types(message_types: str = "typed"):
     from nav_msgs.msg import Odometry
     from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-    return {"odom": Odometry, "joint_states": JointState, "reference": Float64MultiArray}
+    if message_types == "typed":
+        from geodyn_msgs.msg import ReferenceJet as Reference
+    else:
+        from std_msgs.msg import Float64MultiArray as Reference
+    return {"odom": Odometry, "joint_states": JointState, "reference": Reference}
 
 
 def publish(args) -> int:
@@ -164,14 +188,14 @@ def publish(args) -> int:
     ex = make_executor(context=ctx)
     ex.add_node(node)
     pubs = {s: node.create_publisher(t, s, control_qos(10, "reliable" if s == "reference" else args.reliability))
-            for s, t in _types().items()}
+            for s, t in _types(args.message_types).items()}
     end = time.monotonic() + args.wait
     while not all(p.get_subscription_count() > 0 for p in pubs.values()):
         ex.spin_once(timeout_sec=0.05)
         if time.monotonic() > end:
             print("async_sensors: no subscriber on every stream", file=sys.stderr)
             return 1
-    sc = Scenario(args.seed)
+    sc = Scenario(args.seed, args.message_types)
     for s in STREAMS:   # the first call imports and builds what the later ones reuse: not on the schedule
         sc.serialized(s, time.time_ns())
     t0 = time.time_ns() + 50_000_000
@@ -226,9 +250,15 @@ def record(args) -> int:
     jets, used = [], []
     base = args.node.rstrip("/")
     ns = base.rsplit("/", 1)[0]
-    node.create_subscription(Float64MultiArray, f"{ns}/feedforward/jet",
-                             lambda m: jets.append(int(m.data[0]) * 1_000_000_000 + int(m.data[1])),
-                             control_qos(1000))
+    if args.message_types == "typed":
+        from geodyn_msgs.msg import FeedforwardJet
+        node.create_subscription(FeedforwardJet, f"{ns}/feedforward/jet",
+                                 lambda m: jets.append(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec),
+                                 control_qos(1000))
+    else:
+        node.create_subscription(Float64MultiArray, f"{ns}/feedforward/jet",
+                                 lambda m: jets.append(int(m.data[0]) * 1_000_000_000 + int(m.data[1])),
+                                 control_qos(1000))
     if args.used:
         node.create_subscription(Float64MultiArray, f"{base}/inputs_used", lambda m: used.append(list(m.data)),
                                  control_qos(1000))
@@ -268,7 +298,9 @@ def main(argv=None) -> int:
     p.add_argument("--reliability", choices=("reliable", "best_effort"), default="best_effort",
                    help="the sensor publishers' QoS (default best_effort, as sensor drivers); the reference is "
                         "reliable, as geodyn_reference publishes it")
-    r = sub.add_parser("record")
+    for q in (p, r := sub.add_parser("record")):
+        q.add_argument("--message-types", choices=("typed", "multiarray"), default="typed",
+                       help="the node's message_types: typed geodyn_msgs (default) or the deprecated layouts")
     r.add_argument("--seconds", type=float, default=6.0)
     r.add_argument("--node", default="/geodyn_node")
     r.add_argument("--used", action="store_true")

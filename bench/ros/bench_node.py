@@ -8,7 +8,10 @@ For each requested order the node is started as a separate process, exactly as a
 (reference mode, ``rate_hz: 0``: one cycle per reference message). A driver node in this
 process publishes Table 3 reference messages on ``reference`` at ``--rate`` Hz on a
 ``time.perf_counter`` schedule and, between sends, spins an ``EventsExecutor`` to receive
-``feedforward/jet``. Every send stamps ``data[0:2]`` with ``time.time_ns()`` (the node's ROS
+``feedforward/jet``. The messages are the typed ``geodyn_msgs/ReferenceJet`` and
+``FeedforwardJet`` (the node's default), or with ``--message-types multiarray`` the deprecated
+``Float64MultiArray`` layouts (the node is started with the same setting). Every send stamps
+the message (``header.stamp``; the layout's ``data[0:2]``) with ``time.time_ns()`` (the node's ROS
 clock: ``use_sim_time`` is false); the latency of an output is ``time.time_ns()`` at its receipt
 minus the stamp it carries, i.e. reference publish -> node cycle -> jet received, on the same
 machine clock. Outputs are matched to sends by stamp.
@@ -30,6 +33,7 @@ Figures, not assertions: the targets (1 kHz sustained, < 1 % dropped, p99 < 2 ms
 are printed next to the numbers; nothing fails on a slow machine.
 
     python bench/ros/bench_node.py [--orders 0 3] [--seconds 10] [--rate 1000] [--out out]
+                                   [--message-types typed|multiarray]
 """
 from __future__ import annotations
 
@@ -56,10 +60,12 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 
 import rclpy  # noqa: E402
 from rclpy.context import Context  # noqa: E402
+from geodyn_msgs.msg import FeedforwardJet, FlatReference, ReferenceJet  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from geodyn_ros.model.resources import shipped_urdf  # noqa: E402
-from geodyn_ros.ros.wire.jets import decode_feedforward_jet, make_reference_msg  # noqa: E402
+from geodyn_ros.ros.wire.jets import decode_feedforward_jet, make_flat_reference_msg, make_reference_msg  # noqa: E402
+from geodyn_ros.ros.wire.typed import decode_typed_feedforward, make_flat_reference, make_reference_jet  # noqa: E402
 from geodyn_ros.ros.common.runtime import control_qos, make_executor  # noqa: E402
 from geodyn_ros.trajectories import table3_reference  # noqa: E402
 
@@ -68,6 +74,54 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 TARGET_RATE_FRAC = 0.99   # "1 kHz sustained": achieved output rate >= 99 % of the input rate
 TARGET_DROP_PCT = 1.0     # < 1 % dropped
 TARGET_P99_MS = 2.0       # p99 < 2 ms at order 3
+
+
+# ---------------------------------------------------------------------------- message types
+def add_message_types_option(ap) -> None:
+    """``--message-types``: the node's ``message_types`` and the driver's messages."""
+    ap.add_argument("--message-types", choices=("typed", "multiarray"), default="typed",
+                    help="typed geodyn_msgs (default) or the deprecated Float64MultiArray layouts, for the node "
+                         "(message_types parameter) and the driver's messages alike")
+
+
+def types_of(typed: bool) -> dict:
+    """``{kind: message class}`` of the jet topics the benches use."""
+    if typed:
+        return {"reference": ReferenceJet, "flat_reference": FlatReference, "jet": FeedforwardJet}
+    return {"reference": Float64MultiArray, "flat_reference": Float64MultiArray, "jet": Float64MultiArray}
+
+
+def reference_message(order: int, typed: bool, t: float = 4.0):
+    """The Table 3 reference at ``t`` with the rows order ``order`` needs (stamp 0; :func:`set_stamp`)."""
+    ref = table3_reference(t, order + 1)
+    K1 = order + 3
+    make = make_reference_jet if typed else make_reference_msg
+    return make(0, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], JOINT_NAMES)
+
+
+def flat_reference_message(order: int, typed: bool, t: float = 1.3):
+    """The figure-eight flat reference at ``t`` (stamp 0)."""
+    from geodyn_ros.trajectories import figure_eight_reference
+    ref = figure_eight_reference(t, order + 2)
+    K1 = order + 5
+    make = make_flat_reference if typed else make_flat_reference_msg
+    return make(0, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], JOINT_NAMES)
+
+
+def set_stamp(msg, stamp: int) -> None:
+    """Stamp a jet message in place: ``header.stamp`` (typed) or ``data[0:2]`` (layout)."""
+    sec, nsec = divmod(stamp, 1_000_000_000)
+    if isinstance(msg, Float64MultiArray):
+        msg.data[0], msg.data[1] = sec, nsec
+    else:
+        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
+
+
+def stamp_of(msg) -> int:
+    """The stamp [ns] of a jet message (typed or layout)."""
+    if isinstance(msg, Float64MultiArray):
+        return int(msg.data[0]) * 1_000_000_000 + int(msg.data[1])
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
 
 class NodeDied(RuntimeError):
@@ -148,35 +202,29 @@ class NodeProcess:
 class Driver:
     """Publisher of ``reference`` and recorder of ``feedforward/jet`` in one rclpy node."""
 
-    def __init__(self, ctx: Context, order: int, pub_depth: int, sub_depth: int):
+    def __init__(self, ctx: Context, order: int, pub_depth: int, sub_depth: int, typed: bool = True):
         self.node = rclpy.create_node(f"bench_driver_r{order}", context=ctx)
         self.ex = make_executor(context=ctx)
         self.ex.add_node(self.node)
-        self.pub = self.node.create_publisher(Float64MultiArray, "reference", control_qos(pub_depth))
-        self.sub = self.node.create_subscription(Float64MultiArray, "feedforward/jet", self._on_jet,
+        types = types_of(typed)
+        self.pub = self.node.create_publisher(types["reference"], "reference", control_qos(pub_depth))
+        self.sub = self.node.create_subscription(types["jet"], "feedforward/jet", self._on_jet,
                                                  control_qos(sub_depth))
         self.stamps: list[int] = []   # output stamps [ns], in order of receipt
         self.recv_ns: list[int] = []  # time.time_ns() at receipt
         self.first_jet = None
-        ref = table3_reference(4.0, order + 1)
-        K1 = order + 3
-        self.msg = make_reference_msg(time.time_ns(), ref.base_pose, ref.base_twist[:K1],
-                                      ref.q[:K1], JOINT_NAMES)
-        self.data = self.msg.data  # array.array('d'): rewrite data[0:2] in place per send
+        self.msg = reference_message(order, typed)   # restamped in place per send
 
     def _on_jet(self, msg) -> None:
         now = time.time_ns()
-        d = msg.data
-        self.stamps.append(int(d[0]) * 1_000_000_000 + int(d[1]))
+        self.stamps.append(stamp_of(msg))
         self.recv_ns.append(now)
         if self.first_jet is None:
             self.first_jet = msg
 
     def send(self) -> int:
         stamp = time.time_ns()
-        sec, nsec = divmod(stamp, 1_000_000_000)
-        self.data[0] = sec
-        self.data[1] = nsec
+        set_stamp(self.msg, stamp)
         self.pub.publish(self.msg)
         return stamp
 
@@ -235,8 +283,9 @@ def _read_self_cpu() -> float:
 def measure(ctx: Context, urdf: str, order: int, args) -> dict:
     how = "python -m geodyn_ros.ros.nodes.geodyn_node"
     print(f"\n== order {order}: {how} (ROS_DOMAIN_ID={DOMAIN_ID}, discovery LOCALHOST)")
-    proc = NodeProcess(urdf, order)
-    drv = Driver(ctx, order, args.pub_depth, args.sub_depth)
+    typed = args.message_types == "typed"
+    proc = NodeProcess(urdf, order, (f"message_types:={args.message_types}",))
+    drv = Driver(ctx, order, args.pub_depth, args.sub_depth, typed)
     failed = False
     try:
         # 1) discovery: both directions matched
@@ -273,7 +322,8 @@ def measure(ctx: Context, urdf: str, order: int, args) -> dict:
             raise NodeDied(f"no feedforward/jet within {first_timeout:g} s (node idle CPU "
                            f"{idle_pct:.0f} %)\n{proc.output()}")
         t_first = time.perf_counter() - t
-        st, W, tau, names = decode_feedforward_jet(drv.first_jet)
+        st, W, tau, names = (decode_typed_feedforward(drv.first_jet)[:4] if typed
+                             else decode_feedforward_jet(drv.first_jet))
         assert W.shape == (order + 1, 6) and names == JOINT_NAMES, (W.shape, names)
         # 3) warm-up at the full rate, discarded
         warm_sent, _ = drv.paced(args.rate, args.warmup, proc)
@@ -411,11 +461,12 @@ def main(argv=None) -> int:
     ap.add_argument("--sub-depth", type=int, default=100,
                     help="keep-last depth of the driver's jet subscription (deep: drops are the node's)")
     ap.add_argument("--out", default=str(REPO / "out"))
+    add_message_types_option(ap)
     args = ap.parse_args(argv)
 
     urdf = str(shipped_urdf())
     print(f"geodyn_node benchmark: {args.rate:g} Hz reference for {args.seconds:g} s per order, "
-          f"orders {args.orders}, {os.cpu_count()} CPUs")
+          f"orders {args.orders}, message_types {args.message_types}, {os.cpu_count()} CPUs")
     ctx = Context()
     rclpy.init(context=ctx)
     print(f"rmw {rclpy.get_rmw_implementation_identifier()}")

@@ -21,6 +21,11 @@ windows (:func:`run_pair`; method in ``doc/explanation/performance.md``)::
 
     python bench/ros/bench_soak.py --pair [--windows 3] [--window-seconds 30] [--best-effort] [--mode flat]
     python bench/ros/bench_soak.py --pair --async [--windows 3] [--window-seconds 30]
+    python bench/ros/bench_soak.py --pair --message-types multiarray   (the deprecated layouts)
+
+Both the node and the floor (and the driver) use the typed ``geodyn_msgs`` jets (the nodes'
+default ``message_types``), or with ``--message-types multiarray`` the deprecated
+``Float64MultiArray`` layouts.
 
 ``--async`` feeds both the node and the floor the asynchronous scenario of
 ``bench/ros/async_sensors.py`` (odom 250 Hz and joint_states 500 Hz best-effort on their own
@@ -44,17 +49,16 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench" / "ros"))
 
-from bench_node import JOINT_NAMES, NodeProcess  # noqa: E402  (sets the ROS isolation env first)
+from bench_node import (JOINT_NAMES, NodeProcess, add_message_types_option, flat_reference_message,  # noqa: E402,I100  (sets the ROS isolation env first)
+                        reference_message, set_stamp, stamp_of, types_of)
 
 import rclpy  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.context import Context  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from geodyn_ros.lie import Ad_inv, matrix_to_quat  # noqa: E402
 from geodyn_ros.model.resources import shipped_urdf  # noqa: E402
-from geodyn_ros.ros.wire.jets import make_reference_msg  # noqa: E402
 from geodyn_ros.ros.common.runtime import control_qos, make_executor  # noqa: E402
 from geodyn_ros.trajectories import table3_reference  # noqa: E402
 
@@ -68,23 +72,23 @@ def rss_mb(pid: int) -> float:
 
 
 class SoakDriver:
-    def __init__(self, ctx, order):
+    def __init__(self, ctx, order, typed=True):
         self.node = rclpy.create_node("soak_driver", context=ctx)
         self.ex = make_executor(context=ctx)
         self.ex.add_node(self.node)
         qos = control_qos(2)
+        types = types_of(typed)
         self.p_odom = self.node.create_publisher(Odometry, "odom", qos)
         self.p_js = self.node.create_publisher(JointState, "joint_states", qos)
-        self.p_ref = self.node.create_publisher(Float64MultiArray, "reference", qos)
-        self.node.create_subscription(Float64MultiArray, "feedforward/jet", self._on_jet, control_qos(100))
+        self.p_ref = self.node.create_publisher(types["reference"], "reference", qos)
+        self.node.create_subscription(types["jet"], "feedforward/jet", self._on_jet, control_qos(100))
         self.recv: list[tuple[int, int]] = []   # (stamp, receipt) [ns]
-        self._messages(order)
+        self._messages(order, typed)
 
-    def _messages(self, order):
+    def _messages(self, order, typed=True):
         """The reference, odom and joint_states messages the driver sends (stamps rewritten per send)."""
         ref = table3_reference(4.0, order + 1)
-        K1 = order + 3
-        self.ref = make_reference_msg(0, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], JOINT_NAMES)
+        self.ref = reference_message(order, typed)
         C = ref.base_pose
         Vb = Ad_inv(C) @ ref.base_twist[0]
         o = Odometry()
@@ -103,14 +107,13 @@ class SoakDriver:
         self.js = js
 
     def _on_jet(self, msg):
-        d = msg.data
-        self.recv.append((int(d[0]) * 1_000_000_000 + int(d[1]), time.time_ns()))
+        self.recv.append((stamp_of(msg), time.time_ns()))
 
     def send(self, with_ref: bool, state: bool = True) -> int:
         stamp = time.time_ns()
         sec, nsec = divmod(stamp, 1_000_000_000)
         if with_ref:
-            self.ref.data[0], self.ref.data[1] = sec, nsec
+            set_stamp(self.ref, stamp)
             self.p_ref.publish(self.ref)
         if state:   # joint_states first: under input_policy latest the odom's cycle then uses it (age 0)
             for m in (self.odom, self.js):
@@ -157,6 +160,7 @@ def main(argv=None) -> int:
     ap.add_argument("--subscribe-all", action="store_true",
                     help="--pair: the driver subscribes every output (default: feedforward/jet only, so "
                          "geodyn_node skips feedforward/wrench and joint_efforts, which the floor still publishes)")
+    add_message_types_option(ap)
     ap.add_argument("--floor", action="store_true",
                     help="run bench/ros/rclpy_floor_node.py instead of geodyn_node: the same topics, QoS and "
                          "executor, raw in and out, no decoding and no dynamics (the rclpy floor)")
@@ -174,8 +178,8 @@ def main(argv=None) -> int:
     ctx = Context()
     rclpy.init(context=ctx)
     node = NodeProcess(str(shipped_urdf()), args.order, (f"input_mode:={args.mode}", "stale_timeout:=0.5",
-                                                        *args.node_param))
-    drv = SoakDriver(ctx, args.order)
+                                                        f"message_types:={args.message_types}", *args.node_param))
+    drv = SoakDriver(ctx, args.order, args.message_types == "typed")
     try:
         probe = drv.p_odom if args.mode == "measured" else drv.p_ref
         if not drv.spin_for(60.0, lambda: probe.get_subscription_count() > 0):
@@ -225,7 +229,8 @@ def main(argv=None) -> int:
     t, m = np.array(rss).T
     after = t >= args.warmup
     slope = float(np.polyfit(t[after] / 60.0, m[after], 1)[0]) if after.sum() >= 2 else float("nan")
-    print(f"geodyn_node soak: {args.mode} mode{' (' + ', '.join(args.node_param) + ')' if args.node_param else ''}, order {args.order}, {args.rate:g} Hz odom + joint_states, "
+    print(f"geodyn_node soak: {args.mode} mode{' (' + ', '.join(args.node_param) + ')' if args.node_param else ''}, "
+          f"message_types {args.message_types}, order {args.order}, {args.rate:g} Hz odom + joint_states, "
           f"reference every {args.ref_every}, {args.minutes:g} min ({args.warmup:g} s warm-up excluded)")
     window = (int(sent[-1]) - int(keep[0])) * 1e-9 if len(keep) else float("nan")
     outputs = sum(1 for s_, _ in drv.recv if s_ >= int(keep[0])) if len(keep) else 0
@@ -302,8 +307,9 @@ class PairDriver:
     """Feeds one namespace at a time (``/node`` or ``/floor``) with the same messages, on the same
     schedule, and counts the ``feedforward/jet`` outputs of each."""
 
-    def __init__(self, ctx, order, flat, best_effort, subscribe_all=False, scenario=None):
+    def __init__(self, ctx, order, flat, best_effort, subscribe_all=False, scenario=None, typed=True):
         self.node = rclpy.create_node("pair_driver", context=ctx)
+        types = types_of(typed)
         self.ex = make_executor(context=ctx)
         self.ex.add_node(self.node)
         self.flat = flat
@@ -313,35 +319,33 @@ class PairDriver:
         self.pubs = {}
         for ns in ("node", "floor"):
             if flat:
-                self.pubs[ns] = (self.node.create_publisher(Float64MultiArray, f"/{ns}/flat_reference", qos),)
+                self.pubs[ns] = (self.node.create_publisher(types["flat_reference"], f"/{ns}/flat_reference", qos),)
             elif scenario is not None:   # sensors best-effort (as drivers publish), the reference reliable
                 self.pubs[ns] = tuple(self.node.create_publisher(t, f"/{ns}/{topic}", _qos(10, topic != "reference"))
                                       for t, topic in ((Odometry, "odom"), (JointState, "joint_states"),
-                                                       (Float64MultiArray, "reference")))
+                                                       (types["reference"], "reference")))
             else:
                 self.pubs[ns] = tuple(self.node.create_publisher(t, f"/{ns}/{topic}", qos) for t, topic in
                                       ((Odometry, "odom"), (JointState, "joint_states"),
-                                       (Float64MultiArray, "reference")))
-            self.node.create_subscription(Float64MultiArray, f"/{ns}/feedforward/jet",
+                                       (types["reference"], "reference")))
+            self.node.create_subscription(types["jet"], f"/{ns}/feedforward/jet",
                                           lambda m, ns=ns: self._count(ns), _qos(100, best_effort), raw=True)
             if subscribe_all:   # every other output too (received and dropped)
                 from geometry_msgs.msg import WrenchStamped
                 outs = [(WrenchStamped, "feedforward/wrench"), (JointState, "feedforward/joint_efforts")]
                 if flat:
-                    outs += [(Float64MultiArray, t) for t in ("desired/state", "feedforward/flat_jet",
-                                                              "feedforward/rotor_speeds")]
+                    from geodyn_ros.ros.common.message_types import MessageTypes
+                    kind = MessageTypes(None, "typed" if typed else "multiarray").type_of
+                    outs += [(kind(k), t) for k, t in (("desired", "desired/state"), ("flat_jet", "feedforward/flat_jet"),
+                                                       ("rotor_speeds", "feedforward/rotor_speeds"))]
                 for t, topic in outs:
                     self.node.create_subscription(t, f"/{ns}/{topic}", lambda m: None, _qos(100, best_effort),
                                                   raw=True)
         if flat:
-            from geodyn_ros.ros.wire.jets import make_flat_reference_msg
-            from geodyn_ros.trajectories import figure_eight_reference
-            ref = figure_eight_reference(1.3, order + 2)
-            K1 = order + 5
-            self.flat_msg = make_flat_reference_msg(0, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], JOINT_NAMES)
+            self.flat_msg = flat_reference_message(order, typed)
         else:
             self.soak = SoakDriver.__new__(SoakDriver)   # reuse its message construction only
-            SoakDriver._messages(self.soak, order)
+            SoakDriver._messages(self.soak, order, typed)
 
     def _count(self, ns):
         self.count[ns] += 1
@@ -354,12 +358,12 @@ class PairDriver:
         sec, nsec = divmod(stamp, 1_000_000_000)
         pubs = self.pubs[ns]
         if self.flat:
-            self.flat_msg.data[0], self.flat_msg.data[1] = sec, nsec
+            set_stamp(self.flat_msg, stamp)
             pubs[0].publish(self.flat_msg)
             return
         d = self.soak
         if k % ref_every == 0:
-            d.ref.data[0], d.ref.data[1] = sec, nsec
+            set_stamp(d.ref, stamp)
             pubs[2].publish(d.ref)
         for m in (d.odom, d.js):
             m.header.stamp.sec, m.header.stamp.nanosec = sec, nsec
@@ -428,7 +432,8 @@ def run_pair(args) -> int:
     else:
         urdf = str(shipped_urdf())
         mode_params = ["input_mode:=measured"]
-    params = [f"urdf_path:={urdf}", f"order:={args.order}", "stale_timeout:=0.5", *mode_params]
+    params = [f"urdf_path:={urdf}", f"order:={args.order}", "stale_timeout:=0.5", *mode_params,
+              f"message_types:={args.message_types}"]
     if args.best_effort:
         params += ["input_reliability:=best_effort", "output_reliability:=best_effort"]
     ros = [a for p in params for a in ("-p", p)]
@@ -442,11 +447,12 @@ def run_pair(args) -> int:
     scenario = None
     if args.async_:
         from async_sensors import Scenario
-        scenario = Scenario(args.seed)
+        scenario = Scenario(args.seed, args.message_types)
         if args.order != 2:
             print("--async: the scenario's reference is of order 2", file=sys.stderr)
             return 2
-    drv = PairDriver(ctx, args.order, flat, args.best_effort, args.subscribe_all, scenario)
+    drv = PairDriver(ctx, args.order, flat, args.best_effort, args.subscribe_all, scenario,
+                     args.message_types == "typed")
     ref_every = args.ref_every
     rows = {"node": [], "floor": []}   # per window: (us per cycle, {group: us per cycle}, outputs/sends, load)
     try:
@@ -492,7 +498,8 @@ def run_pair(args) -> int:
     subs = "every output" if args.subscribe_all else "feedforward/jet"
     rate = "async: odom 250 Hz, joint_states 500 Hz, reference 100 Hz, own clocks, 1-5 % loss, a cycle per odom" \
         if args.async_ else f"{args.rate:g} Hz"
-    print(f"geodyn_node vs rclpy floor: {args.mode} mode, order {args.order}, {rate}, {qos} inputs and "
+    print(f"geodyn_node vs rclpy floor: {args.mode} mode, message_types {args.message_types}, order {args.order}, "
+          f"{rate}, {qos} inputs and "
           f"outputs, {subs} subscribed, {args.windows} alternating windows of {args.window_seconds:g} s each "
           f"(load average during the run: {_median_range([r[3] for r in rows['node'] + rows['floor']], '{:.2f}')})")
     for ns in procs:

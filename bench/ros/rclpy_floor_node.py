@@ -11,6 +11,12 @@ publishes what geodyn_node's flat mode publishes: the three above plus ``desired
 ``feedforward/flat_jet`` and ``feedforward/rotor_speeds``, pre-serialized at the sizes of the
 hexarotor manipulator at the given order. No decoding, no dynamics, no checks.
 
+The jet topics have the types of ``message_types`` (default ``typed``, as geodyn_node's): the
+``geodyn_msgs`` messages (``ReferenceJet`` / ``FlatReference`` subscribed; ``FeedforwardJet``,
+``DesiredState``, ``FeedforwardJet`` (body), ``RotorSpeeds`` published, at the sizes and with the
+frames geodyn_node's carry; ``feedforward/jet`` stamped by one compiled write into its template,
+as geodyn_node writes it), or ``multiarray``: the deprecated ``Float64MultiArray`` layouts.
+
 ``bench_soak.py --floor`` runs it in place of geodyn_node, ``bench_soak.py --pair`` next to it:
 its CPU per cycle is what any rclpy node with this traffic costs on the machine, the part of
 geodyn_node's cycle that Python code cannot remove.
@@ -19,7 +25,8 @@ Parameters (``--ros-args -p``): ``order`` (2), ``input_mode`` (``measured`` | ``
 ``qos_depth`` (2) and ``input_depth`` (10) (the outputs' and the inputs' keep-last depths,
 geodyn_node's defaults), ``input_reliability`` and ``output_reliability``
 and ``sensor_reliability`` (odom, joint_states; default ``best_effort``) (``reliable`` |
-``best_effort``, as geodyn_node's), ``input_policy`` (``latest`` | ``exact``); other ``-p`` are ignored.
+``best_effort``, as geodyn_node's), ``input_policy`` (``latest`` | ``exact``), ``message_types``
+(``typed`` | ``multiarray``); other ``-p`` are ignored.
 """
 from __future__ import annotations
 
@@ -61,6 +68,19 @@ def _array(rows: int, cols: int, offset: int = 2) -> bytes:
     return serialize_message(m)
 
 
+def _typed_flat_outputs(r: int) -> tuple:
+    """Serialized ``DesiredState`` (r+2 entries), ``FeedforwardJet`` (body, r+1) and ``RotorSpeeds``
+    (r+1 x N_ROTORS): geodyn_node's flat outputs, with its frames."""
+    from geodyn_msgs.msg import DesiredState
+
+    from geodyn_ros.ros.wire.typed import TypedFeedforwardPacker, TypedRotorSpeedPacker, make_reference_jet
+    n = len(JOINTS)
+    desired = make_reference_jet(0, np.eye(4), np.zeros((r + 2, 6)), np.zeros((r + 2, n)), JOINTS, cls=DesiredState)
+    flat = TypedFeedforwardPacker(JOINTS, r).pack_flat(0, np.zeros(r + 1), np.zeros((r + 1, 3)), np.zeros((r + 1, n)))
+    rotors = TypedRotorSpeedPacker([f"rotor_{i}" for i in range(N_ROTORS)], r).pack(0, np.zeros((r + 1, N_ROTORS)))
+    return serialize_message(desired), serialize_message(flat), serialize_message(rotors)
+
+
 class FloorNode(rclpy.node.Node):
     def __init__(self, **kwargs):
         super().__init__("geodyn_node", allow_undeclared_parameters=True,
@@ -74,31 +94,50 @@ class FloorNode(rclpy.node.Node):
         qsensor = _qos(int(param("input_depth", 10)), param("sensor_reliability", "best_effort"))
         self.latest = param("input_policy", "latest") == "latest"
         qout = _qos(int(param("qos_depth", 2)), param("output_reliability", "reliable"))
+        self.typed = param("message_types", "typed") == "typed"
+        if self.typed:
+            from geodyn_msgs.msg import DesiredState, FeedforwardJet, FlatReference, ReferenceJet, RotorSpeeds
+            types = {"reference": ReferenceJet, "flat_reference": FlatReference, "jet": FeedforwardJet,
+                     "desired": DesiredState, "flat_jet": FeedforwardJet, "rotor_speeds": RotorSpeeds}
+        else:
+            types = dict.fromkeys(("reference", "flat_reference", "jet", "desired", "flat_jet", "rotor_speeds"),
+                                  Float64MultiArray)
         if self.flat:
-            self.create_subscription(Float64MultiArray, "flat_reference", self._flat_ref, qin, raw=True)
+            self.create_subscription(types["flat_reference"], "flat_reference", self._flat_ref, qin, raw=True)
         else:
             self.create_subscription(Odometry, "odom", self._odom, qsensor, raw=True)
             self.create_subscription(JointState, "joint_states", self._js, qsensor, raw=True)
-            self.create_subscription(Float64MultiArray, "reference", lambda m: None, qin, raw=True)
+            self.create_subscription(types["reference"], "reference", lambda m: None, qin, raw=True)
         self.pw = self.create_publisher(WrenchStamped, "feedforward/wrench", qout)
         self.pe = self.create_publisher(JointState, "feedforward/joint_efforts", qout)
-        self.pj = self.create_publisher(Float64MultiArray, "feedforward/jet", qout)
+        self.pj = self.create_publisher(types["jet"], "feedforward/jet", qout)
         w = WrenchStamped()
         w.header.frame_id = "base_link"
         e = JointState()
         e.name, e.effort = JOINTS, [0.0] * 6
         self.w, self.e = serialize_message(w), serialize_message(e)
-        self.jet = FeedforwardJetPacker(JOINTS, r)
         self.zeros = np.zeros((r + 1, 6))
+        if self.typed:   # the template and the one compiled write of geodyn_node's feedforward/jet
+            from geodyn_ros.ros.wire.typed_raw import TypedJetOutput
+            out = TypedJetOutput(JOINTS, r)
+            zeros = self.zeros.copy()
+            zeros.flags.writeable = False
+            self.jet_raw = lambda stamp: out.write_finite(stamp, zeros, zeros)
+        else:
+            jet = FeedforwardJetPacker(JOINTS, r)
+            self.jet_raw = lambda stamp: jet.pack_raw(stamp, self.zeros, self.zeros)
         if self.flat:
-            self.pd = self.create_publisher(Float64MultiArray, "desired/state", qout)
-            self.pf = self.create_publisher(Float64MultiArray, "feedforward/flat_jet", qout)
-            self.pr = self.create_publisher(Float64MultiArray, "feedforward/rotor_speeds", qout)
-            # sizes of geodyn_node's flat outputs: reference layout (r+2 rows, 7 + 6 + n columns),
-            # flat jet (r+1 rows, T, tau_b, tau), rotor speeds (r+1 rows, one column per rotor)
-            self.desired = _array(r + 2, 19, 2 + 0)
-            self.flat_jet = _array(r + 1, 4 + len(JOINTS))
-            self.rotors = _array(r + 1, N_ROTORS)
+            self.pd = self.create_publisher(types["desired"], "desired/state", qout)
+            self.pf = self.create_publisher(types["flat_jet"], "feedforward/flat_jet", qout)
+            self.pr = self.create_publisher(types["rotor_speeds"], "feedforward/rotor_speeds", qout)
+            if self.typed:   # the typed messages of geodyn_node's sizes, serialized once
+                self.desired, self.flat_jet, self.rotors = _typed_flat_outputs(r)
+            else:
+                # sizes of geodyn_node's flat outputs: reference layout (r+2 rows, 7 + 6 + n columns),
+                # flat jet (r+1 rows, T, tau_b, tau), rotor speeds (r+1 rows, one column per rotor)
+                self.desired = _array(r + 2, 19, 2 + 0)
+                self.flat_jet = _array(r + 1, 4 + len(JOINTS))
+                self.rotors = _array(r + 1, N_ROTORS)
         self.got = 0
         self.stamp = (0, 0)
 
@@ -127,7 +166,7 @@ class FloorNode(rclpy.node.Node):
         sec, nsec = self.stamp
         self.pw.publish(self.w)
         self.pe.publish(self.e)
-        self.pj.publish(self.jet.pack_raw(sec * 1_000_000_000 + nsec, self.zeros, self.zeros))
+        self.pj.publish(self.jet_raw(sec * 1_000_000_000 + nsec))
 
     def _flat_ref(self, raw):
         self._publish()

@@ -13,7 +13,8 @@ of one stamp: the answer of a sample is that of its own state).
 For every robot a feeder (a node in the robot's namespace, so its topic names are the same
 relative names as the node's) publishes
 
-* ``reference``: the robot's own reference jet. Its higher rows (``V^(1..r+1)``, ``q^(2..r+2)``)
+* ``reference`` (``geodyn_msgs/ReferenceJet``, ``child_frame_id`` = ``<frame_prefix><base link>``;
+  the nodes' default ``message_types: typed``): the robot's own reference jet. Its higher rows (``V^(1..r+1)``, ``q^(2..r+2)``)
   are fixed per robot, so a reference overtaken by the state of the next sample (two topics, no
   ordering between them) cannot change a result;
 * ``odom`` (``child_frame_id`` = ``<frame_prefix><base link>``) and ``joint_states``: a state that

@@ -52,6 +52,7 @@ _SCRIPT = textwrap.dedent(r'''
     from geodyn_ros.lie import Ad_inv
     from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
     from geodyn_ros.ros.wire.jets import make_flat_reference_msg, make_reference_msg
+    from geodyn_ros.ros.wire.typed import make_flat_reference, make_reference_jet
     from geodyn_ros.trajectories import figure_eight_reference, table3_reference
     sys.path.insert(0, os.path.join(ROOT, "test"))
     from ros_harness import joint_states_msg, odometry_msg
@@ -66,21 +67,26 @@ _SCRIPT = textwrap.dedent(r'''
         dict(urdf_path=am, input_mode="measured", publish_linearization=True, reference_representation="body",
              linearization_representation="spatial"),
         dict(urdf_path=am, input_mode="reference", output_representation="hybrid", gravity=[0.0, 0.1, -9.8]),
+        dict(urdf_path=am, input_mode="reference", message_types="multiarray"),   # the deprecated layouts
+        dict(urdf_path=hexa, input_mode="flat", message_types="multiarray"),
     ]
     for p in configs:
         p.update(order=2, stale_timeout=1e6)
         node = GeodynNode(context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in p.items()])
         names, now = node.model.joint_names, node.get_clock().now().nanoseconds
+        legacy = p.get("message_types") == "multiarray"
         if p["input_mode"] == "flat":
             ref = figure_eight_reference(2.0, 6)
             q = np.zeros((7, len(names)))     # rotor joints (not locked without actuation_config) at 0
             q[:, :6] = ref.q[:7]
-            node._on_flat_reference(serialize_message(make_flat_reference_msg(now, ref.com[:7], ref.yaw[:7], q,
-                                                                              names)))
+            make = make_flat_reference_msg if legacy else make_flat_reference
+            node._on_flat_reference(serialize_message(make(now, ref.com[:7], ref.yaw[:7], q, names)))
         else:
             ref = table3_reference(2.0, 3)
-            node._on_reference(serialize_message(make_reference_msg(now, ref.base_pose, ref.base_twist[:5],
-                                                                    ref.q[:5], names)))
+            rep = {} if legacy else {"representation": p.get("reference_representation", "spatial")}
+            make = make_reference_msg if legacy else make_reference_jet
+            node._on_reference(serialize_message(make(now, ref.base_pose, ref.base_twist[:5], ref.q[:5], names,
+                                                      **rep)))
             if p["input_mode"] == "measured":
                 Vb = Ad_inv(ref.base_pose) @ ref.base_twist[0]
                 # joint_states first: under input_policy latest each odom makes the cycle

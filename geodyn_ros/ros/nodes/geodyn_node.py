@@ -8,28 +8,44 @@ on the latest inputs and publishes
   ``W_b = Ad_C^T W^(0)`` at the pose ``C`` used for the computation;
 * ``feedforward/joint_efforts`` (``sensor_msgs/JointState``): ``name`` = model joints,
   ``effort`` = ``tau^(0)``;
-* ``feedforward/jet`` (``std_msgs/Float64MultiArray``, layout in :mod:`geodyn_ros.ros.wire.jets`):
-  ``W^(0..r)`` and ``tau^(0..r)``. The wrench rows are in the representation named by the
-  parameter ``output_representation``: ``spatial`` (default: moment about the world origin,
+* ``feedforward/jet`` (``geodyn_msgs/FeedforwardJet``): ``base_wrench`` = ``W^(0..r)`` (``r+1``
+  ``geometry_msgs/Wrench``) and ``tau`` = ``tau^(0..r)`` (row-major, ``r+1`` rows of the
+  ``joint_names`` = the model's joints), ``order`` = ``r``, ``header.frame_id`` =
+  ``world_frame``, ``child_frame_id`` = ``frame_prefix`` + base link. The wrench rows are in the
+  representation named by the parameter ``output_representation`` (the message's
+  ``representation`` field): ``spatial`` (default: moment about the world origin,
   world axes), ``body`` (``W_b = Ad_C^T W``: base-link axes, about the base-link origin; what a
   rotor allocation ``W_b = A omega^2`` needs), ``hybrid`` or ``mixed``
   (:mod:`geodyn_ros.algorithms.representations`); row ``k`` is the exact k-th derivative of the vector in
   that representation (``gd.convert_wrench``, Leibniz terms of the moving base frame included),
   at the pose ``C`` of the computation (the reference pose in reference mode).
 
+Message types: the jet topics (``reference``, ``flat_reference``, ``feedforward/jet``,
+``desired/state``, ``feedforward/flat_jet``, ``feedforward/rotor_speeds``, ``~/linearization``)
+have the ``geodyn_msgs`` types named here with ``message_types: typed`` (default). With
+``message_types: multiarray`` (**deprecated**: logged once at start-up, removed after release
+0.2) every one of them is instead the ``std_msgs/Float64MultiArray`` layout of release 0.1
+(:mod:`geodyn_ros.ros.wire.jets`; the stamp as ``data[0:2]``), with the same numbers, and a
+reference carries no representation or frames (the parameters say what it is). The other topics
+do not change (:mod:`geodyn_ros.ros.common.message_types`).
+
 These outputs do not depend on ``reference_representation`` (see Inputs): only the input twist
 jet changes representation. All three carry the stamp of the input they were computed from;
 ``feedforward/wrench`` and ``feedforward/joint_efforts`` are published only while subscribed.
 Optionally (``publish_linearization: true``, off by default) also
 
-* ``~/linearization`` (``std_msgs/Float64MultiArray``; ``~`` = the node's name, e.g.
+* ``~/linearization`` (``geodyn_msgs/Linearization``; ``~`` = the node's name, e.g.
   ``/geodyn_node/linearization``): the SE(3) linearization ``dz/dt = A z + B w``
   (``gd.linearize``, Bos et al. Props. 1-2) about the state of the cycle -- ``C``, ``V^(0)``,
   ``q^(0)``, ``q^(1)``, i.e. the measured state in ``measured`` mode, the reference in
   ``reference`` mode -- and the input the cycle just computed, ``(W^(0), tau^(0))``, in
   ``linearization_representation`` (``body``: twist ``Ad_C^-1 V^(0)`` and wrench
-  ``Ad_C^T W^(0)``, base axes; ``spatial``: ``V^(0)``, ``W^(0)``, world axes). With
-  ``nv = 6 + n`` (``n`` = model joints), ``nx = 2 nv``, ``nu = nv``, the message is exactly::
+  ``Ad_C^T W^(0)``, base axes; ``spatial``: ``V^(0)``, ``W^(0)``, world axes; the message's
+  ``representation``). With ``nv = 6 + n`` (``n`` = model joints), ``nx = 2 nv``, ``nu = nv``:
+  ``a`` = ``A`` (nx, nx) and ``b`` = ``B`` (nx, nu), row-major; ``state_labels`` (nx) and
+  ``input_labels`` (nu) name the rows and columns (below); ``header`` = the stamp of
+  ``feedforward/*`` and ``world_frame``, ``child_frame_id`` = ``frame_prefix`` + base link.
+  With the deprecated ``multiarray`` the message is exactly::
 
       layout.data_offset = 2
       layout.dim[0] = {label: "A:rows=<nx>;cols=<nx>", size: nx*nx, stride: nx*nx}
@@ -45,9 +61,10 @@ Optionally (``publish_linearization: true``, off by default) also
   ``C -> C exp(hat(delta))``, angular first, base axes --, ``q:<joint>``, ``V_wx..V_vz``,
   ``qd:<joint>``); columns of ``B`` are the input ``w = (dW, dtau)`` (``gd.input_labels``:
   ``W_nx..W_fz`` moment first, ``tau:<joint>``); joints in ``model.joint_names`` order.
-  Decode with :func:`geodyn_ros.ros.wire.jets.decode_linearization`.
+  Decode with :func:`geodyn_ros.ros.wire.typed.decode_typed_linearization` (the layout:
+  :func:`geodyn_ros.ros.wire.jets.decode_linearization`).
 * ``~/linearization/labels`` (``std_msgs/String``, reliable, transient local, published once
-  at start-up when ``publish_linearization`` is true): JSON object with ``representation``,
+  at start-up when ``publish_linearization`` is true, with either ``message_types``): JSON object with ``representation``,
   ``state`` (nx names), ``input`` (nu names), ``nx``, ``nu``, ``data_offset``, ``layout`` (the
   rule above in words), ``perturbation`` (the meaning of z and w), ``model``, ``base_link``,
   ``world_frame``, ``gravity``.
@@ -58,17 +75,22 @@ WARN on ``/diagnostics`` and the cycle counted in ``cycles_skipped``, like the s
 
 Flat mode (``input_mode: flat``: a collinear, under-actuated multirotor whose flat outputs
 are the system CoM, the base yaw and the joints) runs ``gd.flat_inverse_dynamics`` at order ``r``
-on ``flat_reference`` (flat-reference jet: ``c^(0..r+4)``, ``psi^(0..r+2)``, ``q^(0..r+2)``;
-layout in :mod:`geodyn_ros.ros.wire.jets`) and publishes, every cycle, besides the three outputs
+on ``flat_reference`` (``geodyn_msgs/FlatReference``: ``com`` = ``c^(0..r+4)`` world axes,
+``yaw`` = ``psi^(0..r+2)``, ``q`` = ``q^(0..r+2)`` by ``joint_names``; at least ``r+5`` entries;
+frames as for ``reference`` below) and publishes, every cycle, besides the three outputs
 above (computed from the desired state and its wrench jet; ``feedforward/wrench`` is then the
 body wrench ``(tau_b, 0, 0, T)``):
 
-* ``desired/state`` (reference-jet ``Float64MultiArray``, the layout of ``reference``, so any
-  ``reference`` consumer reads it): the desired base pose, spatial twist jet ``V^(0..r+1)`` and
-  joint jets ``q^(0..r+1)`` (``r+2`` rows);
-* ``feedforward/flat_jet``: the thrust jet ``T^(0..r)`` along the base ``+z``, the body torque jet
-  ``tau_b^(0..r)`` (base axes, about the base-link origin) and the joint torques ``tau^(0..r)``;
-* ``feedforward/rotor_speeds`` (with ``actuation_config`` set): ``omega_d^(0..r)`` per rotor,
+* ``desired/state`` (``geodyn_msgs/DesiredState``, the fields of ``ReferenceJet``, so any
+  ``reference`` consumer reads it; ``representation`` spatial, frames as ``feedforward/jet``):
+  the desired base pose, spatial twist jet ``V^(0..r+1)`` and joint jets ``q^(0..r+1)``
+  (``r+2`` rows);
+* ``feedforward/flat_jet`` (``geodyn_msgs/FeedforwardJet``, ``representation`` body, frames as
+  ``feedforward/jet``): the thrust jet ``T^(0..r)`` along the base ``+z`` (``force`` =
+  ``(0, 0, T^(k))``), the body torque jet ``tau_b^(0..r)`` (``torque``: base axes, about the
+  base-link origin) and the joint torques ``tau^(0..r)``;
+* ``feedforward/rotor_speeds`` (``geodyn_msgs/RotorSpeeds``, ``header.frame_id`` = ``frame_prefix``
+  + base link; with ``actuation_config`` set): ``omega_d^(0..r)`` per rotor,
   ``omega_d = sqrt(A4^+ (T, tau_b))`` of the vehicle's allocation (rotor links of the URDF,
   rotor joints locked), differentiated exactly. A cycle whose feedforward asks a rotor for a
   negative ``omega^2`` or more than ``max_rot_velocity`` publishes everything else and reports
@@ -79,9 +101,16 @@ diagnostic, like the bad inputs below.
 
 Inputs:
 
-* ``reference`` (reference-jet ``Float64MultiArray``): base pose, base twist jet
-  ``V^(0..r+1)`` and joint jets ``q^(0..r+2)``. The twist jet is in the representation named
-  by the parameter ``reference_representation``: ``spatial`` (default, ``CONVENTIONS.md``),
+* ``reference`` (``geodyn_msgs/ReferenceJet``): ``base_pose`` (in ``world_frame``), base twist
+  jet ``base_twist`` = ``V^(0..r+1)`` and joint jets ``q`` = ``q^(0..r+2)`` by ``joint_names``
+  (model joints in any order, extra ones ignored; at least ``r+3`` entries, ``order`` + 1 each).
+  Frames: a non-empty ``header.frame_id`` must be ``world_frame`` and a non-empty
+  ``child_frame_id`` ``frame_prefix`` + base link, else the message is refused (empty ids are
+  accepted). Its ``representation`` field must equal the parameter
+  ``reference_representation`` (an empty field counts as ``spatial``): a message in another
+  representation is refused with a diagnostic naming both (the node does not convert on the
+  message's word; the deprecated layout carries no representation). The twist jet is in the
+  representation named by the parameter ``reference_representation``: ``spatial`` (default, ``CONVENTIONS.md``),
   ``body``, ``hybrid`` or ``mixed`` (all angular first; definitions in
   :mod:`geodyn_ros.algorithms.representations`; row ``k`` is the k-th time derivative of the vector *in
   that representation*). A non-spatial jet is converted to the spatial jet with
@@ -117,7 +146,7 @@ the newest reference stamped at most ``sync_tolerance`` after the pair and at mo
 the cycle it belonged to. Every output carries the stamp of the state it used (the newer stamp of
 the pair; the reference's in reference and flat modes; with ``max_input_skew > 0`` the oldest of the
 three). A message that is malformed (NaN/Inf, wrong lengths, missing joints, non-unit quaternion,
-bad layout, bad bytes), out of order (stamp earlier than the previous one on that topic) or stamped
+bad layout, bad bytes, another frame or representation), out of order (stamp earlier than the previous one on that topic) or stamped
 in the future is refused; a set that is stale (older than ``stale_timeout`` on the node clock) or
 has no matching reference publishes nothing; the problem is logged (throttled) and reported on
 ``/diagnostics``. The node logs the topics it needs at start, every fifth diagnostics period
@@ -144,33 +173,29 @@ from functools import partial
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
-from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 
 import geodyn_ros as gd
 
 from ..common.description import ModelSource
 from ..common.diagnostics import DiagnosticsReporter, guard, guard_time_source
+from ..common.message_types import MessageTypes
 from ..common.params import declare_parameters
 from ..common.runtime import control_qos, run_nodes, stop_requested
-from ..wire.cdr import decode_float64_multiarray, decode_joint_state, decode_odometry, name_cache
-from ..wire.conversions import InputError, JointNameMatcher, odometry_from_fields, spatial_to_body_wrench
-from ..wire.fast_inputs import FastFlatReference, FastJointState, FastOdometry, FastReference
-from ..wire.jets import FlatReferenceDecoder, ReferenceDecoder
+from ..wire.conversions import InputError, spatial_to_body_wrench
 from ..wire.raw_outputs import readonly_views
 from ..inputs.input_sync import PairMatcher, TopicBuffer, buffer_depth, input_entry, select_reference
 from ..inputs.latest_inputs import AgeStats, InputsUsed, MeasuredLatest, max_age_ns
-from ..inputs.plausibility import LIMIT_NAMES, check_plausible, check_plausible_flat
+from ..inputs.plausibility import LIMIT_NAMES, check_plausible
+from .geodyn_inputs import FeedforwardInputs
 from .geodyn_outputs import FeedforwardOutputs
 from .geodyn_params import PARAMETERS, check_parameters, load_model, node_gravity
 
 __all__ = ["PARAMETERS", "GeodynNode", "main"]
 
 
-class GeodynNode(FeedforwardOutputs, Node):
+class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
     """The feedforward dynamics node (see the module docstring for topics and behaviour).
 
     Parameters
@@ -190,6 +215,7 @@ class GeodynNode(FeedforwardOutputs, Node):
         p = declare_parameters(self, PARAMETERS)
         check_parameters(p)
         self._p = p
+        self.types = MessageTypes(self, p["message_types"])   # typed geodyn_msgs, or the deprecated layouts
         self.model = None          # set by _setup_model (at start-up, or from the topic)
         self.base_link = None
         self.order = p["order"]
@@ -243,16 +269,13 @@ class GeodynNode(FeedforwardOutputs, Node):
                                         model_of=lambda loaded: loaded.model, period=p["diagnostics_period"])
         # raw (serialized) subscriptions, decoded compiled (geodyn_ros.ros.wire.fast_inputs) or with numpy
         # (geodyn_ros.ros.wire.cdr): no Python message objects at 1 kHz. _on_<t>(msg) = _receive(t, _parse_<t>, msg)
-        for t in ("reference", "flat_reference", "odom", "joint_states"):
-            setattr(self, f"_on_{t}", partial(self._receive, t, getattr(self, f"_parse_{t}")))
-        callbacks = {"reference": (Float64MultiArray, self._on_reference),
-                     "flat_reference": (Float64MultiArray, self._on_flat_reference),
-                     "odom": (Odometry, self._on_odom), "joint_states": (JointState, self._on_joint_states)}
+        # (geodyn_inputs: the parsers of message_types; _on_<t>(msg) = _receive(t, parse, msg))
+        parsers, msg_types = self._parsers(), self._input_types()
+        for topic, parse in parsers.items():
+            setattr(self, f"_on_{topic}", partial(self._receive, topic, parse))
         for topic in self._topics:
-            msg_type, cb = callbacks[topic]
-            self.create_subscription(msg_type, topic, guard(self, cb, topic),
+            self.create_subscription(msg_types[topic], topic, guard(self, getattr(self, f"_on_{topic}"), topic),
                                      qos_sensor if topic in ("odom", "joint_states") else qos_in, raw=True)
-        self._js_names = name_cache()
         guard_time_source(self)
         self.get_logger().info(f"input_mode {self.mode}: computes from {', '.join(self._topics)}"
                                + ("" if self.model is not None else f" once the robot model arrives on "
@@ -302,16 +325,9 @@ class GeodynNode(FeedforwardOutputs, Node):
         self._C_meas = np.eye(4)
         self._V_in = np.zeros((r + 2, 6))
         self._Q_in = np.zeros((r + 3, n))
-        self._ref_decoder = ReferenceDecoder(model.joint_names, r)
-        self._matcher = JointNameMatcher(model.joint_names)
-        # one compiled call per input message shaped like the last accepted one (geodyn_ros.ros.wire.fast_inputs)
-        self._fast_odom = FastOdometry(self.limits)
-        self._fast_js = FastJointState(self.limits)
-        self._fast_ref = FastReference(self.limits, r)
-        if self.flat:
-            self._fast_flat = FastFlatReference(self.limits, r)
-            self._flat_decoder = FlatReferenceDecoder(model.joint_names, r)
         self.base_frame = self.frame_prefix + self.base_link   # frame id of the base link
+        # the input decoders (geodyn_inputs: compiled for a message shaped like the last accepted one)
+        self._build_inputs(model)
         self._build_outputs(model)
         p = self._p
         self.get_logger().info(
@@ -388,54 +404,6 @@ class GeodynNode(FeedforwardOutputs, Node):
             return
         if self._rate_zero:
             self._cycle(now)
-
-    def _parse_reference(self, e, msg) -> int:
-        e.converted = False
-        stamp = self._fast_ref.decode(msg, e.C, e.V, e.Q)   # -1: not the learned shape, or declined
-        if stamp >= 0:
-            return stamp
-        ref = decode_float64_multiarray(msg, "reference")
-        stamp = self._ref_decoder.decode(ref, e.C, e.V, e.Q)
-        check_plausible(self.limits, "reference", e.C, e.V if not self._convert_ref else None, e.Q)
-        names = ref.layout.dim[1].label.split(",")[6:]
-        self._fast_ref.learn(msg, self._matcher.indices(names, "reference joint columns") + 6)
-        return stamp
-
-    def _parse_flat_reference(self, e, msg) -> int:
-        stamp = self._fast_flat.decode(msg, e.com, e.yaw, e.Q)   # -1: not the learned shape, or declined
-        if stamp >= 0:
-            return stamp
-        ref = decode_float64_multiarray(msg, "flat_reference")
-        stamp = self._flat_decoder.decode(ref, e.com, e.yaw, e.Q)
-        check_plausible_flat(self.limits, e.com, e.yaw, e.Q)
-        names = ref.layout.dim[1].label.split(",")[4:]
-        self._fast_flat.learn(msg, self._matcher.indices(names, "flat_reference joint columns") + 4)
-        return stamp
-
-    def _parse_odom(self, e, msg) -> int:
-        stamp = self._fast_odom.decode(msg, e.C, e.V0)   # -1: not the learned shape, or declined
-        if stamp >= 0:
-            return stamp
-        sec, nsec, frame, child, pose, twist = decode_odometry(msg, "odom")
-        if frame and frame != self.world_frame:
-            raise InputError(f"odom: header.frame_id '{frame}' is not the world frame '{self.world_frame}'")
-        odometry_from_fields(child, pose, twist, e.C, e.V0, self.base_frame)
-        check_plausible(self.limits, "odom", e.C, e.V0[None, :])
-        self._fast_odom.learn(msg)
-        return sec * 1_000_000_000 + nsec
-
-    def _parse_joint_states(self, e, msg) -> int:
-        stamp = self._fast_js.decode(msg, e.q, e.qd)
-        if stamp >= 0:
-            return stamp
-        sec, nsec, names, position, velocity = decode_joint_state(msg, "joint_states", self._js_names)
-        if len(velocity) == 0:
-            raise InputError("joint_states: no velocity field (measured mode needs qdot)")
-        self._matcher.gather(names, position, e.q, "joint_states.position")
-        self._matcher.gather(names, velocity, e.qd, "joint_states.velocity")
-        check_plausible(self.limits, "joint_states", qd=e.qd, q=e.q)
-        self._fast_js.learn(msg, self._matcher.indices(names, "joint_states.name"))
-        return sec * 1_000_000_000 + nsec
 
     def _on_timer(self) -> None:
         self.model_source.poll()   # (latest: a cycle every tick once an odom has come, at the node clock)
@@ -633,7 +601,7 @@ class GeodynNode(FeedforwardOutputs, Node):
                 self.diag.problem("rotor feedforward", problem)
         self._publish(stamp, W0_body if subs else None, W_out, tau, jet)
         self._pub_desired.handle.publish_raw(self._desired_out.write_ro(stamp, ro[0], ro[1], ro[2]))
-        self._pub_flat.handle.publish_raw(self._flat_out.write_ro(stamp, ro[5], ro[6], ro[4]))
+        self._pub_flat.handle.publish_raw(self._write_flat_jet(stamp, ro[5], ro[6], ro[4]))
         if rotors is not None:
             self._pub_rotors.handle.publish_raw(rotors)
         if self.publish_linearization and not self._publish_linearization(stamp, C, V, res.q, W, W0_body, tau):

@@ -6,13 +6,18 @@
 * the publishers: ``feedforward/wrench``, ``feedforward/joint_efforts``, ``feedforward/jet``; in
   flat mode ``desired/state``, ``feedforward/flat_jet`` and (with an allocation)
   ``feedforward/rotor_speeds``; with ``publish_linearization`` ``~/linearization`` and its latched
-  ``~/linearization/labels``;
+  ``~/linearization/labels``. The jet topics have the types of the node's ``message_types``
+  (:mod:`geodyn_ros.ros.common.message_types`): the ``geodyn_msgs`` messages, or the deprecated
+  ``Float64MultiArray`` layouts;
 * per model, the messages every cycle rewrites in place (templates serialized once by rclpy, the
   stamp and values written into the bytes: :mod:`geodyn_ros.ros.wire.cdr`,
-  :mod:`geodyn_ros.ros.wire.raw_outputs`), so no Python message object is built at 1 kHz;
+  :mod:`geodyn_ros.ros.wire.typed_raw`, or for the layouts :mod:`geodyn_ros.ros.wire.raw_outputs`),
+  so no Python message object is built at 1 kHz; the typed ones carry ``header.frame_id`` =
+  ``world_frame`` and ``child_frame_id`` = ``base_frame`` (``feedforward/rotor_speeds``:
+  ``header.frame_id`` = ``base_frame``);
 * :meth:`~FeedforwardOutputs._publish` and :meth:`~FeedforwardOutputs._publish_linearization`.
 
-The node sets, before calling these: ``flat``, ``publish_jet``, ``publish_linearization``,
+The node sets, before calling these: ``types`` (its ``MessageTypes``), ``flat``, ``publish_jet``, ``publish_linearization``,
 ``lin_representation``, ``output_representation``, ``world_frame``, ``gravity``, ``base_frame``,
 ``base_link``, ``model``, ``allocation``, ``rotor_names``, ``order`` and ``diag``.
 """
@@ -22,7 +27,7 @@ import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import String
 
 import geodyn_ros as gd
 from geodyn_ros.lie import Ad_inv
@@ -30,6 +35,8 @@ from geodyn_ros.lie import Ad_inv
 from ..wire.cdr import joint_state_template, wrench_stamped_template
 from ..wire.jets import LinearizationPacker, linearization_labels_json
 from ..wire.raw_outputs import DesiredStateOutput, FlatJetOutput, JetOutput, RotorSpeedOutput
+from ..wire.typed import TypedLinearizationPacker
+from ..wire.typed_raw import TypedDesiredStateOutput, TypedJetOutput, TypedRotorSpeedOutput
 
 __all__ = ["FeedforwardOutputs"]
 
@@ -42,18 +49,19 @@ class FeedforwardOutputs:
         ``actuation_config`` publishes ``feedforward/rotor_speeds``."""
         self._pub_wrench = self.create_publisher(WrenchStamped, "feedforward/wrench", qos)
         self._pub_efforts = self.create_publisher(JointState, "feedforward/joint_efforts", qos)
-        self._pub_jet = self.create_publisher(Float64MultiArray, "feedforward/jet", qos)
+        kind = self.types.type_of
+        self._pub_jet = self.create_publisher(kind("jet"), "feedforward/jet", qos)
         # rclpy's Publisher calls without `with handle` (1.1 -> 0.2 us): destroyed only after the executor stops
         self._wrench_subs = self._pub_wrench.handle.get_subscription_count
         self._efforts_subs = self._pub_efforts.handle.get_subscription_count
         self._jet_raw = self._pub_jet.handle.publish_raw
         if self.flat:
-            self._pub_desired = self.create_publisher(Float64MultiArray, "desired/state", qos)
-            self._pub_flat = self.create_publisher(Float64MultiArray, "feedforward/flat_jet", qos)
-            self._pub_rotors = (self.create_publisher(Float64MultiArray, "feedforward/rotor_speeds", qos)
+            self._pub_desired = self.create_publisher(kind("desired"), "desired/state", qos)
+            self._pub_flat = self.create_publisher(kind("flat_jet"), "feedforward/flat_jet", qos)
+            self._pub_rotors = (self.create_publisher(kind("rotor_speeds"), "feedforward/rotor_speeds", qos)
                                 if rotor_speeds else None)
         if self.publish_linearization:
-            self._pub_lin = self.create_publisher(Float64MultiArray, "~/linearization", qos)
+            self._pub_lin = self.create_publisher(kind("linearization"), "~/linearization", qos)
             latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                                  reliability=ReliabilityPolicy.RELIABLE,
                                  durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -62,11 +70,20 @@ class FeedforwardOutputs:
     def _build_outputs(self, model) -> None:
         """The per-model output messages and writers (first model only: a replacement of the same
         robot keeps them), and the linearization labels."""
-        r, n = self.order, model.n_joints
-        if self.flat:
-            self._desired_out = DesiredStateOutput(model.joint_names, r)
-            self._flat_out = FlatJetOutput(model.joint_names, r)
+        r, n, names = self.order, model.n_joints, model.joint_names
+        typed = self.types.typed
+        frames = {"frame_id": self.world_frame, "child_frame_id": self.base_frame}
+        if self.flat and typed:   # (geodyn_ros.ros.wire.typed_raw)
+            self._desired_out = TypedDesiredStateOutput(names, r, **frames)
+            self._flat_out = TypedJetOutput(names, r, **frames, representation="body")
+            self._rotor_out = (None if self.allocation is None
+                               else TypedRotorSpeedOutput(self.rotor_names, r, frame_id=self.base_frame))
+        elif self.flat:
+            self._desired_out = DesiredStateOutput(names, r)
+            self._flat_out = FlatJetOutput(names, r)
             self._rotor_out = None if self.allocation is None else RotorSpeedOutput(self.rotor_names, r)
+        if self.flat:   # feedforward/flat_jet (T, tau_b, tau) in one compiled call, either type
+            self._write_flat_jet = self._flat_out.write_flat if typed else self._flat_out.write_ro
         self._wrench_msg = WrenchStamped()
         self._wrench_msg.header.frame_id = self.base_frame
         self._efforts_msg = JointState()
@@ -76,11 +93,14 @@ class FeedforwardOutputs:
         # rclpy, the stamp and values rewritten in place (geodyn_ros.ros.wire.cdr)
         self._raw_wrench = wrench_stamped_template(self._wrench_msg)
         self._raw_efforts = joint_state_template(self._efforts_msg)
-        self._jet_out = JetOutput(model.joint_names, r)   # (geodyn_ros.ros.wire.raw_outputs)
+        self._jet_out = (TypedJetOutput(names, r, **frames, representation=self.output_representation) if typed
+                         else JetOutput(names, r))
         self._jet_spatial = self.publish_jet and self.output_representation == "spatial" and not self.flat
         if self.publish_linearization:
             nv = 6 + n
-            self._lin = LinearizationPacker(2 * nv, nv)
+            self._lin = (TypedLinearizationPacker(gd.state_labels(model), gd.input_labels(model),
+                                                  self.lin_representation, **frames) if typed
+                         else LinearizationPacker(2 * nv, nv))
             self._publish_linearization_labels()
 
     def _publish_linearization_labels(self) -> None:

@@ -13,6 +13,7 @@ from geodyn_ros.algorithms.dynamics import DEFAULT_GRAVITY
 from geodyn_ros.algorithms.representations import REPRESENTATIONS
 
 from ..common.description import TOPIC_PARAMETER
+from ..common.message_types import MESSAGE_TYPES_PARAMETER, check_message_types
 from ..inputs.input_sync import DEFAULT_TOLERANCE
 from ..inputs.latest_inputs import DEFAULT_MAX_AGE, POLICY_PARAMETERS, RELIABILITY_PARAMETERS, check_policy_parameters
 from ..common.params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, locked_joints_list
@@ -95,6 +96,7 @@ PARAMETERS = {
                               "allocation), 'hybrid' or 'mixed' (geodyn_ros.algorithms.representations). Row k "
                               "is the exact k-th derivative of the represented vector. "
                               "feedforward/wrench (body, order 0) is unaffected."),
+    **MESSAGE_TYPES_PARAMETER,
 }
 
 _MODES = ("reference", "measured", "flat")
@@ -107,6 +109,7 @@ def check_parameters(p: dict) -> None:
         raise ConfigurationError(f"parameter 'order': must be an integer in 0..{MAX_ORDER}, "
                                  f"got {p['order']}")
     check_frame_prefix(p["frame_prefix"])
+    check_message_types(p["message_types"])
     if p["input_mode"] not in _MODES:
         raise ConfigurationError(f"parameter 'input_mode': must be one of {_MODES}, got "
                                  f"'{p['input_mode']}'")

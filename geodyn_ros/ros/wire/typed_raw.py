@@ -328,9 +328,8 @@ class TypedJetOutput:
         the bytes of :meth:`.typed.TypedFeedforwardPacker.pack_flat`."""
         if not self.body:
             raise ValueError("write_flat: the template's representation is not 'body'")
-        t = self._t
-        _fill_typed_flat(t.stamp, t.rows, t.values, stamp_ns, thrust, torque, tau)
-        return t.payload()
+        _fill_typed_flat(self._s, self._w, self._v, stamp_ns, thrust, torque, tau)
+        return bytes(self._b)
 
 
 class TypedDesiredStateOutput:

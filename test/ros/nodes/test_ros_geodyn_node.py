@@ -5,6 +5,10 @@ the same inputs, decoded independently of the node's parsers (quaternion -> matr
 ``geodyn_ros.lie.quat_to_matrix``, body -> spatial twist with ``Ad``). Tolerance 1e-12
 relative: both sides run the same double-precision kernel on inputs that agree to rounding, so
 anything larger is a conversion or bookkeeping bug.
+
+The node runs with the default ``message_types: typed`` (``geodyn_msgs/ReferenceJet`` in,
+``FeedforwardJet`` out, read here field by field); the tests marked *legacy* run the deprecated
+``multiarray`` setting (its warning, its round trip, its refusals).
 """
 from __future__ import annotations
 
@@ -13,20 +17,23 @@ import sys
 
 import numpy as np
 import pytest
-from ros_harness import Harness, decode_reference, joint_states_msg, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
+from ros_harness import Harness, decode_reference, joint_states_msg, odometry_msg, read_feedforward  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
+from geodyn_msgs.msg import FeedforwardJet, ReferenceJet
 from std_msgs.msg import Float64MultiArray
 
 import geodyn_ros as gd
 from geodyn_ros.lie import Ad, matrix_to_quat, quat_to_matrix
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
-from geodyn_ros.ros.wire.jets import REFERENCE_OFFSET, decode_feedforward_jet, make_reference_msg
+from geodyn_ros.ros.common.message_types import DEPRECATION
+from geodyn_ros.ros.wire.jets import REFERENCE_OFFSET, make_reference_msg
+from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.ros.common.params import ConfigurationError
 from geodyn_ros.trajectories import table3_reference
 
@@ -35,17 +42,24 @@ NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
 TOL = 1e-12
 
 
+def _types(params):
+    """(reference type, jet type) of the node's ``message_types``."""
+    legacy = params.get("message_types") == "multiarray"
+    return (Float64MultiArray, Float64MultiArray) if legacy else (ReferenceJet, FeedforwardJet)
+
+
 def _start(h, **params):
     p = {"urdf_path": URDF, "order": 2, "stale_timeout": 0.5}
     p.update(params)
     node = h.make(GeodynNode, p)
+    ref_type, jet_type = _types(p)
     outs = {
-        "jet": h.record(Float64MultiArray, "feedforward/jet"),
+        "jet": h.record(jet_type, "feedforward/jet"),
         "wrench": h.record(WrenchStamped, "feedforward/wrench"),
         "efforts": h.record(JointState, "feedforward/joint_efforts"),
         "diag": h.record(DiagnosticArray, "/diagnostics"),
     }
-    h.publisher(Float64MultiArray, "reference")
+    h.publisher(ref_type, "reference")
     h.wait_matched("reference")
     return node, outs
 
@@ -54,10 +68,14 @@ def _now(node) -> int:
     return node.get_clock().now().nanoseconds
 
 
-def _ref_msg(t, order, stamp, rows=None, names=NAMES):
+def _ref_msg(t, order, stamp, rows=None, names=NAMES, legacy=False):
+    """The reference at ``t`` of Table 3: a ``ReferenceJet`` (frames world / base_link, spatial),
+    or with ``legacy`` the deprecated ``Float64MultiArray`` layout."""
     ref = table3_reference(t, order + 1)
     K1 = order + 3 if rows is None else rows
-    return make_reference_msg(stamp, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], names)
+    if legacy:
+        return make_reference_msg(stamp, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], names)
+    return make_reference_jet(stamp, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], names)
 
 
 def _decode_inputs(msg, order):
@@ -70,22 +88,24 @@ def _outputs_count(outs):
     return tuple(len(outs[k]) for k in ("jet", "wrench", "efforts"))
 
 
-@pytest.mark.parametrize("order", [0, 3])
-def test_feedforward_equals_inverse_dynamics(h, order):
-    node, outs = _start(h, order=order)
-    pub = h.publisher(Float64MultiArray, "reference")
+@pytest.mark.parametrize("order,message_types", [(0, "typed"), (3, "typed"), (2, "multiarray")])
+def test_feedforward_equals_inverse_dynamics(h, order, message_types):
+    """Typed (and, legacy, the deprecated layout): the round trip reference -> feedforward."""
+    legacy = message_types == "multiarray"
+    node, outs = _start(h, order=order, message_types=message_types)
+    pub = h.publisher(_types({"message_types": message_types})[0], "reference")
     stamps = []
     for k, t in enumerate((0.0, 7.3, 21.9)):
         stamp = _now(node) + k
-        msg = _ref_msg(t, order, stamp)
+        msg = _ref_msg(t, order, stamp, legacy=legacy)
         stamps.append(stamp)
         pub.publish(msg)
         assert h.spin_until(lambda: len(outs["jet"]) > k and len(outs["efforts"]) > k
                             and len(outs["wrench"]) > k)
         C, V, Q = _decode_inputs(msg, order)
         want = gd.inverse_dynamics(node.model, C, V, Q, order)
-        st, W, tau, names = decode_feedforward_jet(outs["jet"][k])
-        assert st == stamp and names == NAMES
+        st, W, tau, names, rep = read_feedforward(outs["jet"][k])
+        assert st == stamp and names == NAMES and rep == (None if legacy else "spatial")
         assert W.shape == (order + 1, 6) and tau.shape == (order + 1, 6)
         scale = max(1.0, np.abs(want.base_wrench).max(), np.abs(want.tau).max())
         assert np.abs(W - want.base_wrench).max() <= TOL * scale
@@ -101,11 +121,14 @@ def test_feedforward_equals_inverse_dynamics(h, order):
         assert tuple(emsg.name) == NAMES
         assert emsg.header.stamp.sec * 10**9 + emsg.header.stamp.nanosec == stamp
         assert np.abs(np.array(emsg.effort) - want.tau[0]).max() <= TOL * scale
-    # the jet layout is self-describing
-    lay = outs["jet"][0].layout
-    assert [d.label for d in lay.dim][0] == "derivative"
-    assert lay.dim[1].label.split(",") == ["n_x", "n_y", "n_z", "f_x", "f_y", "f_z", *NAMES]
-    assert (lay.dim[0].size, lay.dim[1].size, lay.data_offset) == (order + 1, 12, 2)
+    if legacy:   # the jet layout is self-describing
+        lay = outs["jet"][0].layout
+        assert [d.label for d in lay.dim][0] == "derivative"
+        assert lay.dim[1].label.split(",") == ["n_x", "n_y", "n_z", "f_x", "f_y", "f_z", *NAMES]
+        assert (lay.dim[0].size, lay.dim[1].size, lay.data_offset) == (order + 1, 12, 2)
+    else:        # the typed message names its frames and order
+        m = outs["jet"][0]
+        assert (m.header.frame_id, m.child_frame_id, m.order) == ("world", "base_link", order)
 
 
 def _measured_inputs(rng):
@@ -132,7 +155,7 @@ def test_measured_mode_uses_odometry_and_joint_states_by_name(h):
     h.wait_matched("joint_states")
     s0 = _now(node)
     ref_msg = _ref_msg(ref_t, order, s0)
-    h.publisher(Float64MultiArray, "reference").publish(ref_msg)
+    h.publisher(ReferenceJet, "reference").publish(ref_msg)
     h.spin_for(0.1)
     assert _outputs_count(outs) == (0, 0, 0)  # measured mode waits for odom + joint_states
     h.publisher(Odometry, "odom").publish(odometry_msg(s0 + 1000, C, w_b, v_b))
@@ -148,7 +171,7 @@ def test_measured_mode_uses_odometry_and_joint_states_by_name(h):
     Q = Qref.copy()
     Q[0], Q[1] = q, qd
     want = gd.inverse_dynamics(node.model, Cm, V, Q, order)
-    st, W, tau, _ = decode_feedforward_jet(outs["jet"][0])
+    st, W, tau, _, _ = read_feedforward(outs["jet"][0])
     assert st == s0 + 2000  # the newest measured input
     scale = max(1.0, np.abs(want.base_wrench).max())
     assert np.abs(W - want.base_wrench).max() <= TOL * scale
@@ -160,6 +183,38 @@ def _diag_messages(outs):
 
 
 # ---------------------------------------------------------------------- bad inputs
+def _typed_mutations():
+    def nan(m):
+        m.base_twist[1].linear.y = float("nan")
+
+    def inf_pose(m):
+        m.base_pose.position.x = float("inf")
+
+    def short(m):
+        m.q = list(m.q)[:-1]
+
+    def quat(m):
+        o = m.base_pose.orientation
+        o.x, o.y, o.z, o.w = (1.1 * v for v in (o.x, o.y, o.z, o.w))
+
+    def frame(m):
+        m.header.frame_id = "map"
+
+    def child(m):
+        m.child_frame_id = "camera_link"
+
+    def order(m):
+        m.order = m.order + 1
+
+    def representation(m):
+        m.representation = "twisted"
+
+    return {"nan": (nan, "NaN"), "inf_pose": (inf_pose, "NaN or Inf"), "wrong_length": (short, "q has"),
+            "non_unit_quaternion": (quat, "not unit"), "frame_id": (frame, "'map' is not the world frame 'world'"),
+            "child_frame_id": (child, "'camera_link' is not the base link 'base_link'"),
+            "order": (order, "but base_twist has"), "representation": (representation, "unknown representation")}
+
+
 def _ref_mutations():
     def nan(m):
         d = list(m.data)
@@ -186,12 +241,14 @@ def _ref_mutations():
             "non_unit_quaternion": (quat, "not unit"), "layout_label": (label, "label")}
 
 
-@pytest.mark.parametrize("case", list(_ref_mutations()))
+@pytest.mark.parametrize("case", list(_typed_mutations()) + [f"legacy_{c}" for c in _ref_mutations()])
 def test_bad_reference_is_not_used(h, case):
-    mutate, keyword = _ref_mutations()[case]
-    node, outs = _start(h)
-    pub = h.publisher(Float64MultiArray, "reference")
-    msg = _ref_msg(5.0, 2, _now(node))
+    legacy = case.startswith("legacy_")
+    mutate, keyword = (_ref_mutations()[case[7:]] if legacy else _typed_mutations()[case])
+    types = {"message_types": "multiarray"} if legacy else {}
+    node, outs = _start(h, **types)
+    pub = h.publisher(_types(types)[0], "reference")
+    msg = _ref_msg(5.0, 2, _now(node), legacy=legacy)
     mutate(msg)
     pub.publish(msg)
     assert h.spin_until(lambda: any(keyword in m for _, m in _diag_messages(outs)), 3.0), _diag_messages(outs)
@@ -205,7 +262,7 @@ def test_bad_reference_is_not_used(h, case):
     ("stale", "stale"), ("future", "future"), ("backwards", "backwards")])
 def test_bad_reference_timing_and_content(h, case, keyword):
     node, outs = _start(h, stale_timeout=0.2)
-    pub = h.publisher(Float64MultiArray, "reference")
+    pub = h.publisher(ReferenceJet, "reference")
     now = _now(node)
     expected_outputs = 0
     if case == "too_few_rows":
@@ -240,7 +297,7 @@ def test_bad_measured_inputs_are_not_used(h, case, keyword):
     h.wait_matched("odom")
     h.wait_matched("joint_states")
     now = _now(node)
-    h.publisher(Float64MultiArray, "reference").publish(_ref_msg(ref_t, 2, now))
+    h.publisher(ReferenceJet, "reference").publish(_ref_msg(ref_t, 2, now))
     odom = odometry_msg(now, C, w_b, v_b)
     js = joint_states_msg(now, NAMES, q, qd)
     if case == "js_nan":
@@ -275,7 +332,7 @@ def test_use_sim_time_drives_staleness(h):
     c.clock.sec = 100
     clock_pub.publish(c)
     assert h.spin_until(lambda: node.get_clock().now().nanoseconds == 100 * 10**9)
-    pub = h.publisher(Float64MultiArray, "reference")
+    pub = h.publisher(ReferenceJet, "reference")
     pub.publish(_ref_msg(1.0, 2, 100 * 10**9))
     assert h.spin_until(lambda: len(outs["jet"]) == 1)
     node2_outs = len(outs["jet"])
@@ -291,7 +348,7 @@ def test_use_sim_time_drives_staleness(h):
 
 def test_timer_mode_publishes_each_new_input_once(h):
     node, outs = _start(h, rate_hz=50.0)
-    pub = h.publisher(Float64MultiArray, "reference")
+    pub = h.publisher(ReferenceJet, "reference")
     pub.publish(_ref_msg(2.0, 2, _now(node)))
     assert h.spin_until(lambda: len(outs["jet"]) == 1)
     h.spin_for(0.2)  # ten timer periods without new input: nothing republished
@@ -347,8 +404,8 @@ def test_console_script_serves_another_process_and_stops_on_sigint(monkeypatch):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     h = Harness()
     try:
-        jets = h.record(Float64MultiArray, "feedforward/jet")
-        pub = h.publisher(Float64MultiArray, "reference")
+        jets = h.record(FeedforwardJet, "feedforward/jet")
+        pub = h.publisher(ReferenceJet, "reference")
         assert h.spin_until(lambda: pub.get_subscription_count() > 0, 60.0), "node did not start"
         # idle CPU of the node process over 1 s (utime + stime from /proc, in clock ticks)
         def cpu():
@@ -363,11 +420,11 @@ def test_console_script_serves_another_process_and_stops_on_sigint(monkeypatch):
         msg = _ref_msg(3.0, 1, time.time_ns())
         deadline = time.monotonic() + 30
         while not jets and time.monotonic() < deadline:
-            msg.data[0], msg.data[1] = divmod(time.time_ns(), 10**9)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(time.time_ns(), 10**9)
             pub.publish(msg)
             h.spin_for(0.05)
         assert jets, "no feedforward/jet from the node process"
-        st, W, tau, _ = decode_feedforward_jet(jets[-1])
+        st, W, tau, _, _ = read_feedforward(jets[-1])
         model = gd.load_urdf(URDF)
         C, V, Q = _decode_inputs(msg, 1)
         want = gd.inverse_dynamics(model, C, V, Q, 1)
@@ -416,7 +473,7 @@ def test_the_node_says_what_it_waits_for(h):
     waiting = "input_mode measured: still waiting for reference (received odom, joint_states)"
     assert h.spin_until(lambda: any(m.msg == waiting for m in logs), 10.0), [m.msg for m in logs]
     assert all(m.level == 20 for m in logs if "waiting" in m.msg)     # INFO
-    h.publisher(Float64MultiArray, "reference").publish(_ref_msg(ref_t, 2, _now(node)))
+    h.publisher(ReferenceJet, "reference").publish(_ref_msg(ref_t, 2, _now(node)))
     assert h.spin_until(lambda: node._bufs["reference"].accepted == 1)
     n_logged = sum("still waiting" in m.msg for m in logs)
     periods = node._summaries
@@ -433,7 +490,7 @@ def test_the_node_says_once_that_it_receives_and_publishes(h):
     import re
     node, outs = _start(h, diagnostics_period=0.1)
     logs = _rosout(h)
-    pub = h.publisher(Float64MultiArray, "reference")
+    pub = h.publisher(ReferenceJet, "reference")
     h.wait_matched("reference")
     for k in range(80):      # about 100 references a second for 0.8 s: several summary periods
         pub.publish(_ref_msg(0.3 + 0.01 * k, 2, _now(node)))
@@ -445,6 +502,25 @@ def test_the_node_says_once_that_it_receives_and_publishes(h):
     m = re.fullmatch(r"receiving reference; publishing at (\d+) Hz \(feedforward/jet\)", got[0])
     assert m and int(m.group(1)) > 0, got[0]
     assert len(outs["jet"]) > 0
+
+
+@pytest.mark.parametrize("message_types", ["typed", "multiarray"])
+def test_multiarray_is_deprecated_with_one_warning(h, message_types):
+    """Legacy: ``message_types: multiarray`` logs the deprecation once, as a WARN, at start-up; the
+    default ``typed`` logs no such line. Either answers a reference of its own type."""
+    node, outs = _start(h, message_types=message_types)
+    logs = _rosout(h)
+    assert h.spin_until(lambda: any("computes from" in m.msg for m in logs))
+    legacy = message_types == "multiarray"
+    h.publisher(_types({"message_types": message_types})[0], "reference").publish(
+        _ref_msg(1.5, 2, _now(node), legacy=legacy))
+    assert h.spin_until(lambda: len(outs["jet"]) == 1)
+    h.spin_for(0.2)
+    warned = [m for m in logs if "deprecated" in m.msg]
+    if legacy:
+        assert [(m.level, m.msg) for m in warned] == [(30, DEPRECATION)]   # WARN, exactly once
+    else:
+        assert warned == []
 
 
 def test_the_node_says_it_waits_for_the_robot_description(h):
@@ -466,7 +542,7 @@ def test_measured_mode_samples_the_newest_reference_not_after_the_state(h):
     rng = np.random.default_rng(8)
     _, C, w_b, v_b, q, qd = _measured_inputs(rng)
     po, pj, pr = (h.publisher(Odometry, "odom"), h.publisher(JointState, "joint_states"),
-                  h.publisher(Float64MultiArray, "reference"))
+                  h.publisher(ReferenceJet, "reference"))
     h.wait_matched("odom")
     h.wait_matched("joint_states")
     s0 = _now(node) - 10**9
@@ -494,7 +570,7 @@ def test_measured_mode_samples_the_newest_reference_not_after_the_state(h):
         return gd.inverse_dynamics(node.model, Cm, V, Q, order)
 
     def check(jet, stamp, ref_stamp):
-        st, W, tau, _ = decode_feedforward_jet(jet)
+        st, W, tau, _, _ = read_feedforward(jet)
         want = answer(ref_stamp)
         scale = max(1.0, np.abs(want.base_wrench).max())
         assert st == stamp

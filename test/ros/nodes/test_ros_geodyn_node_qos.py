@@ -12,16 +12,16 @@
 from __future__ import annotations
 
 import pytest
-from ros_harness import Harness  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
+from ros_harness import Harness, read_feedforward  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from geometry_msgs.msg import WrenchStamped
 from rclpy.qos import ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from geodyn_msgs.msg import FeedforwardJet, ReferenceJet
 
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
-from geodyn_ros.ros.wire.jets import decode_feedforward_jet, make_reference_msg
+from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.ros.common.params import ConfigurationError
 from geodyn_ros.ros.common.runtime import control_qos
 from geodyn_ros.trajectories import table3_reference
@@ -32,8 +32,8 @@ REF = table3_reference(1.0, 3)   # rows 0..4: order 2 needs V^(0..3), q^(0..4)
 
 def _send(h, node):
     stamp = node.get_clock().now().nanoseconds
-    h.publisher(Float64MultiArray, "reference").publish(
-        make_reference_msg(stamp, REF.base_pose, REF.base_twist[:5], REF.q[:5], node.model.joint_names))
+    h.publisher(ReferenceJet, "reference").publish(
+        make_reference_jet(stamp, REF.base_pose, REF.base_twist[:5], REF.q[:5], node.model.joint_names))
     return stamp
 
 
@@ -61,8 +61,8 @@ def test_best_effort_inputs_match_a_reliable_publisher(h):
     node = h.make(GeodynNode, {"urdf_path": URDF, "input_reliability": "best_effort", "stale_timeout": 1e6})
     sub = [s for s in node.subscriptions if s.topic_name == "/reference"][0]
     assert sub.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
-    jets = h.record(Float64MultiArray, "feedforward/jet")
-    h.publisher(Float64MultiArray, "reference")
+    jets = h.record(FeedforwardJet, "feedforward/jet")
+    h.publisher(ReferenceJet, "reference")
     h.wait_matched("reference")                        # the probe's publisher is reliable (control_qos)
     assert h.spin_until(lambda: bool(jets) or (_send(h, node) and False), 10.0)
 
@@ -70,11 +70,11 @@ def test_best_effort_inputs_match_a_reliable_publisher(h):
 def test_best_effort_outputs_reach_best_effort_subscribers_only(h):
     node = h.make(GeodynNode, {"urdf_path": URDF, "output_reliability": "best_effort", "stale_timeout": 1e6})
     assert node._pub_jet.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
-    reliable = h.record(Float64MultiArray, "feedforward/jet")       # control_qos: reliable
+    reliable = h.record(FeedforwardJet, "feedforward/jet")       # control_qos: reliable
     best = []
     qos = control_qos(100, "best_effort")
-    h.probe.create_subscription(Float64MultiArray, "feedforward/jet", best.append, qos)
-    h.publisher(Float64MultiArray, "reference")
+    h.probe.create_subscription(FeedforwardJet, "feedforward/jet", best.append, qos)
+    h.publisher(ReferenceJet, "reference")
     h.wait_matched("reference")
     assert h.spin_until(lambda: len(best) >= 3 or (_send(h, node) and False), 10.0)
     assert reliable == []
@@ -91,8 +91,8 @@ def test_convenience_topics_only_while_subscribed(h):
             calls[key] += 1
             real(raw)
         pub.publish = counted
-    jets = h.record(Float64MultiArray, "feedforward/jet")
-    h.publisher(Float64MultiArray, "reference")
+    jets = h.record(FeedforwardJet, "feedforward/jet")
+    h.publisher(ReferenceJet, "reference")
     h.wait_matched("reference")
     assert h.spin_until(lambda: len(jets) >= 3 or (_send(h, node) and False), 10.0)
     assert calls == {"wrench": 0, "efforts": 0}
@@ -106,7 +106,7 @@ def test_convenience_topics_only_while_subscribed(h):
         return {m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec for m in msgs}
     # the three outputs of one cycle reach the probe in any order: wait for all of them
     assert h.spin_until(lambda: stamp in stamps(wrenches) and stamp in stamps(efforts)
-                        and stamp in {decode_feedforward_jet(j)[0] for j in jets}, 10.0)
+                        and stamp in {read_feedforward(j)[0] for j in jets}, 10.0)
     assert calls["wrench"] >= 1 and calls["efforts"] >= 1
 
 

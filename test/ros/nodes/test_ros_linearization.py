@@ -5,6 +5,10 @@ The published ``A``, ``B`` are compared with ``gd.linearize`` evaluated here on 
 (the order-0 feedforward the node published on ``feedforward/jet``). Tolerance 1e-12 relative
 to the largest entry: it is the same double-precision computation on inputs that agree to
 rounding.
+
+The node runs the default ``message_types: typed`` (``geodyn_msgs/Linearization`` read here field
+by field: ``a``, ``b`` row-major, the labels, frames and representation it carries); one legacy case
+checks the deprecated ``Float64MultiArray`` blocks.
 """
 from __future__ import annotations
 
@@ -12,9 +16,10 @@ import json
 
 import numpy as np
 import pytest
-from ros_harness import Harness, decode_reference  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
+from ros_harness import Harness, decode_reference, read_feedforward  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geodyn_msgs.msg import FeedforwardJet, Linearization, ReferenceJet
 from nav_msgs.msg import Odometry
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -25,8 +30,8 @@ from geodyn_ros.lie import Ad, Ad_inv, matrix_to_quat, quat_to_matrix
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.wire.conversions import InputError
 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
-from geodyn_ros.ros.wire.jets import (LinearizationPacker, decode_feedforward_jet,
-                                 decode_linearization, make_reference_msg)
+from geodyn_ros.ros.wire.jets import LinearizationPacker, decode_linearization, make_reference_msg
+from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.ros.common.params import ConfigurationError
 from geodyn_ros.trajectories import table3_reference
 
@@ -40,18 +45,23 @@ LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=Relia
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
+def _legacy(p) -> bool:
+    return p.get("message_types") == "multiarray"
+
+
 def _start(h, **params):
     p = {"urdf_path": URDF, "order": 1, "stale_timeout": 0.5}
     p.update(params)
     node = h.make(GeodynNode, p)
+    legacy = _legacy(p)
     outs = {
-        "lin": h.record(Float64MultiArray, LIN_TOPIC),
-        "jet": h.record(Float64MultiArray, "feedforward/jet"),
+        "lin": h.record(Float64MultiArray if legacy else Linearization, LIN_TOPIC),
+        "jet": h.record(Float64MultiArray if legacy else FeedforwardJet, "feedforward/jet"),
         "diag": h.record(DiagnosticArray, "/diagnostics"),
         "labels": [],
     }
     h.probe.create_subscription(String, LABELS_TOPIC, outs["labels"].append, LATCHED)
-    h.publisher(Float64MultiArray, "reference")
+    h.publisher(Float64MultiArray if legacy else ReferenceJet, "reference")
     h.wait_matched("reference")
     return node, outs
 
@@ -60,9 +70,20 @@ def _now(node) -> int:
     return node.get_clock().now().nanoseconds
 
 
-def _ref_msg(t, order, stamp):
+def _ref_msg(t, order, stamp, legacy=False):
     ref = table3_reference(t, order + 1)
-    return make_reference_msg(stamp, ref.base_pose, ref.base_twist[:order + 3], ref.q[:order + 3], NAMES)
+    make = make_reference_msg if legacy else make_reference_jet
+    return make(stamp, ref.base_pose, ref.base_twist[:order + 3], ref.q[:order + 3], NAMES)
+
+
+def _read_linearization(msg):
+    """``(stamp_ns, A, B)`` of a ``Linearization`` read field by field (row-major ``a``, ``b``), or
+    of the deprecated layout (its decoder, tested in test_pack_decode_round_trip_and_malformed_messages)."""
+    if isinstance(msg, Float64MultiArray):
+        return decode_linearization(msg)
+    st = msg.header.stamp
+    return (st.sec * 10**9 + st.nanosec, np.array(msg.a).reshape(msg.nx, msg.nx),
+            np.array(msg.b).reshape(msg.nx, msg.nu))
 
 
 def _expected(model, C, V0, q, qd, W0, tau0, representation):
@@ -85,7 +106,7 @@ def _diag_messages(outs):
 def test_off_by_default_publishes_no_linearization(h):
     node, outs = _start(h)
     assert node.publish_linearization is False
-    h.publisher(Float64MultiArray, "reference").publish(_ref_msg(3.0, 1, _now(node)))
+    h.publisher(ReferenceJet, "reference").publish(_ref_msg(3.0, 1, _now(node)))
     assert h.spin_until(lambda: len(outs["jet"]) == 1)
     h.spin_for(0.2)
     assert outs["lin"] == [] and outs["labels"] == []
@@ -94,19 +115,22 @@ def test_off_by_default_publishes_no_linearization(h):
 
 
 # ---------------------------------------------------------------------- on: values and layout
-@pytest.mark.parametrize("representation", ["body", "spatial"])
-def test_linearization_equals_gd_linearize_reference_mode(h, representation):
-    node, outs = _start(h, publish_linearization=True, linearization_representation=representation)
+@pytest.mark.parametrize("representation,message_types", [("body", "typed"), ("spatial", "typed"),
+                                                          ("body", "multiarray")])
+def test_linearization_equals_gd_linearize_reference_mode(h, representation, message_types):
+    legacy = message_types == "multiarray"
+    node, outs = _start(h, publish_linearization=True, linearization_representation=representation,
+                        message_types=message_types)
     assert h.probe.count_publishers(LIN_TOPIC) == 1
-    pub = h.publisher(Float64MultiArray, "reference")
+    pub = h.publisher(Float64MultiArray if legacy else ReferenceJet, "reference")
     for k, t in enumerate((0.0, 7.3)):
         stamp = _now(node) + k
-        msg = _ref_msg(t, 1, stamp)
+        msg = _ref_msg(t, 1, stamp, legacy)
         pub.publish(msg)
         assert h.spin_until(lambda: len(outs["lin"]) > k and len(outs["jet"]) > k)
-        st, A, B = decode_linearization(outs["lin"][k])
+        st, A, B = _read_linearization(outs["lin"][k])
         assert st == stamp and A.shape == (NX, NX) and B.shape == (NX, NU)
-        st_ff, W, tau, _ = decode_feedforward_jet(outs["jet"][k])
+        st_ff, W, tau, _, _ = read_feedforward(outs["jet"][k])
         assert st_ff == stamp
         C, V, Q = decode_reference(msg)
         want = _expected(node.model, C, V[0], Q[0], Q[1], W[0], tau[0], representation)
@@ -115,11 +139,17 @@ def test_linearization_equals_gd_linearize_reference_mode(h, representation):
         # accelerations (forward dynamics of the inverse dynamics; looser: an M^-1 solve)
         acc = Ad_inv(C) @ V[1] if representation == "body" else V[1]
         assert _close(want.base_accel, acc, 1e-9) and _close(want.qdd, Q[2], 1e-9)
-    # the layout is self-describing
-    lay = outs["lin"][0].layout
-    assert [(d.label, d.size, d.stride) for d in lay.dim] == [
-        (f"A:rows={NX};cols={NX}", NX * NX, NX * NX), (f"B:rows={NX};cols={NU}", NX * NU, NX * NU)]
-    assert lay.data_offset == 2 and len(outs["lin"][0].data) == 2 + NX * NX + NX * NU
+    if legacy:   # the layout is self-describing
+        lay = outs["lin"][0].layout
+        assert [(d.label, d.size, d.stride) for d in lay.dim] == [
+            (f"A:rows={NX};cols={NX}", NX * NX, NX * NX), (f"B:rows={NX};cols={NU}", NX * NU, NX * NU)]
+        assert lay.data_offset == 2 and len(outs["lin"][0].data) == 2 + NX * NX + NX * NU
+    else:        # the typed message carries its labels, frames and representation
+        m = outs["lin"][0]
+        assert (m.nx, m.nu, len(m.a), len(m.b)) == (NX, NU, NX * NX, NX * NU)
+        assert list(m.state_labels) == list(gd.state_labels(node.model))
+        assert list(m.input_labels) == list(gd.input_labels(node.model))
+        assert (m.representation, m.header.frame_id, m.child_frame_id) == (representation, "world", "base_link")
     # the latched labels (the probe subscribed after the node published them once)
     assert h.spin_until(lambda: outs["labels"])
     labels = json.loads(outs["labels"][0].data)
@@ -154,16 +184,16 @@ def test_linearization_measured_mode_uses_measured_state(h):
     h.wait_matched("odom")
     h.wait_matched("joint_states")
     s0 = _now(node)
-    h.publisher(Float64MultiArray, "reference").publish(_ref_msg(11.0, 1, s0))
+    h.publisher(ReferenceJet, "reference").publish(_ref_msg(11.0, 1, s0))
     h.publisher(Odometry, "odom").publish(_odom(s0 + 1000, C, w_b, v_b))
     js = JointState()
     js.header.stamp.sec, js.header.stamp.nanosec = divmod(s0 + 2000, 10**9)
     js.name, js.position, js.velocity = list(NAMES), [float(v) for v in q], [float(v) for v in qd]
     h.publisher(JointState, "joint_states").publish(js)
     assert h.spin_until(lambda: outs["lin"] and outs["jet"])
-    st, A, B = decode_linearization(outs["lin"][0])
+    st, A, B = _read_linearization(outs["lin"][0])
     assert st == s0 + 2000
-    _, W, tau, _ = decode_feedforward_jet(outs["jet"][0])
+    _, W, tau, _, _ = read_feedforward(outs["jet"][0])
     Cm = np.eye(4)  # the pose as the odometry carries it (quaternion round trip)
     Cm[:3, 3] = C[:3, 3]
     Cm[:3, :3] = quat_to_matrix(matrix_to_quat(C[:3, :3], "xyzw"), "xyzw")
@@ -186,7 +216,7 @@ def test_failed_linearization_is_reported_and_not_published(h, monkeypatch, fail
         return lin
 
     monkeypatch.setattr(gd, "linearize", broken)
-    pub = h.publisher(Float64MultiArray, "reference")
+    pub = h.publisher(ReferenceJet, "reference")
     pub.publish(_ref_msg(2.0, 1, _now(node)))
     assert h.spin_until(lambda: any("linearization" in m for _, m in _diag_messages(outs)), 3.0)
     h.spin_for(0.1)

@@ -24,13 +24,13 @@ import time
 
 import numpy as np
 import pytest
-from ros_harness import Harness, joint_states_msg, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
+from ros_harness import Harness, joint_states_msg, odometry_msg, read_feedforward  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray
+from geodyn_msgs.msg import FeedforwardJet, ReferenceJet
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
-from geodyn_msgs.msg import FeedforwardJet, ReferenceJet
 
 import geodyn_ros as gd
 from geodyn_ros.examples.two_robots import RobotSpec, run_two_robots
@@ -49,12 +49,6 @@ URDF = str(shipped_urdf())
 QUADRUPED = str(shipped_urdf("quadruped.urdf"))
 NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
 TOL = 1e-12
-
-
-def _typed_jet(m):
-    """``(stamp, W, tau, joint_names)`` of a ``geodyn_msgs/FeedforwardJet`` (what two_robots records)."""
-    from geodyn_ros.ros.wire.typed import decode_typed_feedforward
-    return decode_typed_feedforward(m)[:4]
 
 
 def _heavy_arm_copy(tmp_path):
@@ -93,9 +87,9 @@ def test_two_robots_under_two_namespaces_no_crosstalk(pair, tmp_path):
         assert len(rec.states) == samples + rec.warmup and rec.lost == 0, (rec.spec.namespace, rec.lost)
         # every counted sample (and the answered warm-up one) answered exactly once on each topic
         assert samples + 1 <= len(rec.jets) == len(rec.wrenches) == len(rec.efforts) <= len(rec.states)
-        assert len({_typed_jet(m)[0] for m in rec.jets}) == len(rec.jets)
+        assert len({read_feedforward(m)[0] for m in rec.jets}) == len(rec.jets)
         for jet, wrench, efforts in zip(rec.jets, rec.wrenches, rec.efforts):
-            stamp, W, tau, jet_names = _typed_jet(jet)
+            stamp, W, tau, jet_names, _ = read_feedforward(jet)
             assert stamp in rec.states, "an output with a stamp this robot was never sent"
             assert jet_names == names and tuple(efforts.name) == names
             assert wrench.header.frame_id == frame
@@ -112,9 +106,9 @@ def test_two_robots_under_two_namespaces_no_crosstalk(pair, tmp_path):
             assert np.abs(np.array(got) - Wb).max() <= TOL * scale
         # the check can see crosstalk: the other robot's dynamics are far from these outputs
         if other.joint_names == model.joint_names:
-            stamp = _typed_jet(rec.jets[0])[0]
+            stamp = read_feedforward(rec.jets[0])[0]
             alien = _expected(other, rec.reference, rec.states[stamp], order)
-            _, W, tau, _ = _typed_jet(rec.jets[0])
+            _, W, tau, _, _ = read_feedforward(rec.jets[0])
             assert np.abs(tau - alien.tau).max() > 1e-3 * max(1.0, np.abs(tau).max())
     # stamps are unique per robot
     assert not set(records[0].states) & set(records[1].states)
@@ -146,7 +140,7 @@ def test_geodyn_node_frame_prefix(h):
     now = node.get_clock().now().nanoseconds
     ref = table3_reference(2.0, 3)
     pr.publish(make_reference_jet(now, ref.base_pose, ref.base_twist[:5], ref.q[:5], NAMES,
-                                  child_frame_id="robot1/base_link"))
+                                  child_frame_id="robot1/base_link"))   # the reference names the prefixed base too
     h.spin_for(0.1)
     C = ref.base_pose
     po.publish(odometry_msg(now + 1, C, np.zeros(3), np.zeros(3), child="base_link"))
@@ -229,7 +223,7 @@ def test_console_script_namespace_option(monkeypatch):
             pub.publish(msg)
             h.spin_for(0.1)
         assert jets and not root_jets
-        _, _, _, names = _typed_jet(jets[-1])
+        _, _, _, names, _ = read_feedforward(jets[-1])
         assert names == NAMES
         nodes = h.probe.get_node_names_and_namespaces()
         assert ("geodyn_node", "/robot1") in nodes

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 import pytest
-from ros_harness import decode_reference, joint_states_msg, odometry_msg  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
+from ros_harness import decode_reference, joint_states_msg, odometry_msg, read_feedforward  # noqa: I100  (sets the ROS isolation env first; fixture h: conftest)
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
@@ -27,6 +27,7 @@ from nav_msgs.msg import Odometry
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
+from geodyn_msgs.msg import FeedforwardJet, ReferenceJet
 from std_msgs.msg import Float64MultiArray, String
 
 import geodyn_ros as gd
@@ -35,7 +36,7 @@ from geodyn_ros.lie import Ad_inv
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.nodes.controller_node import ControllerNode
 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
-from geodyn_ros.ros.wire.jets import decode_feedforward_jet, make_reference_msg
+from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.ros.common.params import ConfigurationError
 from geodyn_ros.trajectories import table3_reference
 
@@ -111,7 +112,7 @@ def _now(node) -> int:
 
 def _ref_msg(t, stamp, order=2):
     ref = table3_reference(t, order + 1)
-    return make_reference_msg(stamp, ref.base_pose, ref.base_twist[: order + 3], ref.q[: order + 3], NAMES), ref
+    return make_reference_jet(stamp, ref.base_pose, ref.base_twist[: order + 3], ref.q[: order + 3], NAMES), ref
 
 
 def _statuses(diag, name="geodyn_node: feedforward"):
@@ -124,11 +125,11 @@ def _messages(diag, name="geodyn_node: feedforward"):
 
 def _start(h, **params):
     node = h.make(GeodynNode, {"order": 2, "stale_timeout": 2.0, **params})
-    outs = {"jet": h.record(Float64MultiArray, "feedforward/jet"),
+    outs = {"jet": h.record(FeedforwardJet, "feedforward/jet"),
             "efforts": h.record(JointState, "feedforward/joint_efforts"),
             "wrench": h.record(WrenchStamped, "feedforward/wrench"),
             "diag": h.record(DiagnosticArray, "/diagnostics")}
-    h.publisher(Float64MultiArray, "reference")
+    h.publisher(ReferenceJet, "reference")
     h.wait_matched("reference")
     return node, outs
 
@@ -138,12 +139,12 @@ def _cycle_matches(h, node, outs, model, t=5.0):
     (1e-12 relative, module docstring) with the model's joint names. Returns the result."""
     k = len(outs["jet"])
     msg, _ = _ref_msg(t, _now(node))
-    h.publisher(Float64MultiArray, "reference").publish(msg)
+    h.publisher(ReferenceJet, "reference").publish(msg)
     assert h.spin_until(lambda: len(outs["jet"]) > k and len(outs["efforts"]) > k and len(outs["wrench"]) > k), \
         _messages(outs["diag"])
     C, V, Q = decode_reference(msg)   # independent decoding (the pose goes through a quaternion)
     want = gd.inverse_dynamics(model, C, V[:4], Q[:5], 2)
-    _, W, tau, names = decode_feedforward_jet(outs["jet"][-1])
+    _, W, tau, names, _ = read_feedforward(outs["jet"][-1])
     scale = max(1.0, np.abs(want.base_wrench).max(), np.abs(want.tau).max())
     assert names == tuple(model.joint_names) == NAMES
     assert tuple(outs["efforts"][-1].name) == NAMES
@@ -165,7 +166,7 @@ def test_waits_then_loads_a_description_published_after_start(h):
     # waiting is reported; an input that arrives meanwhile is reported and publishes nothing
     assert h.spin_until(lambda: any(WAITING in m for m in _messages(outs["diag"])), 5.0), _messages(outs["diag"])
     assert all(s.level == DiagnosticStatus.WARN for s in _statuses(outs["diag"]) if WAITING in s.message)
-    h.publisher(Float64MultiArray, "reference").publish(_ref_msg(1.0, _now(node))[0])
+    h.publisher(ReferenceJet, "reference").publish(_ref_msg(1.0, _now(node))[0])
     assert h.spin_until(lambda: any("reference: no robot model yet" in m for m in _messages(outs["diag"])), 5.0)
     h.spin_for(0.2)
     assert not outs["jet"] and not outs["efforts"] and not outs["wrench"]

@@ -25,11 +25,11 @@ import numpy as np
 import pytest
 from ros_harness import Harness
 
+from geodyn_msgs.msg import FeedforwardJet, FlatReference, ReferenceJet
 from nav_msgs.msg import Odometry
-from std_msgs.msg import Float64MultiArray
 
 from geodyn_ros.model.resources import shipped_urdf
-from geodyn_ros.ros.wire.jets import make_reference_msg
+from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.trajectories import table3_reference
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -130,14 +130,14 @@ def test_geodyn_node_stops_cleanly_while_inputs_flow(when, monkeypatch):
     proc = _spawn("geodyn_node", *ENTRIES["geodyn_node"])
     h = Harness()
     try:
-        jets = h.record(Float64MultiArray, "feedforward/jet", depth=1000)
-        pub = h.publisher(Float64MultiArray, "reference")
+        jets = h.record(FeedforwardJet, "feedforward/jet", depth=1000)
+        pub = h.publisher(ReferenceJet, "reference")
         assert h.spin_until(lambda: pub.get_subscription_count() > 0, 60.0), "node did not start"
         ref = table3_reference(2.0, 2)
-        msg = make_reference_msg(0, ref.base_pose, ref.base_twist[:4], ref.q[:4], NAMES)
+        msg = make_reference_jet(0, ref.base_pose, ref.base_twist[:4], ref.q[:4], NAMES)
         deadline = time.monotonic() + 30
         while not jets and time.monotonic() < deadline:
-            msg.data[0], msg.data[1] = divmod(time.time_ns(), 10**9)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(time.time_ns(), 10**9)
             pub.publish(msg)
             h.spin_for(0.001)
         assert jets, "no output from the node"
@@ -145,13 +145,13 @@ def test_geodyn_node_stops_cleanly_while_inputs_flow(when, monkeypatch):
         t0 = time.monotonic()
         sent = 0
         while time.monotonic() - t0 < stream:
-            msg.data[0], msg.data[1] = divmod(time.time_ns(), 10**9)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(time.time_ns(), 10**9)
             pub.publish(msg)
             sent += 1
             h.spin_for(0.001)
         proc.send_signal(signal.SIGINT)
         for _ in range(100):   # keep the inputs flowing while it stops
-            msg.data[0], msg.data[1] = divmod(time.time_ns(), 10**9)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(time.time_ns(), 10**9)
             pub.publish(msg)
             h.spin_for(0.001)
         code, _, err = _stop(proc, signal.SIGINT)   # a second signal during teardown changes nothing
@@ -166,7 +166,7 @@ def test_geodyn_node_stops_cleanly_while_inputs_flow(when, monkeypatch):
 
 def test_geodyn_node_flat_mode_stops_cleanly_while_flat_references_flow(monkeypatch):
     """Flat mode (the flat map and the rotor feedforward every cycle), stopped under load."""
-    from geodyn_ros.ros.wire.jets import make_flat_reference_msg
+    from geodyn_ros.ros.wire.typed import make_flat_reference
     from geodyn_ros.trajectories import figure_eight_reference
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     proc = _spawn("geodyn_node", "-p", f"urdf_path:={ROOT / 'urdf' / 'hexarotor_manipulator.urdf.xacro'}",
@@ -174,14 +174,14 @@ def test_geodyn_node_flat_mode_stops_cleanly_while_flat_references_flow(monkeypa
                   "-p", f"actuation_config:={ROOT / 'config' / 'hexarotor.yaml'}")
     h = Harness()
     try:
-        jets = h.record(Float64MultiArray, "feedforward/flat_jet", depth=1000)
-        pub = h.publisher(Float64MultiArray, "flat_reference")
+        jets = h.record(FeedforwardJet, "feedforward/flat_jet", depth=1000)
+        pub = h.publisher(FlatReference, "flat_reference")
         assert h.spin_until(lambda: pub.get_subscription_count() > 0, 60.0), "node did not start"
         ref = figure_eight_reference(2.0, 4)
-        msg = make_flat_reference_msg(0, ref.com[:7], ref.yaw[:7], ref.q[:7], NAMES)
+        msg = make_flat_reference(0, ref.com[:7], ref.yaw[:7], ref.q[:7], NAMES)
         t0 = time.monotonic()
         while time.monotonic() - t0 < 3.0 or not jets:
-            msg.data[0], msg.data[1] = divmod(time.time_ns(), 10**9)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(time.time_ns(), 10**9)
             pub.publish(msg)
             h.spin_for(0.001)
             assert time.monotonic() - t0 < 40.0, "no output from the node"
@@ -376,7 +376,7 @@ def test_geodyn_node_flat_mode_answers_a_stop_within_2_s_at_any_moment(moment, s
     ``STOP_WITHIN_S`` of the signal."""
     import threading
 
-    from geodyn_ros.ros.wire.jets import make_flat_reference_msg
+    from geodyn_ros.ros.wire.typed import make_flat_reference
     from geodyn_ros.trajectories import figure_eight_reference
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     if moment == "compiling":
@@ -401,14 +401,14 @@ def test_geodyn_node_flat_mode_answers_a_stop_within_2_s_at_any_moment(moment, s
                 assert time.monotonic() < end and proc.poll() is None, "".join(err_lines)[-2000:]
                 time.sleep(0.01)
         elif moment == "references_flowing":
-            jets = h.record(Float64MultiArray, "feedforward/flat_jet", depth=1000)
-            pub = h.publisher(Float64MultiArray, "flat_reference")
+            jets = h.record(FeedforwardJet, "feedforward/flat_jet", depth=1000)
+            pub = h.publisher(FlatReference, "flat_reference")
             assert h.spin_until(lambda: pub.get_subscription_count() > 0, 120.0), "node did not start"
             ref = figure_eight_reference(2.0, 4)
-            msg = make_flat_reference_msg(0, ref.com[:7], ref.yaw[:7], ref.q[:7], NAMES)
+            msg = make_flat_reference(0, ref.com[:7], ref.yaw[:7], ref.q[:7], NAMES)
             end = time.monotonic() + 60
             while len(jets) < 20:
-                msg.data[0], msg.data[1] = divmod(time.time_ns(), 10**9)
+                msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(time.time_ns(), 10**9)
                 pub.publish(msg)
                 h.spin_for(0.001)
                 assert time.monotonic() < end, "no output from the node"

@@ -1,7 +1,7 @@
 """``geodyn_node`` on asynchronous sensor streams, ``input_policy: latest`` (issue 42 items 1 and 3).
 
 The headline (``test_async_streams_every_odom_answered``, also with both cores busy): the node runs
-as its own process (measured mode, defaults), the streams of ``bench/ros/async_sensors.py`` come from
+as its own process (measured mode, defaults: the typed ``geodyn_msgs`` messages), the streams of ``bench/ros/async_sensors.py`` come from
 another process (odom 250 Hz, joint_states 500 Hz 1.3 ms later, reference 100 Hz, each on its own
 clock: offset, rate error, jitter; 1-5 % of each dropped, seeded; best-effort publishers, as sensor
 drivers), and this process records ``feedforward/jet`` and ``~/inputs_used``. Checked:
@@ -34,9 +34,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_harness import Harness, joint_states_msg, odometry_msg, stop_process  # noqa: I100 (ROS env first)
+from ros_harness import Harness, joint_states_msg, odometry_msg, read_feedforward, stop_process  # noqa: I100 (ROS env first)
 
 from diagnostic_msgs.msg import DiagnosticArray
+from geodyn_msgs.msg import FeedforwardJet, ReferenceJet
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock as ClockMsg
 from scipy.linalg import expm
@@ -48,7 +49,7 @@ import geodyn_ros as gd
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.inputs.latest_inputs import decode_inputs_used
 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
-from geodyn_ros.ros.wire.jets import decode_feedforward_jet, make_reference_msg
+from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.trajectories import table3_reference
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -104,6 +105,19 @@ def _expected(odom_vals, js_vals, ref_data, dt_js: float, dt_odom: float = 0.0, 
     return gd.inverse_dynamics(MODEL, C, V, Q, ORDER)
 
 
+def _ref_data(ref):
+    """The reference's numbers as :func:`_expected` reads them (the layout's doubles: 9 header
+    values, then rows ``V^(k)``, ``q^(k)``), from the trajectory itself (not from a message)."""
+    K1 = ORDER + 3
+    return np.r_[np.zeros(9), np.hstack([ref.base_twist[:K1], ref.q[:K1]]).ravel()]
+
+
+def _jet(j):
+    """``(stamp, W, tau)`` of a ``FeedforwardJet`` read field by field (ros_harness.read_feedforward)."""
+    stamp, W, tau, _, _ = read_feedforward(j)
+    return stamp, W, tau
+
+
 def _error(jet_W, jet_tau, want) -> float:
     scale = max(1.0, np.abs(want.base_wrench).max(), np.abs(want.tau).max())
     return max(np.abs(jet_W - want.base_wrench).max(), np.abs(jet_tau - want.tau).max()) / scale
@@ -131,7 +145,7 @@ def test_async_streams_every_odom_answered(monkeypatch, tmp_path, load):
     h = Harness()
     log = tmp_path / "sent.npz"
     try:
-        jets = h.record(Float64MultiArray, "feedforward/jet", depth=1000)
+        jets = h.record(FeedforwardJet, "feedforward/jet", depth=1000)
         used = h.record(Float64MultiArray, "/geodyn_node/inputs_used", depth=1000)
         diags = h.record(DiagnosticArray, "/diagnostics", depth=1000)
         # the node's publishers exist once its model is loaded; its subscriptions, which the
@@ -168,7 +182,7 @@ def _check(sent, jets, used, skipped):
     dropped = {s: set(sent[f"{s}_dropped"].tolist()) for s in streams}
     outputs = {}
     for j in jets:
-        stamp, W, tau, _ = decode_feedforward_jet(j)
+        stamp, W, tau = _jet(j)
         assert stamp not in outputs, f"two outputs stamped {stamp}"
         outputs[stamp] = (W, tau)
     # the window: odom sent 0.2 s after the start (the node has a joint_states and a reference by
@@ -218,11 +232,11 @@ def test_timer_cycle_propagates_the_odometry_too(h):
     over ``odom_max_age`` (20 ms): nothing published, a line on ``/diagnostics`` names it."""
     node = h.make(GeodynNode, {"urdf_path": URDF, "order": ORDER, "input_mode": "measured", "rate_hz": 0.5,
                                "use_sim_time": True, "stale_timeout": 1.0})
-    jets = h.record(Float64MultiArray, "feedforward/jet", depth=100)
+    jets = h.record(FeedforwardJet, "feedforward/jet", depth=100)
     used = h.record(Float64MultiArray, "/geodyn_node/inputs_used", depth=100)
     diags = h.record(DiagnosticArray, "/diagnostics", depth=100)
     clock = h.publisher(ClockMsg, "/clock")
-    pubs = {t: h.publisher(m, t) for t, m in (("reference", Float64MultiArray), ("odom", Odometry),
+    pubs = {t: h.publisher(m, t) for t, m in (("reference", ReferenceJet), ("odom", Odometry),
                                                ("joint_states", JointState))}
     for t in ("/clock", *pubs):
         h.wait_matched(t)
@@ -236,7 +250,7 @@ def test_timer_cycle_propagates_the_odometry_too(h):
 
     tick(t0)
     ref = table3_reference(0.8, ORDER + 1)
-    rmsg = make_reference_msg(t0, ref.base_pose, ref.base_twist[: ORDER + 3], ref.q[: ORDER + 3], NAMES)
+    rmsg = make_reference_jet(t0, ref.base_pose, ref.base_twist[: ORDER + 3], ref.q[: ORDER + 3], NAMES)
     rng = np.random.default_rng(2)
     C = ref.base_pose.copy()
     w_b, v_b = rng.normal(size=3), rng.normal(size=3)
@@ -250,16 +264,16 @@ def test_timer_cycle_propagates_the_odometry_too(h):
     jets.clear()
     tick(t0 + 7_000_000)
     node._on_timer()
-    assert h.spin_until(lambda: any(decode_feedforward_jet(j)[0] == t0 + 7_000_000 for j in jets), 5.0), \
+    assert h.spin_until(lambda: any(_jet(j)[0] == t0 + 7_000_000 for j in jets), 5.0), \
         node.diag.last_problem
-    jet = next(j for j in jets if decode_feedforward_jet(j)[0] == t0 + 7_000_000)
+    jet = next(j for j in jets if _jet(j)[0] == t0 + 7_000_000)
     o = om.pose.pose
     vals = np.r_[[o.position.x, o.position.y, o.position.z],
                  [o.orientation.x, o.orientation.y, o.orientation.z, o.orientation.w], w_b, v_b]
-    want = _expected(vals, np.r_[q, qd], rmsg.data, 0.0057, dt_odom=0.007)
-    _, W, tau, _ = decode_feedforward_jet(jet)
+    want = _expected(vals, np.r_[q, qd], _ref_data(ref), 0.0057, dt_odom=0.007)
+    _, W, tau = _jet(jet)
     assert _error(W, tau, want) <= TOL
-    assert _error(W, tau, _expected(vals, np.r_[q, qd], rmsg.data, 0.0057)) > 100 * TOL   # the odom mattered
+    assert _error(W, tau, _expected(vals, np.r_[q, qd], _ref_data(ref), 0.0057)) > 100 * TOL   # the odom mattered
     assert h.spin_until(lambda: any(decode_inputs_used(m)["cycle"] == t0 + 7_000_000 for m in used))
     rec = next(decode_inputs_used(m) for m in used if decode_inputs_used(m)["cycle"] == t0 + 7_000_000)
     assert rec == {"cycle": t0 + 7_000_000, "odom": t0, "joint_states": t0 + 1_300_000, "reference": t0}
@@ -283,14 +297,14 @@ def test_latest_survives_byte_attacks(h, topic):
     attacks = test_module("test_ros_byte_attack")._attacks
     node = h.make(GeodynNode, {"urdf_path": URDF, "order": ORDER, "input_mode": "measured", "stale_timeout": 1e6})
     assert node.latest
-    jets = h.record(Float64MultiArray, "feedforward/jet", depth=1000)
-    pubs = {t: h.publisher(m, t) for t, m in (("reference", Float64MultiArray), ("odom", Odometry),
+    jets = h.record(FeedforwardJet, "feedforward/jet", depth=1000)
+    pubs = {t: h.publisher(m, t) for t, m in (("reference", ReferenceJet), ("odom", Odometry),
                                                ("joint_states", JointState))}
     for t in pubs:
         h.wait_matched(t)
     t = node.get_clock().now().nanoseconds - 10**9
     ref = table3_reference(0.8, ORDER + 1)
-    rmsg = make_reference_msg(t, ref.base_pose, ref.base_twist[: ORDER + 3], ref.q[: ORDER + 3], NAMES)
+    rmsg = make_reference_jet(t, ref.base_pose, ref.base_twist[: ORDER + 3], ref.q[: ORDER + 3], NAMES)
     pubs["reference"].publish(rmsg)
     assert h.spin_until(lambda: node._bufs["reference"].last_stamp == t)
     from rclpy.serialization import serialize_message
@@ -309,14 +323,14 @@ def test_latest_survives_byte_attacks(h, topic):
         om = odometry_msg(t, C, w_b, v_b)
         pubs["odom"].publish(om)
         good.add(t)
-        assert h.spin_until(lambda: any(decode_feedforward_jet(j)[0] == t for j in jets)), \
+        assert h.spin_until(lambda: any(_jet(j)[0] == t for j in jets)), \
             f"{name} on {topic}: no output for the next good odometry ({node.diag.last_problem})"
         o = om.pose.pose
         vals = np.r_[[o.position.x, o.position.y, o.position.z],
                      [o.orientation.x, o.orientation.y, o.orientation.z, o.orientation.w], w_b, v_b]
-        _, W, tau, _ = decode_feedforward_jet(next(j for j in jets if decode_feedforward_jet(j)[0] == t))
-        assert _error(W, tau, _expected(vals, np.r_[q, qd], rmsg.data, 1e-3)) <= TOL, f"{name} on {topic}"
-    assert {decode_feedforward_jet(j)[0] for j in jets} == good, "an output for an attacked message"
+        _, W, tau = _jet(next(j for j in jets if _jet(j)[0] == t))
+        assert _error(W, tau, _expected(vals, np.r_[q, qd], _ref_data(ref), 1e-3)) <= TOL, f"{name} on {topic}"
+    assert {_jet(j)[0] for j in jets} == good, "an output for an attacked message"
 
 
 MS_ = 1_000_000

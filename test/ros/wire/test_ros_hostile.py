@@ -20,6 +20,12 @@ Each breakage found by an outside hostile test has a test here that failed on th
   publishes a non-finite number, and recovers to the exact output of a valid input.
 
 Stopping at any moment and bad ``--ros-args`` are in ``test_ros_shutdown.py``.
+
+``geodyn_node`` runs here with the deprecated ``message_types: multiarray``: these attacks are on
+the ``Float64MultiArray`` layout's numbers (stamps as doubles, layout fields), which stays
+supported through release 0.2. The typed inputs' stamps are integers checked by the strict byte
+decoders; their attacks (and rclpy as the oracle) are in ``test_typed_raw.py`` and, through the
+running node, ``test_ros_byte_attack.py``.
 """
 from __future__ import annotations
 
@@ -67,7 +73,7 @@ def _ref_msg(t, order, stamp, pos_offset=None):
 
 
 def _start(h, **params):
-    p = {"urdf_path": URDF, "order": 1, "stale_timeout": 0.5}
+    p = {"urdf_path": URDF, "order": 1, "stale_timeout": 0.5, "message_types": "multiarray"}   # module docstring
     if params.get("input_mode") == "measured":   # these tests send odom and joint_states of one stamp
         p["input_policy"] = "exact"
     p.update(params)

@@ -30,19 +30,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ros_harness import Harness, decode_reference, joint_states_msg, odometry_msg, stop_process  # noqa: I100 (ROS env first)
+from ros_harness import Harness, decode_reference, joint_states_msg, odometry_msg, read_feedforward, stop_process  # noqa: I100 (ROS env first)
 
+from geodyn_msgs.msg import FeedforwardJet, ReferenceJet
 from nav_msgs.msg import Odometry
 from rclpy.serialization import serialize_message
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 
 import geodyn_ros as gd
 from geodyn_ros.lie import Ad, matrix_to_quat, quat_to_matrix
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
-from geodyn_ros.ros.wire.jets import decode_feedforward_jet, make_reference_msg
+from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.trajectories import table3_reference
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -54,7 +54,6 @@ ORDER = 2
 # quaternion): rounding only, ~1e-15 relative. A set combined with a neighbour's message changes
 # the outputs by >= 1e-4 relative (the variants below differ by O(1)), 8 orders above this bound.
 TOL = 1e-12
-_REF_STAMP = []     # byte offset of the reference's data[0] (set on first use)
 
 
 class Variant:
@@ -65,7 +64,7 @@ class Variant:
         rng = np.random.default_rng(1000 + i)
         ref = table3_reference(0.37 * i, ORDER + 1)
         K1 = ORDER + 3
-        self.ref = make_reference_msg(0, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], NAMES)
+        self.ref = make_reference_jet(0, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], NAMES)
         C = ref.base_pose.copy()
         C[:3, 3] += rng.normal(size=3) * 0.05
         self.w_b, self.v_b = rng.normal(size=3), rng.normal(size=3)
@@ -88,32 +87,20 @@ def expected(state: Variant, ref: Variant):
 
 
 def matches(jet, want) -> bool:
-    _, W, tau, _ = decode_feedforward_jet(jet)
+    _, W, tau, _, _ = read_feedforward(jet)
     scale = max(1.0, np.abs(want.base_wrench).max(), np.abs(want.tau).max())
     return (np.abs(W - want.base_wrench).max() <= TOL * scale and np.abs(tau - want.tau).max() <= TOL * scale)
 
 
-def _ref_stamp_offset() -> int:
-    m = make_reference_msg(0, np.eye(4), np.zeros((ORDER + 3, 6)), np.zeros((ORDER + 3, 6)), NAMES)  # as Variant
-    m.data[0] = MARK
-    return _offset(m)
-
-
 def _with_stamp(topic: str, raw: bytes, stamp: int) -> bytes:
-    """A serialized input with its stamp set: Odometry / JointState header.stamp (bytes 4..12,
-    after the 4-byte encapsulation header: int32 sec, uint32 nanosec, little endian); the
-    reference's data[0], data[1] (doubles)."""
+    """A serialized input (Odometry, JointState, ReferenceJet) with its header.stamp set (bytes
+    4..12, after the 4-byte encapsulation header: int32 sec, uint32 nanosec, little endian)."""
     sec, nsec = divmod(stamp, 10**9)
-    if topic == "reference":
-        if not _REF_STAMP:
-            _REF_STAMP.append(_ref_stamp_offset())
-        off = _REF_STAMP[0]
-        return raw[:off] + struct.pack("<dd", sec, nsec) + raw[off + 16:]
     return raw[:4] + struct.pack("<iI", sec, nsec) + raw[12:]
 
 
 def _stamp(jet) -> int:
-    return int(jet.data[0]) * 1_000_000_000 + int(jet.data[1])
+    return jet.header.stamp.sec * 1_000_000_000 + jet.header.stamp.nanosec
 
 
 # ----------------------------------------------------------------------------- the attack
@@ -122,8 +109,8 @@ def _in_process(h, **params):
     p = {"urdf_path": URDF, "order": ORDER, "input_mode": "measured", "input_policy": "exact"}
     p.update(params)
     node = h.make(GeodynNode, p)
-    jets = h.record(Float64MultiArray, "feedforward/jet", depth=1000)
-    pubs = {t: h.publisher(m, t) for t, m in (("reference", Float64MultiArray), ("odom", Odometry),
+    jets = h.record(FeedforwardJet, "feedforward/jet", depth=1000)
+    pubs = {t: h.publisher(m, t) for t, m in (("reference", ReferenceJet), ("odom", Odometry),
                                                ("joint_states", JointState))}
     for t in pubs:
         h.wait_matched(t)
@@ -140,7 +127,7 @@ def _send_set(h, node, pubs, v: Variant, stamp: int, bad: str = "") -> None:
     and spin until the node has taken each message (accepted: its buffer's last stamp; refused:
     one more skipped cycle). Synchronises on the node's state, not on time."""
     sec, nsec = divmod(stamp, 10**9)
-    v.ref.data[0], v.ref.data[1] = sec, nsec
+    v.ref.header.stamp.sec, v.ref.header.stamp.nanosec = sec, nsec
     v.odom.header.stamp.sec = v.js.header.stamp.sec = sec
     v.odom.header.stamp.nanosec = v.js.header.stamp.nanosec = nsec
     for topic, msg in (("reference", v.ref), ("odom", v.odom), ("joint_states", v.js)):
@@ -168,7 +155,8 @@ def _with_nan(raw: bytes, off: int) -> bytes:
 
 def _bad(v: Variant, topic: str) -> bytes:
     """The serialized message of ``topic`` of ``v`` with one used field NaN: odom's orientation x,
-    joint_states' last velocity, the reference's last joint entry."""
+    joint_states' last velocity, the reference's last joint entry (the last double of ``q``, the
+    last field of ReferenceJet)."""
     if topic == "odom":
         m = odometry_msg(0, v.C, v.w_b, v.v_b)
         m.pose.pose.orientation.x = MARK
@@ -199,7 +187,7 @@ def test_one_lost_or_refused_message_costs_one_cycle(h, spacing_s):
         assert h.spin_until(lambda: node.get_clock().now().nanoseconds == stamp)
         if k == 5:   # joint_states dropped: publish only the reference and the odom
             sec, nsec = divmod(stamp, 10**9)
-            v.ref.data[0], v.ref.data[1] = sec, nsec
+            v.ref.header.stamp.sec, v.ref.header.stamp.nanosec = sec, nsec
             v.odom.header.stamp.sec, v.odom.header.stamp.nanosec = sec, nsec
             pubs["reference"].publish(v.ref)
             pubs["odom"].publish(v.odom)
@@ -250,7 +238,7 @@ def test_a_stalled_node_catches_up_on_the_sets_it_missed(h):
     stamps = [t0 + k * 1_000_000 for k in range(8)]
     for v, stamp in zip(variants, stamps):
         sec, nsec = divmod(stamp, 10**9)
-        v.ref.data[0], v.ref.data[1] = sec, nsec
+        v.ref.header.stamp.sec, v.ref.header.stamp.nanosec = sec, nsec
         pubs["reference"].publish(v.ref)
         assert h.spin_until(lambda s=stamp: _accepted(node, "reference", s))
     for v, stamp in zip(variants, stamps):          # the burst: no spinning in between
@@ -314,8 +302,8 @@ def _run_lossy(h, proc, seed, seconds):
     field = {"reference": "ref", "odom": "odom", "joint_states": "js"}
     raw = {t: [serialize_message(getattr(v, field[t])) for v in variants] for t in topics}
     bad = {t: [_bad(v, t) for v in variants] for t in topics}
-    jets = h.record(Float64MultiArray, "feedforward/jet", depth=1000)
-    pubs = {t: h.publisher(m, t) for t, m in (("reference", Float64MultiArray), ("odom", Odometry),
+    jets = h.record(FeedforwardJet, "feedforward/jet", depth=1000)
+    pubs = {t: h.publisher(m, t) for t, m in (("reference", ReferenceJet), ("odom", Odometry),
                                                ("joint_states", JointState))}
     assert h.spin_until(lambda: all(p.get_subscription_count() > 0 for p in pubs.values()), 120.0), \
         "geodyn_node did not start: " + (proc.stderr.read() if proc.poll() is not None else "")
