@@ -51,7 +51,18 @@ import array
 from types import SimpleNamespace
 
 import numpy as np
-from geodyn_msgs.msg import DesiredState, FeedforwardJet, FlatReference, Linearization, ReferenceJet, RotorSpeeds
+try:
+    from geodyn_msgs.msg import DesiredState, FeedforwardJet, FlatReference, Linearization, ReferenceJet, RotorSpeeds
+except ImportError:   # a workspace that built this package without geodyn_msgs: only the deprecated
+    # layouts work there (message_types multiarray); a node set to typed refuses to start in one
+    # line (geodyn_ros.ros.common.message_types.require_geodyn_msgs). No message is ever an
+    # instance of the placeholder, and making one says what is missing.
+    class _Unavailable:
+        def __init__(self, *args, **kwargs):
+            raise ImportError("geodyn_msgs is not importable: build it (make venv, or colcon build "
+                              "--base-paths src/geodyn_ros src/geodyn_ros/geodyn_msgs)")
+
+    DesiredState = FeedforwardJet = FlatReference = Linearization = ReferenceJet = RotorSpeeds = _Unavailable
 from geometry_msgs.msg import Twist, Vector3, Wrench
 
 from .conversions import InputError, JointNameMatcher, checked_stamp_ns, pose_matrix

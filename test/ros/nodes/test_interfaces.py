@@ -12,7 +12,9 @@
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -170,3 +172,49 @@ def test_message_types_multiarray_turns_every_jet_topic_into_the_layouts(exe, h)
         h.nodes.remove(node)
         node.destroy_node()
     assert seen == typed, f"{exe}: {sorted(typed - seen)} not created by any parameter set"
+
+
+_HIDE = "import sys; sys.modules['geodyn_msgs'] = None; sys.modules['geodyn_msgs.msg'] = None; "
+
+
+@pytest.mark.parametrize("exe", [e.name for e in interfaces.NODES
+                                 if "message_types" in importlib.import_module(e.module).PARAMETERS])
+def test_without_geodyn_msgs_typed_refuses_in_one_line_and_multiarray_runs(exe, tmp_path):
+    """A colcon workspace that built this package without geodyn_msgs (its nested interface
+    package): every node still imports; with the default ``message_types: typed`` it stops at once
+    with ONE line saying how to build geodyn_msgs (no traceback); with the deprecated
+    ``multiarray`` it starts (stopped here by SIGINT after its start-up line)."""
+    e = interfaces.by_name(exe)
+    urdf = str(ROOT / "urdf" / "aerial_manipulator.urdf")
+    args = ["--ros-args", "-p", f"urdf_path:={urdf}"] if "urdf_path" in importlib.import_module(e.module).PARAMETERS \
+        else ["--ros-args"]
+    code = _HIDE + f"from {e.module} import main; sys.exit(main({args!r}))"
+    env = dict(os.environ, ROS_DOMAIN_ID=str(100 + os.getpid() % 50), ROS_AUTOMATIC_DISCOVERY_RANGE="OFF")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode != 0, out.stdout[-2000:] + out.stderr[-2000:]
+    text = out.stdout + out.stderr
+    assert "Traceback" not in text, text[-3000:]
+    lines = [ln for ln in text.splitlines() if "geodyn_msgs" in ln]
+    assert len(lines) == 1 and "message_types" in lines[0] and "colcon build" in lines[0], text[-3000:]
+    # the deprecated layouts need no geodyn_msgs: the node starts and runs until stopped
+    code = _HIDE + (f"from {e.module} import main; sys.exit(main({args + ['-p', 'message_types:=multiarray']!r}))")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=env)
+    try:
+        deadline = time.monotonic() + 240
+        seen = ""
+        while time.monotonic() < deadline and "deprecated" not in seen:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            seen += line
+        assert "deprecated" in seen, seen[-3000:]
+        assert proc.poll() is None, seen[-3000:]   # still running: it started
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+    assert "Traceback" not in seen, seen[-3000:]
