@@ -130,7 +130,8 @@ def test_nodes_create_exactly_the_topics_of_the_table(exe, h):
         ignored = {"/rosout", "/parameter_events"}
         for got, bucket in ((got_sub, real_sub), (got_pub, real_pub)):
             bucket |= {(t, (name, ns)) for t, _ in got if t not in ignored}
-            types |= {(t, (name, ns), ty) for t, ty in got if t not in ignored}
+            if params.get("message_types") != "multiarray":   # the default types (the multiarray test below)
+                types |= {(t, (name, ns), ty) for t, ty in got if t not in ignored}
         h.nodes.remove(node)
         node.destroy_node()
     for kind, declared, real in (("subscribes", e.subscribes, real_sub), ("publishes", e.publishes, real_pub)):
