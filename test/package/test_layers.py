@@ -231,8 +231,8 @@ def test_the_checks_can_fail(tmp_path):
     assert upward_imports("ros.inputs.input_sync", {"ros.nodes.geodyn_params"})
     assert upward_imports("ros.nodes.geodyn_node", {"ros.loops.closed_loop"})
     assert not upward_imports("ros.loops.closed_loop", {"ros.nodes.geodyn_node", "ros.common.runtime", "loops.fly"})
-    assert upward_imports("ros.nodes.geodyn_node", {"ros.px4.bridge_node"})     # side by side, apart
-    assert upward_imports("ros.px4.bridge_node", {"ros.nodes.markers_node"})
+    assert upward_imports("ros.nodes.geodyn_node", {"ros.px4.bridge_node"})     # px4 sits above nodes
+    assert not upward_imports("ros.px4.standin_node", {"ros.nodes.actuated_sim_node"})
     assert upward_imports("ros.px4.px4_wire", {"ros.loops.closed_loop"})
     assert not upward_imports("ros.px4.bridge_node", {"ros.common.params", "ros.wire.conversions", "ros.inputs.plausibility",
                                                       "ros.px4.px4_wire", "px4.allocation", "vehicle"})
