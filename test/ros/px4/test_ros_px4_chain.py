@@ -15,9 +15,9 @@ What it checks, all in simulated time (no timing assertion on the wall clock):
   PX4 stays in offboard; it tracks again when odometry returns); arming
   refused (no proof of life: the bridge refuses to send it, and a VehicleCommand sent anyway is
   refused by the stand-in: disarmed, on its stand).
-The desaturation order on a saturated rotor is checked against PX4's rule, worked by hand, in
-test/px4/test_px4_standin.py; here the chain's own start transient saturates rotors, and the
-flight still converges.
+* a rotor saturated: the chain's start transient saturates rotors; there the stand-in's motor
+  outputs equal PX4's airmode-0 desaturation sequence written again in this test from PX4's source
+  (the ROS-free tests check the order on values worked by hand), and the flight still converges.
 
 Sensing: ``perfect`` (PX4's odometry at every 1 ms step is the exact state). With the ``onboard``
 profile (100 Hz, 10 ms, EKF2's error) the flat controller, cycling at 100 Hz on the bridge's odom,
@@ -106,9 +106,61 @@ def _armed_offboard(chain):
     return any(m.arming_state == 2 and m.nav_state == 14 for m in chain.status)
 
 
+def _desaturate_by_hand(M, torque, thrust):
+    """PX4's airmode-0 allocation (ControlAllocationSequentialDesaturation.cpp, mixAirmodeDisabled,
+    PX4 b67c65bf), written again here from the source for the chain's saturated samples; only the
+    normalised mix ``M`` (n, 6) is taken from the stand-in. Motor limits [0, 1]."""
+    n = M.shape[0]
+    lo, hi = np.zeros(n), np.ones(n)
+
+    def gain(d, u, top):
+        ks = [0.0]
+        for i in range(n):
+            if abs(d[i]) < 0.2:           # a weak actuator does not set the gain
+                continue
+            if u[i] < lo[i]:
+                ks.append((lo[i] - u[i]) / d[i])
+            if u[i] > top[i]:
+                ks.append((top[i] - u[i]) / d[i])
+        return min(ks) + max(ks)          # the most negative plus the most positive (0 included)
+
+    def desat(u, d, top=hi, increase_only=False):
+        k = gain(d, u, top)
+        if increase_only and k < 0:
+            return u
+        u = u + k * d
+        return u + 0.5 * gain(d, u, top) * d
+
+    c = np.r_[torque, thrust]
+    u = M[:, [0, 1, 3, 4, 5]] @ c[[0, 1, 3, 4, 5]]
+    u = desat(u, M[:, 5], increase_only=True)      # thrust: only lowered
+    u = desat(u, M[:, 0])                          # roll
+    u = desat(u, M[:, 1])                          # pitch
+    u = u + M[:, 2] * c[2]                         # yaw, with 15 % headroom above the maximum
+    u = desat(u, M[:, 2], top=hi + 0.15 * (hi - lo))
+    u = desat(u, M[:, 5], increase_only=True)
+    return np.clip(u, lo, hi)
+
+
 def test_chain_flies_the_figure_eight_through_px4(h):
     ch = Chain(h)
+    al = ch.sim.px4.allocator
+    saturated, real = [], al.motor_commands
+
+    def record(torque, thrust):              # the stand-in's allocation, watched
+        u = real(torque, thrust)
+        if not al.unsaturated(torque, thrust) and len(saturated) < 200:
+            saturated.append((np.array(torque, float), np.array(thrust, float), u))
+        return u
+
+    al.motor_commands = record
     ch.run_until(8.0)
+    # rotors saturated in the start transient (the bridge counts setpoints PX4 will desaturate), and
+    # the stand-in's outputs there follow PX4's order, recomputed by hand (float64 rounding: 1e-9)
+    assert ch.bridge.counts["desaturated"] > 0 and len(saturated) >= 10
+    for torque, thrust, u in saturated:
+        assert np.allclose(u, _desaturate_by_hand(al.mix, torque, thrust), atol=1e-9)
+        assert u.min() >= 0.0 and u.max() <= 1.0
     assert _armed_offboard(ch)
     # the bridge's sequence: offboard confirmed while disarmed, then armed
     first_armed = next(m for m in ch.status if m.arming_state == 2)
