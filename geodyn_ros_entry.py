@@ -186,6 +186,10 @@ def geodyn_px4_bridge() -> int:
     return _run("geodyn_ros.ros.px4.bridge_node", "geodyn_px4_bridge")
 
 
+def geodyn_px4_sim() -> int:
+    return _run("geodyn_ros.ros.px4.standin_node", "geodyn_px4_sim")
+
+
 def geodyn_actuated_sim() -> int:
     return _run("geodyn_ros.ros.nodes.actuated_sim_node", "geodyn_actuated_sim")
 

@@ -33,6 +33,7 @@ setup(
         "geodyn_sim = geodyn_ros_entry:geodyn_sim",
         "geodyn_markers = geodyn_ros_entry:geodyn_markers",
         "geodyn_px4_bridge = geodyn_ros_entry:geodyn_px4_bridge",
+        "geodyn_px4_sim = geodyn_ros_entry:geodyn_px4_sim",
         "geodyn_actuated_sim = geodyn_ros_entry:geodyn_actuated_sim",
         "geodyn_reference = geodyn_ros_entry:geodyn_reference",
         "geodyn_controller = geodyn_ros_entry:geodyn_controller",

@@ -161,7 +161,28 @@ NODES = (
                    Topic("/fmu/in/vehicle_torque_setpoint", "px4_msgs/VehicleTorqueSetpoint",
                          "px4_mode thrust_and_torque (name: parameter torque_setpoint_topic)"),
                    Topic("/fmu/in/actuator_motors", "px4_msgs/ActuatorMotors",
-                         "px4_mode direct_actuator (name: parameter actuator_motors_topic)"), _DIAG)),
+                         "px4_mode direct_actuator (name: parameter actuator_motors_topic)"), _DIAG)),    Executable(
+        "geodyn_px4_sim", "geodyn_ros.ros.px4.standin_node",
+        "geodyn_actuated_sim behind a PX4 stand-in: the /fmu/in offboard topics drive the rotors through PX4's "
+        "allocation and thrust model, with PX4's proof-of-life, arming and offboard-loss rules; PX4's odometry "
+        "and status out",
+        subscribes=(Topic("/fmu/in/offboard_control_mode", "px4_msgs/OffboardControlMode",
+                          "name: parameter offboard_control_mode_topic"),
+                    Topic("/fmu/in/vehicle_command", "px4_msgs/VehicleCommand", "name: parameter vehicle_command_topic"),
+                    Topic("/fmu/in/vehicle_thrust_setpoint", "px4_msgs/VehicleThrustSetpoint",
+                          "name: parameter thrust_setpoint_topic"),
+                    Topic("/fmu/in/vehicle_torque_setpoint", "px4_msgs/VehicleTorqueSetpoint",
+                          "name: parameter torque_setpoint_topic"),
+                    Topic("/fmu/in/actuator_motors", "px4_msgs/ActuatorMotors", "name: parameter actuator_motors_topic"),
+                    Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
+                    Topic("cmd/wrench", "geometry_msgs/WrenchStamped", "inherited from geodyn_sim (ideal inputs)"),
+                    Topic("cmd/joint_efforts", "sensor_msgs/JointState", "inherited from geodyn_sim (ideal inputs)"),
+                    _DESC),
+        publishes=(Topic("/clock", "rosgraph_msgs/Clock"),
+                   Topic("/fmu/out/vehicle_odometry", "px4_msgs/VehicleOdometry", "name: parameter odometry_topic"),
+                   Topic("/fmu/out/vehicle_status_v1", "px4_msgs/VehicleStatus", "name: parameter status_topic"),
+                   Topic("joint_states", "sensor_msgs/JointState"), Topic("motor_states", "sensor_msgs/JointState"),
+                   *_TF, _DIAG)),
 )
 
 #: every console script: the nodes, then the whole-loop runner and the kernel warm-up

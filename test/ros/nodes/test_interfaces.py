@@ -88,6 +88,9 @@ def _sets():
         "geodyn_px4_bridge": [{"actuation_config": str(ROOT / "test" / "data" / "quad_x_px4.yaml")},
                               {"actuation_config": str(ROOT / "test" / "data" / "quad_x_px4.yaml"),
                                "px4_mode": "direct_actuator"}],
+        "geodyn_px4_sim": [{"urdf_path": str(ROOT / "test" / "data" / "quad_x.urdf"),
+                            "actuation_config": str(ROOT / "test" / "data" / "quad_x_px4.yaml")},
+                           {"actuation_config": str(ROOT / "test" / "data" / "quad_x_px4.yaml")}],
     }
 
 
