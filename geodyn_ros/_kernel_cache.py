@@ -36,7 +36,6 @@ __all__ = ["install", "sources", "sources_digest", "cache_dir", "index_files", "
 _ROOT = os.path.dirname(os.path.abspath(__file__))
 _TAG = "geodyn_ros-sources-v1"    # first element of the stamp: never equal to numba's own (a digest)
 _INDEX = re.compile(r"^(?P<mod>[^.]+)\.(?P<qual>.+)-(?P<line>\d+)$")
-_DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)")
 _scans: dict = {}       # path -> (sha256 of the bytes, their text): each file read once per process
 _imported: dict = {}    # (root, path) -> files of the package it imports
 _digests: dict = {}     # (root, path) -> sources_digest
@@ -222,18 +221,33 @@ def cache_dir(folder: str) -> str:
     return os.path.join(_user_cache_root(), sub)
 
 
+def _first_lines(path: str) -> dict:
+    """``{function name: {first line}}`` of every function defined in ``path``: the line numba
+    names an index by (``co_firstlineno``: the first decorator's line, else the ``def``)."""
+    import ast
+
+    key = ("first", path)
+    got = _imported.get(key)
+    if got is None:
+        got = {}
+        try:
+            tree = ast.parse(_scan(path)[1])
+        except SyntaxError:
+            tree = ast.Module(body=[], type_ignores=[])
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                got.setdefault(node.name, set()).add(first)
+        _imported[key] = got
+    return got
+
+
 def _defines(path: str, qualname: str, line: int) -> bool:
     """True if line ``line`` of ``path`` starts the definition of function ``qualname``
     (numba names an index by the function's first line, its first decorator): False for the
-    index of a kernel since moved or removed, which no run reads again."""
-    lines = _scan(path)[1].splitlines()
-    if not 0 < line <= len(lines) or not lines[line - 1].lstrip().startswith(("@", "def ", "async ")):
-        return False
-    for text in lines[line - 1:]:
-        m = _DEF.match(text)
-        if m:
-            return m.group(1) == qualname.rsplit(".", 1)[-1]
-    return False
+    index of a kernel since moved or removed, which no run reads again, including one whose old
+    first line now falls on the ``def`` line below the decorator."""
+    return line in _first_lines(path).get(qualname.rsplit(".", 1)[-1], ())
 
 
 def index_files(root: str = _ROOT):

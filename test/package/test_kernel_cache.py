@@ -162,6 +162,15 @@ def test_kernels_cached_follows_the_sources(tmp_path, monkeypatch):
     indexes = sorted(p.name for p in (tmp_path / "pkg" / "__pycache__").glob("b.caller-*.nbi"))
     assert len(indexes) == 2, indexes           # the old one stays (numba never removes it)
     assert _kc().kernels_cached(root)
+    # moved up two lines: the first index (decorator at line 6) now names the def line below the
+    # decorator (line 6): still a kernel moved away, not one to count (numba names an index by the
+    # decorator's line)
+    text = b.read_text().replace("# a line more\n", "", 1).replace("\n\n\n@njit", "\n\n@njit", 1)
+    b.write_text(text)
+    assert text.splitlines()[5].startswith("def caller"), text
+    assert _run(tmp_path, "in_tree", True)["misses"] == 1
+    assert len(list((tmp_path / "pkg" / "__pycache__").glob("b.caller-*.nbi"))) == 3
+    assert _kc().kernels_cached(root)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "empty"))
     assert not _kc().kernels_cached(root)
 
