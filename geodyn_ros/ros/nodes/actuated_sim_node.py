@@ -55,7 +55,7 @@ from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from geodyn_ros.lie import Ad
 
 from . import sim_node
-from ..wire.actuator_commands import HAVE_ACTUATOR_MSGS, ROTOR_MSG_TYPE
+from ..wire.actuator_commands import HAVE_ACTUATOR_MSGS, ROTOR_MSG_TYPE, rotor_speed_values
 from ..wire.conversions import InputError, JointNameMatcher, as_float64, set_stamp, stamp_to_ns
 from ..common.diagnostics import guard
 from ..common.runtime import control_qos, run_nodes
@@ -232,14 +232,8 @@ class ActuatedSimNode(SimNode):
             return
         n = len(self.rotor_names)
         try:
-            if isinstance(msg, Float64MultiArray):
-                values, stamp = msg.data, self.command_stamp_ns
-                dims = msg.layout.dim
-                if len(dims) > 1 or (dims and dims[0].size != len(values)) or msg.layout.data_offset:
-                    raise InputError(f"cmd/rotor_speeds: layout {[(d.label, d.size) for d in dims]}, offset "
-                                     f"{msg.layout.data_offset} does not describe {len(values)} speeds")
-            else:
-                values, stamp = msg.velocity, stamp_to_ns(msg.header.stamp)
+            values = rotor_speed_values(msg)
+            stamp = self.command_stamp_ns if isinstance(msg, Float64MultiArray) else stamp_to_ns(msg.header.stamp)
             if len(values) != n:
                 raise InputError(f"cmd/rotor_speeds: {len(values)} speeds, the simulator has {n} rotors "
                                  f"{self.rotor_names}")

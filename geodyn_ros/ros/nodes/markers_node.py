@@ -53,7 +53,6 @@ from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import Marker, MarkerArray
 
 import geodyn_ros as gd
@@ -63,7 +62,7 @@ from ..common.diagnostics import DiagnosticsReporter, guard
 from ..common.message_types import MESSAGE_TYPES_PARAMETER, MessageTypes
 from ..common.params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
 from ..common.runtime import control_qos, run_nodes
-from ..wire.actuator_commands import ROTOR_MSG_TYPE
+from ..wire.actuator_commands import ROTOR_MSG_TYPE, rotor_speed_values
 from ..wire.conversions import InputError, JointNameMatcher, as_float64, pose_matrix
 from ..wire.jets import BASE_WRENCH_COLUMNS, FLAT_REFERENCE_COLUMNS, _decode_stamped_jet, decode_reference_jet
 from ..wire.typed import decode_typed_feedforward, decode_typed_reference, jet_fields
@@ -224,13 +223,7 @@ class MarkersNode(Node):
 
     def _on_rotor_speeds(self, msg) -> None:
         n = len(self.rotors[0])
-        if isinstance(msg, Float64MultiArray):
-            values, dims = msg.data, msg.layout.dim
-            if len(dims) > 1 or (dims and dims[0].size != len(values)) or msg.layout.data_offset:
-                raise InputError(f"cmd/rotor_speeds: layout {[(d.label, d.size) for d in dims][:4]}, offset "
-                                 f"{msg.layout.data_offset} does not describe {len(values)} speeds")
-        else:
-            values = msg.velocity
+        values = rotor_speed_values(msg)
         if len(values) != n:
             raise InputError(f"cmd/rotor_speeds: {len(values)} speeds, the robot has {n} rotors")
         om = np.array(as_float64(values))

@@ -35,6 +35,7 @@ import numpy as np
 from nav_msgs.msg import Odometry
 
 from ...px4.frames import odometry_to_ros
+from ..wire.actuator_commands import rotor_speed_values
 from ..wire.conversions import InputError, set_stamp
 
 __all__ = ["StampMapper", "odometry_state", "odometry_msg", "rotor_speeds", "RESET_US", "MAX_POSITION",
@@ -149,13 +150,7 @@ def rotor_speeds(msg, n: int, omega_max) -> np.ndarray:
     ``data`` with at most one dimension describing them; :mod:`geodyn_ros.ros.wire.actuator_commands`).
     :class:`InputError` for a wrong count, NaN/Inf, a negative speed (the bridge drives
     non-reversible motors) or one above the rotor's ``max_rot_velocity`` ``omega_max`` (n,)."""
-    if hasattr(msg, "layout"):
-        values, dims = msg.data, msg.layout.dim
-        if len(dims) > 1 or (dims and dims[0].size != len(values)) or msg.layout.data_offset:
-            raise InputError(f"cmd/rotor_speeds: layout {[(d.label, d.size) for d in dims][:4]}, offset "
-                             f"{msg.layout.data_offset} does not describe {len(values)} speeds")
-    else:
-        values = msg.velocity
+    values = rotor_speed_values(msg)
     if len(values) != n:
         raise InputError(f"cmd/rotor_speeds: {len(values)} speeds, the vehicle has {n} rotors")
     om = np.array(values, dtype=np.float64)

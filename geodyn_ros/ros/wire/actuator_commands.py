@@ -22,18 +22,33 @@ import numpy as np
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
-from .conversions import set_stamp
+from .conversions import InputError, set_stamp
 
 try:  # the message gz-sim's MulticopterMotorModel reads through ros_gz_bridge
     from actuator_msgs.msg import Actuators as _Actuators
 except ImportError:  # not on PyPI; every ROS install with ros_gz has it
     _Actuators = None
 
-__all__ = ["HAVE_ACTUATOR_MSGS", "ROTOR_MSG_TYPE", "ActuatorCommandPublisher"]
+__all__ = ["HAVE_ACTUATOR_MSGS", "ROTOR_MSG_TYPE", "ActuatorCommandPublisher", "rotor_speed_values"]
 
 HAVE_ACTUATOR_MSGS = _Actuators is not None
 #: the message type of ``cmd/rotor_speeds`` on this install
 ROTOR_MSG_TYPE = _Actuators or Float64MultiArray
+
+
+def rotor_speed_values(msg):
+    """The speeds a ``cmd/rotor_speeds`` message carries (unchecked values, as the message holds
+    them): ``velocity`` of an ``actuator_msgs/Actuators``, or ``data`` of the
+    ``std_msgs/Float64MultiArray`` fallback, whose layout must describe them (at most one
+    dimension, of their count, and no offset), else :class:`InputError` (the dimensions quoted,
+    at most 4)."""
+    if not hasattr(msg, "layout"):
+        return msg.velocity
+    values, dims = msg.data, msg.layout.dim
+    if len(dims) > 1 or (dims and dims[0].size != len(values)) or msg.layout.data_offset:
+        raise InputError(f"cmd/rotor_speeds: layout {[(d.label, d.size) for d in dims][:4]}, offset "
+                         f"{msg.layout.data_offset} does not describe {len(values)} speeds")
+    return values
 
 
 class ActuatorCommandPublisher:
