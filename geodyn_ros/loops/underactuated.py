@@ -88,7 +88,7 @@ class UnderactuatedRow:
 def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: float = 1.0, timestep: float = 1e-3,
                            gains: FlatnessGains | None = None, config=None, source=None,
                            preroll: float = PREROLL_S, reference=None, progress=None,
-                           sensing=None, record=None) -> UnderactuatedRow:
+                           sensing=None, record=None, wrap_command=None) -> UnderactuatedRow:
     """Run one row of the table (module docstring) and return its :class:`UnderactuatedRow`.
 
     duration [s] scored; speed: time scaling of the reference; timestep [s]: simulator and control
@@ -100,6 +100,8 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     sensing: a :class:`geodyn_ros.loops.sensed.Sensing` (sensor streams, failsafe, a flight from
     the ground and back); None (or its trivial form): the exact state at every step, as always.
     record: a :class:`geodyn_ros.loops.recording.RowRecorder` or None (:func:`run_loop`).
+    wrap_command: ``f(command) -> command`` around the controller's command function (e.g. PX4's
+    offboard path and a command rate, :meth:`geodyn_ros.px4.offboard_path.OffboardPath.wrap`), or None.
     """
     from geodyn_ros.sim import ActuatedSim
     from .fly_references import vehicle_size
@@ -155,6 +157,8 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     def command(t, C, Vb, q, qd, th, thd, ref, flat):
         return ctrl.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat)
 
+    if wrap_command is not None:
+        command = wrap_command(command)
     return run_loop(sim, model, command, jets, st, duration, preroll, timestep, name=row, counters=ctrl,
                     ideal=ideal, rigid_joints=rigid_joints, progress=progress, session=sess, size=size,
                     max_rot_velocity=cfg.rotors.max_rot_velocity, record=record)

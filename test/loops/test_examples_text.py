@@ -32,7 +32,8 @@ ELSEWHERE = {"falling_cat": ("test_falling_cat_example.py", "test_main_writes_pn
              "paper_experiment": ("test_paper_experiment.py", "test_short_run_writes_outputs_and_round_trips"),
              "fd_step_sweep": ("test_linearization.py", "test_step_sweep_is_v_shaped_and_plot_is_saved"),
              "two_robots": ("test_ros_namespaces.py", "test_two_robots_example_runs"),
-             "plan_mission": ("test_planning.py", "test_plan_mission_example_text")}
+             "plan_mission": ("test_planning.py", "test_plan_mission_example_text"),
+             "px4_table": ("test_px4_table.py", "test_px4_table_text")}
 #: examples run in text mode here (test functions of this file)
 HERE = {"actuated_loop": "test_actuated_loop_text", "underactuated_loop": "test_underactuated_loop_text",
         "underactuated_budget": "test_underactuated_budget_text", "lqr_loop": "test_lqr_loop_text",

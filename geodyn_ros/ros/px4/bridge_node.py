@@ -50,7 +50,8 @@ from px4_msgs.msg import (ActuatorMotors, OffboardControlMode, VehicleCommand, V
 from rclpy.node import Node
 from std_msgs.msg import Empty
 
-from ...px4.allocation import Px4Allocator, px4_rotor_parameters, speed_to_command
+from ...px4.allocation import speed_to_command
+from ...px4.offboard_path import px4_vehicle, torque_thrust_setpoints
 from ..common.diagnostics import DiagnosticsReporter, guard, guard_time_source
 from ..common.params import (FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters,
                              model_source)
@@ -68,10 +69,6 @@ except ImportError:     # not on PyPI: the actions are Empty topics then (module
 __all__ = ["PARAMETERS", "MODES", "Px4BridgeNode", "main"]
 
 MODES = ("thrust_and_torque", "direct_actuator")
-#: the setpoints' components must lie in [-1, 1] (VehicleThrustSetpoint.msg); rounding of
-#: the float64 maths for commands at their bounds stays far below this
-_UNIT_SLACK = 1e-9
-
 PARAMETERS = {
     "actuation_config": ("", "Vehicle file (doc/reference/vehicle_file.md) with a px4: section: the rotors and "
                          "PX4's thrust model, the one source in both directions. Required."),
@@ -190,7 +187,7 @@ class Px4BridgeNode(Node):
             cfg = load_vehicle(path)
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {exc}") from None
-        if cfg.px4 is None:
+        if cfg.px4 is None:     # before the model is loaded: one line
             raise ConfigurationError(f"{cfg.source_path}: px4: missing; the PX4 bridge needs the vehicle's PX4 "
                                      "section: add 'px4: {thr_mdl_fac: <THR_MDL_FAC of your motors>}' "
                                      "(doc/reference/vehicle_file.md, 'px4')")
@@ -211,18 +208,11 @@ class Px4BridgeNode(Node):
         if self.mode == "direct_actuator" and self.n > MAX_CONTROLS:
             raise ConfigurationError(f"parameter 'actuation_config': {self.n} rotors; ActuatorMotors carries at "
                                      f"most {MAX_CONTROLS}")
-        rp = px4_rotor_parameters(frames, cfg.rotors)
-        if cfg.px4.ct is not None:
-            rp["ct"] = np.asarray(cfg.px4.ct, dtype=float)
-        elif rp["ct"].max() > 100.0:
-            raise ConfigurationError(f"{cfg.source_path}: px4.ct: missing, and a rotor's full thrust "
-                                     f"{rp['ct'].max():.6g} N is above PX4's CA_ROTORn_CT limit 100; give px4.ct "
-                                     "as set in PX4")
         try:
-            self.allocator = Px4Allocator.from_parameters(**rp, airmode=cfg.px4.mc_airmode)
+            px4 = px4_vehicle(cfg, frames)
         except ValueError as exc:
-            raise ConfigurationError(f"parameter 'actuation_config': {cfg.source_path}: rotors: {exc}") from None
-        self.omega_max = np.broadcast_to(cfg.rotors.per_rotor("max_rot_velocity"), (self.n,)).astype(float)
+            raise ConfigurationError(f"parameter 'actuation_config': {exc}") from None
+        self.allocator, self.omega_max = px4.allocator, px4.omega_max
         self.vehicle = cfg
         self.hardware_id = model.name if model is not None else str(cfg.source_path.stem)
         base = p["base_link"] or cfg.base_link or (model.base_link if model is not None else "base_link")
@@ -266,13 +256,11 @@ class Px4BridgeNode(Node):
         omega = rotor_speeds(msg, self.n, self.omega_max)
         u = speed_to_command(omega, self.omega_max)
         if self.mode == "thrust_and_torque":
-            torque, thrust = self.allocator.setpoints(u)
-            c = np.concatenate([torque, thrust])
-            if np.abs(c).max() > 1.0 + _UNIT_SLACK:
+            c, clipped, desaturated = torque_thrust_setpoints(self.allocator, u)
+            if clipped:
                 self.counts["clipped"] += 1
                 self.diag.notes["clipped"] = f"{self.counts['clipped']} setpoints had a component beyond [-1, 1]"
-                c = np.clip(c, -1.0, 1.0)
-            if not self.allocator.unsaturated(c[:3], c[3:]):
+            if desaturated:
                 self.counts["desaturated"] += 1
                 self.diag.notes["desaturated"] = (f"{self.counts['desaturated']} setpoints PX4 will desaturate "
                                                   "(its motor outputs differ from the commanded speeds)")

@@ -46,7 +46,7 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from px4_msgs.msg import (ActuatorMotors, OffboardControlMode, VehicleCommand, VehicleOdometry, VehicleStatus,
                           VehicleThrustSetpoint, VehicleTorqueSetpoint)
 
-from ...px4.allocation import Px4Allocator, px4_rotor_parameters, rotor_effectiveness
+from ...px4.offboard_path import px4_vehicle
 from ...px4.frames import odometry_to_px4
 from ...px4.standin import COMMANDER_PERIOD_US, NAV_HOLD, NAV_LAND, NAV_OFFBOARD, Commander, HoldController, rotor_speeds
 from ..common.diagnostics import guard
@@ -91,17 +91,11 @@ class _Px4Vehicle:
             raise ConfigurationError(f"{cfg.source_path}: px4: missing; the PX4 stand-in needs the vehicle's PX4 "
                                      "section: add 'px4: {thr_mdl_fac: <THR_MDL_FAC of your motors>}' "
                                      "(doc/reference/vehicle_file.md, 'px4')")
-        rp = px4_rotor_parameters(sim.rotor_frames, cfg.rotors)
-        self.phys = rotor_effectiveness(rp["position"], rp["axis"], rp["ct"], rp["km"])
-        if cfg.px4.ct is not None:
-            rp["ct"] = np.asarray(cfg.px4.ct, dtype=float)
-        elif rp["ct"].max() > 100.0:
-            raise ConfigurationError(f"{cfg.source_path}: px4.ct: missing, and a rotor's full thrust "
-                                     f"{rp['ct'].max():.6g} N is above PX4's CA_ROTORn_CT limit 100; give px4.ct")
-        self.allocator = Px4Allocator.from_parameters(**rp, airmode=cfg.px4.mc_airmode)
-        self.fac = cfg.px4.thr_mdl_fac
-        n = len(sim.rotor_names)
-        self.omega_max = np.broadcast_to(cfg.rotors.per_rotor("max_rot_velocity"), (n,)).astype(float)
+        try:
+            px4 = px4_vehicle(cfg, sim.rotor_frames)
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from None
+        self.allocator, self.phys, self.fac, self.omega_max = px4.allocator, px4.phys, px4.thr_mdl_fac, px4.omega_max
         g = float(-np.asarray(gravity, float)[2])
         self.hold = HoldController(self.allocator, self.phys, float(sim.model.total_mass), g if g > 0 else 9.81)
 
