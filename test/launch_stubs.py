@@ -32,7 +32,7 @@ GZ_ACTUATED_XACRO = REPO / "urdf" / "tilthex_manipulator_gazebo.xacro"
 ACTUATION = REPO / "config" / "tilthex.yaml"
 
 LAUNCH_FILES = ["geodyn.launch.py", "sim.launch.py", "gazebo.launch.py", "actuated_sim.launch.py",
-                "underactuated_sim.launch.py", "gazebo_underactuated.launch.py"]
+                "underactuated_sim.launch.py", "gazebo_underactuated.launch.py", "px4.launch.py"]
 
 # executable (= node name) -> module holding its PARAMETERS table
 NODE_MODULES = {
@@ -44,10 +44,12 @@ NODE_MODULES = {
     "geodyn_actuated_controller": "geodyn_ros.ros.nodes.actuated_controller_node",
     "geodyn_flat_controller": "geodyn_ros.ros.nodes.flat_controller_node",
     "geodyn_markers": "geodyn_ros.ros.nodes.markers_node",
+    "geodyn_px4_bridge": "geodyn_ros.ros.px4.bridge_node",
+    "geodyn_px4_sim": "geodyn_ros.ros.px4.standin_node",
 }
 EXPECTED_SCRIPTS = {"geodyn_node", "geodyn_sim", "geodyn_reference", "geodyn_controller",
                     "geodyn_closed_loop", "geodyn_actuated_controller", "geodyn_actuated_sim",
-                    "geodyn_flat_controller", "geodyn_markers"}
+                    "geodyn_flat_controller", "geodyn_markers", "geodyn_px4_bridge", "geodyn_px4_sim"}
 # packages outside geodyn_ros a launch file may start, with their executables
 EXTERNAL_EXECUTABLES = {
     "robot_state_publisher": {"robot_state_publisher"},
@@ -116,6 +118,18 @@ EXPECTED = {
                            "config": "config/underactuated.yaml",
                            "actuation": "config/hexarotor.yaml",
                            "bridge_config": "config/gz_bridge.yaml"},   # shared with gazebo.launch.py
+    },
+    "px4.launch.py": {
+        "geodyn_nodes": {"geodyn_px4_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller",
+                         "geodyn_px4_bridge"},
+        "external": set(),
+        "sim_time": False,              # stand_in:=true puts the others on the stand-in's /clock
+        "wall_clock": {"geodyn_px4_sim"},
+        "arg_defaults": {"order": "2", "level": "ff2", "speed": "0.5", "px4_mode": "thrust_and_torque",
+                         "arm": "false", "stand_in": "false", "sensing": "onboard", "namespace": "",
+                         "frame_prefix": ""},
+        "share_defaults": {"urdf": "urdf/hexarotor_manipulator.urdf.xacro", "config": "config/px4.yaml",
+                           "actuation": "config/hexarotor_px4.yaml"},
     },
 }
 

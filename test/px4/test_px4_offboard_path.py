@@ -26,6 +26,7 @@ from geodyn_ros.vehicle import load_vehicle
 from geodyn_ros.vehicle.params import Px4Section
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+ROOT = DATA.parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +135,7 @@ def test_the_loop_through_the_path_at_every_step(mode, tol):
     1e-6 m, far below the row's 1e-4 m error)."""
     from geodyn_ros.loops.underactuated import hexarotor_source, simulate_underactuated
     from geodyn_ros.sim import ActuatedSim
-    cfg = load_vehicle(DATA / "hexarotor_px4.yaml")
+    cfg = load_vehicle(ROOT / "config" / "hexarotor_px4.yaml")
     src = hexarotor_source()
     v = px4_vehicle(cfg, ActuatedSim(src, cfg).rotor_frames)
     path = OffboardPath(mode, v)

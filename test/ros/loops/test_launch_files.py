@@ -497,3 +497,57 @@ def test_fly_launch_declares_message_types(stub_launch):
     from launch_stubs import NODE_MODULES
     assert set(geodyn_ros_launch.MESSAGE_TYPES_NODES) == {
         e for e in NODE_MODULES if "message_types" in _node_parameters(e)}
+
+
+def test_px4_launch_wiring(stub_launch):
+    """px4.launch.py (issue 44): one vehicle file for the stand-in, geodyn_node, the controller and
+    the bridge; the stand-in only with stand_in:=true and on the wall clock, the others on the
+    clock use_sim_time names (default: stand_in's value); px4_mode, arm, level, speed and order
+    reach their nodes."""
+    launch = _Launch("px4.launch.py")
+    nodes = {n.kwargs["executable"]: n for n in launch.geodyn_nodes()}
+    by_exe = {e: _Launch.inline_params(n) for e, n in nodes.items()}
+    for exe in ("geodyn_px4_sim", "geodyn_node", "geodyn_flat_controller", "geodyn_px4_bridge"):
+        assert _is_launch_config(by_exe[exe]["actuation_config"].arg(0, "value"), "actuation"), exe
+    cond = nodes["geodyn_px4_sim"].kwargs["condition"]
+    assert type(cond).__name__ == "IfCondition" and _is_launch_config(cond.arg(0, "predicate_expression"), "stand_in")
+    assert all("condition" not in n.kwargs for e, n in nodes.items() if e != "geodyn_px4_sim")
+    default = launch.declared["use_sim_time"].kwargs["default_value"]
+    assert _is_launch_config(default, "stand_in")
+    bridge = by_exe["geodyn_px4_bridge"]
+    assert _is_launch_config(bridge["px4_mode"].arg(0, "value"), "px4_mode")
+    assert bridge["arm_and_offboard_on_start"].kwargs.get("value_type") is bool
+    assert _is_launch_config(bridge["arm_and_offboard_on_start"].arg(0, "value"), "arm")
+    from geodyn_ros.ros.px4.bridge_node import MODES
+    assert tuple(launch.declared["px4_mode"].kwargs["choices"]) == MODES
+    assert _is_launch_config(by_exe["geodyn_flat_controller"]["level"].arg(0, "value"), "level")
+    assert _is_launch_config(by_exe["geodyn_reference"]["speed"].arg(0, "value"), "speed")
+    assert _is_launch_config(by_exe["geodyn_px4_sim"]["sensing"].arg(0, "value"), "sensing")
+
+
+def test_px4_config_keys_start_state_and_gains():
+    """config/px4.yaml: declared parameters of the right type; the stand-in started on the figure
+    eight at the launch's speed 0.5 (flat_start_parameters, 1e-12 relative); the controller's gains
+    are the vehicle file's (one set of gains, in two files)."""
+    from geodyn_ros.control.rotors import load_actuation_config
+    from geodyn_ros.loops.underactuated import hexarotor_source
+    from geodyn_ros.ros.loops.underactuated_closed_loop import flat_start_parameters
+    with open(REPO / "config" / "px4.yaml") as f:
+        config = yaml.safe_load(f)
+    sections = {k[len("/**/"):]: v["ros__parameters"] for k, v in config.items()}
+    assert set(sections) == {"geodyn_px4_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller",
+                             "geodyn_px4_bridge"}
+    for node_name, params in sections.items():
+        declared = _node_parameters(node_name)
+        assert not set(params) - set(declared), (node_name, sorted(set(params) - set(declared)))
+        for name, value in params.items():
+            default = declared[name][0]
+            default = list(default) if isinstance(default, tuple) else default
+            assert type(value) is type(default) or (isinstance(value, list) and isinstance(default, list)), name
+    cfg = load_actuation_config(REPO / "config" / "hexarotor_px4.yaml")
+    want = flat_start_parameters(cfg, hexarotor_source(), speed=0.5)
+    for name, value in sections["geodyn_px4_sim"].items():
+        if name.startswith("initial_"):
+            assert len(value) == len(want[name]) and max(abs(a - b) / max(1.0, abs(b))
+                                                         for a, b in zip(value, want[name])) < 1e-12, name
+    assert sections["geodyn_flat_controller"] == cfg.gains_spec

@@ -1,7 +1,7 @@
 """The whole chain over ROS 2 (issue 44, "Done when"): geodyn_reference -> geodyn_node ->
 geodyn_flat_controller -> geodyn_px4_bridge -> geodyn_px4_sim (the PX4 stand-in) -> PX4's odometry
 -> the bridge's odom -> the controller, with the collinear hexarotor manipulator
-(test/data/hexarotor_px4.yaml), every node with its defaults except what a lab sets: the bridge
+(config/hexarotor_px4.yaml), every node with its defaults except what a lab sets: the bridge
 arms and switches to offboard by itself (arm_and_offboard_on_start), the stand-in free-runs.
 
 What it checks, all in simulated time (no timing assertion on the wall clock):
@@ -25,8 +25,9 @@ profile (PX4's EKF2 with a vision aiding: 100 Hz, 10 ms, the estimator's error) 
 odom, a command per sample computed at its stamp and held: a loop delay of up to 21.5 ms, beyond
 what the demo's rotation gains take (their delay margin is 27 ms by the small model, which is 30 %
 optimistic: measured, the chain diverges within 4 s). With the rotation loop lowered by the PX4
-table's rule (geodyn_ros.examples.px4_table: x0.85, for the same 21.5 ms) it flies the figure eight
-on the estimator's floor, as the in-process table does (4 cm RMS).
+table's rule (geodyn_ros.examples.px4_table: x0.85, for the same 21.5 ms; the vehicle file's gains,
+which every test here gives the controller) it flies the figure eight on the estimator's floor, as
+the in-process table does (4 cm RMS).
 """
 from __future__ import annotations
 
@@ -47,7 +48,9 @@ from geodyn_ros.ros.px4.bridge_node import Px4BridgeNode
 from geodyn_ros.ros.px4.standin_node import Px4SimNode
 from geodyn_ros.trajectories import figure_eight_reference
 
-VEHICLE = str(DATA / "hexarotor_px4.yaml")
+VEHICLE = str(DATA.parents[1] / "config" / "hexarotor_px4.yaml")
+#: the controller's gains: the vehicle file's (launch/px4.launch.py gives them through config/px4.yaml)
+GAINS = load_actuation_config(VEHICLE).gains_spec
 URDF = str(hexarotor_source())
 SPEED, START = 0.5, 2.0
 #: simulated seconds per wall second: slack for five Python nodes on one executor on a loaded machine
@@ -79,7 +82,7 @@ class Chain:
         self.ctrl = None
         if controller:
             self.ctrl = h.make(FlatControllerNode, {**t, "urdf_path": URDF, "actuation_config": VEHICLE, "order": 2,
-                                                    "level": "ff2", **(gains or {})})
+                                                    "level": "ff2", **GAINS, **(gains or {})})
         self.bridge = h.make(Px4BridgeNode, {**t, "urdf_path": URDF, "actuation_config": VEHICLE,
                                              "arm_and_offboard_on_start": auto})
         self.model = load_actuation_config(VEHICLE).load_model(URDF) if self.ctrl is None else self.ctrl.model
@@ -245,19 +248,23 @@ def test_chain_arming_refused_without_proof_of_life(h):
 
 
 def test_chain_flies_on_onboard_sensing(h):
-    from geodyn_ros.examples.px4_table import design_delay
-    from geodyn_ros.examples.sensing_table import condition_profile, fit_gains
     from geodyn_ros.control.flatness import FlatnessGains
     from geodyn_ros.control.gain_design import model_inertias
+    from geodyn_ros.examples.px4_table import design_delay
+    from geodyn_ros.examples.sensing_table import condition_profile, fit_gains
     cfg = load_actuation_config(VEHICLE)
-    g0 = FlatnessGains(**{k: tuple(v) if isinstance(v, list) else v for k, v in cfg.gains_spec.items()})
-    g, factor, _ = fit_gains(g0, "flatness", model_inertias(cfg.load_model(URDF)), float(cfg.rotors.time_constant_up),
-                             design_delay(condition_profile("onboard"), 1e-3))
-    assert factor == 0.85
+    # the vehicle file's rotation gains are the demo's lowered by the delay-margin rule for a
+    # command per odometry sample at 100 Hz (x0.85); the rule leaves them as they are
+    file_gains = FlatnessGains(**{k: tuple(v) if isinstance(v, list) else v for k, v in GAINS.items()})
+    args = (model_inertias(cfg.load_model(URDF)), float(cfg.rotors.time_constant_up),
+            design_delay(condition_profile("onboard"), 1e-3))
+    lowered = fit_gains(FlatnessGains(), "flatness", *args)[0]
+    for k in ("kp_rotation", "kd_rotation"):          # the file's 3 significant digits
+        assert np.allclose(getattr(lowered, k), getattr(file_gains, k), rtol=1e-3), k
+    assert fit_gains(file_gains, "flatness", *args)[1] == 1.0
     # RTF 0.2: the free-running simulator must not outrun five Python nodes on a loaded machine (a
     # command that comes late adds loop delay, which this loop has no margin for)
-    ch = Chain(h, sensing="onboard", gains={"kp_rotation": list(g.kp_rotation), "kd_rotation": list(g.kd_rotation)},
-               rtf=0.2)
+    ch = Chain(h, sensing="onboard", rtf=0.2)
     ch.run_until(9.0)
     assert _armed_offboard(ch) and not any(m.failsafe for m in ch.status)
     # one odometry sample per 10 ms, each through the bridge, and a command for each
