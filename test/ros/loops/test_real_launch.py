@@ -524,8 +524,8 @@ def test_px4_launch_flies_through_the_stand_in(harness):
         clocks = h.record(ClockMsg, "/clock", depth=10)
         status = h.record(VehicleStatus, "/fmu/out/vehicle_status_v1", depth=1000)
         odom = h.record(Odometry, "odom", depth=1000)
-        _wait(h, proc, lambda: clocks and clocks[-1].clock.sec >= 6 and len(odom) > 100,
-              "px4.launch.py did not fly 6 s of simulated time")
+        _wait(h, proc, lambda: clocks and clocks[-1].clock.sec >= 5 and len(odom) > 100,
+              "px4.launch.py did not fly 5 s of simulated time")
         armed = [m for m in status if m.arming_state == 2]
         assert armed and armed[0].nav_state == 14 and not any(m.failsafe for m in status), \
             [(m.arming_state, m.nav_state, m.failsafe) for m in status]
