@@ -29,7 +29,7 @@ The command rate is the caller's (the controller's cycle), the same for every mo
 :meth:`OffboardPath.wrap` puts the path and a command rate around an in-process loop's command
 function (:func:`geodyn_ros.loops.underactuated.simulate_underactuated`'s ``wrap_command``): the
 controller runs every ``period`` on the control grid, its command is held in between, and the
-rotors get the path's output ``delay`` later.
+rotors get the path's output ``delay`` later (the arm's torques at once: they go to its own driver).
 """
 from __future__ import annotations
 
@@ -154,24 +154,25 @@ class OffboardPath:
 
     def wrap(self, command, *, period: float, timestep: float):
         """``command(t, *inputs) -> FlatCommand`` run every ``period`` [s] (a whole number of
-        ``timestep``, on the grid ``t = k period``), held in between, its ``omega`` through the path
-        and applied ``delay`` later (whole steps; the rotors keep the previous command until then)."""
+        ``timestep``, on the grid ``t = k period``), held in between. Its rotor speeds ``omega`` go
+        through the path and reach the rotors ``delay`` later (whole steps; the rotors keep the
+        previous speeds until then); the rest of the command (the arm's motor and joint torques,
+        which go to the arm's own driver, not through PX4) is applied at once."""
         steps = period / timestep
         if not (math.isfinite(steps) and steps >= 1.0 - 1e-9 and abs(steps - round(steps)) < 1e-6):
             raise ValueError(f"period: expected a whole number >= 1 of timestep {timestep:g} s, got {period!r}")
         every, lag = int(round(steps)), int(round(self.delay / timestep))
-        state = {"held": None, "queue": deque()}
+        state = {"cmd": None, "omega": None, "queue": deque()}
 
         def wrapped(t, *inputs):
             k = int(round(t / timestep))
-            if state["held"] is None or k % every == 0:
-                cmd = command(t, *inputs)
-                cmd = replace(cmd, omega=self(cmd.omega))
-                state["queue"].append((k + lag, cmd))
-                if state["held"] is None:              # the first command: nothing older to hold
-                    state["held"] = cmd
+            if state["cmd"] is None or k % every == 0:
+                state["cmd"] = command(t, *inputs)
+                state["queue"].append((k + lag, self(state["cmd"].omega)))
+                if state["omega"] is None:             # the first command: nothing older to hold
+                    state["omega"] = state["queue"][-1][1]
             q = state["queue"]
             while q and q[0][0] <= k:
-                state["held"] = q.popleft()[1]
-            return state["held"]
+                state["omega"] = q.popleft()[1]
+            return replace(state["cmd"], omega=state["omega"])
         return wrapped

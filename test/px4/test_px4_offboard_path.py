@@ -114,17 +114,20 @@ def test_rate_and_delay_on_a_counted_command():
 
     def command(t, x):
         calls.append(round(t, 9))
-        return FlatCommand(np.array([t * 1000.0]), np.zeros(0), 0.0, np.zeros(3), np.array([t * 1000.0]),
-                           np.zeros(0), 0, 0)
+        return FlatCommand(np.array([t * 1000.0]), np.array([t]), 0.0, np.zeros(3), np.array([t * 1000.0]),
+                           np.array([t]), 0, 0)
 
     v = px4_vehicle(load_vehicle(DATA / "quad_x_px4.yaml"), load_vehicle(DATA / "quad_x_px4.yaml").rotor_frames(None)[1])
     path = OffboardPath("rotor_speeds", v, delay=0.003)
     f = path.wrap(command, period=0.01, timestep=0.001)
-    got = [float(f(k * 1e-3, None).omega[0]) for k in range(35)]
+    out = [f(k * 1e-3, None) for k in range(35)]
+    got = [float(c.omega[0]) for c in out]
     assert calls == [0.0, 0.01, 0.02, 0.03]                      # once per period, on the grid
-    # the command of t = 0 at once (nothing older), then each 3 steps after it was computed
+    # the rotor speeds of t = 0 at once (nothing older), then each 3 steps after they were computed
     want = [0.0] * 13 + [10.0] * 10 + [20.0] * 10 + [30.0] * 2
     assert got == want
+    # the arm's torques (u) go to its own driver, not through PX4: the newest command's, at once
+    assert [float(c.u[0]) for c in out] == [0.0] * 10 + [0.01] * 10 + [0.02] * 10 + [0.03] * 5
     assert path.counts["commands"] == 4
 
 
