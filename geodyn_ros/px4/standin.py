@@ -30,17 +30,25 @@ Every PX4 fact below was read in PX4-Autopilot main at commit
       is handled when its ``target_system`` is the vehicle's or 0 (``Commander::handle_command``).
     * **Offboard loss.** Armed in offboard without the signal, the mode fallback takes
       ``COM_OBL_RC_ACT`` (default 0, ``commander_params.c``; ``Failsafe::checkModeFallback`` and
-      ``fromOffboardLossActParam``, ``failsafe/failsafe.cpp``). 0 Position, 1 Altitude and 2
-      Stabilized need manual control (``mode_requirements.cpp``), which a companion-computer
-      vehicle without RC does not have, so the framework falls through them to Hold
-      (``FailsafeBase::update``'s fallthrough, ``failsafe/framework.cpp``): Hold is what the
-      default does here. 3 Return needs a global position and home, which a vision-only vehicle
-      has not; it falls through to Land. 4 Land, 5 Hold, 6 Terminate (motors off), 7 Disarm.
-      Before Land PX4 holds ``COM_FAIL_ACT_T`` (5 s, ``commander_params.c``: "Before entering
-      failsafe (RTL, Land, Hold), wait COM_FAIL_ACT_T seconds in Hold mode"). The fallback clears
-      when its condition clears (``ActionOptions::clear_condition`` ``WhenConditionClears``,
-      ``failsafe/framework.h``; the intended mode stays offboard): a fresh proof of life puts
-      the vehicle back in offboard.
+      ``fromOffboardLossActParam``, ``failsafe/failsafe.cpp``): 0 Position (``nav_state`` 2), 1
+      Altitude (1), 2 Stabilized (15), 3 Return, 4 Land (18), 5 Hold (4), 6 Terminate (13), 7
+      Disarm. The framework's check whether a mode can run ignores manual control
+      (``failsafe/framework.cpp``), so 0, 1 and 2 do switch to their manual mode without RC;
+      with no sticks that mode's flight task cannot run and PX4 flies its emergency *Descend*
+      task instead (``FlightModeManager.cpp``; ``FlightTaskDescend.cpp``: level, heading kept,
+      down at ``MPC_LAND_SPEED``, no position hold): the stand-in's ``"descend"``. 3 Return
+      needs a global position and home, which a vision-only vehicle has not; the stand-in lands
+      (not measured). The mode fallback is registered with user takeover ``Always``, so it acts
+      at once: no ``COM_FAIL_ACT_T`` of Hold first (that delay is for ``Auto`` takeover actions,
+      ``framework.cpp``). The offboard check runs in the commander's 10 Hz health checks
+      (``Commander.cpp``; ``HealthAndArmingChecks/checks/offboardCheck.cpp``), so the loss is
+      seen on that 100 ms grid after ``COM_OF_LOSS_T``. The fallback clears when its condition
+      clears (``ActionOptions::clear_condition`` ``WhenConditionClears``, ``failsafe/framework.h``;
+      the intended mode stays offboard): a fresh proof of life puts the vehicle back in offboard.
+      Checked against PX4 SITL (SIH) at 289f3203 (``doc/reference/px4_standin.md``): action 0
+      went to ``nav_state`` 2 and the vehicle descended and drifted; 4 to 18 at once; 5 to 4; the
+      loss 1.04-1.13 s after the last proof of life with ``COM_OF_LOSS_T`` 1; back in offboard
+      18-28 ms after the stream returned.
     * **Status.** ``vehicle_status`` is published at 2 Hz or at once on a change
       (``Commander::run``: "publish states ... at 2 Hz or immediately when changed"); ``system_id``
       and ``component_id`` 1 (``MAV_SYS_ID``, ``MAV_COMP_ID`` defaults, ``Commander.cpp``);
@@ -78,22 +86,29 @@ import numpy as np
 
 from .allocation import Px4Allocator, signal_to_speed, thrust_curve_inverse
 
-__all__ = ["Commander", "HoldController", "rotor_speeds", "COM_OF_LOSS_T", "COM_OBL_RC_ACT", "COM_FAIL_ACT_T",
-           "NAV_OFFBOARD", "NAV_HOLD", "NAV_LAND", "NAV_TERMINATION", "ARMED", "DISARMED", "STATUS_PERIOD_US",
-           "COMMANDER_PERIOD_US", "MPC_LAND_SPEED", "OBL_ACTIONS"]
+__all__ = ["Commander", "HoldController", "rotor_speeds", "COM_OF_LOSS_T", "COM_OBL_RC_ACT",
+           "NAV_OFFBOARD", "NAV_HOLD", "NAV_LAND", "NAV_TERMINATION", "NAV_POSCTL", "NAV_ALTCTL", "NAV_STAB", "ARMED",
+           "DISARMED", "STATUS_PERIOD_US", "COMMANDER_PERIOD_US", "HEALTH_PERIOD_US", "MPC_LAND_SPEED", "OBL_ACTIONS",
+           "FAILSAFE_FLIGHT"]
 
 #: [s] commander_params.c defaults
-COM_OF_LOSS_T, COM_OBL_RC_ACT, COM_FAIL_ACT_T = 1.0, 0, 5.0
+COM_OF_LOSS_T, COM_OBL_RC_ACT = 1.0, 0
 #: [m/s] multicopter_takeoff_land_params.c
 MPC_LAND_SPEED = 0.7
 #: VehicleStatus.arming_state
 DISARMED, ARMED = 1, 2
 #: VehicleStatus.nav_state
-NAV_HOLD, NAV_TERMINATION, NAV_OFFBOARD, NAV_LAND = 4, 13, 14, 18
-#: [µs] Commander.hpp COMMANDER_MONITORING_INTERVAL, and vehicle_status's 2 Hz
-COMMANDER_PERIOD_US, STATUS_PERIOD_US = 10_000, 500_000
-#: COM_OBL_RC_ACT value -> what the stand-in does without RC (module docstring)
-OBL_ACTIONS = {0: "hold", 1: "hold", 2: "hold", 3: "land", 4: "land", 5: "hold", 6: "terminate", 7: "disarm"}
+NAV_ALTCTL, NAV_POSCTL, NAV_HOLD, NAV_TERMINATION, NAV_OFFBOARD, NAV_STAB, NAV_LAND = 1, 2, 4, 13, 14, 15, 18
+#: [µs] Commander.hpp COMMANDER_MONITORING_INTERVAL, the health checks' 10 Hz (Commander.cpp), and
+#: vehicle_status's 2 Hz
+COMMANDER_PERIOD_US, HEALTH_PERIOD_US, STATUS_PERIOD_US = 10_000, 100_000, 500_000
+#: COM_OBL_RC_ACT value -> (what the stand-in flies without RC, nav_state) (module docstring)
+OBL_ACTIONS = {0: ("descend", NAV_POSCTL), 1: ("descend", NAV_ALTCTL), 2: ("descend", NAV_STAB),
+               3: ("land", NAV_LAND), 4: ("land", NAV_LAND), 5: ("hold", NAV_HOLD),
+               6: ("terminate", NAV_TERMINATION), 7: ("disarm", None)}
+#: the nav states the stand-in's own flight (HoldController) flies, and how
+FAILSAFE_FLIGHT = {NAV_HOLD: "hold", NAV_LAND: "land", NAV_POSCTL: "descend", NAV_ALTCTL: "descend",
+                   NAV_STAB: "descend"}
 _MAIN_OFFBOARD, _MAIN_AUTO, _SUB_LOITER, _SUB_LAND = 6, 4, 3, 6   # px4_custom_mode.h
 _MODE_FLAGS = ("position", "velocity", "acceleration", "attitude", "body_rate", "thrust_and_torque",
                "direct_actuator")
@@ -114,8 +129,6 @@ class Commander:
         ``COM_OF_LOSS_T`` [s], in [0, 60] (commander_params.c).
     obl_rc_act : int
         ``COM_OBL_RC_ACT``, 0 to 7 (:data:`OBL_ACTIONS`).
-    fail_act_t : float
-        ``COM_FAIL_ACT_T`` [s], in [0, 25]: Hold before a Land failsafe.
     system_id, component_id : int
         ``MAV_SYS_ID``, ``MAV_COMP_ID`` (1, 1).
 
@@ -126,15 +139,14 @@ class Commander:
         ``nav_state_user_intention``: :data:`NAV_OFFBOARD` or :data:`NAV_HOLD` (the start mode).
     nav_state : int
     failsafe : str or None
-        ``"hold"``, ``"land"``, ``"terminate"`` while an offboard-loss failsafe acts.
+        ``"descend"``, ``"hold"``, ``"land"``, ``"terminate"`` while an offboard-loss failsafe acts.
     mode : str or None
         The offboard mode of the newest proof of life (``"thrust_and_torque"``, ``"direct_actuator"``,
         or another flag's name, which the stand-in does not fly).
     """
 
-    def __init__(self, of_loss_t=COM_OF_LOSS_T, obl_rc_act=COM_OBL_RC_ACT, fail_act_t=COM_FAIL_ACT_T,
-                 system_id=1, component_id=1):
-        for name, v, hi in (("of_loss_t", of_loss_t, 60.0), ("fail_act_t", fail_act_t, 25.0)):
+    def __init__(self, of_loss_t=COM_OF_LOSS_T, obl_rc_act=COM_OBL_RC_ACT, system_id=1, component_id=1):
+        for name, v, hi in (("of_loss_t", of_loss_t, 60.0),):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= hi:
                 raise ValueError(f"{name}: expected a time in [0, {hi:g}] s (commander_params.c), got {v!r}")
         if isinstance(obl_rc_act, bool) or obl_rc_act not in OBL_ACTIONS:
@@ -143,8 +155,7 @@ class Commander:
             if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 255:
                 raise ValueError(f"{name}: expected an integer in [1, 255], got {v!r}")
         self.of_loss_us = int(round(of_loss_t * 1e6))
-        self.fail_act_us = int(round(fail_act_t * 1e6))
-        self.action = OBL_ACTIONS[obl_rc_act]
+        self.action, self.fallback_nav = OBL_ACTIONS[obl_rc_act]
         self.obl_rc_act = obl_rc_act
         self.system_id, self.component_id = system_id, component_id
         self.armed = False
@@ -153,6 +164,8 @@ class Commander:
         self.mode = None
         self.proof_us = None          # receive time of the newest proof of life with a flag set
         self.lost_since_us = None     # start of the current offboard-loss failsafe
+        self.signal_ok = False        # the offboard signal as the newest 10 Hz health check saw it
+        self._health_us = None        # time of that health check
         self.changed = True           # a status field changed since the last status published
 
     # ------------------------------------------------------------------ inputs
@@ -221,24 +234,30 @@ class Commander:
         return True, why if was else "already disarmed"
 
     # ------------------------------------------------------------------ the cycle
+    def health_check(self, now_us: int) -> bool:
+        """The offboard signal as PX4's 10 Hz health checks see it at ``now_us``: re-evaluated
+        when :data:`HEALTH_PERIOD_US` has passed since the last check (module docstring)."""
+        if self._health_us is None or now_us >= self._health_us + HEALTH_PERIOD_US or now_us < self._health_us:
+            self._health_us = now_us
+            self.signal_ok = self.offboard_available(now_us)
+        return self.signal_ok
+
     def update(self, now_us: int) -> list:
-        """One commander cycle at ``now_us``: the offboard-loss failsafe. Returns the lines to log."""
+        """One commander cycle at ``now_us``: the offboard-loss failsafe on the health checks' view
+        of the signal (a fresh proof of life clears it at once). Returns the lines to log."""
         now_us = _time("now_us", now_us)
         out = []
         old = (self.armed, self.nav_state, self.failsafe)
-        if self.armed and self.intended == NAV_OFFBOARD and not self.offboard_available(now_us):
+        signal = self.health_check(now_us) or (self.lost_since_us is not None and self.offboard_available(now_us))
+        if self.armed and self.intended == NAV_OFFBOARD and not signal:
             if self.lost_since_us is None:
                 self.lost_since_us = now_us
                 out.append(f"offboard signal lost (no proof of life for COM_OF_LOSS_T {self.of_loss_us * 1e-6:g} s): "
                            f"failsafe COM_OBL_RC_ACT {self.obl_rc_act} -> {self.action}")
             if self.action == "disarm":
                 self._disarm("disarmed by the offboard-loss failsafe")
-            elif self.action == "terminate":
-                self.failsafe, self.nav_state = "terminate", NAV_TERMINATION
-            elif self.action == "land" and now_us >= self.lost_since_us + self.fail_act_us:
-                self.failsafe, self.nav_state = "land", NAV_LAND
             else:
-                self.failsafe, self.nav_state = "hold", NAV_HOLD
+                self.failsafe, self.nav_state = self.action, self.fallback_nav
         else:
             if self.lost_since_us is not None and self.armed:
                 out.append("offboard signal back: failsafe cleared, offboard again")
@@ -317,24 +336,37 @@ class HoldController:
         """Hold ``position`` (3,) [m, ENU] at heading ``yaw`` [rad, ENU, about z up]."""
         self.target = (np.array(position, dtype=float), float(yaw))
 
-    def setpoints(self, C, w_b, v_b, *, descend: bool = False, dt: float = 0.0) -> tuple:
+    def setpoints(self, C, w_b, v_b, *, mode: str = "hold", dt: float = 0.0) -> tuple:
         """``(torque (3,), thrust (3,))``, FRD, normalised, for the state ``C`` (4, 4) ENU/FLU,
-        ``w_b``, ``v_b`` (3,) FLU [rad/s, m/s]. ``descend``: Land, the target sinks at
-        ``MPC_LAND_SPEED`` (advanced by ``dt`` [s])."""
+        ``w_b``, ``v_b`` (3,) FLU [rad/s, m/s]. ``mode``: ``"hold"`` (the engaged position),
+        ``"land"`` (the target sinks at ``MPC_LAND_SPEED``, advanced by ``dt`` [s]) or ``"descend"``
+        (PX4's emergency Descend task, ``FlightTaskDescend.cpp``: level, heading kept, down at
+        ``MPC_LAND_SPEED``, no horizontal position or velocity hold)."""
         if self.target is None:
             raise ValueError("engage() first: no hold target")
+        if mode not in ("hold", "land", "descend"):
+            raise ValueError(f"mode: expected 'hold', 'land' or 'descend', got {mode!r}")
         C = np.asarray(C, float)
         R, p = C[:3, :3], C[:3, 3]
         v = R @ np.asarray(v_b, float)
         p_d, yaw = self.target
         v_ff = np.zeros(3)
-        if descend:
+        if mode != "hold":
             p_d[2] -= MPC_LAND_SPEED * dt
             p_d[2] = max(p_d[2], p[2] - 1.0)   # the setpoint never runs away from a vehicle that cannot follow
             v_ff[2] = -MPC_LAND_SPEED
+        if mode == "descend":                  # the velocity loop alone, vertical only: level flight
+            a = np.array([0.0, 0.0, self.Z_VEL_P * (-MPC_LAND_SPEED - v[2]) + self.g])
+            return self._attitude(a, R, yaw, w_b)
         kp = np.array([self.XY_P, self.XY_P, self.Z_P])
         kv = np.array([self.XY_VEL_P, self.XY_VEL_P, self.Z_VEL_P])
         a = kv * (kp * (p_d - p) + v_ff - v) + np.array([0.0, 0.0, self.g])
+        return self._attitude(a, R, yaw, w_b)
+
+    def _attitude(self, a, R, yaw, w_b) -> tuple:
+        """The attitude and rate paths and the collective thrust for the acceleration ``a`` (3,)
+        [m/s^2, ENU, gravity included]: ``(torque, thrust)`` FRD normalised."""
+        a = np.array(a, dtype=float)
         a[2] = max(a[2], 0.1 * self.g)
         horiz = np.hypot(a[0], a[1])
         if horiz > a[2] * math.tan(self.TILT_MAX):

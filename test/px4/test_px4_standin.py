@@ -1,15 +1,16 @@
 """The PX4 stand-in's logic (geodyn_ros.px4.standin), ROS-free: the commander's offboard rules and
 failsafe, the allocation to rotor speeds and the desaturation order, checked against expectations
 worked by hand from PX4's rules (PX4 commit b67c65bf, files cited in the module), not against the
-module's own maths."""
+module's own maths. The offboard-loss figures are those PX4 SITL (SIH, commit 289f3203) gave on
+this machine (doc/reference/px4_standin.md, "PX4 SITL against the stand-in")."""
 import math
 
 import numpy as np
 import pytest
 
 from geodyn_ros.px4.allocation import Px4Allocator
-from geodyn_ros.px4.standin import (ARMED, DISARMED, NAV_HOLD, NAV_LAND, NAV_OFFBOARD, NAV_TERMINATION, Commander,
-                                    HoldController, rotor_speeds)
+from geodyn_ros.px4.standin import (ARMED, DISARMED, NAV_ALTCTL, NAV_HOLD, NAV_LAND, NAV_OFFBOARD, NAV_POSCTL,
+                                    NAV_STAB, NAV_TERMINATION, Commander, HoldController, rotor_speeds)
 
 S = 1_000_000          # one second [µs]
 ARM, DISARM = (400, 1.0), (400, 0.0)
@@ -75,7 +76,7 @@ def test_commands_for_another_system_and_unknown_commands_are_ignored():
 
 @pytest.mark.parametrize("kw, word", [({"of_loss_t": -1.0}, "of_loss_t"), ({"of_loss_t": 61.0}, "of_loss_t"),
                                       ({"obl_rc_act": 8}, "obl_rc_act"), ({"obl_rc_act": True}, "obl_rc_act"),
-                                      ({"fail_act_t": float("nan")}, "fail_act_t"), ({"system_id": 0}, "system_id")])
+                                      ({"system_id": 0}, "system_id")])
 def test_bad_parameters(kw, word):
     with pytest.raises(ValueError, match=word):
         Commander(**kw)
@@ -92,48 +93,57 @@ def test_bad_times_and_flags():
 
 
 # ----------------------------------------------------------------------------- offboard loss
-def test_offboard_loss_after_com_of_loss_t_then_hold_and_back():
-    cmd = Commander()                              # COM_OBL_RC_ACT 0 (Position) -> Hold without RC
+def _cycles(cmd, t0, t1):
+    """The commander's 10 ms cycles from t0 to t1 [µs]; the time of the first failsafe, or None."""
+    for t in range(t0, t1 + 1, 10_000):
+        cmd.update(t)
+        if cmd.failsafe is not None:
+            return t
+    return None
+
+
+def test_offboard_loss_position_default_descends_on_the_health_checks_grid_and_back():
+    # COM_OBL_RC_ACT 0: PX4 SITL went to POSCTL (nav_state 2) with the failsafe flag, 1.04-1.13 s
+    # after the last proof of life with COM_OF_LOSS_T 1 s; without sticks it flew its emergency
+    # Descend (level, down, drifting); back in offboard 18-28 ms after the stream returned
+    cmd = Commander()
     offboard_armed(cmd)
-    assert cmd.update(S - 1) == [] and cmd.nav_state == NAV_OFFBOARD
-    lines = cmd.update(S)
-    assert cmd.nav_state == NAV_HOLD and cmd.failsafe == "hold" and cmd.armed
-    assert len(lines) == 1 and "COM_OF_LOSS_T" in lines[0]
+    t_fs = _cycles(cmd, 0, 2 * S)
+    assert S <= t_fs < S + 100_000                   # the 10 Hz health checks: within 100 ms
+    assert cmd.nav_state == NAV_POSCTL and cmd.failsafe == "descend" and cmd.armed
     cmd.changed = False
-    cmd.update(2 * S)
-    assert not cmd.changed                         # nothing new: the 2 Hz status only
-    cmd.proof_of_life(3 * S, thrust_and_torque=True)
-    lines = cmd.update(3 * S)                      # the fallback clears with its condition
+    cmd.update(t_fs + S)
+    assert not cmd.changed                           # nothing new: the 2 Hz status only
+    back = t_fs + 2 * S
+    cmd.proof_of_life(back, thrust_and_torque=True)
+    lines = cmd.update(back)                         # the fallback clears with its condition, at once
     assert cmd.nav_state == NAV_OFFBOARD and cmd.failsafe is None and "back" in lines[0] and cmd.changed
 
 
 def test_offboard_loss_custom_loss_time():
-    cmd = Commander(of_loss_t=0.3)
+    # COM_OF_LOSS_T 0.5 s: PX4 SITL changed mode 0.56-0.62 s after the last proof of life
+    cmd = Commander(of_loss_t=0.5)
     offboard_armed(cmd)
-    cmd.update(299_999)
-    assert cmd.nav_state == NAV_OFFBOARD
-    cmd.update(300_000)
-    assert cmd.nav_state == NAV_HOLD
+    t_fs = _cycles(cmd, 0, S)
+    assert 500_000 <= t_fs < 600_000 and cmd.nav_state == NAV_POSCTL
 
 
-def test_offboard_loss_land_after_com_fail_act_t_of_hold():
+def test_offboard_loss_land_at_once():
+    # COM_OBL_RC_ACT 4: PX4 SITL went to AUTO_LAND (18) directly, no COM_FAIL_ACT_T of Hold first
     cmd = Commander(obl_rc_act=4)
     offboard_armed(cmd)
-    cmd.update(S)
-    assert cmd.nav_state == NAV_HOLD
-    cmd.update(S + 5 * S - 1)
-    assert cmd.nav_state == NAV_HOLD
-    cmd.update(S + 5 * S)
+    _cycles(cmd, 0, 2 * S)
     assert cmd.nav_state == NAV_LAND and cmd.failsafe == "land"
 
 
-@pytest.mark.parametrize("act, armed, nav", [(7, False, NAV_OFFBOARD), (6, True, NAV_TERMINATION),
-                                             (5, True, NAV_HOLD), (3, True, NAV_HOLD)])
-def test_offboard_loss_actions(act, armed, nav):
+@pytest.mark.parametrize("act, armed, nav, flight", [
+    (7, False, NAV_OFFBOARD, None), (6, True, NAV_TERMINATION, "terminate"), (5, True, NAV_HOLD, "hold"),
+    (3, True, NAV_LAND, "land"), (1, True, NAV_ALTCTL, "descend"), (2, True, NAV_STAB, "descend")])
+def test_offboard_loss_actions(act, armed, nav, flight):
     cmd = Commander(obl_rc_act=act)
     offboard_armed(cmd)
-    cmd.update(S)
-    assert (cmd.armed, cmd.nav_state) == (armed, nav)
+    _cycles(cmd, 0, 2 * S)
+    assert (cmd.armed, cmd.nav_state, cmd.failsafe) == (armed, nav, flight)
 
 
 def test_disarmed_vehicle_has_no_failsafe():
@@ -249,3 +259,24 @@ def test_hold_controller_pushes_back():
     assert torque[0] < 0
     with pytest.raises(ValueError, match="mass"):
         HoldController(al, al.effectiveness, -1.0)
+
+
+def test_descend_is_level_and_sinks_without_position_hold():
+    # PX4's emergency Descend (FlightTaskDescend.cpp): zero horizontal acceleration (level),
+    # down at MPC_LAND_SPEED; Hold at the same state pushes back to its target
+    al, m, g = quad(), 1.5, 9.81
+    hold = HoldController(al, al.effectiveness, m, g)
+    hold.engage([0.0, 0.0, 2.0], 0.0)
+    C = np.eye(4)
+    C[:3, 3] = (1.0, -0.5, 2.0)                       # 1.1 m beside the target, at rest, level
+    torque_d, thrust_d = hold.setpoints(C, np.zeros(3), np.zeros(3), mode="descend")
+    torque_h, _ = hold.setpoints(C, np.zeros(3), np.zeros(3), mode="hold")
+    assert np.allclose(torque_d, 0.0, atol=1e-12) and np.abs(torque_h).max() > 1e-3
+    # at rest it wants -0.7 m/s: a_z = g - Z_VEL_P 0.7 = 7.01 m/s^2, the collective m a_z over the
+    # four rotors' full thrust 4 CT, FRD (thrust up is negative)
+    assert thrust_d[2] == pytest.approx(-m * (g - 4.0 * 0.7) / (4 * CT), rel=1e-9)
+    # sinking at 0.7 m/s already: hover thrust
+    _, thrust = hold.setpoints(C, np.zeros(3), np.array([0.0, 0.0, -0.7]), mode="descend")
+    assert thrust[2] == pytest.approx(-m * g / (4 * CT), rel=1e-9)
+    with pytest.raises(ValueError, match="mode: expected"):
+        hold.setpoints(C, np.zeros(3), np.zeros(3), mode="rtl")

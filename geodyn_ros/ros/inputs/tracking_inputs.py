@@ -111,6 +111,8 @@ class TrackingInputs:
         self.sync = p["sync_stamps"] and not self.latest
         self._max_age = {k: max_age_ns(p, k) for k in ("joint_states", "motor_states") if f"{k}_max_age" in p}
         self._held = {}   # stream -> HeldJoints (latest; made with the model)
+        self._first_odom_ns = None   # latest: the first cycle time, for the "never arrived" line
+        self._said_waiting = set()
         self._used_keys = tuple(used)
         self._used = InputsUsed(self, tuple(used.values()), control_qos(depth))
         self._used_stamps = [0] * (1 + len(used))
@@ -244,11 +246,13 @@ class TrackingInputs:
             self.diag.problem("odom", f"odom: stamp {t * 1e-9:.9f} s is not after the last cycle's "
                               f"{self._last_cmd_stamp * 1e-9:.9f} s; no second command")
             return None
+        if self._first_odom_ns is None:
+            self._first_odom_ns = t
         for k in needed:
             held = self._held.get(k)
             if held is not None:
                 if held.sample.data is None:
-                    return None   # never arrived: waiting
+                    return self._waiting(k, t)
                 got = held.take_into(t, *((self._q, self._qd) if k == "joint_states" else (self._th, self._thd)))
                 if got.__class__ is str:
                     self.diag.problem(k, got)
@@ -256,13 +260,25 @@ class TrackingInputs:
                 s[k] = got
             elif k != "odom":
                 if s[k] is None:
-                    return None
+                    return self._waiting(k, t)
                 if t - s[k] > self.stale_ns:
                     self.diag.problem(k, f"{k}: newest {(t - s[k]) * 1e-9:.4f} s older than the cycle time "
                                       f"{t * 1e-9:.6f} s (stale_timeout {self.stale_ns * 1e-9:g} s); cycle skipped")
                     return None
         self._last_cmd_stamp = t
         return t
+
+    def _waiting(self, k: str, t: int) -> None:
+        """An input that has never arrived while odometry flows: nothing is commanded, and after
+        1 s of odometry that is said once (WARN on ``/diagnostics``, naming the input), not at
+        every cycle: a node that waits must not wait silently (a vehicle without ``joint_states``
+        or ``motor_states`` publishers; PX4 SITL's first flight here)."""
+        if k not in self._said_waiting and t - self._first_odom_ns >= 1_000_000_000:
+            self._said_waiting.add(k)
+            hint = " (a vehicle without elastic joints: elastic_joints false)" if k == "motor_states" else ""
+            self.diag.report(DiagnosticStatus.WARN, f"{k}: none received in {(t - self._first_odom_ns) * 1e-9:.1f} s "
+                             f"of odometry; nothing is commanded until it arrives{hint}")
+        return None
 
     # ------------------------------------------------------------------ cycle sim_steps (step_cycles)
     def _on_manifest(self, msg) -> None:

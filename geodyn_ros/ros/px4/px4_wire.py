@@ -23,8 +23,9 @@ is the node's clock: ROS time, or simulated time with ``use_sim_time``). If the 
 ``d`` of a sample is ``d_min + e`` with ``d_min`` the smallest delay in that window, the stamp is
 ``true_sample_time + d_min`` (in the node's clock): late by at most the smallest transport delay
 seen, never later than the receive time, never earlier than the sample (plus the two clocks'
-drift over two windows: 100 ppm x 20 s = 2 ms for quartz clocks at the default 10 s window, 0
-for one machine's clock). A sample older than the previous one is refused; a jump back of more
+drift over two windows: 100 ppm x 2 s = 0.2 ms for quartz clocks at the default 1 s window, 0
+for one machine's clock; PX4 SITL with SIH runs its clock about 1.2 % slow of the wall clock,
+measured here: 24 ms). A sample older than the previous one is refused; a jump back of more
 than :data:`RESET_US` (PX4 rebooted without time sync) restarts the estimate.
 """
 from __future__ import annotations

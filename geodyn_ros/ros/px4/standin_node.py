@@ -48,7 +48,7 @@ from px4_msgs.msg import (ActuatorMotors, OffboardControlMode, VehicleCommand, V
 
 from ...px4.offboard_path import px4_vehicle
 from ...px4.frames import odometry_to_px4
-from ...px4.standin import COMMANDER_PERIOD_US, NAV_HOLD, NAV_LAND, NAV_OFFBOARD, Commander, HoldController, rotor_speeds
+from ...px4.standin import COMMANDER_PERIOD_US, FAILSAFE_FLIGHT, NAV_OFFBOARD, Commander, HoldController, rotor_speeds
 from ..common.diagnostics import guard
 from ..common.params import ConfigurationError
 from ..common.runtime import control_qos, run_nodes
@@ -66,10 +66,10 @@ PARAMETERS = {
                 "vision aiding, 100 Hz, 10 ms; config/sensors.yaml); 'perfect' = every step."),
     "com_of_loss_t": (1.0, "COM_OF_LOSS_T [s]: offboard is lost when the newest proof of life is this old "
                       "(commander_params.c default 1.0)."),
-    "com_obl_rc_act": (0, "COM_OBL_RC_ACT: the offboard-loss action (commander_params.c default 0, Position, which "
-                       "without RC falls to Hold); 3, 4 Land after COM_FAIL_ACT_T of Hold; 5 Hold; 6 Terminate; "
-                       "7 Disarm."),
-    "com_fail_act_t": (5.0, "COM_FAIL_ACT_T [s]: Hold before a Land failsafe (commander_params.c default 5)."),
+    "com_obl_rc_act": (0, "COM_OBL_RC_ACT: the offboard-loss action (commander_params.c default 0): 0 Position, "
+                       "1 Altitude, 2 Stabilized (without sticks PX4 flies its emergency Descend: level, down at "
+                       "MPC_LAND_SPEED, no position hold), 3 Return (lands: no global position), 4 Land, 5 Hold, "
+                       "6 Terminate, 7 Disarm; at once (as PX4 SITL at 289f3203)."),
     "mav_sys_id": (1, "MAV_SYS_ID: vehicle_status.system_id; commands for another system are ignored (default 1)."),
     "mav_comp_id": (1, "MAV_COMP_ID: vehicle_status.component_id (default 1)."),
     "odometry_topic": ("/fmu/out/vehicle_odometry", "PX4's VehicleOdometry (dds_topics.yaml)."),
@@ -123,11 +123,11 @@ class Px4SimNode(ActuatedSimNode):
         if p["lockstep"]:
             raise ConfigurationError("parameter 'lockstep': must be false: PX4 is not lock-step (the stand-in "
                                      "free-runs at real_time_factor)")
-        for name, hi in (("com_of_loss_t", 60.0), ("com_fail_act_t", 25.0)):
+        for name, hi in (("com_of_loss_t", 60.0),):
             if not (math.isfinite(p[name]) and 0.0 <= p[name] <= hi):
                 raise ConfigurationError(f"parameter '{name}': expected [0, {hi:g}] s, got {p[name]!r}")
         try:
-            self.commander = Commander(float(p["com_of_loss_t"]), int(p["com_obl_rc_act"]), float(p["com_fail_act_t"]),
+            self.commander = Commander(float(p["com_of_loss_t"]), int(p["com_obl_rc_act"]),
                                        int(p["mav_sys_id"]), int(p["mav_comp_id"]))
         except ValueError as exc:
             raise ConfigurationError(f"parameter '{str(exc).split(':')[0].replace('obl_rc_act', 'com_obl_rc_act')}"
@@ -189,11 +189,11 @@ class Px4SimNode(ActuatedSimNode):
             self.diag.report(DiagnosticStatus.WARN, f"PX4 stand-in: {line}")
         if c.armed and not self._released:
             self._released = True
-        if c.armed and c.nav_state in (NAV_HOLD, NAV_LAND) and self._hold_mode is None and self._est is not None:
+        if c.armed and c.nav_state in FAILSAFE_FLIGHT and self._hold_mode is None and self._est is not None:
             C = self._est[0]
             self.px4.hold.engage(C[:3, 3], math.atan2(C[1, 0], C[0, 0]))
             self._hold_mode = c.nav_state
-        elif c.nav_state not in (NAV_HOLD, NAV_LAND) or not c.armed:
+        elif c.nav_state not in FAILSAFE_FLIGHT or not c.armed:
             self._hold_mode = None
         if c.status_due(now, self._status_us):
             self._publish_status(now)
@@ -204,7 +204,7 @@ class Px4SimNode(ActuatedSimNode):
         if not c.armed or c.failsafe == "terminate":
             return np.zeros(n)
         if self._hold_mode is not None:
-            torque, thrust = v.hold.setpoints(*self._est, descend=c.nav_state == NAV_LAND, dt=self._p["timestep"])
+            torque, thrust = v.hold.setpoints(*self._est, mode=FAILSAFE_FLIGHT[c.nav_state], dt=self._p["timestep"])
             u = v.allocator.motor_commands(torque, thrust)
         elif c.nav_state == NAV_OFFBOARD and c.mode == "direct_actuator":
             u = self._motors if self._motors is not None else np.full(n, np.nan)

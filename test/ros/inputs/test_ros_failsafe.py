@@ -256,3 +256,25 @@ def test_exact_policy_has_no_failsafe(h):
     h.spin_for(0.2)
     assert not rig.lines("failsafe") and not rig.statuses("failsafe") and not rig.modes()
     assert "failsafe_losses" not in rig.node.diag.counters
+
+
+def test_an_input_that_never_arrives_is_said_once(h):
+    """A vehicle whose joint_states never come (PX4 SITL's first flight here: no arm driver): the
+    controller commands nothing, and once odometry has flowed 1 s it says which input it waits
+    for, one WARN line, not one per cycle."""
+    node = h.make(FlatControllerNode, {"urdf_path": HEXA, "actuation_config": HEXA_CFG, "level": "ff2"})
+    diags = h.record(DiagnosticArray, "/diagnostics", 100)
+    odom = h.publisher(Odometry, "odom")
+    h.wait_matched("odom")
+    C = np.eye(4)
+    C[2, 3] = 1.0
+    for k in range(13):                                # 1.2 s of odometry at 10 Hz, no joint_states
+        odom.publish(odometry_msg(1_000_000_000 + k * 100_000_000, C, np.zeros(3), np.zeros(3)))
+        h.spin_for(0.02)
+
+    def said():
+        return [s.message for m in diags for s in m.status if "none received" in s.message]
+    assert h.spin_until(lambda: said(), 10.0)
+    lines = said()
+    assert lines[0].startswith("joint_states: none received in 1.") and "nothing is commanded" in lines[0]
+    assert len(set(lines)) == 1 and node.diag.counters["cycles_published"] == 0

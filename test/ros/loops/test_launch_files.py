@@ -550,4 +550,6 @@ def test_px4_config_keys_start_state_and_gains():
         if name.startswith("initial_"):
             assert len(value) == len(want[name]) and max(abs(a - b) / max(1.0, abs(b))
                                                          for a, b in zip(value, want[name])) < 1e-12, name
-    assert sections["geodyn_flat_controller"] == cfg.gains_spec
+    ctrl = dict(sections["geodyn_flat_controller"])
+    assert ctrl.pop("joint_states_max_age") == ctrl.pop("motor_states_max_age") == 0.05
+    assert ctrl == cfg.gains_spec

@@ -10,7 +10,8 @@ What it checks, all in simulated time (no timing assertion on the wall clock):
   until armed) flown with the CoM within 5 cm of the reference from t = 3.5 s (measured 1e-4 m
   with the exact odometry; a wrong frame or sign anywhere in the chain diverges within a second);
 * faults: the controller stops while hovering (its commands go stale, the bridge stops the proof of
-  life, PX4's stand-in goes to Hold 1.4-1.5 s later and holds the vehicle within 0.3 m); PX4's odometry
+  life, PX4's stand-in loses offboard 1.4-1.6 s later and, as PX4 SITL did with COM_OBL_RC_ACT 0
+  and no sticks, goes to Position mode and flies its emergency Descend); PX4's odometry
   lost for 0.2 s on the wire (the controller's own odometry failsafe holds, keeps commanding, so
   PX4 stays in offboard; it tracks again when odometry returns); arming
   refused (no proof of life: the bridge refuses to send it, and a VehicleCommand sent anyway is
@@ -180,27 +181,29 @@ def test_chain_flies_the_figure_eight_through_px4(h):
     assert ch.bridge.counts["odom"] > 5000 and ch.sim.counts["refused"] == 0
 
 
-def test_chain_controller_stops_proof_of_life_lost_hold(h):
+def test_chain_controller_stops_proof_of_life_lost_px4_descends(h):
     # the controller dies while the vehicle hovers (HOVER: the figure eight slowed 100 times)
     ch = Chain(h, **HOVER)
     ch.run_until(3.5, lambda: _armed_offboard(ch))
     h.ex.remove_node(ch.ctrl)                  # its callbacks never run again (destroyed at the end)
     t_stop = ch.sim.stamp_ns / S
-    ch.run_until(t_stop + 6.0)
-    hold = [m for m in ch.status if m.failsafe and m.nav_state == 4]
-    assert hold and hold[0].arming_state == 2 and ch.status[-1].nav_state == 4
-    t_hold = hold[0].timestamp * 1e-6
+    ch.run_until(t_stop + 4.0)
+    fs = [m for m in ch.status if m.failsafe]
+    assert fs and fs[0].arming_state == 2 and fs[0].nav_state == 2 and ch.status[-1].nav_state == 2
+    t_fs = fs[0].timestamp * 1e-6
     # the bridge's last proof of life goes out at its last 10 Hz tick before the commands are 0.5 s
-    # stale, so 0.4 to 0.5 s after the last command; the stand-in loses offboard COM_OF_LOSS_T = 1 s
-    # later, at its next 10 ms cycle: 1.4 to 1.51 s (margins: one cycle, and the /clock hop)
-    assert t_stop + 1.38 <= t_hold <= t_stop + 1.6, (t_stop, t_hold)
+    # stale, so 0.4 to 0.5 s after the last command; PX4's 10 Hz health checks see the loss
+    # COM_OF_LOSS_T = 1 s later, within 0.1 s: 1.4 to 1.6 s (margins: one cycle, and the /clock hop)
+    assert t_stop + 1.38 <= t_fs <= t_stop + 1.7, (t_stop, t_fs)
     assert not ch.bridge.protocol.streaming
-    # until then PX4 keeps the last setpoints (a hover's: the vehicle barely moves); then Hold holds
-    # where it engaged: within 0.3 m (PX4's velocity gains stop a drift of 0.1 m/s within 0.1 m)
-    target = ch.sim.px4.hold.target[0]
-    p = np.array([x[4] for x in ch.log if x[0] >= t_hold])
-    assert np.linalg.norm(p - target, axis=1).max() < 0.3
-    assert np.linalg.norm(p[0] - next(x[4] for x in ch.log if x[0] >= t_stop)) < 0.3
+    # COM_OBL_RC_ACT 0 (Position): without sticks PX4 flies its emergency Descend, level, down at
+    # MPC_LAND_SPEED 0.7 m/s, no position hold (as PX4 SITL did): 2 s after the failsafe settles,
+    # the vehicle sinks at 0.5-0.9 m/s and it has not climbed
+    z = [(t, p[2]) for t, *_, p in ch.log if t >= t_fs]
+    z0 = next(zz for t, zz in z if t >= t_fs + 1.0)
+    z1 = next(zz for t, zz in z if t >= t_fs + 2.0)
+    assert 0.5 <= z0 - z1 <= 0.9, (z0, z1)
+    assert max(zz for _, zz in z) <= z[0][1] + 0.05
 
 
 def test_chain_odometry_loss_the_controllers_failsafe_holds(h):
