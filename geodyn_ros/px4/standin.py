@@ -235,11 +235,16 @@ class Commander:
 
     # ------------------------------------------------------------------ the cycle
     def health_check(self, now_us: int) -> bool:
-        """The offboard signal as PX4's 10 Hz health checks see it at ``now_us``: re-evaluated
-        when :data:`HEALTH_PERIOD_US` has passed since the last check (module docstring)."""
-        if self._health_us is None or now_us >= self._health_us + HEALTH_PERIOD_US or now_us < self._health_us:
+        """The offboard signal as PX4 sees it at ``now_us`` (module docstring): a fresh proof of
+        life counts at once, its loss only at a 10 Hz health check (every
+        :data:`HEALTH_PERIOD_US`)."""
+        due = self._health_us is None or now_us >= self._health_us + HEALTH_PERIOD_US or now_us < self._health_us
+        if due:
             self._health_us = now_us
-            self.signal_ok = self.offboard_available(now_us)
+        if self.offboard_available(now_us):
+            self.signal_ok = True
+        elif due:
+            self.signal_ok = False
         return self.signal_ok
 
     def update(self, now_us: int) -> list:
@@ -248,8 +253,7 @@ class Commander:
         now_us = _time("now_us", now_us)
         out = []
         old = (self.armed, self.nav_state, self.failsafe)
-        signal = self.health_check(now_us) or (self.lost_since_us is not None and self.offboard_available(now_us))
-        if self.armed and self.intended == NAV_OFFBOARD and not signal:
+        if self.armed and self.intended == NAV_OFFBOARD and not self.health_check(now_us):
             if self.lost_since_us is None:
                 self.lost_since_us = now_us
                 out.append(f"offboard signal lost (no proof of life for COM_OF_LOSS_T {self.of_loss_us * 1e-6:g} s): "
