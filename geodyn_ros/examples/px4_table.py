@@ -31,11 +31,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 __all__ = ["VEHICLES", "PATHS", "design_delay", "run_table", "format_tables", "main"]
 
@@ -197,14 +195,8 @@ def main(argv=None) -> int:
               f"scored; a line per row", flush=True)
     obj = run_table(vehicles, levels, columns, duration=a.duration, seed=a.seed, link_delay=a.link_delay_ms * 1e-3,
                     jobs=a.jobs, progress=None if a.json else lambda s: print(s, flush=True))
-    if a.json_out:
-        Path(a.json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.json_out).write_text(json.dumps(obj, indent=1, default=float) + "\n")
-    if a.json:
-        print(json.dumps(obj, default=float))
-    else:
-        print()
-        print(format_tables(obj))
+    from geodyn_ros.loops.report import emit_table
+    emit_table(obj, format_tables, json_only=a.json, json_out=a.json_out)
     return 0
 
 

@@ -38,11 +38,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 
@@ -459,14 +457,8 @@ def main(argv=None) -> int:
     obj = run_table(vehicles, conditions, sweep=a.latency_sweep, duration=a.duration, seed=a.seed, sensors=a.sensors,
                     ground=not a.no_ground, jobs=a.jobs, progress=None if a.json else lambda s: print(s, flush=True),
                     preroll=a.preroll)
-    if a.json_out:
-        Path(a.json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.json_out).write_text(json.dumps(obj, indent=1, default=float) + "\n")
-    if a.json:
-        print(json.dumps(obj, default=float))
-    else:
-        print()
-        print(format_tables(obj))
+    from geodyn_ros.loops.report import emit_table
+    emit_table(obj, format_tables, json_only=a.json, json_out=a.json_out)
     return 0
 
 

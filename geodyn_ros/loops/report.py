@@ -19,7 +19,7 @@ import sys
 import textwrap
 import time
 
-__all__ = ["RowProgress", "text_table", "table_line", "gains_text", "WIDTH"]
+__all__ = ["RowProgress", "text_table", "table_line", "gains_text", "emit_table", "WIDTH"]
 
 #: the width every printed line of the tables stays within (a terminal's 100 columns, minus one)
 WIDTH = 99
@@ -167,3 +167,19 @@ def gains_text(gains, prefix: str = "gains: ") -> str:
     parts = [f"{f.name}={fmt(getattr(gains, f.name))}" for f in dataclasses.fields(gains)]
     return textwrap.fill(" ".join(parts), width=WIDTH, initial_indent=prefix, subsequent_indent=" " * len(prefix),
                          break_on_hyphens=False)
+
+
+def emit_table(obj: dict, format_text, *, json_only: bool, json_out=None) -> None:
+    """The end of a table example's ``main``: ``obj`` (JSON-able) written to ``json_out`` (its
+    folder made) when given, then printed as one JSON line (``json_only``) or, after a blank
+    line, as ``format_text(obj)``."""
+    import json
+    from pathlib import Path
+    if json_out:
+        Path(json_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_out).write_text(json.dumps(obj, indent=1, default=float) + "\n")
+    if json_only:
+        print(json.dumps(obj, default=float))
+    else:
+        print()
+        print(format_text(obj))

@@ -414,12 +414,9 @@ def _underactuated_sections():
     return {k[len("/**/"):]: v["ros__parameters"] for k, v in config.items()}
 
 
-def test_underactuated_config_keys_and_start_state():
-    """config/underactuated.yaml: declared parameters of the right type, the loop's modes, and the
-    simulator started on the figure eight (flat_start_parameters, to 1e-12 relative)."""
-    from geodyn_ros.ros.loops.underactuated_closed_loop import flat_start_parameters
-    sections = _underactuated_sections()
-    assert set(sections) == {"geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"}
+def _declared_with_their_types(sections: dict) -> None:
+    """Every key of a launch config's ``{node: params}`` is a parameter the node declares, with a
+    value of its default's type (a list for an array)."""
     for node_name, params in sections.items():
         declared = _node_parameters(node_name)
         assert not set(params) - set(declared), (node_name, sorted(set(params) - set(declared)))
@@ -427,6 +424,15 @@ def test_underactuated_config_keys_and_start_state():
             default = declared[name][0]
             default = list(default) if isinstance(default, tuple) else default
             assert type(value) is type(default) or (isinstance(value, list) and isinstance(default, list)), name
+
+
+def test_underactuated_config_keys_and_start_state():
+    """config/underactuated.yaml: declared parameters of the right type, the loop's modes, and the
+    simulator started on the figure eight (flat_start_parameters, to 1e-12 relative)."""
+    from geodyn_ros.ros.loops.underactuated_closed_loop import flat_start_parameters
+    sections = _underactuated_sections()
+    assert set(sections) == {"geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"}
+    _declared_with_their_types(sections)
     assert sections["geodyn_reference"]["trajectory"] == "figure_eight"
     assert sections["geodyn_node"]["input_mode"] == "flat"
     want = flat_start_parameters()
@@ -537,13 +543,7 @@ def test_px4_config_keys_start_state_and_gains():
     sections = {k[len("/**/"):]: v["ros__parameters"] for k, v in config.items()}
     assert set(sections) == {"geodyn_px4_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller",
                              "geodyn_px4_bridge"}
-    for node_name, params in sections.items():
-        declared = _node_parameters(node_name)
-        assert not set(params) - set(declared), (node_name, sorted(set(params) - set(declared)))
-        for name, value in params.items():
-            default = declared[name][0]
-            default = list(default) if isinstance(default, tuple) else default
-            assert type(value) is type(default) or (isinstance(value, list) and isinstance(default, list)), name
+    _declared_with_their_types(sections)
     cfg = load_actuation_config(REPO / "config" / "hexarotor_px4.yaml")
     want = flat_start_parameters(cfg, hexarotor_source(), speed=0.5)
     for name, value in sections["geodyn_px4_sim"].items():
