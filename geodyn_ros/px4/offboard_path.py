@@ -63,11 +63,14 @@ class Px4Vehicle:
     allocator : PX4's allocator (effectiveness from ``CA_ROTORn_*`` with the file's ``px4.ct``
         when given; ``MC_AIRMODE``); phys : (6, n) the physical effectiveness (FRD, per unit motor
         command: full thrust ``k_f omega_max^2`` per rotor); omega_max : (n,) [rad/s];
-        thr_mdl_fac : ``THR_MDL_FAC``."""
+        thr_mdl_fac : ``THR_MDL_FAC``; ca_rotor : the ``CA_ROTORn_*`` PX4 is given,
+        ``{"position", "axis", "ct", "km"}`` (:func:`~geodyn_ros.px4.allocation.px4_rotor_parameters`,
+        ``ct`` the file's ``px4.ct`` when given)."""
     allocator: Px4Allocator
     phys: np.ndarray
     omega_max: np.ndarray
     thr_mdl_fac: float
+    ca_rotor: dict
 
 
 def px4_vehicle(cfg, frames) -> Px4Vehicle:
@@ -91,7 +94,7 @@ def px4_vehicle(cfg, frames) -> Px4Vehicle:
     n = len(frames)
     allocator = Px4Allocator.from_parameters(**rp, airmode=cfg.px4.mc_airmode)
     omega_max = np.broadcast_to(cfg.rotors.per_rotor("max_rot_velocity"), (n,)).astype(float)
-    return Px4Vehicle(allocator, phys, omega_max, float(cfg.px4.thr_mdl_fac))
+    return Px4Vehicle(allocator, phys, omega_max, float(cfg.px4.thr_mdl_fac), rp)
 
 
 def _f32(x) -> np.ndarray:
@@ -99,7 +102,7 @@ def _f32(x) -> np.ndarray:
 
 
 def torque_thrust_setpoints(allocator: Px4Allocator, u) -> tuple:
-    """``(c, clipped, desaturated)``: the ``thrust_and_torque`` setpoints of motor commands ``u``
+    """``(c, clipped, desaturated, motors)``: the ``thrust_and_torque`` setpoints of motor commands ``u``
     (n,): ``c`` (6,) ``(torque, thrust)`` FRD normalised
     (:meth:`~geodyn_ros.px4.allocation.Px4Allocator.setpoints`), rounded to float32 as the messages
     carry them and clipped to [-1, 1]; ``clipped`` whether a component was beyond it (by more than
@@ -108,15 +111,16 @@ def torque_thrust_setpoints(allocator: Px4Allocator, u) -> tuple:
     (a command at a motor limit that float32 rounding puts a hair beyond it is not counted). Without
     desaturation PX4 gives back ``u`` projected on the effectiveness' row space
     (:meth:`~geodyn_ros.px4.allocation.Px4Allocator.setpoints`): ``u`` itself for as many rotors
-    as controlled axes, the least-norm commands of the same wrench otherwise."""
+    as controlled axes, the least-norm commands of the same wrench otherwise. ``motors`` (n,): PX4's
+    motor outputs for ``c`` (:meth:`~geodyn_ros.px4.allocation.Px4Allocator.motor_commands`)."""
     u = np.asarray(u, dtype=float)
     torque, thrust = allocator.setpoints(u)
     c = _f32(np.concatenate([torque, thrust]))
     clipped = bool(np.abs(c).max() > 1.0 + UNIT_SLACK)
     c = np.clip(c, -1.0, 1.0)
     plain = np.clip(allocator.mix @ c, allocator.u_min, allocator.u_max)     # PX4's mix, nothing desaturated
-    changed = np.abs(allocator.motor_commands(c[:3], c[3:]) - plain).max()
-    return c, clipped, bool(changed > DESATURATION_TOL)
+    motors = allocator.motor_commands(c[:3], c[3:])
+    return c, clipped, bool(np.abs(motors - plain).max() > DESATURATION_TOL), motors
 
 
 class OffboardPath:
@@ -144,10 +148,9 @@ class OffboardPath:
         v = self.vehicle
         u = speed_to_command(omega, v.omega_max)
         if self.mode == "thrust_and_torque":
-            c, clipped, desaturated = torque_thrust_setpoints(v.allocator, u)
+            _, clipped, desaturated, u = torque_thrust_setpoints(v.allocator, u)
             self.counts["clipped"] += clipped
             self.counts["desaturated"] += desaturated
-            u = v.allocator.motor_commands(c[:3], c[3:])
         else:
             u = _f32(u)
         return rotor_speeds(u, v.omega_max, v.thr_mdl_fac)

@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
 __all__ = ["parameter_lines", "main"]
 
 
@@ -30,17 +28,14 @@ def parameter_lines(cfg, frames) -> list:
     section) and rotor frames ``frames`` (n, 4, 4) FLU (module docstring). ValueError (file-error
     form) without the section or with a rotor beyond PX4's CT range and no ``px4.ct``."""
     from .offboard_path import px4_vehicle
-    from .allocation import px4_rotor_parameters
-    px4_vehicle(cfg, frames)                      # the same checks as the bridge's
-    rp = px4_rotor_parameters(frames, cfg.rotors)
-    ct = np.asarray(cfg.px4.ct, float) if cfg.px4.ct is not None else rp["ct"]
+    rp = px4_vehicle(cfg, frames).ca_rotor       # the bridge's view, with its checks
     lines = [f"param set CA_ROTOR_COUNT {len(frames)}"]
     for i in range(len(frames)):
         for axis, k in zip("XYZ", range(3)):
             lines.append(f"param set CA_ROTOR{i}_P{axis} {_g(rp['position'][i][k])}")
         for axis, k in zip("XYZ", range(3)):
             lines.append(f"param set CA_ROTOR{i}_A{axis} {_g(rp['axis'][i][k])}")
-        lines.append(f"param set CA_ROTOR{i}_CT {_g(ct[i])}")
+        lines.append(f"param set CA_ROTOR{i}_CT {_g(rp['ct'][i])}")
         lines.append(f"param set CA_ROTOR{i}_KM {_g(rp['km'][i])}")
     lines.append(f"param set THR_MDL_FAC {_g(cfg.px4.thr_mdl_fac)}")
     lines.append(f"param set MC_AIRMODE {int(cfg.px4.mc_airmode)}")

@@ -354,14 +354,14 @@ class HoldController:
         R, p = C[:3, :3], C[:3, 3]
         v = R @ np.asarray(v_b, float)
         p_d, yaw = self.target
-        v_ff = np.zeros(3)
-        if mode != "hold":
-            p_d[2] -= MPC_LAND_SPEED * dt
-            p_d[2] = max(p_d[2], p[2] - 1.0)   # the setpoint never runs away from a vehicle that cannot follow
-            v_ff[2] = -MPC_LAND_SPEED
         if mode == "descend":                  # the velocity loop alone, vertical only: level flight
             a = np.array([0.0, 0.0, self.Z_VEL_P * (-MPC_LAND_SPEED - v[2]) + self.g])
             return self._attitude(a, R, yaw, w_b)
+        v_ff = np.zeros(3)
+        if mode == "land":
+            p_d[2] -= MPC_LAND_SPEED * dt
+            p_d[2] = max(p_d[2], p[2] - 1.0)   # the setpoint never runs away from a vehicle that cannot follow
+            v_ff[2] = -MPC_LAND_SPEED
         kp = np.array([self.XY_P, self.XY_P, self.Z_P])
         kv = np.array([self.XY_VEL_P, self.XY_VEL_P, self.Z_VEL_P])
         a = kv * (kp * (p_d - p) + v_ff - v) + np.array([0.0, 0.0, self.g])

@@ -257,7 +257,7 @@ class Px4BridgeNode(Node):
         omega = rotor_speeds(msg, self.n, self.omega_max)
         u = speed_to_command(omega, self.omega_max)
         if self.mode == "thrust_and_torque":
-            c, clipped, desaturated = torque_thrust_setpoints(self.allocator, u)
+            c, clipped, desaturated, _ = torque_thrust_setpoints(self.allocator, u)
             if clipped:
                 self.counts["clipped"] += 1
                 self.diag.notes["clipped"] = f"{self.counts['clipped']} setpoints had a component beyond [-1, 1]"

@@ -86,13 +86,8 @@ class _Px4Vehicle:
     """What the stand-in needs of the vehicle, built with the simulation (off the node's state)."""
 
     def __init__(self, sim, gravity):
-        cfg = sim.config
-        if getattr(cfg, "px4", None) is None:
-            raise ConfigurationError(f"{cfg.source_path}: px4: missing; the PX4 stand-in needs the vehicle's PX4 "
-                                     "section: add 'px4: {thr_mdl_fac: <THR_MDL_FAC of your motors>}' "
-                                     "(doc/reference/vehicle_file.md, 'px4')")
         try:
-            px4 = px4_vehicle(cfg, sim.rotor_frames)
+            px4 = px4_vehicle(sim.config, sim.rotor_frames)      # refuses a file without its px4: section
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from None
         self.allocator, self.phys, self.fac, self.omega_max = px4.allocator, px4.phys, px4.thr_mdl_fac, px4.omega_max
