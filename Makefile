@@ -9,6 +9,7 @@ STAMP  := $(VENV)/.interfaces
 # what step 5 builds from: an edited .msg (or build script) rebuilds the interfaces alone
 MSG_SOURCES := $(wildcard geodyn_msgs/msg/*.msg) geodyn_msgs/CMakeLists.txt geodyn_msgs/package.xml \
                $(wildcard tools/tf2_msgs/msg/*.msg) tools/tf2_msgs/CMakeLists.txt tools/tf2_msgs/package.xml \
+               $(wildcard tools/actuator_msgs/msg/*.msg) tools/actuator_msgs/CMakeLists.txt tools/actuator_msgs/package.xml \
                $(wildcard tools/px4_msgs/msg/*.msg) tools/px4_msgs/CMakeLists.txt tools/px4_msgs/package.xml \
                tools/build_interfaces.py
 OUT    ?= out
@@ -41,7 +42,7 @@ $(BASE_STAMP): requirements.txt setup.py
 	touch $(BASE_STAMP)
 
 $(STAMP): $(BASE_STAMP) $(MSG_SOURCES)
-	@echo "venv 5/5: building the ROS interfaces geodyn_msgs (and tf2_msgs/TFMessage and the px4_msgs fixture where no install has them) into $(VENV) (about 80 s on 2 cores; a line per step)"
+	@echo "venv 5/5: building the ROS interfaces geodyn_msgs (and tf2_msgs/TFMessage, actuator_msgs/Actuators and the px4_msgs fixture where no install has them) into $(VENV) (about 80 s on 2 cores; a line per step)"
 	$(BIN)/python tools/build_interfaces.py
 	touch $(STAMP)
 	@echo "venv: ready ($(VENV))"

@@ -1,5 +1,6 @@
 """Build geodyn_ros' ROS 2 interfaces into the venv: ``geodyn_msgs`` (and, where no real one is
-installed, ``tf2_msgs/TFMessage`` and the ``px4_msgs`` test fixture of the PX4 bridge), so that
+installed, ``tf2_msgs/TFMessage``, ``actuator_msgs/Actuators`` (the rotor command) and the ``px4_msgs``
+test fixture of the PX4 bridge), so that
 ``import geodyn_msgs.msg`` works with
 ``AMENT_PREFIX_PATH`` = the venv and rclpy publishes and subscribes the messages.
 
@@ -24,14 +25,15 @@ Steps, one progress line each:
    through a temporary file and a rename; the rewrite is idempotent (a second run changes
    nothing) and every changed file is listed. ``pip install --force-reinstall`` of a wheel
    restores its original files. Any other build-machine path left in those files is an error.
-3. **tf2_msgs**, **px4_msgs**: each skipped where a real one is installed (an ament index entry
-   under ``AMENT_PREFIX_PATH`` that this script did not write), else built from ``tools/tf2_msgs``
-   (``TFMessage``) and ``tools/px4_msgs`` (the px4_msgs 1.16.0 messages of the PX4 bridge, a
-   test fixture: ``tools/px4_msgs/package.xml``).
+3. **tf2_msgs**, **actuator_msgs**, **px4_msgs**: each skipped where a real one is installed (an
+   ament index entry under ``AMENT_PREFIX_PATH`` that this script did not write), else built from
+   ``tools/tf2_msgs`` (``TFMessage``), ``tools/actuator_msgs`` (``Actuators``, the type of
+   ``cmd/rotor_speeds``: not on PyPI) and ``tools/px4_msgs`` (the px4_msgs 1.16.0 messages of the
+   PX4 bridge, a test fixture: ``tools/px4_msgs/package.xml``).
 4. **geodyn_msgs**: CMake configure, build (2 jobs) and install into the venv prefix. The build
    trees live in ``<venv>/.geodyn_interfaces/``; the files of a previous install are removed first,
    so a renamed or deleted message leaves nothing behind.
-5. **check**: ``import geodyn_msgs.msg`` (and ``tf2_msgs.msg``) in a fresh interpreter.
+5. **check**: ``import geodyn_msgs.msg`` (and every stand-in built) in a fresh interpreter.
 """
 from __future__ import annotations
 
@@ -48,10 +50,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the interface packages this script builds, in build order: (name, source folder)
-PACKAGES = (("tf2_msgs", ROOT / "tools" / "tf2_msgs"), ("px4_msgs", ROOT / "tools" / "px4_msgs"),
+PACKAGES = (("tf2_msgs", ROOT / "tools" / "tf2_msgs"), ("actuator_msgs", ROOT / "tools" / "actuator_msgs"),
+            ("px4_msgs", ROOT / "tools" / "px4_msgs"),
             ("geodyn_msgs", ROOT / "geodyn_msgs"))
 #: the packages built only where no real one is installed (stand-ins for ROS / PX4 packages)
-STAND_INS = ("tf2_msgs", "px4_msgs")
+STAND_INS = ("tf2_msgs", "actuator_msgs", "px4_msgs")
 #: the marker this script installs beside its own tf2_msgs (to tell it from a real one)
 OWN_TF2_MARKER = "share/tf2_msgs/built_by_geodyn_ros"
 
@@ -253,7 +256,7 @@ def main(argv=None) -> int:
         if args.fixup_only:
             return 0
         built = []
-        for step, (name, source) in zip(("3/5", "3/5", "4/5"), PACKAGES):
+        for step, (name, source) in zip(("3/5",) * (len(PACKAGES) - 1) + ("4/5",), PACKAGES):
             real = real_package(prefix, name) if name in STAND_INS else None
             if real:
                 _progress(step, f"{name}: skipped, a real {name} is installed in {real}")

@@ -45,7 +45,7 @@ _DESC = Topic("robot_description", "std_msgs/String",
 _USED = Topic("~/inputs_used", "std_msgs/Float64MultiArray")   # the stamps each cycle used (latest_inputs)
 _TF = (Topic("/tf", "tf2_msgs/TFMessage", "tf_rate_hz > 0"), Topic("/tf_static", "tf2_msgs/TFMessage", "tf_rate_hz > 0"),
        Topic("robot_description", "std_msgs/String", "robot_description or urdf_path set (latched)"))
-_ROTOR_MSG = "actuator_msgs/Actuators (std_msgs/Float64MultiArray where actuator_msgs is not installed)"
+_ROTOR_MSG = "actuator_msgs/Actuators"
 # the jet topics: typed (geodyn_msgs) under message_types typed, the default; every one of them is
 # std_msgs/Float64MultiArray under the deprecated message_types multiarray (message_types.py)
 _REF, _FLAT, _JET = "geodyn_msgs/ReferenceJet", "geodyn_msgs/FlatReference", "geodyn_msgs/FeedforwardJet"

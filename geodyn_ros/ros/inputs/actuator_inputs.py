@@ -70,9 +70,9 @@ INPUT_OUTPUT_PARAMETERS = {
 
 def rotor_output_type() -> str:
     """The message type published on ``cmd/rotor_speeds`` (for the start-up log line):
-    ``actuator_msgs/Actuators`` where that package is importable, else ``std_msgs/Float64MultiArray``."""
-    from ..wire.actuator_commands import HAVE_ACTUATOR_MSGS
-    return "actuator_msgs/Actuators" if HAVE_ACTUATOR_MSGS else "std_msgs/Float64MultiArray"
+    ``actuator_msgs/msg/Actuators`` on every install (:mod:`geodyn_ros.ros.wire.actuator_commands`)."""
+    from ..wire.actuator_commands import ROTOR_MSG_NAME
+    return ROTOR_MSG_NAME
 
 
 class ActuatorInputs:

@@ -46,7 +46,7 @@ class LoopRecorder:
         from nav_msgs.msg import Odometry
         from sensor_msgs.msg import JointState
 
-        from ..wire.actuator_commands import ROTOR_MSG_TYPE
+        from ..wire.actuator_commands import require_actuator_msgs
         from ..common.runtime import control_qos
 
         self.node, self.joint_names = node, tuple(joint_names)
@@ -61,7 +61,7 @@ class LoopRecorder:
         if motor_states:
             node.create_subscription(JointState, "motor_states", self._on_motor_states, qos)
         if commands:
-            node.create_subscription(ROTOR_MSG_TYPE, "cmd/rotor_speeds", self._on_rotors, qos)
+            node.create_subscription(require_actuator_msgs(), "cmd/rotor_speeds", self._on_rotors, qos)
             node.create_subscription(JointState, "cmd/motor_efforts", self._on_efforts, qos)
         if diagnostics:
             node.create_subscription(DiagnosticArray, "/diagnostics", lambda m: self.diagnostics.extend(m.status),
@@ -85,9 +85,8 @@ class LoopRecorder:
                                                       np.array(msg.effort))
 
     def _on_rotors(self, msg):
-        from ..wire.actuator_commands import HAVE_ACTUATOR_MSGS
         from ..wire.conversions import as_float64
-        v = as_float64(msg.velocity if HAVE_ACTUATOR_MSGS else msg.data)
+        v = as_float64(msg.velocity)
         if len(v):
             self.peaks["omega"] = max(self.peaks["omega"], float(v.max()))
 

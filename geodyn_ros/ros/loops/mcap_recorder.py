@@ -17,9 +17,8 @@ The jets are the typed ``geodyn_msgs`` messages the nodes publish by default (``
 Log time: a message's ``header.stamp`` (state, commands, the jets, ``feedforward/wrench``), or,
 for a ``Float64MultiArray`` with a stamp in ``data[0:2]`` (a deprecated jet layout,
 :mod:`geodyn_ros.ros.wire.jets`), that stamp;
-``cmd/rotor_speeds`` as ``Float64MultiArray`` (no stamp) is written with the stamp of the
-``cmd/motor_efforts`` its controller sends right after it (:mod:`geodyn_ros.ros.wire.actuator_commands`:
-that order is what the lock-step simulator relies on too); ``/diagnostics``, whose nodes may stamp
+``cmd/rotor_speeds`` is ``actuator_msgs/Actuators`` (stamped, :mod:`geodyn_ros.ros.wire.actuator_commands`);
+a deprecated jet without a stamp is written with the stamp of the next ``cmd/motor_efforts``; ``/diagnostics``, whose nodes may stamp
 with the wall clock, gets the newest simulated stamp received before it. The lock-step simulator
 starts at ``t = 0``, so the times are those of the in-process recording with ``--preroll 0``.
 :meth:`McapTap.stop_at` ends the recording where the in-process one ends: states, references and
@@ -51,15 +50,14 @@ class McapTap:
         from geodyn_ros.loops.recording import TOPICS, row_topic
 
         from ..common.runtime import control_qos
-        from ..wire.actuator_commands import ROTOR_MSG_TYPE
+        from ..wire.actuator_commands import ROTOR_MSG_NAME, require_actuator_msgs
 
         self.rec, self.row, self.last_ns = recording, row, 0
         self.end_ns = self.cmd_end_ns = None
         self._last: dict[str, int] = {}        # newest stamp written per topic
-        self._pending: list = []               # unstamped cmd/rotor_speeds waiting for their stamp
-        topics = {**TOPICS, **EXTRA_TOPICS}
-        if ROTOR_MSG_TYPE.__name__ != "Float64MultiArray":      # actuator_msgs/Actuators where installed
-            topics["cmd/rotor_speeds"] = "actuator_msgs/msg/Actuators"
+        self._pending: list = []               # unstamped messages waiting for their stamp
+        require_actuator_msgs()
+        topics = {**TOPICS, **EXTRA_TOPICS, "cmd/rotor_speeds": ROTOR_MSG_NAME}
         qos = control_qos(100)
         for topic, datatype in topics.items():
             cls = _msg_class(datatype)
@@ -93,7 +91,7 @@ class McapTap:
             m = deserialize_message(data, cls)
             if jet:
                 d = m.data
-                if not (m.layout.data_offset >= 2 and len(d) >= 2):     # unstamped: cmd/rotor_speeds
+                if not (m.layout.data_offset >= 2 and len(d) >= 2):     # unstamped
                     self._pending.append((topic, datatype, data))
                     return
                 ns = int(d[0]) * 1_000_000_000 + int(d[1])

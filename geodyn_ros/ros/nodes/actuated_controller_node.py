@@ -18,9 +18,8 @@ Subscribes
 Publishes
     ``cmd/rotor_speeds``: ``actuator_msgs/msg/Actuators`` (``velocity[i]`` = commanded speed of
     rotor ``i`` [rad/s], the order of ``actuator_number`` 0..n-1; what gz-sim's
-    MulticopterMotorModel reads through ros_gz_bridge) when the ``actuator_msgs`` package is
-    importable, otherwise ``std_msgs/Float64MultiArray`` with the same numbers in ``data`` (one
-    dim labelled ``rotor``);
+    MulticopterMotorModel reads through ros_gz_bridge; stamped), on every install (without
+    ``actuator_msgs`` the node stops at start saying what to install);
     ``cmd/motor_efforts``: ``sensor_msgs/JointState`` (``name`` = elastic joints, ``effort`` = motor
     torques ``u`` [N m]); with ``per_joint_effort_topics`` also ``std_msgs/Float64`` on
     ``cmd/joint_effort/<joint>`` (gz ApplyJointForce);

@@ -10,9 +10,7 @@ the rotor joints it has as moving joints are locked (rigid), as in the controlle
 Subscribes (commands held between steps, zero-order hold)
     ``cmd/rotor_speeds``: commanded rotor speeds [rad/s] in actuator order (the rotors of
     ``actuation_config``), what ``geodyn_actuated_controller`` publishes: ``actuator_msgs/Actuators``
-    (``velocity``, stamped) when that package is importable, else ``std_msgs/Float64MultiArray``
-    (``data``; no stamp: a command counts for the state last published, so lock-step relies on
-    the controller publishing its rotor speeds before its motor efforts, which it does);
+    (``velocity``, stamped; the one type, :mod:`geodyn_ros.ros.wire.actuator_commands`);
     ``cmd/motor_efforts``: ``sensor_msgs/JointState`` ``effort`` = motor torques ``u`` [N m] of the
     elastic joints and, for a vehicle file with mixed joints, the torques [N m] of the joints it
     leaves rigid (torque-controlled), by name (extra names ignored; lock-step waits for all);
@@ -49,13 +47,12 @@ import array
 
 import numpy as np
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 
 from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from geodyn_ros.lie import Ad
 
 from . import sim_node
-from ..wire.actuator_commands import HAVE_ACTUATOR_MSGS, ROTOR_MSG_TYPE, rotor_speed_values
+from ..wire.actuator_commands import ROTOR_MSG_NAME, require_actuator_msgs, rotor_speed_values
 from ..wire.conversions import InputError, JointNameMatcher, as_float64, set_stamp, stamp_to_ns
 from ..common.diagnostics import guard
 from ..common.runtime import control_qos, run_nodes
@@ -106,9 +103,10 @@ class ActuatedSimNode(SimNode):
     STEP_STREAMS = ("odom", "joint_states", "motor_states")
 
     def __init__(self, node_name: str = "geodyn_actuated_sim", **kwargs):
+        actuators = require_actuator_msgs()     # cmd/rotor_speeds' type: stop before anything starts
         super().__init__(node_name, **kwargs)   # installs the simulation now, or later from the topic
         qos = control_qos(self._p["qos_depth"])
-        self.create_subscription(ROTOR_MSG_TYPE, "cmd/rotor_speeds",
+        self.create_subscription(actuators, "cmd/rotor_speeds",
                                  guard(self, self._on_rotor_speeds, "cmd/rotor_speeds"), qos)
         self.create_subscription(JointState, "cmd/motor_efforts",
                                  guard(self, self._on_motor_efforts, "cmd/motor_efforts"), qos)
@@ -137,7 +135,7 @@ class ActuatedSimNode(SimNode):
         self.get_logger().info(
             f"model '{self.model.name}', {len(self.rotor_names)} rotors {self.rotor_names}, elastic joints "
             f"{self.elastic_joints}, rotor command type "
-            f"{'actuator_msgs/Actuators' if HAVE_ACTUATOR_MSGS else 'std_msgs/Float64MultiArray'}")
+            f"{ROTOR_MSG_NAME}")
 
     # ------------------------------------------------------------------ the simulator
     def _build_sim(self, source):
@@ -233,7 +231,7 @@ class ActuatedSimNode(SimNode):
         n = len(self.rotor_names)
         try:
             values = rotor_speed_values(msg)
-            stamp = self.command_stamp_ns if isinstance(msg, Float64MultiArray) else stamp_to_ns(msg.header.stamp)
+            stamp = stamp_to_ns(msg.header.stamp)
             if len(values) != n:
                 raise InputError(f"cmd/rotor_speeds: {len(values)} speeds, the simulator has {n} rotors "
                                  f"{self.rotor_names}")

@@ -20,8 +20,7 @@ Subscribes
     ``/diagnostics``. With ``message_types: multiarray`` (deprecated) every jet input is the
     ``Float64MultiArray`` layout of :mod:`geodyn_ros.ros.wire.jets`.
 Publishes (:mod:`geodyn_ros.ros.wire.actuator_commands`)
-    ``cmd/rotor_speeds`` (``actuator_msgs/Actuators``, or ``std_msgs/Float64MultiArray`` where that
-    package is missing), ``cmd/motor_efforts`` (``sensor_msgs/JointState``: the elastic joints' motor
+    ``cmd/rotor_speeds`` (``actuator_msgs/Actuators``, on every install), ``cmd/motor_efforts`` (``sensor_msgs/JointState``: the elastic joints' motor
     torques, then the torques of the joints the actuation file leaves rigid -- a vehicle file with
     mixed joints; or every joint's torque without ``elastic_joints``), ``cmd/joint_effort/<joint>`` with
     ``per_joint_effort_topics``; ``/diagnostics`` with the counters ``rotor_saturations`` and
@@ -81,7 +80,7 @@ from geodyn_ros.control.lqr import ActuatedModel, LqrController, OnlineGains, lo
 from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from geodyn_ros.loops.underactuated import rigid_effort_limits
 
-from ..wire.actuator_commands import ActuatorCommandPublisher
+from ..wire.actuator_commands import ActuatorCommandPublisher, require_actuator_msgs
 from ..inputs.actuator_inputs import (INPUT_OUTPUT_PARAMETERS, JOINT_GAIN_ARRAYS, ROBOT_PARAMETERS, ActuatorInputs,
                               rotor_output_type)
 from ..wire.conversions import InputError, JointNameMatcher
@@ -159,6 +158,7 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
 
     def __init__(self, node_name: str = "geodyn_flat_controller", **kwargs):
         super().__init__(node_name, **kwargs)
+        require_actuator_msgs()   # cmd/rotor_speeds' type: stop at start, not at the model's arrival
         p = declare_parameters(self, PARAMETERS, dynamic=GAINS + ("level",))
         if p["level"] not in FLATNESS_LEVELS:
             raise ConfigurationError(f"parameter 'level': must be one of {FLATNESS_LEVELS}, got '{p['level']}'")

@@ -9,8 +9,8 @@ Subscribes
     ``odom`` (``nav_msgs/Odometry``, REP 105), ``joint_states`` (``sensor_msgs/JointState``, by
     name): the state; ``feedforward/jet`` (``geodyn_node``'s wrench jet, ``geodyn_msgs/FeedforwardJet``:
     row 0 used, in the representation the message names); ``cmd/rotor_speeds``
-    (``actuator_msgs/Actuators`` or the ``Float64MultiArray`` fallback,
-    :mod:`geodyn_ros.ros.wire.actuator_commands`; only with an ``actuation_config``); ``reference``
+    (``actuator_msgs/Actuators``, :mod:`geodyn_ros.ros.wire.actuator_commands`; only with an
+    ``actuation_config``); ``reference``
     (``geodyn_msgs/ReferenceJet``: the CoM of its base pose and joints) and ``flat_reference``
     (``geodyn_msgs/FlatReference``: its CoM ``c``), the newest of the two giving the CoM reference.
     A typed input is refused when its ``header.frame_id`` is not ``world_frame`` or its
@@ -62,7 +62,7 @@ from ..common.diagnostics import DiagnosticsReporter, guard
 from ..common.message_types import MESSAGE_TYPES_PARAMETER, MessageTypes
 from ..common.params import FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters
 from ..common.runtime import control_qos, run_nodes
-from ..wire.actuator_commands import ROTOR_MSG_TYPE, rotor_speed_values
+from ..wire.actuator_commands import require_actuator_msgs, rotor_speed_values
 from ..wire.conversions import InputError, JointNameMatcher, as_float64, pose_matrix
 from ..wire.jets import BASE_WRENCH_COLUMNS, FLAT_REFERENCE_COLUMNS, _decode_stamped_jet, decode_reference_jet
 from ..wire.typed import decode_typed_feedforward, decode_typed_reference, jet_fields
@@ -148,7 +148,7 @@ class MarkersNode(Node):
                                      self._on_flat_reference)):
             self.create_subscription(msg_type, topic, guard(self, self._checked(topic, fn), topic), qos)
         if self.cfg is not None:
-            self.create_subscription(ROTOR_MSG_TYPE, "cmd/rotor_speeds",
+            self.create_subscription(require_actuator_msgs(), "cmd/rotor_speeds",
                                      guard(self, self._checked("cmd/rotor_speeds", self._on_rotor_speeds),
                                            "cmd/rotor_speeds"), qos)
         self.create_timer(1.0 / p["rate_hz"], guard(self, self._on_timer, "marker timer"),

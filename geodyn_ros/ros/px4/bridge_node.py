@@ -56,7 +56,7 @@ from ..common.diagnostics import DiagnosticsReporter, guard, guard_time_source
 from ..common.params import (FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters,
                              model_source)
 from ..common.runtime import control_qos, run_nodes
-from ..wire.actuator_commands import ROTOR_MSG_TYPE
+from ..wire.actuator_commands import require_actuator_msgs
 from ..wire.conversions import InputError
 from .offboard import OffboardProtocol
 from .px4_wire import MAX_CONTROLS, StampMapper, odometry_msg, odometry_state, rotor_speeds
@@ -161,7 +161,7 @@ class Px4BridgeNode(Node):
             self.motors_pub = self.create_publisher(ActuatorMotors, p["actuator_motors_topic"], out)
         for msg_type, topic, fn in ((VehicleOdometry, p["odometry_topic"], self._on_odometry),
                                     (VehicleStatus, p["status_topic"], self._on_status),
-                                    (ROTOR_MSG_TYPE, "cmd/rotor_speeds", self._on_rotor_speeds)):
+                                    (require_actuator_msgs(), "cmd/rotor_speeds", self._on_rotor_speeds)):
             self.create_subscription(msg_type, topic, guard(self, self._checked(topic, fn), topic), px4_in)
         for action in ("arm", "disarm", "offboard"):
             if Trigger is not None:

@@ -222,3 +222,29 @@ def test_without_geodyn_msgs_typed_refuses_in_one_line_and_multiarray_runs(exe, 
             proc.kill()
             proc.communicate()
     assert "Traceback" not in seen, seen[-3000:]
+
+
+_HIDE_ACTUATORS = "import sys; sys.modules['actuator_msgs'] = None; sys.modules['actuator_msgs.msg'] = None; "
+_ROTOR_TOPIC = "cmd/rotor_speeds"
+
+
+@pytest.mark.parametrize("exe", [e.name for e in interfaces.NODES
+                                 if any(d.name == _ROTOR_TOPIC for d in e.subscribes + e.publishes)])
+def test_without_actuator_msgs_every_rotor_node_stops_in_one_line(exe):
+    """Issue 51: ``cmd/rotor_speeds`` is ``actuator_msgs/Actuators`` on every install (no
+    ``Float64MultiArray`` fallback that a Gazebo bridge entry never matches). Where actuator_msgs
+    cannot be imported, each node that publishes or reads it stops at start (exit != 0) with ONE
+    line naming the package and how to install it, and no traceback; with it, the same parameters
+    start the node (test_nodes_create_exactly_the_topics_of_the_table above)."""
+    params = _sets()[exe][0]
+    args = ["--ros-args"] + [a for k, v in params.items() for a in ("-p", f"{k}:={v}")]
+    code = _HIDE_ACTUATORS + f"from {interfaces.by_name(exe).module} import main; sys.exit(main({args!r}))"
+    env = dict(os.environ, ROS_DOMAIN_ID=str(100 + os.getpid() % 50), ROS_AUTOMATIC_DISCOVERY_RANGE="OFF")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env,
+                         cwd=ROOT)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0, text[-3000:]
+    assert "Traceback" not in text, text[-3000:]
+    lines = [ln for ln in text.splitlines() if "actuator_msgs" in ln]
+    assert len(lines) == 1, text[-3000:]
+    assert "apt install ros-$ROS_DISTRO-actuator-msgs" in lines[0] and "build_interfaces.py" in lines[0], lines
