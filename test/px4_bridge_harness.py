@@ -41,10 +41,21 @@ def vehicle_file(tmp_path, text=None, px4="px4: {thr_mdl_fac: 0.0}", name="vehic
     return str(p)
 
 
+def now_us(node, before_us: int = 1000) -> int:
+    """A realistic ``timestamp_sample`` [us] for a message published now: ``node``'s clock (the
+    bridge's, ROS time) less ``before_us``, as PX4 with time sync stamps a sample taken just before
+    (doc/reference/px4_bridge.md, "PX4's timestamps"). The bridge refuses samples dated ahead of
+    their arrival, so a test stream must not run ahead of the clock."""
+    return node.get_clock().now().nanoseconds // 1000 - before_us
+
+
 def odometry(sample_us, position=(0.0, 0.0, 0.0), q=(1.0, 0.0, 0.0, 0.0), velocity=(0.0, 0.0, 0.0),
-             rates=(0.0, 0.0, 0.0), pose_frame=1, velocity_frame=1) -> VehicleOdometry:
+             rates=(0.0, 0.0, 0.0), pose_frame=1, velocity_frame=1, timestamp=None, reset_counter=0) -> VehicleOdometry:
+    """A VehicleOdometry taken at ``sample_us`` and published at ``timestamp`` (default the same)."""
     m = VehicleOdometry()
-    m.timestamp = m.timestamp_sample = int(sample_us)
+    m.timestamp_sample = int(sample_us)
+    m.timestamp = int(sample_us if timestamp is None else timestamp)
+    m.reset_counter = int(reset_counter)
     m.pose_frame, m.velocity_frame = pose_frame, velocity_frame
     m.position = [float(x) for x in position]
     m.q = [float(x) for x in q]
