@@ -392,6 +392,7 @@ class FailsafeInputs:
         if self._fs is None or self._good is None:
             self.diag.problem(key, why)
             return None
+        why = why.removesuffix("; cycle skipped")   # it is not: the failsafe commands it
         self.diag.last_problem = why
         self._last_cmd_stamp = t
         self._hold_cycle(self.get_clock().now().nanoseconds, why, stamp=t, measured=True)
