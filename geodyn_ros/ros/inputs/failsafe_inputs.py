@@ -626,7 +626,7 @@ class FailsafeInputs:
                 if held.sample.stamp_ns is not None:
                     held.sample.stamp_ns += d
         if self._fs_last_cmd is None:
-            return   # nothing commanded yet (the first /clock of a simulation): nothing to say
+            return   # nothing commanded yet (e.g. the first /clock of a simulation): nothing to say
         self.diag.counters["clock_jumps"] += 1
         line = (f"clock: the node clock jumped {'back' if d < 0 else 'forward'} {abs(d) * 1e-9:.3f} s (a simulator "
                 f"reset?): the failsafe's and the inputs' time bases moved with it; commanding on "

@@ -15,7 +15,9 @@ The controller enters its failsafe within the input's stated timeout (``stale_ti
 ``joint_states_max_age``) plus one period, says so in one line naming the input, sets
 ``failsafe_mode`` and its counters, commands at every step (never silent), within the force bound
 of item 1, and returns to tracking when the input is back with no jump in its command (the
-change between two consecutive commands stays below 1 % of the weight: the hover does not move).
+change between two consecutive commands stays below 1 % of the weight; the hover's held and live
+inputs are equal here, so this checks the switches between the laws, not the blend, which
+``test_failsafe_bounded`` and ``test_failsafe_fields`` check).
 
 The clock: ``/clock`` goes back 6 s (a simulator reset) or forward 6 s, every stream restamped on
 the new time. Today the controller was silent after the reset until simulated time passed its old
