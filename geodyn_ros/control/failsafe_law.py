@@ -32,6 +32,11 @@ that moves as the vehicle does.
 :func:`resume_time`
     the length of the return to the live reference after a restore: ``max(ramp, 2.93 gap /
     speed)`` (the smooth step's peak slope is 2.93, so the return's peak speed is ``speed``).
+
+:func:`hold_fields`, :func:`blend_fields`
+    the held reference (braked along its velocity on a clock, lowered by an offset) and the blend
+    from a held to a live reference with its Leibniz derivatives, on the ROS controllers' input
+    fields (:mod:`geodyn_ros.ros.inputs.failsafe_inputs` describes the kinds).
 """
 from __future__ import annotations
 
