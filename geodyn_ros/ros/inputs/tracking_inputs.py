@@ -255,18 +255,23 @@ class TrackingInputs:
                     return self._waiting(k, t)
                 got = held.take_into(t, *((self._q, self._qd) if k == "joint_states" else (self._th, self._thd)))
                 if got.__class__ is str:
-                    self.diag.problem(k, got)
-                    return None
+                    return self._lost(k, t, got)
                 s[k] = got
             elif k != "odom":
                 if s[k] is None:
                     return self._waiting(k, t)
                 if t - s[k] > self.stale_ns:
-                    self.diag.problem(k, f"{k}: newest {(t - s[k]) * 1e-9:.4f} s older than the cycle time "
+                    return self._lost(k, t, f"{k}: newest {(t - s[k]) * 1e-9:.4f} s older than the cycle time "
                                       f"{t * 1e-9:.6f} s (stale_timeout {self.stale_ns * 1e-9:g} s); cycle skipped")
-                    return None
         self._last_cmd_stamp = t
         return t
+
+    def _lost(self, k: str, t: int, why: str) -> None:
+        """An input ``k`` of the cycle at ``t`` is stale or beyond its maximum age: the cycle is
+        skipped and reported (the controllers' failsafe overrides this: it holds instead,
+        :meth:`~geodyn_ros.ros.inputs.failsafe_inputs.FailsafeInputs._lost`)."""
+        self.diag.problem(k, why)
+        return None
 
     def _waiting(self, k: str, t: int) -> None:
         """An input that has never arrived while odometry flows: nothing is commanded, and after

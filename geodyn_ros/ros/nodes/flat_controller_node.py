@@ -460,6 +460,8 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
             return
         try:
             if self.lqr and not self._lqr_gains(state, self._ff[0], self._ff[1]):
+                if self._fs is not None and self._good is not None:   # no usable gain: the failsafe's hold
+                    self._lost("linearization", state, self.diag.last_problem)
                 return
         except ValueError as exc:
             self.diag.problem("command", f"no command: {exc}")
