@@ -109,7 +109,8 @@ of ``config/sensors.yaml`` (PX4 EKF2 at 100 Hz, 10 ms latency; a 240 Hz motion-c
 17 ms); ``failsafe_hold`` 5 s = PX4's ``EKF2_NOAID_TOUT``; ``failsafe_descent_rate`` 0.7 m/s = PX4's
 ``MPC_LAND_SPEED``; ``failsafe_ramp`` 1 s (:class:`~geodyn_ros.control.failsafe.FailsafeConfig`);
 ``failsafe_max_accel`` 3 m/s^2 = PX4's ``MPC_ACC_DOWN_MAX`` and ``MPC_ACC_HOR`` (the accelerations
-its trajectory generator asks of a multirotor), above the descent's 2.05 m/s^2 and the hold's
+its trajectory generator asks of a multirotor; both ``3.f`` in ``src/modules/mc_pos_control/
+multicopter_altitude_mode_params.c`` and ``multicopter_autonomous_params.c``, PX4 main 289f3203), above the descent's 2.05 m/s^2 and the hold's
 braking (``2.93 v / failsafe_ramp``: 1.8 m/s^2 at 0.6 m/s); ``failsafe_resume_gap`` 1 m: more than
 the hold's braking distance at the speeds flown here (0.3 m at 0.6 m/s) and than the prediction's
 error over an outage of a second; beyond it the held reference no longer says where the vehicle is.
