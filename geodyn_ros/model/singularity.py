@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lie import Ad, exp_se3, inv_se3, spatial_inertia
 from .model import PRISMATIC
 
 __all__ = ["STRUCTURAL_RTOL", "mass_matrix_home", "structural_null_motion", "massless_subtree_joints"]
@@ -51,34 +50,82 @@ def massless_subtree_joints(model) -> list:
     return [model.joint_names[i - 1] for i in range(1, N) if m[i] <= 0.0 and tr[i] <= 0.0]
 
 
+_I3 = np.eye(3)
+_I3.setflags(write=False)
+
+
+def _cross(a, b):
+    """``a x b`` of two 3-vectors (np.cross is ten times slower on one pair)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def _rotation(w, th):
+    """Rodrigues: the rotation by ``th`` about the unit axis ``w``."""
+    K = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    return _I3 + np.sin(th) * K + (1.0 - np.cos(th)) * (K @ K)
+
+
+def _ancestors(model) -> np.ndarray:
+    """(N, N) bool: ``[j, i]`` when body ``j`` is body ``i`` or one of its ancestors."""
+    N = model.n_bodies
+    anc = np.eye(N, dtype=bool)
+    for i in range(1, N):
+        anc[:, i] |= anc[:, model.parent[i]]
+    return anc
+
+
 def mass_matrix_home(model, q) -> np.ndarray:
     """The mass matrix (6+n, 6+n) at joint positions ``q`` (n,) with the base at identity (the base
     twist about the base origin, angular first, base axes), by the composite-rigid-body algorithm on
-    the home screws (product of exponentials); (n, n) for a fixed-base model. NumPy, for the load
-    time check (the kernels' :func:`geodyn_ros.mass_matrix` is the fast one)."""
+    the home screws; (n, n) for a fixed-base model. NumPy, for the load-time check (the kernels'
+    :func:`geodyn_ros.mass_matrix` is the fast one).
+
+    Body ``i`` moves from home by ``G_i = G_p exp(Y_i q_i) = exp(S_i q_i) G_p`` with the current screw
+    ``S_i = Ad_{G_p} Y_i`` (world axes); its centre of mass goes to ``R_i c_i + p_i`` and its
+    rotational inertia to ``R_i I_i R_i^T``; ``M_qq[i, j] = S_i . Ic_i S_j`` (``j`` an ancestor of
+    ``i``), ``M_bq[:, i] = Ic_i S_i``, ``M_bb = Ic_0`` (``Ic``: composite spatial inertias)."""
     N, n = model.n_bodies, model.n_joints
-    G = np.zeros((N, 4, 4))
-    G[0] = np.eye(4)
+    R = np.empty((N, 3, 3))
+    P = np.empty((N, 3))
+    R[0], P[0] = _I3, 0.0
     S = np.zeros((N, 6))
-    Ic = np.zeros((N, 6, 6))
-    for i in range(N):
-        if i:
-            p = model.parent[i]
-            S[i] = Ad(G[p]) @ model.Y[i]
-            G[i] = G[p] @ exp_se3(model.Y[i] * q[i - 1])
-        A = Ad(inv_se3(G[i]))
-        Ic[i] = A.T @ spatial_inertia(model.mass[i], model.com[i], model.inertia[i]) @ A
+    for i in range(1, N):
+        p = model.parent[i]
+        w = R[p] @ model.Y[i, :3]
+        v = R[p] @ model.Y[i, 3:] + _cross(P[p], w)
+        S[i, :3], S[i, 3:] = w, v
+        x = float(q[i - 1])
+        nw = float(np.linalg.norm(w))
+        if model.jtype[i] == PRISMATIC or nw == 0.0:
+            Re, pe = _I3, v * x
+        else:       # exp of the twist (w, v) x: (I - Re)(u x v') + u (u . v') th, u = w/|w|, v' = v/|w|
+            u, vv, th = w / nw, v / nw, nw * x
+            Re = _rotation(u, th)
+            pe = (_I3 - Re) @ _cross(u, vv) + u * (u @ vv) * th
+        R[i] = Re @ R[p]
+        P[i] = Re @ P[p] + pe
+    m = np.asarray(model.mass, float)
+    c = np.einsum("iab,ib->ia", R, np.asarray(model.com, float)) + P
+    Irot = R @ np.asarray(model.inertia, float) @ np.transpose(R, (0, 2, 1))
+    H = np.zeros((N, 3, 3))           # hat(c)
+    H[:, 0, 1], H[:, 0, 2], H[:, 1, 2] = -c[:, 2], c[:, 1], -c[:, 0]
+    H[:, 1, 0], H[:, 2, 0], H[:, 2, 1] = c[:, 2], -c[:, 1], c[:, 0]
+    Ic = np.zeros((N, 6, 6))          # spatial inertias about the world origin, angular first
+    Ic[:, :3, :3] = Irot + m[:, None, None] * (H @ np.transpose(H, (0, 2, 1)))
+    Ic[:, :3, 3:] = m[:, None, None] * H
+    Ic[:, 3:, :3] = m[:, None, None] * np.transpose(H, (0, 2, 1))
+    Ic[:, 3:, 3:] = m[:, None, None] * np.eye(3)
     for i in range(N - 1, 0, -1):
         Ic[model.parent[i]] += Ic[i]
+    F = np.einsum("iab,ib->ia", Ic, S)
     M = np.zeros((6 + n, 6 + n))
     M[:6, :6] = Ic[0]
-    for i in range(1, N):
-        F = Ic[i] @ S[i]
-        M[:6, 5 + i] = M[5 + i, :6] = F
-        j = i
-        while j > 0:
-            M[5 + i, 5 + j] = M[5 + j, 5 + i] = S[j] @ F
-            j = model.parent[j]
+    M[:6, 6:] = F[1:].T
+    M[6:, :6] = F[1:]
+    anc = _ancestors(model)[1:, 1:]
+    G = S[1:] @ F[1:].T               # G[j, i] = S_j . Ic_i S_i
+    Mq = np.where(anc, G, 0.0)        # j ancestor-or-equal of i
+    M[6:, 6:] = Mq + Mq.T - np.diag(np.diag(Mq))
     return M[6:, 6:] if model.fixed_base else M
 
 
@@ -125,7 +172,13 @@ def _null_motion(model, q):
                 v[int(np.argmax(small))] = 1.0
                 return v, dofs
     s = 1.0 / np.sqrt(d)
-    ev, V = np.linalg.eigh(M * s[:, None] * s[None, :])
+    Ms = M * s[:, None] * s[None, :]
+    try:        # regular: every Cholesky pivot of the scaled matrix (its eigenvalues' bound) above the tolerance
+        if np.min(np.diag(np.linalg.cholesky(Ms))) ** 2 > STRUCTURAL_RTOL:
+            return None
+    except np.linalg.LinAlgError:
+        pass
+    ev, V = np.linalg.eigh(Ms)
     return (V[:, 0], dofs) if ev[0] <= STRUCTURAL_RTOL else None
 
 
