@@ -329,6 +329,8 @@ def name_list(names, k=4) -> str:
 def _singular_reason(model, members, links) -> str:
     """``""``, or the one line ``model.singular``: why the mass matrix is singular at every
     configuration, and what to change (:mod:`geodyn_ros.model.singularity`)."""
+    if model.mimic_enforced and model.mimic and not structural_null_motion(model):
+        return ""     # the enforced relations can give a massless mimic joint its master's inertia
     empty = massless_subtree_joints(model)
     if empty:
         bodies = [model.joint_names.index(j) + 1 for j in empty]

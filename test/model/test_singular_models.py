@@ -218,3 +218,27 @@ def test_a_singularity_at_one_state_is_refused_there_by_every_entry_point():
                                                  "state|joint-space inertia Lambda_q is singular at this shape)") as e:
                 call()
             assert "\n" not in str(e.value), name
+
+
+MIMIC = """<robot name="m">
+  <link name="a"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0.2 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <link name="b"><inertial><origin xyz="0.1 0 0"/><mass value="0.5"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j2" type="revolute"><parent link="a"/><child link="c"/><origin xyz="-0.2 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/><mimic joint="j1"/></joint>
+  <link name="c"/>
+</robot>"""
+
+
+def test_a_massless_mimic_joint_is_singular_only_when_independent():
+    """j2 moves the massless link c: as an independent joint (the default) it has zero kinetic energy,
+    flagged; with mimic=True it moves with j1, whose link carries mass: regular, and forward dynamics
+    answers (finite, and the mimic relation holds on the accelerations)."""
+    loose = _quiet(MIMIC)
+    assert loose.singular.startswith("link 'c': no <inertial>, so joint 'j2' moves no mass")
+    tied = _quiet(MIMIC, mimic=True)
+    assert tied.singular == ""
+    r = gd.forward_dynamics(tied, np.eye(4), np.zeros((1, 6)), np.array([[0.3, 0.3], [0.1, 0.1]]), np.ones((1, 6)),
+                            np.array([[0.2, 0.0]]))
+    assert np.all(np.isfinite(r.q)) and r.q[2, 1] == pytest.approx(r.q[2, 0], rel=1e-12)
