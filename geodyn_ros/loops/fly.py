@@ -49,13 +49,15 @@ uniformly until it keeps every limit (the line says by how much).
 ``--record FILE.mcap``: the flight as an MCAP file with ROS 2 schemas, every level in it under its
 own namespace (``/ff2/odom``, ...; :mod:`geodyn_ros.loops.recording`, doc/howto/record.md): state,
 reference, feedforward, commands at every control step (``--record-every N``: one in N) and the
-rows' ``/diagnostics``; Foxglove opens it. A path that cannot be written is refused before any
-simulation.
+rows' ``/diagnostics``; Foxglove opens it. A path that cannot be written (a FIFO or a device such
+as ``/dev/full`` too) is refused before any simulation; a write error while flying (a full disk)
+stops the flight with one line and exit code 2, the partial file kept as ``<stem>.partial.mcap``.
 
 ``--json``: one JSON object on stdout instead (``vehicle``, ``report``, ``rows``,
 ``mission_check``). ``--plot PNG``: the position error of every row against time. Exit codes: 0
 flown; 2 refused (bad argument, bad vehicle file, a vehicle that cannot fly, unstable gains, a
-mission beyond its limits); 1 a row that diverged (stopped at a physical bound).
+mission beyond its limits) or a recording that could not be written; 1 a row that diverged
+(stopped at a physical bound).
 """
 from __future__ import annotations
 
@@ -70,6 +72,8 @@ from pathlib import Path
 import numpy as np
 
 from geodyn_ros.vehicle.shipped import SHIPPED_URDFS, example_robot_data_dir, shipped_vehicle_files
+
+from .recording import RecordingError
 
 __all__ = ["LEVELS", "SHIPPED_URDFS", "shipped_vehicle", "example_robot_data_dir", "resolve", "prepare",
            "fly", "format_rows", "main"]
@@ -316,6 +320,8 @@ def _start_recording(args, prep: dict, reference: str, duration: float, preroll:
             "record_every": args.record_every,
             "time_base": "simulated time, t = 0 at the start of the scored window (pre-roll not recorded)",
             "rows": "each level under its own namespace /<level>/; /diagnostics global"})
+    except ValueError as exc:   # not a regular file after all (open_recording_file's line)
+        raise Refused(str(exc)) from None
     except OSError as exc:      # FileNotFoundError: a message package's .msg file (its line says which)
         raise Refused(f"{args.record}: record: {exc}") from None
 
@@ -429,6 +435,9 @@ def _main(argv) -> int:
                 recording.close()
     except (Refused, FileNotFoundError) as exc:     # FileNotFoundError: example-robot-data not installed
         print(f"geodyn_fly: refused: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    except RecordingError as exc:     # a write error while flying: the flight stops there (the file: partial)
+        print(f"geodyn_fly: {exc}", file=sys.stderr)
         return 2
     max_w = float(np.max(prep["cfg"].rotors.per_rotor("max_rot_velocity")))
     diverged = [k for k, r in rows.items() if r.diverged or not np.isfinite(r.log.rms()["position_m"])]
