@@ -46,8 +46,8 @@ TOPICS = {
     # feedforward (geodyn_node)
     "feedforward/jet": "geodyn_msgs/msg/FeedforwardJet", "feedforward/wrench": "geometry_msgs/msg/WrenchStamped",
     "feedforward/joint_efforts": "sensor_msgs/msg/JointState", "feedforward/flat_jet": "geodyn_msgs/msg/FeedforwardJet",
-    # commands (the controllers; cmd/rotor_speeds is Float64MultiArray where actuator_msgs is not installed)
-    "cmd/rotor_speeds": "std_msgs/msg/Float64MultiArray", "cmd/motor_efforts": "sensor_msgs/msg/JointState",
+    # commands (the controllers; cmd/rotor_speeds is actuator_msgs/Actuators, as over ROS)
+    "cmd/rotor_speeds": "actuator_msgs/msg/Actuators", "cmd/motor_efforts": "sensor_msgs/msg/JointState",
     # diagnostics (every node; global)
     "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",
 }
@@ -396,7 +396,7 @@ class RowRecorder:
       ``feedforward/wrench`` (order 0, base axes: ``W_b`` or ``(tau_b, 0, 0, T)``),
       ``feedforward/joint_efforts`` (``tau^(0)``), rank 4 also ``feedforward/flat_jet``
       (``FeedforwardJet``, ``body``, force ``(0, 0, T^(k))``, torque ``tau_b^(k)``, ``tau^(k)``);
-    * ``cmd/rotor_speeds`` (one dim labelled ``rotor``, no stamp) and ``cmd/motor_efforts`` (the
+    * ``cmd/rotor_speeds`` (``actuator_msgs/Actuators``: ``velocity``, stamped) and ``cmd/motor_efforts`` (the
       elastic joints' motor torques, then the rigid joints' torques).
     """
 
@@ -513,8 +513,8 @@ class RowRecorder:
         ns = int(round(t * _NS))
         om = _floats(cmd.omega)
         if om:
-            self._w("cmd/rotor_speeds", {"layout": {"dim": [{"label": "rotor", "size": len(om), "stride": len(om)}],
-                                                    "data_offset": 0}, "data": om}, ns)
+            self._w("cmd/rotor_speeds", {"header": {"stamp": stamp(ns), "frame_id": ""}, "position": [],
+                                         "velocity": om, "normalized": []}, ns)
         names = self.elastic + self._rigid        # the nodes' order: the motors, then the rigid joints
         effort = _floats(cmd.u)[:len(self.elastic)] + _floats(self._held[self._rigid_idx])
         if names:

@@ -153,7 +153,9 @@ def _check_file(path, doc, flown, rank):
             assert flat.representation == "body" and all(w.force.x == w.force.y == 0.0 for w in flat.base_wrench)
         else:
             assert ref.representation == "spatial" and len(ref.base_twist) == ref.order + 1
-        assert mine["cmd/rotor_speeds"][0][2].layout.dim[0].label == "rotor"
+        rot = mine["cmd/rotor_speeds"]   # actuator_msgs/Actuators, stamped with the command's time, as over ROS
+        assert all(len(m.velocity) > 0 and not m.position and not m.normalized for _, _, m in rot)
+        assert [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for _, _, m in rot] == [lt for lt, _, _ in rot]
     (_, _, diag), = msgs["/diagnostics"]
     assert [s.name for s in diag.status] == [f"geodyn_fly/{lv}" for lv in levels]
     for s in diag.status:

@@ -107,7 +107,8 @@ def test_the_ros_and_in_process_recordings_look_the_same(recordings):
         if topic == "feedforward/jet":
             assert a.order == b.order and a.child_frame_id == b.child_frame_id != ""    # the base link
     a, b = ros[f"/{LEVEL}/cmd/rotor_speeds"][0][1], ip[f"/{LEVEL}/cmd/rotor_speeds"][0][1]
-    assert [(d.label, d.size, d.stride) for d in a.layout.dim] == [(d.label, d.size, d.stride) for d in b.layout.dim]
+    assert ros_schemas[f"/{LEVEL}/cmd/rotor_speeds"][0] == "actuator_msgs/msg/Actuators"
+    assert len(a.velocity) == len(b.velocity) == 6 and not a.position and not b.normalized
     for topic, get in (("odom", lambda m: [m.pose.pose.position.x, m.pose.pose.position.y, m.pose.pose.position.z,
                                            m.pose.pose.orientation.x, m.pose.pose.orientation.w,
                                            m.twist.twist.linear.x, m.twist.twist.angular.z]),
