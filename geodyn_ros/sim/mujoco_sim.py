@@ -32,6 +32,10 @@ first-order accurate under rotation). Joint torques go to ``qfrc_applied`` at th
 (not through actuators, so the URDF ``effort`` limits that MuJoCo imports as ``actfrcrange``
 do not clamp them).
 
+External forces of a world (:meth:`MujocoSim.attach_world`, :mod:`geodyn_ros.sim.world`: wind,
+drag, pushes) go through ``xfrc_applied``, evaluated from the state at the start of every step and
+held over it; :meth:`MujocoSim.external_wrench` says what they are. Without a world nothing changes.
+
 Import details (what MuJoCo's URDF importer would otherwise do differently from geodyn_ros):
 
 * ``<visual>``/``<collision>`` are stripped before import: there is no geometry (contacts are
