@@ -104,7 +104,7 @@ def steady(log):
 
 
 def fly_flatness(level="ff2", case="exact", rejection=None, duration=3.0, preroll=PREROLL_S, timestep=1e-3,
-                 push=None, observers=None):
+                 push=None, observers=None, reference=figure_eight_reference):
     """One flight of the hexarotor under :class:`FlatnessController` (module docstring).
 
     push: ``(t0, t1, force (3,) world [N])`` on the tool point, or None; observers: a list of
@@ -112,7 +112,8 @@ def fly_flatness(level="ff2", case="exact", rejection=None, duration=3.0, prerol
     whose estimates are appended to ``out["readings"]`` as ``(t, [estimate, ...])``. With a push,
     ``out["truth"]`` holds per cycle ``(t, W_end, W_start, F)``: MuJoCo's applied push as a spatial
     wrench (its ``xfrc_applied`` at the body's CoM) at the end of the last step and at the start
-    of the next, and the force. Returns a dict with the row, the controller and the readings."""
+    of the next, and the force. reference: ``f(t, order) -> FlatReference`` (default the figure
+    eight). Returns a dict with the row, the controller and the readings."""
     from geodyn_ros.sim import ActuatedSim
     cfg = load_actuation_config("hexarotor")
     src, scfg = perturbed_plant(case, hexarotor_source(), cfg)
@@ -123,7 +124,7 @@ def fly_flatness(level="ff2", case="exact", rejection=None, duration=3.0, prerol
                               effort_limits=rigid_effort_limits(cfg, model, hexarotor_source()), rejection=rejection)
 
     def jets(t):
-        ref = figure_eight_reference(t, 2)
+        ref = reference(t, 2)
         return ref, gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, 2)
 
     n_pre = int(round(preroll / timestep))
@@ -243,8 +244,9 @@ def filtered_truth_errors(o, j, settled, bandwidth=RejectionOptions().observer_b
     return np.array(errs), ff_err
 
 
-def fly_actuated(case="exact", rejection=None, duration=3.0, preroll=5.0, timestep=1e-3):
-    """The TiltHex under ActuatedController ff2 on a perturbed plant: ``(steady(...), controller)``."""
+def fly_actuated(case="exact", rejection=None, duration=3.0, preroll=5.0, timestep=1e-3, reference=None):
+    """The TiltHex under ActuatedController ff2 on a perturbed plant: ``(steady(...), controller)``;
+    reference ``f(t, order)`` of the base (default Table 3's, ``scaled_reference(1.0)``)."""
     from geodyn_ros.control.actuated import ActuatedController
     from geodyn_ros.lie import Ad_inv
     from geodyn_ros.loops.actuated import scaled_reference, tilthex_source
@@ -258,7 +260,7 @@ def fly_actuated(case="exact", rejection=None, duration=3.0, preroll=5.0, timest
     ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, None, 2,
                               effort_limits=rigid_effort_limits(cfg, model, tilthex_source()), model=model,
                               rejection=rejection)
-    ref_f = scaled_reference(1.0)
+    ref_f = scaled_reference(1.0) if reference is None else reference
 
     def jets(t):
         ref = ref_f(t, 2)
@@ -307,8 +309,8 @@ def lqr_schedules(duration, preroll, timestep=1e-3):
     return plain, aug
 
 
-def fly_lqr(case, schedule, rejection=None, duration=3.0, preroll=5.0, timestep=1e-3):
-    """The LQR on the perturbed hexarotor: ``(steady(...), controller)``."""
+def fly_lqr(case, schedule, rejection=None, duration=3.0, preroll=5.0, timestep=1e-3, reference=figure_eight_reference):
+    """The LQR on the perturbed hexarotor: ``(steady(...), controller)`` (reference as :func:`fly_flatness`)."""
     from geodyn_ros.control.lqr import LqrController
     from geodyn_ros.loops.lqr import _vehicle
     from geodyn_ros.sim import ActuatedSim
@@ -319,7 +321,7 @@ def fly_lqr(case, schedule, rejection=None, duration=3.0, preroll=5.0, timestep=
     ctrl = LqrController(lin, schedule, rejection=rejection)
 
     def jets(t):
-        ref = figure_eight_reference(t, 2)
+        ref = reference(t, 2)
         return ref, gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, 2)
 
     ref, flat = jets(-int(round(preroll / timestep)) * timestep)

@@ -37,7 +37,9 @@ def integral_model(A, B, dt, rows=(3, 4, 5)):
 def integral_weights(Q, position_deviation, bandwidth):
     """``Q`` (ns, ns) with the integral states' Bryson weights appended: the acceptable integral
     ``position_deviation / bandwidth`` [m s] per axis (the integral of the acceptable position
-    error over the integral time constant ``1 / bandwidth``)."""
+    error over the integral time constant ``1 / bandwidth``). The closed loop's three integral
+    modes then sit at about ``-bandwidth``: -1.04 to -1.06 rad/s for 1 rad/s, -0.401 for 0.4,
+    on the hexarotor at hover (the eigenvalues of the DARE's closed loop)."""
     Q = np.asarray(Q, float)
     dev = np.broadcast_to(np.asarray(position_deviation, float), (3,)) / float(bandwidth)
     ns = Q.shape[0]
