@@ -216,6 +216,9 @@ class _FirstOrder:
 class MomentumObserver(_FirstOrder):
     """The whole-body generalized-momentum observer (module docstring, eq. (2)-(3)).
 
+    Call ``update`` once per sample; every call costs ``M``, ``C`` and ``g`` of the model
+    (:mod:`geodyn_ros.algorithms.eom`).
+
     Parameters
     ----------
     model : Model
@@ -239,9 +242,6 @@ class MomentumObserver(_FirstOrder):
     frame_rcond : float
         Default 0.05: a lever below 5 % of the largest (an error of 1 mN m in the joint rows
         would become 20 times the error of the best direction) is not trusted.
-
-    ``update`` once per sample; every call costs ``M``, ``C`` and ``g`` of the model
-    (:mod:`geodyn_ros.algorithms.eom`).
     """
 
     def __init__(self, model: Model, bandwidth=DEFAULT_BANDWIDTH, *, gravity=(0.0, 0.0, -9.81), frame=None,

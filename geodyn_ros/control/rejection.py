@@ -76,19 +76,26 @@ _MIN_THRUST_FRACTION = 0.3
 class RejectionOptions:
     """What each controller rejects (module docstring). SI units, rates in rad/s.
 
-    wrench_feedforward, integral_action, thrust_estimate, com_estimate : bool (default False).
-    observer : ``"whole_body"`` (default) or ``"rigid_body"`` (the anchors' observer, for comparison).
-    observer_bandwidth : ``K_O`` [rad/s] (default 30, :mod:`geodyn_ros.control.observer`).
-    integral_bandwidth : ``omega_i`` [rad/s]; None: a tenth of the position loop's ``sqrt(k_p / m)``.
-    integral_limit : the integral's clamp, a fraction of the weight (default 0.2).
-    thrust_estimate_bandwidth : ``gamma`` [rad/s] (default 1: 30 times below the observer, so the
-        residual it reads has settled; the thrust scale converges in about 3 s).
-    thrust_scale_limits : ``(low, high)`` clamp of ``k`` (default (0.5, 1.5): a thrust-stand scatter
-        of a few percent, a CAD mass error of 10-20 %, with margin).
-    com_estimate_bandwidth : [rad/s] (default 0.5: a model error is constant; 60 times below the observer).
-    com_estimate_limit : [m]; None: a quarter of the rotor arm (the allocation's moment per thrust).
-    timestep : [s] the control period when ``command`` is called without ``t`` (None: ``t`` required).
-    frame, frame_point : the observer's named frame (its :class:`~geodyn_ros.control.observer.WrenchEstimate`).
+    * ``wrench_feedforward``, ``integral_action``, ``thrust_estimate``, ``com_estimate``: bool
+      (default False).
+    * ``observer``: ``"whole_body"`` (default) or ``"rigid_body"`` (the anchors' observer, for
+      comparison).
+    * ``observer_bandwidth``: ``K_O`` [rad/s] (default 30, :mod:`geodyn_ros.control.observer`).
+    * ``integral_bandwidth``: ``omega_i`` [rad/s]; None: a tenth of the position loop's
+      ``sqrt(k_p / m)``.
+    * ``integral_limit``: the integral's clamp, a fraction of the weight (default 0.2).
+    * ``thrust_estimate_bandwidth``: ``gamma`` [rad/s] (default 1: 30 times below the observer,
+      so the residual it reads has settled; the thrust scale converges in about 3 s).
+    * ``thrust_scale_limits``: ``(low, high)`` clamp of ``k`` (default (0.5, 1.5): a thrust-stand
+      scatter of a few percent, a CAD mass error of 10-20 %, with margin).
+    * ``com_estimate_bandwidth`` [rad/s] (default 0.5: a model error is constant; 60 times below
+      the observer).
+    * ``com_estimate_limit`` [m]; None: a quarter of the rotor arm (the allocation's moment per
+      thrust).
+    * ``timestep`` [s]: the control period when ``command`` is called without ``t`` (None: ``t``
+      required).
+    * ``frame``, ``frame_point``: the observer's named frame
+      (:class:`~geodyn_ros.control.observer.WrenchEstimate`).
     """
 
     wrench_feedforward: bool = False
