@@ -159,6 +159,16 @@ class RejectionOptions:
         return "+".join(on) if on else "off"
 
 
+def _finite(x, name, n):
+    """(n,) float copy of ``x``, else ValueError naming ``name`` (a wrong shape, NaN or Inf)."""
+    a = np.asarray(x if x is not None else np.full(n, np.nan), dtype=float)
+    if a.shape != (n,):
+        raise ValueError(f"{name}: expected {n} values, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: contains NaN or Inf (or is missing)")
+    return a.copy()
+
+
 class Rejection:
     """The state of :class:`RejectionOptions` for one controller (module docstring).
 
@@ -250,7 +260,12 @@ class Rejection:
         (n_rot,) or None (:class:`~geodyn_ros.control.observer.RotorSpeedModel` on the commands).
         Returns the :class:`~geodyn_ros.control.observer.WrenchEstimate` (None at the first sample)."""
         t, dt = self.step_time(t)
-        spring = self._K * (np.asarray(theta, float) - np.asarray(q, float)[self._el]) if self._el.size else None
+        spring = None
+        if self._el.size:
+            th = _finite(theta, "theta", self._el.size)
+            spring = self._K * (th - np.asarray(q, float)[self._el])
+        if rotor_speed is not None and not self.ideal_rotors:
+            rotor_speed = _finite(rotor_speed, "rotor_speed", self.allocation.n_rotors)
         est = None
         if self._started and self._cmd is not None:
             om, jt, T, tau = self._cmd

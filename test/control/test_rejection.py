@@ -109,6 +109,13 @@ def test_flatness_off_and_first_cycle_are_the_old_law(hexa, level):
             assert np.array_equal(getattr(a, f), getattr(c, f)), f
     with pytest.raises(ValueError, match="^t: "):      # a second cycle needs its time (or options.timestep)
         on.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat)
+    for kw, name in (({"rotor_speed": np.full(6, np.nan)}, "rotor_speed"), ({"rotor_speed": np.ones(5)}, "rotor_speed")):
+        with pytest.raises(ValueError, match=f"^{name}: "):
+            on.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat, t=1e-3, **kw)
+    with pytest.raises(ValueError, match="^theta: "):
+        on.command(C, Vb, q, qd, th[:3], thd, ref.com, ref.yaw, ref.q, flat, t=2e-3)
+    c = on.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat, t=3e-3)      # the next good cycle
+    assert np.all(np.isfinite(c.omega)) and on.rejection.estimate is not None
 
 
 def test_lqr_first_cycle_is_the_old_law(hexa):
