@@ -339,8 +339,8 @@ def _print_pair(name, case, res_off, res_on, ctrl_on, store):
     for mode, (off, ax, sgn, rms) in (("off", res_off), ("on", res_on)):
         store[f"{name}/{case}/{mode}"] = {"offset_m": off, "axis": "xyz"[ax], "axis_mean_m": sgn, "rms_m": rms}
         extra = "" if mode == "off" else f"  k {ctrl_on.rejection.thrust_scale:.4f}"
-        print(f"{name:8s} {case:9s} {mode:3s}  offset {off * 1e3:7.3f} mm ({'xyz'[ax]} {sgn * 1e3:+8.3f})  "
-              f"RMS {rms * 1e3:7.3f} mm{extra}", flush=True)
+        print(f"{name:8s} {case:9s} {mode:3s}  offset {off * 1e6:9.1f} um ({'xyz'[ax]} {sgn * 1e6:+9.1f})  "
+              f"RMS {rms * 1e6:9.1f} um{extra}", flush=True)
 
 
 def main(argv=None) -> int:

@@ -59,7 +59,7 @@ body with the arm frozen at the current ``q``, locked inertia ``M_b(q)`` (base a
 ``h' = ad_(V_b)^T h + W_a + W_g + W_e`` (Newton-Euler in base axes, ``M_b`` constant), filtered as
 (3). In free flight with the arm moving it reads the arm's own momentum exchange
 ``d/dt(M_bq qd) ...`` as an external wrench; the whole-body observer reads 0
-(``test/control/test_observer.py``).
+(``test/control/rejection/test_observer.py``).
 
 Rotor speeds: :class:`RotorSpeedModel` runs gz-sim's first-order filter (ACTUATION.md) on the
 commands when no measured speeds are available; the rotor wrench is ``A x^2``

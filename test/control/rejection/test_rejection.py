@@ -31,7 +31,7 @@ from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from geodyn_ros.loops.underactuated import hexarotor_source
 from geodyn_ros.trajectories import figure_eight_reference
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 if str(REPO / "bench" / "loops") not in sys.path:
     sys.path.insert(0, str(REPO / "bench" / "loops"))
 import bench_rejection as br  # noqa: E402

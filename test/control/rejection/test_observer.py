@@ -34,7 +34,7 @@ from geodyn_ros.control.rotors import RotorParams, load_actuation_config
 from geodyn_ros.loops.underactuated import hexarotor_source
 from geodyn_ros.sim import ActuatedSim, MujocoSim, rotor_filter_step
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 if str(REPO / "bench" / "loops") not in sys.path:
     sys.path.insert(0, str(REPO / "bench" / "loops"))
 
