@@ -316,6 +316,8 @@ class ActuatedController:
         self.gains = gains
         self._gains = np.array([gains.kp_position, gains.kd_position, gains.kp_rotation, gains.kd_rotation],
                                dtype=float)
+        if getattr(self, "rejection", None) is not None:
+            self.rejection.set_gains(gains.kp_position, gains.kp_rotation)
 
     def set_level(self, feedforward_order) -> None:
         """Switch the level (``None``, 0, 1 or 2; e.g. feedforward on/off at run time)."""

@@ -297,6 +297,8 @@ class FlatnessController:
         self.gains = gains
         self._kR = np.array(gains.kp_rotation)
         self._kW = np.array(gains.kd_rotation)
+        if getattr(self, "rejection", None) is not None:
+            self.rejection.set_gains(gains.kp_position)
 
     def set_level(self, level) -> None:
         """Switch the feedforward level (``"rigid"``, ``"ff0"``, ``"ff1"`` or ``"ff2"``)."""

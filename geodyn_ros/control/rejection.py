@@ -202,20 +202,28 @@ class Rejection:
         A = allocation.A
         self.arm = float(np.abs(A[:2]).max() / max(np.abs(A[5]).max(), 1e-300)) if A.size else 0.0
         self.com_limit = o.com_estimate_limit if o.com_estimate_limit is not None else 0.25 * self.arm
-        # integral gains (k_i = k_p omega_i, omega_i a tenth of the loop's natural frequency)
+        self._rotation_inertia = rotation_inertia
+        self.set_gains(position_gain, rotation_gain)
+        self.force_limit = o.integral_limit * self.weight
+        self.moment_limit = self.force_limit * max(self.arm, 1e-3)
+        self.reset()
+
+    def set_gains(self, position_gain=None, rotation_gain=None) -> None:
+        """The integral gains ``k_i = k_p omega_i`` from the controller's ``k_p`` [N/m] and
+        ``k_R`` [N m/rad] (scalars or per axis; None: no such integral), ``omega_i`` the
+        ``integral_bandwidth`` or a tenth of the loop's ``sqrt(k_p / m)`` (``sqrt(k_R / J)``). The
+        controllers call it from their ``set_gains`` (live tuning); the integrators are kept."""
+        o = self.options
         self.ki_position = self.ki_rotation = None
         if position_gain is not None:
             kp = np.broadcast_to(np.asarray(position_gain, float), (3,))
             wi = o.integral_bandwidth if o.integral_bandwidth is not None else INTEGRAL_FRACTION * np.sqrt(kp / self.mass)
             self.ki_position = kp * wi
-        if rotation_gain is not None and rotation_inertia is not None:
+        if rotation_gain is not None and self._rotation_inertia is not None:
             kr = np.broadcast_to(np.asarray(rotation_gain, float), (3,))
             wi = (o.integral_bandwidth if o.integral_bandwidth is not None
-                  else INTEGRAL_FRACTION * np.sqrt(kr / rotation_inertia))
+                  else INTEGRAL_FRACTION * np.sqrt(kr / self._rotation_inertia))
             self.ki_rotation = kr * wi
-        self.force_limit = o.integral_limit * self.weight
-        self.moment_limit = self.force_limit * max(self.arm, 1e-3)
-        self.reset()
 
     def reset(self) -> None:
         """Forget every estimate (the next :meth:`observe` starts the observer again)."""

@@ -149,6 +149,10 @@ def test_integral_clamps_and_holds_while_saturated(hexa):
     big = rj.integral_force([-100.0, 100.0, 0.0], 10.0)
     lim = 0.2 * model.total_mass * 9.81
     assert np.allclose(big[:2], [-lim, lim], rtol=1e-12) and big[2] == 0.0
+    ctrl = FlatnessController(model, al, cfg.rotors, cfg.elastic, rejection=RejectionOptions(integral_action=True))
+    from geodyn_ros.control.flatness import FlatnessGains
+    ctrl.set_gains(FlatnessGains(kp_position=100.0))                  # live tuning reaches the integral gain
+    assert np.allclose(ctrl.rejection.ki_position, 100.0 * 0.1 * np.sqrt(100.0 / model.total_mass))
 
 
 def test_integral_model_appends_the_integrators():
