@@ -41,7 +41,7 @@ __all__ = ["DEFAULT_GAINS_FOR", "SAME_VEHICLE_RTOL", "PX4_PERIOD", "GainOrigin",
 
 #: the stamp of FlatnessGains()'s defaults: the shipped collinear hexarotor manipulator
 #: (config/hexarotor.yaml on urdf/hexarotor_manipulator.urdf.xacro) at its 1 ms control period
-#: (test/control/test_gain_origin.py computes it again from the shipped files)
+#: (test/px4/test_gain_origin.py computes it again from the shipped files)
 DEFAULT_GAINS_FOR = "mass 4.03 kg; inertia 0.131178 0.143328 0.070049 kg m^2; period 0.001 s"
 #: mass and inertias written with 6 significant digits: equal to 1e-4 is the same vehicle
 SAME_VEHICLE_RTOL = 1e-4

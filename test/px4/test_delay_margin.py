@@ -5,39 +5,19 @@ beyond it); the path's delay (the PX4 table's 21.5 ms); the rotor lag (the slowe
 constant); the bound found by bisection; the tables' design (the shipped hexarotor x 0.85, as
 before the rule moved here); bad input."""
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.linalg import expm
 
 from geodyn_ros.control.delay_margin import (MARGIN_RATIO, delay_loops, delay_margin, fit_rotation, path_delay,
                                              rotor_lag, scale_rotation)
 from geodyn_ros.control.flatness import FlatnessGains
 from geodyn_ros.control.gain_design import model_inertias
 from geodyn_ros.vehicle import load_vehicle
+from reference_models import delayed_radius
 
-DATA = __import__("pathlib").Path(__file__).resolve().parents[1] / "data"
-
-
-def delayed_radius(I, kp, kd, lag, tau, h=2e-4):
-    """Spectral radius of the loop ``I x'' = f``, ``lag f' = u - f``, ``u(t) = -(kp x + kd x')(t - tau)``
-    discretised exactly on a grid ``h`` (zero-order hold of u over h, tau rounded to whole steps:
-    the state carries the last D commands). Below 1: stable."""
-    Ac = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0 / I], [0.0, 0.0, -1.0 / lag]])
-    Bc = np.array([0.0, 0.0, 1.0 / lag])
-    E = np.zeros((4, 4))
-    E[:3, :3], E[:3, 3] = Ac, Bc
-    Ed = expm(E * h)
-    Ad, Bd = Ed[:3, :3], Ed[:3, 3]
-    D = int(round(tau / h))
-    n = 3 + D
-    Phi = np.zeros((n, n))
-    Phi[:3, :3] = Ad
-    Phi[:3, 3 + D - 1] = Bd                 # the oldest command acts now
-    Phi[3, :3] = [-kp, -kd, 0.0]            # the newest command, from the current state
-    for i in range(1, D):
-        Phi[3 + i, 3 + i - 1] = 1.0         # the delay line shifts
-    return float(np.max(np.abs(np.linalg.eigvals(Phi))))
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def test_without_lag_the_margin_is_the_closed_form():
