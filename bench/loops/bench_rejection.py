@@ -295,7 +295,7 @@ def fly_actuated(case="exact", rejection=None, duration=3.0, preroll=5.0, timest
 def lqr_schedules(duration, preroll, timestep=1e-3):
     """(plain, with integral states) TVLQR gain schedules along the figure eight, and the bandwidth used."""
     from geodyn_ros.control.lqr import LqrController, LqrWeights, tvlqr_schedule
-    from geodyn_ros.control.lqr_rejection import integral_model, integral_weights
+    from geodyn_ros.control.rejection.lqr import integral_model, integral_weights
     from geodyn_ros.loops.lqr import _discrete_model, _vehicle, gain_schedule
     cfg, model, al, lin = _vehicle(None, timestep)
     w = LqrWeights()

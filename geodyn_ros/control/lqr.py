@@ -71,7 +71,7 @@ from ..lie import Ad_inv, log_se3
 from ..model.model import Model
 from ..model.validate import FileKeys, as_floats, read_yaml, require_positive, short_repr
 from .flatness import FlatCommand, FlatnessGains
-from .lqr_rejection import lqr_nominal
+from .rejection.lqr import lqr_nominal
 from .rejection import INTEGRAL_FRACTION, Rejection, RejectionOptions
 from .rotors import Allocation, ElasticJointParams, RotorParams
 
@@ -558,10 +558,10 @@ class LqrController:
 
     ``rejection`` (:class:`~geodyn_ros.control.rejection.RejectionOptions` or None): the nominal
     and feedforward moved by the observer's wrench, the thrust scale and the CoM offset
-    (:func:`~geodyn_ros.control.lqr_rejection.lqr_nominal`), and with ``integral_action`` three integral
+    (:func:`~geodyn_ros.control.rejection.lqr.lqr_nominal`), and with ``integral_action`` three integral
     states ``z+ = z + dt delta[3:6]``: the gains must then be those of the augmented model
-    (ns + 3 columns; :func:`~geodyn_ros.control.lqr_rejection.integral_model` and
-    :func:`~geodyn_ros.control.lqr_rejection.integral_weights` for the schedule). Anti-windup: ``z``
+    (ns + 3 columns; :func:`~geodyn_ros.control.rejection.lqr.integral_model` and
+    :func:`~geodyn_ros.control.rejection.lqr.integral_weights` for the schedule). Anti-windup: ``z``
     holds while a rotor clipped on the last cycle and is clamped to ``integral_limit g /
     (omega_n^2 omega_i)`` per axis (the PID-equivalent bound, ``omega_n = sqrt(k_x / m)`` of the
     default :class:`~geodyn_ros.control.flatness.FlatnessGains`, which the default weights match).
@@ -646,7 +646,7 @@ class LqrController:
         if rj is not None and rj.options.integral_action:
             if K is not None and K.shape[1] != lin.ns + 3:
                 raise ValueError(f"gains: integral_action needs the gains of the model with 3 integral states "
-                                 f"({lin.ns + 3} columns, lqr_rejection.integral_model), got {K.shape[1]}")
+                                 f"({lin.ns + 3} columns, rejection.lqr.integral_model), got {K.shape[1]}")
             if dt is not None and not rj.saturated:
                 self.z = np.clip(self.z + dt * s[3:6], -self.z_limit, self.z_limit)
             s = np.concatenate([s, self.z])

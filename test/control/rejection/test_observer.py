@@ -1,4 +1,4 @@
-"""The external-wrench observers (geodyn_ros.control.observer) against MuJoCo's applied forces.
+"""The external-wrench observers (geodyn_ros.control.rejection.observer) against MuJoCo's applied forces.
 
 Independent references:
 * MuJoCo's own force on the robot: a force pushed on a link with ``xfrc_applied`` (at the link's
@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import geodyn_ros as gd
-from geodyn_ros.control.observer import (MomentumObserver, RigidBodyObserver, RotorSpeedModel, wrench_to_body,
+from geodyn_ros.control.rejection.observer import (MomentumObserver, RigidBodyObserver, RotorSpeedModel, wrench_to_body,
                                          wrench_to_spatial)
 from geodyn_ros.control.rotors import RotorParams, load_actuation_config
 from geodyn_ros.loops.underactuated import hexarotor_source

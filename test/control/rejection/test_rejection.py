@@ -25,7 +25,7 @@ import geodyn_ros as gd
 from geodyn_ros.control.actuated import ActuatedController
 from geodyn_ros.control.flatness import FlatnessController
 from geodyn_ros.control.lqr import LqrController, LqrWeights, dare_gain
-from geodyn_ros.control.lqr_rejection import integral_model, integral_weights
+from geodyn_ros.control.rejection.lqr import integral_model, integral_weights
 from geodyn_ros.control.rejection import REJECTION_OPTIONS, Rejection, RejectionOptions
 from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from geodyn_ros.loops.underactuated import hexarotor_source

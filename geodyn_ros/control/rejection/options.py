@@ -8,7 +8,7 @@ before (bit-identical rows, ``bench/loops/rows_bit_identity.py``). What each opt
 (equations in ``doc/explanation/observer.md``):
 
 ``wrench_feedforward``
-    The whole-body momentum observer (:class:`~geodyn_ros.control.observer.MomentumObserver`,
+    The whole-body momentum observer (:class:`~geodyn_ros.control.rejection.observer.MomentumObserver`,
     bandwidth ``observer_bandwidth``) estimates the external wrench from the measured state and
     the applied forces (rotor speeds through the allocation, joint torques); its base wrench is
     subtracted from the wrench the controller asks of the rotors and its joint rows from the
@@ -57,10 +57,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..algorithms.api import center_of_mass
-from ..model.model import Model
+from ...algorithms.api import center_of_mass
+from ...model.model import Model
 from .observer import DEFAULT_BANDWIDTH, MomentumObserver, RigidBodyObserver, RotorSpeedModel, _cross
-from .rotors import Allocation, ElasticJointParams, RotorParams
+from ..rotors import Allocation, ElasticJointParams, RotorParams
 
 __all__ = ["RejectionOptions", "Rejection", "REJECTION_OPTIONS", "INTEGRAL_FRACTION"]
 
@@ -80,7 +80,7 @@ class RejectionOptions:
       (default False).
     * ``observer``: ``"whole_body"`` (default) or ``"rigid_body"`` (the anchors' observer, for
       comparison).
-    * ``observer_bandwidth``: ``K_O`` [rad/s] (default 30, :mod:`geodyn_ros.control.observer`).
+    * ``observer_bandwidth``: ``K_O`` [rad/s] (default 30, :mod:`geodyn_ros.control.rejection.observer`).
     * ``integral_bandwidth``: ``omega_i`` [rad/s]; None: a tenth of the position loop's
       ``sqrt(k_p / m)``.
     * ``integral_limit``: the integral's clamp, a fraction of the weight (default 0.2).
@@ -95,7 +95,7 @@ class RejectionOptions:
     * ``timestep`` [s]: the control period when ``command`` is called without ``t`` (None: ``t``
       required).
     * ``frame``, ``frame_point``: the observer's named frame
-      (:class:`~geodyn_ros.control.observer.WrenchEstimate`).
+      (:class:`~geodyn_ros.control.rejection.observer.WrenchEstimate`).
     """
 
     wrench_feedforward: bool = False
@@ -265,8 +265,8 @@ class Rejection:
     def observe(self, t, C, Vb, q, qd, theta=None, rotor_speed=None):
         """Update the estimates with the sample at ``t`` (None: :meth:`step_time`): pose (4, 4), body
         twist (6,), joints (n,), motor angles of the elastic joints (n_el,), measured rotor speeds
-        (n_rot,) or None (:class:`~geodyn_ros.control.observer.RotorSpeedModel` on the commands).
-        Returns the :class:`~geodyn_ros.control.observer.WrenchEstimate` (None at the first sample)."""
+        (n_rot,) or None (:class:`~geodyn_ros.control.rejection.observer.RotorSpeedModel` on the commands).
+        Returns the :class:`~geodyn_ros.control.rejection.observer.WrenchEstimate` (None at the first sample)."""
         t, dt = self.step_time(t)
         spring = None
         if self._el.size:

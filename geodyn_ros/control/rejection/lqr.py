@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.api import center_of_mass
-from ..algorithms.flat import yaw_of
-from ..lie import Ad_inv
-from .flatness import commanded_attitude
-from .rejection import Rejection
+from ...algorithms.api import center_of_mass
+from ...algorithms.flat import yaw_of
+from ...lie import Ad_inv
+from ..flatness import commanded_attitude
+from .options import Rejection
 
 __all__ = ["integral_model", "integral_weights", "lqr_nominal"]
 def integral_model(A, B, dt, rows=(3, 4, 5)):

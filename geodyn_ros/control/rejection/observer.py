@@ -73,12 +73,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..algorithms.api import forward_kinematics
-from ..algorithms.eom import coriolis_matrix, gravity_vector, mass_matrix
-from ..algorithms.reduced import locked_inertia
-from ..lie import Ad, ad
-from ..model.model import Model
-from .rotors import RotorParams, per_rotor_constant
+from ...algorithms.api import forward_kinematics
+from ...algorithms.eom import coriolis_matrix, gravity_vector, mass_matrix
+from ...algorithms.reduced import locked_inertia
+from ...lie import Ad, ad
+from ...model.model import Model
+from ..rotors import RotorParams, per_rotor_constant
 
 __all__ = ["WrenchEstimate", "MomentumObserver", "RigidBodyObserver", "RotorSpeedModel", "DEFAULT_BANDWIDTH",
            "wrench_to_body", "wrench_to_spatial"]
