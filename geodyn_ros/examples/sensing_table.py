@@ -224,7 +224,8 @@ def rule_ages(profile, rule, dt: float = 1e-3) -> tuple:
 def _estimator_errors(profile, seconds, dt, rng):
     """Position, velocity and attitude errors (N, 3) of the odometry's error model, sampled at its
     rate, held to the step ``dt`` (white models: independent draws; estimator: the filter's errors)."""
-    from geodyn_ros.sim.sensors import EstimatorNoise, estimator_steady_state, marker_attitude_sigma
+    from geodyn_ros.sim.sensors import (EstimatorNoise, actual_noise, estimator_steady_state, estimator_true_covariance,
+                                        marker_attitude_sigma)
     od = profile.odometry
     n = int(seconds * od.rate)
     nz = od.noise
@@ -232,14 +233,19 @@ def _estimator_errors(profile, seconds, dt, rng):
         if nz.aiding_attitude == "markers":
             nz = replace(nz, aiding_attitude=marker_attitude_sigma(nz.aiding_position, 0.25))
         kf = estimator_steady_state(1.0 / od.rate, nz)
-        e = np.linalg.cholesky(kf["P"]) @ rng.standard_normal((2, 3))
-        a = math.sqrt(kf["p_att"]) * rng.standard_normal(3)
+        tr, P, p_att = nz, kf["P"], kf["p_att"]
+        if nz.actual is not None:                 # the filter tuned with nz, fed its actual noises
+            tr = actual_noise(nz, 0.25)
+            cov = estimator_true_covariance(1.0 / od.rate, nz, tr)
+            P, p_att = cov["P"], cov["p_att"]
+        e = np.linalg.cholesky(P) @ rng.standard_normal((2, 3))
+        a = math.sqrt(p_att) * rng.standard_normal(3)
         ep, ev, ea = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
         for k in range(n):
-            em = kf["F"] @ e + np.outer(kf["G"], nz.accel_noise * rng.standard_normal(3))
-            e = em - np.outer(kf["K"], em[0]) + np.outer(kf["K"], nz.aiding_position * rng.standard_normal(3))
-            am = a + nz.gyro_noise / od.rate * rng.standard_normal(3)
-            a = (1 - kf["k_att"]) * am + kf["k_att"] * nz.aiding_attitude * rng.standard_normal(3)
+            em = kf["F"] @ e + np.outer(kf["G"], tr.accel_noise * rng.standard_normal(3))
+            e = em - np.outer(kf["K"], em[0]) + np.outer(kf["K"], tr.aiding_position * rng.standard_normal(3))
+            am = a + tr.gyro_noise / od.rate * rng.standard_normal(3)
+            a = (1 - kf["k_att"]) * am + kf["k_att"] * tr.aiding_attitude * rng.standard_normal(3)
             ep[k], ev[k], ea[k] = e[0], e[1], a
     else:
         ep = nz.position * rng.standard_normal((n, 3))
@@ -266,8 +272,9 @@ def sensing_floor(vehicle: _Vehicle, profile, *, seconds=60.0, dt=2e-3, seed=0, 
     both}``. ``reference_accel``: ``(a (N, 3), alpha (N, 3))`` the base's linear and angular
     accelerations along the reference sampled at ``dt`` (the held twist's error is ``-age x`` them,
     ``age`` the input ``rule``'s, :func:`rule_ages`; None: the default rule), or None (no lag part).
-    The estimator's errors are its assumed noises' (the estimator model's ``true`` noises, drift,
-    scale and the IMU's own noise are not in this model). The measurement errors become force and
+    The estimator's errors are its filter's fed the actual noises (the estimator model's ``actual``;
+    its drift, scale, tilt, the IMU's own noise and biases, jitter and dropouts are not in this
+    model). The measurement errors become force and
     torque errors of the loops:
     ``-(kp n_x + kd n_v)`` on the position, ``-(kR n_th + kW n_w)`` on the attitude, and for a collinear
     vehicle the position's through the commanded tilt (``kR / (m g)``)."""

@@ -89,7 +89,7 @@ from ..lie import exp_so3, log_so3
 
 __all__ = ["WhiteNoise", "ActualNoise", "EstimatorNoise", "OdometrySpec", "JointSpec", "ImuSpec", "SensorProfile", "PERFECT",
            "OdometrySample", "JointSample", "ImuSample", "SensorSuite", "estimator_steady_state",
-           "marker_attitude_sigma", "estimator_true_covariance", "imu_allan_deviation"]
+           "marker_attitude_sigma", "actual_noise", "estimator_true_covariance", "imu_allan_deviation"]
 
 
 @dataclass(frozen=True)
@@ -275,7 +275,7 @@ def estimator_steady_state(period: float, noise: EstimatorNoise) -> dict:
             "p_att": m * ra / (m + ra)}
 
 
-def _resolve_true(noise: EstimatorNoise, size: float) -> EstimatorNoise:
+def actual_noise(noise: EstimatorNoise, size: float) -> EstimatorNoise:
     """The noises ``noise`` is really fed, as an :class:`EstimatorNoise` of numbers (``"markers"``
     resolved for the vehicle's ``size``; an absent true noise is the assumed one)."""
     t = noise.actual or ActualNoise()
@@ -442,7 +442,7 @@ class SensorSuite:
                 L = np.linalg.cholesky(self._kf["P"])
                 p_att = self._kf["p_att"]
             else:                                 # the filter tuned with nz, fed the true noises
-                self._true = _resolve_true(nz, self.size)
+                self._true = actual_noise(nz, self.size)
                 cov = estimator_true_covariance(1.0 / od.rate, nz, self._true)
                 L, p_att = np.linalg.cholesky(cov["P"]), cov["p_att"]
             self._e_pv = (L @ rng.standard_normal((2, 3)))          # (2, 3): position, velocity errors per axis
