@@ -16,6 +16,8 @@ after the step's own and before its inputs. The checks are counts, not times:
 """
 from __future__ import annotations
 
+import time
+
 import pytest
 import ros_harness  # noqa: F401,I100  (imported first: it sets the ROS isolation env)
 
@@ -112,3 +114,41 @@ def test_a_stalled_loop_ends_in_one_line_exit_1(monkeypatch, tmp_path, capfd, ar
     assert rc == 1 and "Traceback" not in err, err[-2000:]
     mine = [ln for ln in err.splitlines() if ln.startswith(f"{prog}: ")]
     assert len(mine) == 1 and " stalled at t = " in mine[0] and "(last problems: " in mine[0], err[-2000:]
+
+
+class _SlowSim:
+    """A lock-step simulator stand-in whose steps come every ``gap`` wall seconds."""
+    dt_ns = 1_000_000
+
+    def __init__(self, gap: float, stop_after: int | None = None):
+        self.steps, self.gap, self.stop_after = 0, gap, stop_after
+
+
+class _Executor:
+    def __init__(self, sim):
+        self.sim = sim
+        self.t = time.monotonic()
+
+    def spin_once(self, timeout_sec=0.0):
+        time.sleep(min(timeout_sec, 0.005))
+        if self.sim.stop_after is not None and self.sim.steps >= self.sim.stop_after:
+            return
+        if time.monotonic() - self.t >= self.sim.gap:
+            self.sim.steps += 1
+            self.t = time.monotonic()
+
+
+def test_a_slow_loop_is_not_a_stalled_loop():
+    """spin_lockstep's stall is wall time *without a step* (a loaded machine runs the loop slowly:
+    at load 18 on 2 cores the README's 2 s under-actuated loop needed more than its former 100 s
+    total limit). Steps every 0.05 s for 20 steps (about 1 s of wall time in all) finish under a
+    0.3 s limit; a loop whose steps stop after 3 is reported after the limit without a step."""
+    from geodyn_ros.ros.common.runtime import LoopStalled, spin_lockstep
+    sim = _SlowSim(0.05, stop_after=20)
+    wall = spin_lockstep(_Executor(sim), sim, 20, wall_timeout=0.3)
+    assert sim.steps == 20 and wall > 0.3        # longer in all than the limit, never 0.3 s without a step
+    sim = _SlowSim(0.01, stop_after=3)
+    t0 = time.monotonic()
+    with pytest.raises(LoopStalled, match=r"stalled at t = 0\.003 s of 0\.02 s: no step for 0 s"):
+        spin_lockstep(_Executor(sim), sim, 20, wall_timeout=0.3)
+    assert time.monotonic() - t0 >= 0.3
