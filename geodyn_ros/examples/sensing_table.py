@@ -420,7 +420,7 @@ def format_tables(obj: dict) -> str:
         for c in conds:
             r = rows[c]
             ok = [lv for lv in levels if lv in r and "diverged" not in r[lv]]
-            if len(ok) == len(levels):
+            if len(ok) == len(levels) and len(levels) > 1:       # one level (--levels ff2): no ratio
                 ratios = ", ".join(f"{a}/{b} {r[a]['position_rms_m'] / r[b]['position_rms_m']:.3g}"
                                    for a, b in zip(levels, levels[1:]))
                 jr = r[levels[-2]]["joint_rms_deg"] / max(r[levels[-1]]["joint_rms_deg"], 1e-300)
