@@ -100,6 +100,7 @@ interval, is no fresher than a 4 ms old sample's (a faster gyro stream is, PX4's
 """
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 
@@ -208,6 +209,11 @@ class ImuPropagator:
     dead reckoning (:class:`~geodyn_ros.control.failsafe.DeadReckoning`)."""
 
     def __init__(self, gravity=(0.0, 0.0, -9.81), buffer: int = 512):
+        g = np.asarray(gravity, float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ValueError(f"gravity: expected 3 finite numbers [m/s^2], got {gravity!r}")
+        if isinstance(buffer, bool) or not isinstance(buffer, (int, np.integer)) or buffer < 1:
+            raise ValueError(f"buffer: expected a whole number of IMU samples >= 1 (512: 2.5 s at 200 Hz), got {buffer!r}")
         self.dr = DeadReckoning(gravity)
         self.buf = deque(maxlen=int(buffer))
         self.last_dt = 0.0               # the interval of the newest IMU sample integrated (0: none since the reset)
@@ -277,6 +283,17 @@ def error_bounds(dt: float, m: Motion = AGILE) -> dict:
     return {"hold": hold, "propagation": prop}
 
 
+def _number(name: str, x, bound):
+    """``x`` as a finite float, ``> 0`` or ``>= 0`` as ``bound`` says (None: any), else a ValueError naming it."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not math.isfinite(v) or (bound == "> 0" and v <= 0) or (bound == ">= 0" and v < 0):
+        raise ValueError(f"{name}: expected a finite number{'' if bound is None else ' ' + bound} (SI units), got {x!r}")
+    return v
+
+
 def imu_error_bounds(dt: float, period: float, m: Motion = AGILE, *, r: float | None = None, da: float = 1.0,
                      dalpha: float = 2.0, g: float = 9.81) -> dict:
     """The noise-free error bounds of the module docstring for a sample ``dt`` [s] old and an IMU of
@@ -287,6 +304,11 @@ def imu_error_bounds(dt: float, period: float, m: Motion = AGILE, *, r: float | 
     rule of :data:`RULES`. The IMU rules' terms besides the docstring's: the attitude error of the
     stamp's interval (``alpha T^2 / 8``) tilts the specific force (at most ``g + a``) over the age,
     ``(g + a) alpha T^2 / 8`` times ``dt`` (velocity) and ``dt^2 / 2`` (position)."""
+    dt = _number("dt", dt, None)
+    period = _number("period", period, "> 0")
+    da, dalpha, g = _number("da", da, ">= 0"), _number("dalpha", dalpha, ">= 0"), _number("g", g, ">= 0")
+    if r is not None:
+        r = _number("r", r, ">= 0")
     dt, T = abs(float(dt)), float(period)
     twist = (m.a * dt, m.alpha * dt, 0.5 * m.a * dt * dt, 0.5 * m.alpha * dt * dt)
     if r is None:

@@ -281,3 +281,28 @@ def test_the_held_twist_table_is_the_bounds():
             v, w = float(row[1 + 2 * k]), float(row[2 + 2 * k])
             assert v == pytest.approx(b[rule][0] * 1e3, rel=0.03) and w == pytest.approx(b[rule][1] * 1e3, rel=0.03), (
                 row, rule, b[rule])
+
+
+@pytest.mark.parametrize("call, line", [
+    (lambda: S.ImuPropagator(buffer=0), "buffer: expected a whole number of IMU samples >= 1 (512: 2.5 s at 200 Hz), "
+                                      "got 0"),
+    (lambda: S.ImuPropagator(buffer=2.5), "buffer: expected a whole number of IMU samples >= 1 (512: 2.5 s at 200 Hz), "
+                                        "got 2.5"),
+    (lambda: S.ImuPropagator(gravity=(0.0, -9.81)), "gravity: expected 3 finite numbers [m/s^2], got (0.0, -9.81)"),
+    (lambda: S.ImuPropagator(gravity=(0.0, 0.0, math.nan)), "gravity: expected 3 finite numbers [m/s^2], got (0.0, 0.0, nan)"),
+    (lambda: S.imu_error_bounds(0.004, 0.0), "period: expected a finite number > 0 (SI units), got 0.0"),
+    (lambda: S.imu_error_bounds(math.inf, 0.005), "dt: expected a finite number (SI units), got inf"),
+    (lambda: S.imu_error_bounds(0.004, 0.005, r=-1e-3), "r: expected a finite number >= 0 (SI units), got -0.001"),
+    (lambda: S.imu_error_bounds(0.004, 0.005, da="1"), None),
+    (lambda: S.imu_error_bounds(0.004, 0.005, dalpha=None), "dalpha: expected a finite number >= 0 (SI units), got None"),
+])
+def test_the_imu_rule_refuses_bad_arguments_in_one_line(call, line):
+    """The IMU rule's constructor and bounds: a buffer that keeps nothing (the rule would silently stop
+    re-integrating), a gravity of the wrong shape, a zero IMU period, an infinite age, a negative age or
+    model error are refused with one line naming the argument (a numeric string is a number)."""
+    if line is None:
+        call()
+        return
+    with pytest.raises(ValueError) as exc:
+        call()
+    assert str(exc.value) == line
