@@ -81,7 +81,7 @@ def _row(args):
     period = 1.0 / profile.odometry.rate if at_odometry else v.timestep
     kw = dict(v.kw)
     kw.setdefault("config", v.cfg)
-    s = Sensing(profile, seed=seed, ground=True, log=None)
+    s = Sensing(profile, seed=seed, ground=True, log=None, rule="twist")   # the rule its published rows flew
     res = v.run(level, duration, gains=v.gains, sensing=s, wrap_command=lambda c: path.wrap(
         c, period=period, timestep=v.timestep), **kw)
     if res.diverged:

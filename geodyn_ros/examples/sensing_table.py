@@ -25,8 +25,10 @@ errors, equal to torque and force errors of the same loop; pushed through the li
 loop (the error budget's, :func:`geodyn_ros.examples.underactuated_budget.closed_loop_response`,
 and the PD axis with the rotor lag for a fully actuated base) they give an error *floor* that no
 feedforward removes: the estimator's own error (its Kalman filter's correlated error, simulated)
-and the held twist's lag (the input rule propagates the pose at the sample's twist, which is
-``age`` seconds old: a velocity error of the acceleration times the mean age). A row's predicted
+and the held twist's lag (the ``twist`` input rule propagates the pose at the sample's twist, which
+is ``age`` seconds old: a velocity error of the acceleration times the mean age; the ``imu`` rule,
+the default where the profile has an IMU stream, holds it only over the newest IMU sample's age,
+:func:`rule_ages`; ``--rule twist`` gives the tables of before, bit for bit). A row's predicted
 error is then ``sqrt(perfect_row^2 + floor^2)``: the feedforward's gain is bounded by the floor.
 
 Usage::
@@ -34,6 +36,7 @@ Usage::
     python -m geodyn_ros.examples.sensing_table                     # the whole table (tens of minutes)
     python -m geodyn_ros.examples.sensing_table --vehicles underactuated --conditions perfect,mocap --duration 3
     python -m geodyn_ros.examples.sensing_table --json-out out/sensing.json --jobs 2
+    python -m geodyn_ros.examples.sensing_table --vehicles underactuated --conditions mocap,mocap_real --rule twist
 """
 from __future__ import annotations
 
@@ -48,7 +51,7 @@ from geodyn_ros.control.delay_margin import MARGIN_RATIO as _MARGIN_RATIO
 from geodyn_ros.control.delay_margin import delay_margin, fit_rotation
 
 __all__ = ["VEHICLES", "MAIN_CONDITIONS", "SWEEP_MS", "MARGIN_RATIO", "condition_profile", "loop_delay",
-           "delay_margin", "fit_gains", "sensing_floor", "run_table", "format_tables", "main"]
+           "delay_margin", "fit_gains", "sensing_floor", "rule_ages", "run_table", "format_tables", "main"]
 
 VEHICLES = ("actuated", "underactuated", "borinot_flying_arm_2")
 MAIN_CONDITIONS = ("perfect", "mocap", "onboard")
@@ -141,12 +144,14 @@ class _Vehicle:
 
 
 def _row(args):
-    """One row in a worker: (vehicle, level, condition, duration, seed, sensors, ground, delay) -> metrics."""
-    vname, level, cond, duration, seed, sensors, ground, delay, preroll = args
+    """One row in a worker: (vehicle, level, condition, duration, seed, sensors, ground, delay, preroll,
+    rule) -> metrics."""
+    vname, level, cond, duration, seed, sensors, ground, delay, preroll, rule = args
     from geodyn_ros.loops.sensed import Sensing
     v = _VEHICLE_CACHE.get(vname) or _VEHICLE_CACHE.setdefault(vname, _Vehicle(vname))
     v.design(delay)
-    s = Sensing(condition_profile(cond, sensors), seed=seed, ground=ground, log=None)
+    prof = condition_profile(cond, sensors)
+    s = Sensing(prof, seed=seed, ground=ground, log=None, rule=_rule_for(rule, prof))
     res = v.run(level, duration, gains=v.gains, sensing=s, **v.kw, **({} if preroll is None else {"preroll": preroll}))
     r = res.log.rms()
     m = {"position_rms_m": r["position_m"], "position_max_m": r["max_position_m"], "attitude_rms_deg": r["attitude_deg"],
@@ -160,11 +165,36 @@ def _row(args):
 _VEHICLE_CACHE: dict = {}
 
 
+def _rule_for(rule, profile):
+    """The input rule of a condition: ``rule`` (None: the default, ``imu`` where the profile has an IMU
+    stream); an IMU rule on a profile without an IMU falls back to ``twist``."""
+    if rule is None or profile.perfect:
+        return None
+    return rule if rule == "twist" or profile.imu is not None else "twist"
+
+
+def rule_ages(profile, rule, dt: float = 1e-3) -> tuple:
+    """The mean ages [s] of the linear and the angular velocity the input ``rule`` holds (the small
+    model's held-twist lag): ``twist``: the sample's, ``latency + 1 / (2 rate)`` for both; ``imu``: the
+    newest IMU sample's, ``imu latency + T / 2`` (linear) and ``+ T`` (angular: the gyro's mean over its
+    interval is half a period older); ``imu_model``: none (the model's acceleration error, not modelled)."""
+    od, im = profile.odometry, profile.imu
+    rule = rule or ("imu" if im is not None else "twist")
+    if rule == "twist" or im is None:
+        age = od.latency + 0.5 / od.rate
+        return age, age
+    if rule == "imu":
+        T = 1.0 / im.rate
+        return im.latency + 0.5 * T, im.latency + T
+    return 0.0, 0.0
+
+
 # ----------------------------------------------------------------------------- the small model
 def _estimator_errors(profile, seconds, dt, rng):
     """Position, velocity and attitude errors (N, 3) of the odometry's error model, sampled at its
     rate, held to the step ``dt`` (white models: independent draws; estimator: the filter's errors)."""
-    from geodyn_ros.sim.sensors import EstimatorNoise, estimator_steady_state, marker_attitude_sigma
+    from geodyn_ros.sim.sensors import (EstimatorNoise, actual_noise, estimator_steady_state, estimator_true_covariance,
+                                        marker_attitude_sigma)
     od = profile.odometry
     n = int(seconds * od.rate)
     nz = od.noise
@@ -172,14 +202,19 @@ def _estimator_errors(profile, seconds, dt, rng):
         if nz.aiding_attitude == "markers":
             nz = replace(nz, aiding_attitude=marker_attitude_sigma(nz.aiding_position, 0.25))
         kf = estimator_steady_state(1.0 / od.rate, nz)
-        e = np.linalg.cholesky(kf["P"]) @ rng.standard_normal((2, 3))
-        a = math.sqrt(kf["p_att"]) * rng.standard_normal(3)
+        tr, P, p_att = nz, kf["P"], kf["p_att"]
+        if nz.actual is not None:                 # the filter tuned with nz, fed its actual noises
+            tr = actual_noise(nz, 0.25)
+            cov = estimator_true_covariance(1.0 / od.rate, nz, tr)
+            P, p_att = cov["P"], cov["p_att"]
+        e = np.linalg.cholesky(P) @ rng.standard_normal((2, 3))
+        a = math.sqrt(p_att) * rng.standard_normal(3)
         ep, ev, ea = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
         for k in range(n):
-            em = kf["F"] @ e + np.outer(kf["G"], nz.accel_noise * rng.standard_normal(3))
-            e = em - np.outer(kf["K"], em[0]) + np.outer(kf["K"], nz.aiding_position * rng.standard_normal(3))
-            am = a + nz.gyro_noise / od.rate * rng.standard_normal(3)
-            a = (1 - kf["k_att"]) * am + kf["k_att"] * nz.aiding_attitude * rng.standard_normal(3)
+            em = kf["F"] @ e + np.outer(kf["G"], tr.accel_noise * rng.standard_normal(3))
+            e = em - np.outer(kf["K"], em[0]) + np.outer(kf["K"], tr.aiding_position * rng.standard_normal(3))
+            am = a + tr.gyro_noise / od.rate * rng.standard_normal(3)
+            a = (1 - kf["k_att"]) * am + kf["k_att"] * tr.aiding_attitude * rng.standard_normal(3)
             ep[k], ev[k], ea[k] = e[0], e[1], a
     else:
         ep = nz.position * rng.standard_normal((n, 3))
@@ -199,12 +234,17 @@ def _pd_axis(u, dt, m, kp, kd, lag):
     return lsim(StateSpace(A, B, np.array([[1.0, 0, 0]]), np.zeros((1, 1))), u, np.arange(len(u)) * dt)[1]
 
 
-def sensing_floor(vehicle: _Vehicle, profile, *, seconds=60.0, dt=2e-3, seed=0, reference_accel=None) -> dict:
+def sensing_floor(vehicle: _Vehicle, profile, *, seconds=60.0, dt=2e-3, seed=0, reference_accel=None,
+                  rule="twist") -> dict:
     """The error floor [m] of the vehicle's position (CoM or base) loop under ``profile`` (module
     docstring): ``{"noise": RMS from the estimator's errors, "lag": RMS from the held twist, "floor":
     both}``. ``reference_accel``: ``(a (N, 3), alpha (N, 3))`` the base's linear and angular
-    accelerations along the reference sampled at ``dt`` (the held twist's error is ``-age x`` them),
-    or None (no lag part). The measurement errors become force and torque errors of the loops:
+    accelerations along the reference sampled at ``dt`` (the held twist's error is ``-age x`` them,
+    ``age`` the input ``rule``'s, :func:`rule_ages`; None: the default rule), or None (no lag part).
+    The estimator's errors are its filter's fed the actual noises (the estimator model's ``actual``;
+    its drift, scale, tilt, the IMU's own noise and biases, jitter and dropouts are not in this
+    model). The measurement errors become force and
+    torque errors of the loops:
     ``-(kp n_x + kd n_v)`` on the position, ``-(kR n_th + kW n_w)`` on the attitude, and for a collinear
     vehicle the position's through the commanded tilt (``kR / (m g)``)."""
     if profile.odometry is None:
@@ -213,11 +253,11 @@ def sensing_floor(vehicle: _Vehicle, profile, *, seconds=60.0, dt=2e-3, seed=0, 
     m = vehicle.inertias["mass"]
     rng = np.random.default_rng(seed)
     ep, ev, ea = _estimator_errors(profile, seconds, dt, rng)
-    ages = profile.odometry.latency + 0.5 / profile.odometry.rate
+    age_v, age_w = rule_ages(profile, rule)
     parts = {"noise": _respond(vehicle, g, m, ep, ev, ea, 0.0 * ea, dt), "lag": 0.0}
     if reference_accel is not None:
         a, alpha = reference_accel
-        parts["lag"] = _respond(vehicle, g, m, 0.0 * a, -ages * a, 0.0 * a, -ages * alpha, dt)
+        parts["lag"] = _respond(vehicle, g, m, 0.0 * a, -age_v * a, 0.0 * a, -age_w * alpha, dt)
     parts["floor"] = math.hypot(parts["noise"], parts["lag"])
     return parts
 
@@ -277,12 +317,18 @@ def _reference_accel(vehicle: _Vehicle, seconds: float, dt: float):
 
 # ----------------------------------------------------------------------------- the table
 def run_table(vehicles=VEHICLES, conditions=MAIN_CONDITIONS, *, sweep=None, duration=10.0, seed=0, sensors=None,
-              ground=True, jobs=1, progress=None, preroll=None) -> dict:
+              ground=True, jobs=1, progress=None, preroll=None, rule=None, levels=None) -> dict:
     """``{"vehicles": {name: {"what", "gains", "rows": {condition: {level: metrics}}, "floors":
-    {condition: {...}}}}, "duration_s", "seed", "ground"}``; ``sweep``: the vehicle that also gets the
-    latency sweep (``mocap+5ms`` ... of :data:`SWEEP_MS`), or None. progress: ``f(line)`` per row;
-    preroll [s]: without ground, the loops' pre-roll (None: theirs, 5 s)."""
-    out = {"duration_s": duration, "seed": seed, "ground": ground, "vehicles": {}}
+    {condition: {...}}}}, "duration_s", "seed", "ground", "rule"}``; ``sweep``: the vehicle that also gets
+    the latency sweep (``mocap+5ms`` ... of :data:`SWEEP_MS`), or None. progress: ``f(line)`` per row;
+    preroll [s]: without ground, the loops' pre-roll (None: theirs, 5 s); rule: the input rule
+    (:data:`geodyn_ros.control.sensing.RULES`; None: ``imu`` where the profile has an IMU stream, the
+    ``twist`` rule of the tables before it otherwise); levels: a subset of the vehicles' levels (None:
+    all)."""
+    from geodyn_ros.control.sensing import RULES
+    if rule is not None and rule not in RULES:
+        raise ValueError(f"rule: expected one of {', '.join(RULES)}, got {rule!r}")
+    out = {"duration_s": duration, "seed": seed, "ground": ground, "rule": rule or "default", "vehicles": {}}
     tasks = []
     for vn in vehicles:
         v = _VEHICLE_CACHE.get(vn) or _VEHICLE_CACHE.setdefault(vn, _Vehicle(vn))
@@ -292,11 +338,14 @@ def run_table(vehicles=VEHICLES, conditions=MAIN_CONDITIONS, *, sweep=None, dura
         acc = _reference_accel(v, 30.0, 2e-3)
         floors = {}
         for c in conds:
-            fl = sensing_floor(v, condition_profile(c, sensors), seconds=30.0, seed=seed, reference_accel=acc)
+            prof = condition_profile(c, sensors)
+            fl = sensing_floor(v, prof, seconds=30.0, seed=seed, reference_accel=acc,
+                               rule=None if prof.perfect else (_rule_for(rule, prof) or None))
             floors[c] = fl
-        out["vehicles"][vn] = {"what": v.what, "gains": note, "levels": list(v.levels), "conditions": conds,
+        lvs = [lv for lv in v.levels if levels is None or lv in levels]
+        out["vehicles"][vn] = {"what": v.what, "gains": note, "levels": lvs, "conditions": conds,
                                "floors": floors, "rows": {c: {} for c in conds}}
-        tasks += [(vn, lv, c, duration, seed, sensors, ground, delay, preroll) for c in conds for lv in v.levels]
+        tasks += [(vn, lv, c, duration, seed, sensors, ground, delay, preroll, rule) for c in conds for lv in lvs]
     if jobs > 1:
         import multiprocessing as mp
         with mp.get_context("fork").Pool(jobs) as pool:
@@ -334,7 +383,8 @@ def format_tables(obj: dict) -> str:
     predicted ff2, and what each order is worth (the ratios of consecutive levels)."""
     from geodyn_ros.loops.report import text_table
     start = "a take-off from the ground" if obj["ground"] else "a pre-roll in flight"
-    lines = [f"scored {obj['duration_s']:g} s per row after {start}; seed {obj['seed']}",
+    lines = [f"scored {obj['duration_s']:g} s per row after {start}; seed {obj['seed']}; input rule "
+             f"{obj.get('rule', 'twist')}",
              "per vehicle: the same gains, seed, start and scored window for every row and condition"]
     for vn, v in obj["vehicles"].items():
         conds, levels, rows = v["conditions"], v["levels"], v["rows"]
@@ -370,7 +420,7 @@ def format_tables(obj: dict) -> str:
         for c in conds:
             r = rows[c]
             ok = [lv for lv in levels if lv in r and "diverged" not in r[lv]]
-            if len(ok) == len(levels):
+            if len(ok) == len(levels) and len(levels) > 1:       # one level (--levels ff2): no ratio
                 ratios = ", ".join(f"{a}/{b} {r[a]['position_rms_m'] / r[b]['position_rms_m']:.3g}"
                                    for a, b in zip(levels, levels[1:]))
                 jr = r[levels[-2]]["joint_rms_deg"] / max(r[levels[-1]]["joint_rms_deg"], 1e-300)
@@ -397,6 +447,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-ground", action="store_true", help="start in flight (the loop tables' pre-roll)")
     ap.add_argument("--preroll", type=float, default=None, help="with --no-ground: seconds flown before the window "
                     "(default the loops' 5)")
+    ap.add_argument("--rule", choices=("twist", "imu", "imu_model"), default=None,
+                    help="the input rule (default: imu where the profile has an IMU stream; twist: the rule of the "
+                    "tables before it)")
+    ap.add_argument("--levels", default=None, help="comma-separated subset of the levels (default all)")
     ap.add_argument("--jobs", type=int, default=1, help="rows run in parallel (default 1)")
     ap.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     ap.add_argument("--json-out", default=None, help="also write the JSON object to this file")
@@ -423,9 +477,16 @@ def main(argv=None) -> int:
         print(f"sensing table: {len(vehicles)} vehicles x conditions {','.join(conditions)}"
               f"{' + latency sweep' if a.latency_sweep else ''}, {a.duration:g} s scored per row; a line per row",
               flush=True)
+    levels = None
+    if a.levels is not None:
+        levels = [x.strip() for x in a.levels.split(",") if x.strip()]
+        known = {lv for vn in vehicles for lv in _LEVELS.get(vn, _LEVELS["underactuated"])}
+        bad = [x for x in levels if x not in known]
+        if bad or not levels:
+            ap.error(f"--levels: unknown {bad or a.levels!r}; choose from {','.join(sorted(known))}")
     obj = run_table(vehicles, conditions, sweep=a.latency_sweep, duration=a.duration, seed=a.seed, sensors=a.sensors,
                     ground=not a.no_ground, jobs=a.jobs, progress=None if a.json else lambda s: print(s, flush=True),
-                    preroll=a.preroll)
+                    preroll=a.preroll, rule=a.rule, levels=levels)
     from geodyn_ros.loops.report import emit_table
     emit_table(obj, format_tables, json_only=a.json, json_out=a.json_out)
     return 0

@@ -265,6 +265,8 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
             C, Vb, q, qd = sim.base_pose(), sim.base_twist_body(), sim.q(), sim.qd()
             if i:
                 ref, Wb, tau = jets(t)
+            if sess is not None:
+                sess.model_rate(ref.base_twist[1])      # the imu_model input rule's acceleration (next step)
             if 0 <= k <= steps:
                 t_log[k], poses[k], q_log[k] = t, C, q
                 Cd_log[k], qd_log[k] = ref.base_pose, ref.q[0]

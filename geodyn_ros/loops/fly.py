@@ -3,8 +3,8 @@
 ::
 
     geodyn_fly --urdf X --vehicle Y [--reference hover|figure8|FILE [--slow-down]] [--levels ...]
-               [--duration S] [--preroll S] [--sensing PROFILE [--sensors FILE] [--seed N]]
-               [--world NAME [--worlds FILE] [--seed N]]
+               [--duration S] [--preroll S] [--sensing PROFILE [--sensors FILE] [--seed N]
+               [--input-rule twist|imu|imu_model]] [--world NAME [--worlds FILE] [--seed N]]
                [--ground] [--json] [--plot PNG] [--record FILE.mcap [--record-every N]]
     geodyn_fly --vehicle borinot_flying_arm_2        # a shipped vehicle: its URDF is found
     python -m geodyn_ros.loops.fly --where iris      # print a shipped vehicle's URDF path
@@ -38,8 +38,10 @@
 
 ``--sensing PROFILE`` (``perfect``, ``mocap``, ``onboard`` of ``config/sensors.yaml``, or of
 ``--sensors FILE``): the controller reads sensor streams instead of the exact state
-(:mod:`geodyn_ros.loops.sensed`; seeded by ``--seed``); ``--ground``: every level starts on the
-ground, takes off, flies and lands (scored in flight only).
+(:mod:`geodyn_ros.loops.sensed`; seeded by ``--seed``), brought to the control time by
+``--input-rule`` (:mod:`geodyn_ros.control.sensing`: ``imu`` where the profile has an IMU
+stream, else ``twist``); ``--ground``: every level starts on the ground, takes off, flies and
+lands (scored in flight only).
 
 ``--world NAME`` (a world of ``config/world.yaml``, or of ``--worlds FILE``;
 :mod:`geodyn_ros.sim.world`): the simulator is not the model: its links, rotors and joints are
@@ -382,6 +384,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sensing", help="a sensor profile (perfect, mocap, onboard of config/sensors.yaml): the "
                    "controller reads sensor streams, not the exact state")
     p.add_argument("--sensors", help="the sensors file the --sensing profile is read from (default config/sensors.yaml)")
+    p.add_argument("--input-rule", choices=("twist", "imu", "imu_model"), default=None,
+                   help="with --sensing: how the sensed samples are brought to the control time: twist (propagated at "
+                   "the sample's held twist), imu (an output predictor on the IMU stream; the default where the "
+                   "profile has one), imu_model (the same, with the model's acceleration over the newest IMU "
+                   "sample's age)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sensor streams and of the --world draw (default 0)")
     p.add_argument("--world", metavar="NAME", help="fly in a world of config/world.yaml (or of --worlds FILE): model "
                    "error, wind, drag, pushes (exact, cad, thrust_stand, sea, model_error, wind_light, wind_moderate, "
@@ -432,7 +439,13 @@ def _main(argv) -> int:
                 raise Refused(str(exc).splitlines()[0]) from None
             if args.seed < 0:
                 raise Refused(f"seed: expected an integer >= 0, got {args.seed}")
-            sensing = Sensing(prof, seed=args.seed, ground=args.ground, log=None if args.json else print)
+            try:
+                sensing = Sensing(prof, seed=args.seed, ground=args.ground, log=None if args.json else print,
+                                  rule=args.input_rule)
+            except ValueError as exc:
+                raise Refused(f"input-rule: {str(exc).splitlines()[0].removeprefix('rule: ')}") from None
+        elif args.input_rule is not None:
+            raise Refused("input-rule: needs --sensing PROFILE (the exact state needs no rule)")
         world = None
         if args.worlds is not None and args.world is None:
             raise Refused("world: --worlds FILE needs --world NAME (the world of that file to fly in)")

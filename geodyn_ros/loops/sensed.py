@@ -10,9 +10,12 @@ did: the controller reads the exact state at every step (lock-step), bit for bit
 **Inputs** (:class:`SensedInputs`). The simulator's state goes through the streams of a
 :class:`~geodyn_ros.sim.sensors.SensorProfile` (:class:`~geodyn_ros.sim.sensors.SensorSuite`); at
 every control step the controller takes the newest delivered sample of each stream and brings
-it to the control time with the input rule of :mod:`geodyn_ros.control.sensing` (the base pose
-propagated at its held spatial twist, the joints at their rates; the motors are read by their drives at every step,
-:meth:`~geodyn_ros.sim.sensors.SensorSuite.motors`); the body twist is
+it to the control time with the input rule of :mod:`geodyn_ros.control.sensing` (``Sensing.rule``:
+``"twist"``, the base pose propagated at its held spatial twist; ``"imu"``, the default where the
+profile has an IMU stream, an output predictor integrating the IMU samples after the odometry
+sample; ``"imu_model"``, the same with the model's acceleration jets over the newest IMU sample's
+age, :meth:`Session.model_rate`; the joints at their rates; the motors are read by their drives at
+every step, :meth:`~geodyn_ros.sim.sensors.SensorSuite.motors`); the body twist is
 ``Ad(C(t))^-1 V``. The controller starts from one exact sample of the start state (a vehicle at
 rest on the ground knows where it is). A stream older than its maximum age (the failsafe's
 timeout for odometry; latency + 3 periods for the joints) is not propagated any further: the
@@ -40,14 +43,13 @@ diverged number as a result.
 from __future__ import annotations
 
 import math
-from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from geodyn_ros.control.failsafe import DeadReckoning, Failsafe, FailsafeConfig
+from geodyn_ros.control.failsafe import Failsafe, FailsafeConfig
 from geodyn_ros.control.retiming import Schedule, warp_reference
-from geodyn_ros.control.sensing import LatestSample, propagate_base, propagate_joints
+from geodyn_ros.control.sensing import RULES, ImuPropagator, LatestSample, propagate_base, propagate_joints
 from geodyn_ros.lie import Ad_inv, log_so3
 
 __all__ = ["Sensing", "Session", "SensedInputs", "DivergenceGuard", "Diverged", "FlightPlan", "feet_below",
@@ -66,13 +68,31 @@ class Sensing:
     """The options of a run: profile (a :class:`~geodyn_ros.sim.sensors.SensorProfile`), seed of its
     streams, ground (start on the ground, land at the end), drops (``((stream, t_from, t_to), ...)``
     [s]: windows of samples that never arrive), log (``f(line)`` for the failsafe's lines; None:
-    silent), height (the take-off height h [m]; None: 2 L)."""
+    silent), height (the take-off height h [m]; None: 2 L), rule (the input rule, one of
+    :data:`~geodyn_ros.control.sensing.RULES`; None: ``"imu"`` where the profile has an IMU stream,
+    else ``"twist"``)."""
     profile: object
     seed: int = 0
     ground: bool = False
     drops: tuple = ()
     log: object = print
     height: float | None = None
+    rule: str | None = None
+
+    def __post_init__(self):
+        if self.rule is not None and self.rule not in RULES:
+            raise ValueError(f"rule: expected one of {', '.join(RULES)} (or None: imu where the profile has an "
+                             f"IMU stream), got {self.rule!r}")
+        if self.rule in ("imu", "imu_model") and not self.profile.perfect and self.profile.imu is None:
+            raise ValueError(f"rule: {self.rule!r} needs an IMU stream, and profile {self.profile.name!r} has none; "
+                             "give rule twist or a profile with imu")
+
+    @property
+    def input_rule(self) -> str:
+        """The rule in use: :attr:`rule`, or its default for the profile."""
+        if self.rule is not None:
+            return self.rule
+        return "imu" if getattr(self.profile, "imu", None) is not None else "twist"
 
     @property
     def trivial(self) -> bool:
@@ -184,10 +204,13 @@ class SensedInputs:
     """The controller's inputs from the streams of ``profile`` on ``sim`` (module docstring).
 
     seed, size [m], start [s] as for :class:`~geodyn_ros.sim.sensors.SensorSuite`; failsafe: a
-    :class:`~geodyn_ros.control.failsafe.Failsafe` (or None: no failsafe). :meth:`read` returns
-    ``(C, V_body, q, qd, theta, thetad)`` at the control time ``t``."""
+    :class:`~geodyn_ros.control.failsafe.Failsafe` (or None: no failsafe); rule: the input rule
+    (:data:`~geodyn_ros.control.sensing.RULES`; ``"imu"`` and ``"imu_model"`` need the profile's IMU).
+    :meth:`read` returns ``(C, V_body, q, qd, theta, thetad)`` at the control time ``t``;
+    :attr:`model_rate` (6,) the model's spatial twist rate for ``"imu_model"`` (None: as ``"imu"``)."""
 
-    def __init__(self, profile, sim, *, seed: int, size: float, start: float, failsafe=None, drops=()):
+    def __init__(self, profile, sim, *, seed: int, size: float, start: float, failsafe=None, drops=(),
+                 rule: str = "twist"):
         from geodyn_ros.sim.sensors import SensorSuite
         self.sim, self.profile = sim, profile
         self.suite = SensorSuite(profile, seed=seed, size=size, gravity=sim.gravity, start=start)
@@ -199,8 +222,11 @@ class SensedInputs:
         self.odo = LatestSample("odometry", int(round(self.timeout * 1e9)))
         self.jts = LatestSample("joints", int(round((js.latency + 3.0 / js.rate) * 1e9)))
         self.failsafe = failsafe
-        self.dr = DeadReckoning(sim.gravity) if profile.imu is not None else None
-        self._imu_buf = deque(maxlen=512)
+        if rule not in RULES or (rule != "twist" and profile.imu is None):
+            raise ValueError(f"rule: expected one of {', '.join(RULES)} (imu, imu_model with an IMU stream), got {rule!r}")
+        self.rule = rule
+        self.model_rate = None
+        self.dr = ImuPropagator(sim.gravity) if profile.imu is not None else None   # the IMU rule; the dead reckoning
         self.elastic = bool(getattr(sim, "elastic_joints", ()))
         # one exact sample of the start state (module docstring)
         t_ns = int(round(start * 1e9))
@@ -216,9 +242,7 @@ class SensedInputs:
     def _odometry_arrived(self, stamp, data):
         self._last_odo = (stamp, data.C, data.V)
         if self.dr is not None:
-            self.dr.reset(stamp, data.C, data.V)
-            for s, dt, g, a in self._imu_buf:            # re-integrate the IMU samples after it
-                self.dr.imu(s, dt, g, a)
+            self.dr.reset(stamp, data.C, data.V)         # re-integrates the IMU samples after it
 
     def read(self, t: float):
         sim = self.sim
@@ -231,19 +255,19 @@ class SensedInputs:
             elif name == "joints":
                 if self.jts.offer(s_ns, tuple(data)):
                     self._last_jts = tuple(data)
-            else:
-                self._imu_buf.append((stamp, data.dt, data.gyro, data.accel))
-                if self.dr is not None:
-                    self.dr.imu(stamp, data.dt, data.gyro, data.accel)
+            elif self.dr is not None:
+                self.dr.imu(stamp, data.dt, data.gyro, data.accel)
         t_ns = int(round(t * 1e9))
         if self.failsafe is not None:
             age = None if self.odo.stamp_ns is None else (t_ns - self.odo.stamp_ns) * 1e-9
             self.failsafe.update(t, age)
-        o = self.odo.take(t_ns)
+        o = self.odo.take(t_ns) if self.rule == "twist" else None
         if o is not None:
             _, (C0, V), age_ns = o
             C = propagate_base(C0, V, age_ns * 1e-9)
-        elif self.dr is not None:
+        elif self.rule != "twist":                       # the IMU rules
+            C, V = self.dr.predict(t, self.model_rate if self.rule == "imu_model" else None)
+        elif self.dr is not None:                        # the twist rule's dead reckoning (its twist held)
             stamp, C0, V = self.dr.state()
             C = propagate_base(C0, V, t - stamp)
         else:                                            # no IMU: the last pose, at rest
@@ -312,11 +336,18 @@ class Session:
         self.failsafe = Failsafe(cfg, cfg.timeout_for(od.rate, od.latency), clock=self.clock, offset=self.offset,
                                  log=s.log)
         self.inputs = SensedInputs(s.profile, self.sim, seed=s.seed, size=self.size, start=t, failsafe=self.failsafe,
-                                   drops=s.drops)
+                                   drops=s.drops, rule=s.input_rule)
 
     def read(self, t: float):
         """``(C, V_body, q, qd, theta, thetad)`` for the controller at ``t`` (None: read the exact state)."""
         return None if self.inputs is None else self.inputs.read(t)
+
+    def model_rate(self, dV) -> None:
+        """The model's spatial twist rate (6,) (the reference's ``base_twist[1]``, world axes) of the
+        step just computed: the ``"imu_model"`` rule propagates the next step's inputs with it (one
+        step old: its error is the jerk times a step, far below the rule's bound)."""
+        if self.inputs is not None and self.inputs.rule == "imu_model":
+            self.inputs.model_rate = np.array(dV, float)
 
     def tick(self, k: int, steps: int, t: float) -> None:
         """Called at every step before the reference is read: the landing at the window's end, the

@@ -286,6 +286,8 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
             C, Vb, q, qd = sim.base_pose(), sim.base_twist_body(), sim.q(), sim.qd()
             if i:
                 ref, flat = jets(t)
+            if session is not None:
+                session.model_rate(flat.base_twist[1])   # the imu_model input rule's acceleration (next step)
             if 0 <= k <= steps:
                 Vs = Ad(C) @ Vb
                 c_log[k] = gd.center_of_mass(plant, C, Vs[None], q[None])[0]

@@ -10,9 +10,13 @@ Schema (doc/reference/sensors_file.md lists every key with its unit)::
       <name>:                              # {} : the exact state (perfect)
         odometry: {rate, latency, noise: {model: white, position, attitude, velocity,
                    angular_velocity} | {model: estimator, accel_noise, gyro_noise,
-                   aiding_position, aiding_attitude}}
+                   aiding_position, aiding_attitude,
+                   actual: {accel_noise, gyro_noise, aiding_position, aiding_attitude},  # optional
+                   drift, scale, tilt_from_accel_bias},                                # optional
+                   jitter, dropout_rate, dropout_duration}                             # optional
         joints: {rate, latency, position_step, velocity_step}
-        imu: {rate, latency, gyro_noise, accel_noise}       # optional
+        imu: {rate, latency, gyro_noise, accel_noise,       # optional
+              gyro_bias, accel_bias, gyro_bias_walk, accel_bias_walk}               # optional
         failsafe: {...}                    # optional, else the top-level failsafe:
     failsafe: {timeout, hold, then, descent_rate, ramp}    # optional
 
@@ -36,17 +40,21 @@ from pathlib import Path
 from ..control.failsafe import FailsafeConfig
 from ..model.validate import FileKeys, Range, read_yaml, short_repr
 from ..vehicle.params import default_actuation_config_path
-from .sensors import EstimatorNoise, ImuSpec, JointSpec, OdometrySpec, SensorProfile, WhiteNoise
+from .sensors import EstimatorNoise, ImuSpec, JointSpec, OdometrySpec, SensorProfile, ActualNoise, WhiteNoise
 
 __all__ = ["load_sensor_profiles", "sensor_profile", "default_sensors_path", "PROFILE_KEYS", "RANGES"]
 
 _TOP = ("profiles", "failsafe")
 PROFILE_KEYS = ("odometry", "joints", "imu", "failsafe")
 _ODO = ("rate", "latency", "noise")
+_ODO_OPT = ("jitter", "dropout_rate", "dropout_duration")
 _WHITE = ("model", "position", "attitude", "velocity", "angular_velocity")
 _EST = ("model", "accel_noise", "gyro_noise", "aiding_position", "aiding_attitude")
+_EST_OPT = ("actual", "drift", "scale", "tilt_from_accel_bias")
+_ACTUAL = _EST[1:]
 _JOINTS = ("rate", "latency", "position_step", "velocity_step")
 _IMU = ("rate", "latency", "gyro_noise", "accel_noise")
+_IMU_OPT = ("gyro_bias", "accel_bias", "gyro_bias_walk", "accel_bias_walk")
 _FAILSAFE = ("timeout", "hold", "then", "descent_rate", "ramp")
 #: the latency a stream may have [s]: below a second (more is milliseconds written as seconds)
 MAX_LATENCY_S = 1.0
@@ -84,6 +92,28 @@ RANGES = {
     "ramp": Range(0.01, 60.0, "s", "braking 0.6 m/s within 0.01 s peaks at 176 m/s^2 (18 g); a minute is six times "
                   f"{_NOAID}", "give seconds, e.g. 1.0"),
 }
+RANGES.update({
+    "jitter": Range(1e-6, 0.1, "s", "a microsecond (a clock's own jitter) to 0.1 s, ten periods of a 100 Hz stream (a "
+                    "link that is down: dropout_rate and dropout_duration)", "give seconds, e.g. 0.001, or 0"),
+    "dropout_rate": Range(1e-4, 100.0, "1/s", "one burst in three hours to 100 a second (a burst every 10 ms is a link "
+                          "that is down)", "give bursts per second, e.g. 0.1, or 0"),
+    "dropout_duration": Range(1e-4, 10.0, "s", "a tenth of a millisecond (below any stream's period) to 10 s, PX4's "
+                              "longest inertial dead reckoning (EKF2_NOAID_TOUT <= 10 s)", "give seconds, e.g. 0.05"),
+    "drift": Range(1e-5, 0.1, "", "a fraction of the distance travelled: 1 cm per km to 10 %, ten times the worst of "
+                   "the 0.1-1 % published for visual-inertial odometry (0.5 % written as 0.5 is 50 %)",
+                   "give a fraction, e.g. 0.005 for 0.5 %, or 0"),
+    "scale": Range(1e-5, 0.1, "", "a fraction: 1e-5 to 10 %, ten times the worst drift published for visual-inertial "
+                   "odometry (0.5 % written as 0.5 is 50 %)", "give a fraction, e.g. 0.005 for 0.5 %, or 0"),
+    "gyro_bias": Range(1e-6, 0.2, "rad/s", "0.2 deg/h to PX4's largest switch-on gyro bias prior (EKF2_GBIAS_INIT "
+                       "<= 0.2 rad/s; 11 deg/s: degrees written as radians)", "give rad/s, e.g. 0.0017, or 0"),
+    "accel_bias": Range(1e-5, 0.5, "m/s^2", "1 ug to PX4's largest switch-on accelerometer bias prior "
+                        "(EKF2_ABIAS_INIT <= 0.5 m/s^2)", "give m/s^2, e.g. 0.03, or 0"),
+    "gyro_bias_walk": Range(1e-8, 1e-2, "rad/s/sqrt(s)", "a two-thousandth of a consumer MEMS gyro's rate random walk "
+                            "(TUM VI's BMI160: 2.2e-5) to 450 times it", "give rad/s/sqrt(s), e.g. 2.2e-5, or 0"),
+    "accel_bias_walk": Range(1e-7, 1e-1, "m/s^2/sqrt(s)", "a ten-thousandth of a consumer MEMS accelerometer's bias "
+                             "random walk (TUM VI's BMI160: 8.6e-4) to 100 times it", "give m/s^2/sqrt(s), e.g. 8.6e-4, "
+                             "or 0"),
+})
 RANGES["aiding_position"] = RANGES["position"]
 RANGES["aiding_attitude"] = RANGES["attitude"]
 RANGES["gyro_noise"] = RANGES["angular_velocity"]
@@ -115,13 +145,27 @@ def _noise(c, key, d):
     model = d.get("model")
     if model not in ("white", "estimator"):
         c.fail(f"{key}.model", f"{short_repr(model)} is not a noise model", "give white or estimator")
-    c.keys(key, d, _WHITE if model == "white" else _EST)
+    c.keys(key, d, _WHITE if model == "white" else _EST + _EST_OPT)
     c.require(key, d, (_WHITE if model == "white" else _EST)[1:])
     if model == "estimator":
+        actual = None
+        if d.get("actual") is not None:
+            t = d["actual"]
+            c.keys(f"{key}.actual", t, _ACTUAL)
+            kw = {k: c.bounded(f"{key}.actual.{k}", t[k], False) for k in _ACTUAL[:3] if k in t}
+            if "aiding_attitude" in t:
+                kw["aiding_attitude"] = _markers_or(c, f"{key}.actual.aiding_attitude", t["aiding_attitude"])
+            actual = ActualNoise(**kw)
+        tilt = d.get("tilt_from_accel_bias", False)
+        if not isinstance(tilt, bool):
+            c.fail(f"{key}.tilt_from_accel_bias", f"expected true or false, got {short_repr(tilt)}",
+                   "give true (the attitude errs by the tilt that levels the accelerometer bias) or false")
         return EstimatorNoise(c.bounded(f"{key}.accel_noise", d["accel_noise"], False),
                               c.bounded(f"{key}.gyro_noise", d["gyro_noise"], False),
                               c.bounded(f"{key}.aiding_position", d["aiding_position"], False),
-                              _markers_or(c, f"{key}.aiding_attitude", d["aiding_attitude"]))
+                              _markers_or(c, f"{key}.aiding_attitude", d["aiding_attitude"]), actual,
+                              c.bounded(f"{key}.drift", d.get("drift", 0.0)),
+                              c.bounded(f"{key}.scale", d.get("scale", 0.0)), tilt)
     att, vel = _markers_or(c, f"{key}.attitude", d["attitude"], True), d["velocity"]
     if isinstance(vel, str):
         if vel != "difference":
@@ -165,10 +209,17 @@ def _profile(c, name, d, failsafe) -> SensorProfile:
     odo = joints = imu = None
     if "odometry" in d:
         o = d["odometry"]
-        c.keys(f"{key}.odometry", o, _ODO)
-        c.require(f"{key}.odometry", o, _ODO)
-        odo = OdometrySpec(c.rate(f"{key}.odometry.rate", o["rate"]), c.latency(f"{key}.odometry.latency", o["latency"]),
-                           _noise(c, f"{key}.odometry.noise", o["noise"]))
+        k = f"{key}.odometry"
+        c.keys(k, o, _ODO + _ODO_OPT)
+        c.require(k, o, _ODO)
+        rate, dur = (c.bounded(f"{k}.{n}", o.get(n, 0.0)) for n in ("dropout_rate", "dropout_duration"))
+        if (rate > 0) != (dur > 0):
+            c.fail(f"{k}.{'dropout_duration' if rate > 0 else 'dropout_rate'}", "missing or 0 beside "
+                   f"{'dropout_rate' if rate > 0 else 'dropout_duration'}",
+                   "give both dropout_rate [1/s] and dropout_duration [s] (or neither: no dropouts)")
+        odo = OdometrySpec(c.rate(f"{k}.rate", o["rate"]), c.latency(f"{k}.latency", o["latency"]),
+                           _noise(c, f"{k}.noise", o["noise"]), c.bounded(f"{k}.jitter", o.get("jitter", 0.0)),
+                           rate, dur)
     if "joints" in d:
         j = d["joints"]
         c.keys(f"{key}.joints", j, _JOINTS)
@@ -178,16 +229,21 @@ def _profile(c, name, d, failsafe) -> SensorProfile:
                            c.bounded(f"{key}.joints.velocity_step", j["velocity_step"]))
     if "imu" in d:
         m = d["imu"]
-        c.keys(f"{key}.imu", m, _IMU)
+        c.keys(f"{key}.imu", m, _IMU + _IMU_OPT)
         c.require(f"{key}.imu", m, _IMU)
         imu = ImuSpec(c.rate(f"{key}.imu.rate", m["rate"]), c.latency(f"{key}.imu.latency", m["latency"]),
                       c.bounded(f"{key}.imu.gyro_noise", m["gyro_noise"]),
-                      c.bounded(f"{key}.imu.accel_noise", m["accel_noise"]))
+                      c.bounded(f"{key}.imu.accel_noise", m["accel_noise"]),
+                      *(c.bounded(f"{key}.imu.{n}", m.get(n, 0.0)) for n in _IMU_OPT))
     if (odo is None) != (joints is None):
         c.fail(key, "has " + ("odometry but no joints" if joints is None else "joints but no odometry"),
                "give both (or neither: the exact state)")
     if imu is not None and odo is None:
         c.fail(f"{key}.imu", "an IMU without odometry", "give odometry and joints too, or remove imu")
+    if odo is not None and getattr(odo.noise, "tilt_from_accel_bias", False) and not (
+            imu is not None and (imu.accel_bias > 0 or imu.accel_bias_walk > 0)):
+        c.fail(f"{key}.odometry.noise.tilt_from_accel_bias", "true without an accelerometer bias to level",
+               "give imu.accel_bias or imu.accel_bias_walk, or set it false")
     if "failsafe" in d:
         failsafe = _failsafe(c, f"{key}.failsafe", c.mapping(f"{key}.failsafe", d["failsafe"]))
     return SensorProfile(str(name), odo, joints, imu, failsafe)

@@ -38,13 +38,40 @@ gets streams instead, each with its own rate, latency and errors (:class:`Sensor
   ``gyro_noise``, ``accel_noise``. The failsafe dead-reckons on it when odometry is lost
   (:mod:`geodyn_ros.control.failsafe`).
 
+**Sensing as it really errs** (every option below off, 0 or absent: the streams of old, bit for bit;
+the realistic profiles of ``config/sensors.yaml`` turn them on, each figure cited there):
+
+* *assumed versus true noises* (:class:`ActualNoise`, the estimator model's ``actual``): the filter's
+  gain comes from the noises it assumes (EKF2's parameters), its error from the noises it is fed;
+  the steady-state covariance is then a Lyapunov equation's (:func:`estimator_true_covariance`);
+* *IMU biases* (:class:`ImuSpec`): per axis a switch-on bias ``b_0 ~ N(0, gyro_bias^2)`` (and
+  accel) plus a random walk ``b_k = b_(k-1) + walk sqrt(dt) n_k`` per sample, added to the
+  sample's mean rate and specific force; the Allan deviation of a sample at rest is then
+  :func:`imu_allan_deviation` (white noise falling as ``tau^-1/2``, the walk rising as ``tau^1/2``);
+* *the tilt an accelerometer bias causes* (``tilt_from_accel_bias``): an estimator that levels on
+  its accelerometer cannot tell a horizontal accelerometer bias ``b`` from a tilt (near hover,
+  with a weak attitude aiding, they are not separable): its attitude errs by ``dtheta = (R b) x u /
+  |g|`` (``u`` up), the levelling error ``|b_h| / g`` of inertial alignment (P. D. Groves,
+  *Principles of GNSS, Inertial, and Multisensor Integrated Navigation Systems*, 2nd ed. 2013,
+  the chapter on alignment); the position, held by the aiding, does not;
+* *vision drift and scale* (``drift``, ``scale``): a visual odometry's errors grow with the
+  distance travelled ``L``; they are low-frequency and pass the filter: the position errs by ``s
+  (p - p_0) + drift L u`` (``s ~ N(0, scale^2)`` and the unit direction ``u`` drawn per run,
+  ``p_0`` where the odometry started), the velocity by their rates ``s pdot + drift |pdot| u``;
+* *latency jitter and dropouts* (:class:`OdometrySpec`): each odometry sample's latency is
+  ``latency + U(0, jitter)`` (never reordered), and bursts of lost samples start at
+  ``dropout_rate`` (a Poisson process, tested per sample) and last an exponential time of mean
+  ``dropout_duration``.
+
 Timing. :meth:`SensorSuite.sample` is called at every simulator step ``t``; a stream takes a
 sample at the first step at or after each of its sample instants ``t_0 + k / rate`` (``t_0``: a
 seeded phase in the first period), stamped with that step's time (the state of that instant,
 exact), and delivers it at the first step at or after ``stamp + latency``. Samples are never
 reordered; :meth:`SensorSuite.drop` makes a window of samples never arrive (a lost link).
 Every stream draws from its own generator (``numpy.random.SeedSequence(seed).spawn``), so one
-seed gives the same errors whatever the other streams do.
+seed gives the same errors whatever the other streams do; the errors above draw from two more
+(the odometry's jitter, dropouts, drift and scale; the IMU's biases), so turning one on leaves the
+draws of the others unchanged.
 
 The profiles (``perfect``, motion capture, onboard estimator) and their sources are in
 ``config/sensors.yaml`` (:mod:`geodyn_ros.sim.sensor_file` reads it).
@@ -60,9 +87,9 @@ import numpy as np
 
 from ..lie import exp_so3, log_so3
 
-__all__ = ["WhiteNoise", "EstimatorNoise", "OdometrySpec", "JointSpec", "ImuSpec", "SensorProfile", "PERFECT",
+__all__ = ["WhiteNoise", "ActualNoise", "EstimatorNoise", "OdometrySpec", "JointSpec", "ImuSpec", "SensorProfile", "PERFECT",
            "OdometrySample", "JointSample", "ImuSample", "SensorSuite", "estimator_steady_state",
-           "marker_attitude_sigma"]
+           "marker_attitude_sigma", "actual_noise", "estimator_true_covariance", "imu_allan_deviation"]
 
 
 @dataclass(frozen=True)
@@ -77,22 +104,47 @@ class WhiteNoise:
 
 
 @dataclass(frozen=True)
+class ActualNoise:
+    """The noises an estimator is really fed (module docstring, *Sensing as it really errs*): any
+    of accel_noise [m/s^2], gyro_noise [rad/s], aiding_position [m], aiding_attitude [rad] or
+    ``"markers"``; None: the one the filter assumes."""
+    accel_noise: float | None = None
+    gyro_noise: float | None = None
+    aiding_position: float | None = None
+    aiding_attitude: float | str | None = None
+
+
+@dataclass(frozen=True)
 class EstimatorNoise:
     """The error of a steady-state Kalman filter (module docstring): accel_noise [m/s^2],
     gyro_noise [rad/s], aiding_position [m], aiding_attitude [rad] or ``"markers"`` (standard
-    deviations per axis)."""
+    deviations per axis: what the filter *assumes*, its gain). ``actual``: an :class:`ActualNoise`, what
+    it is really fed (None: the assumed noises); ``drift`` [fraction of the distance travelled] and
+    ``scale`` [standard deviation, a fraction] of the aiding's position (a visual odometry's);
+    ``tilt_from_accel_bias``: the attitude errs by the tilt that levels the IMU's accelerometer
+    bias (needs an IMU with ``accel_bias`` or ``accel_bias_walk``)."""
     accel_noise: float
     gyro_noise: float
     aiding_position: float
     aiding_attitude: float | str
+    actual: ActualNoise | None = None
+    drift: float = 0.0
+    scale: float = 0.0
+    tilt_from_accel_bias: bool = False
 
 
 @dataclass(frozen=True)
 class OdometrySpec:
-    """rate [Hz], latency [s] and the error model of the odometry stream."""
+    """rate [Hz], latency [s] and the error model of the odometry stream; ``jitter`` [s]: each
+    sample's latency is ``latency`` plus a uniform draw in ``[0, jitter]`` (never reordered);
+    ``dropout_rate`` [1/s] and ``dropout_duration`` [s]: bursts of lost samples start at that mean
+    rate (a Poisson process) and last an exponential time of that mean (module docstring)."""
     rate: float
     latency: float
     noise: WhiteNoise | EstimatorNoise
+    jitter: float = 0.0
+    dropout_rate: float = 0.0
+    dropout_duration: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -106,11 +158,23 @@ class JointSpec:
 
 @dataclass(frozen=True)
 class ImuSpec:
-    """rate [Hz], latency [s], gyro_noise [rad/s], accel_noise [m/s^2] (white, per axis)."""
+    """rate [Hz], latency [s], gyro_noise [rad/s], accel_noise [m/s^2] (white, per axis, per
+    sample); the biases (module docstring): ``gyro_bias`` [rad/s] and ``accel_bias`` [m/s^2] the
+    standard deviations of the switch-on bias per axis, ``gyro_bias_walk`` [rad/s/sqrt(s)] and
+    ``accel_bias_walk`` [m/s^2/sqrt(s)] the random walks' densities (Allan's rate random walk
+    ``K``). All 0: no bias (the streams of old, bit for bit)."""
     rate: float
     latency: float
     gyro_noise: float
     accel_noise: float
+    gyro_bias: float = 0.0
+    accel_bias: float = 0.0
+    gyro_bias_walk: float = 0.0
+    accel_bias_walk: float = 0.0
+
+    @property
+    def biased(self) -> bool:
+        return bool(self.gyro_bias or self.accel_bias or self.gyro_bias_walk or self.accel_bias_walk)
 
 
 @dataclass(frozen=True)
@@ -211,6 +275,56 @@ def estimator_steady_state(period: float, noise: EstimatorNoise) -> dict:
             "p_att": m * ra / (m + ra)}
 
 
+def actual_noise(noise: EstimatorNoise, size: float) -> EstimatorNoise:
+    """The noises ``noise`` is really fed, as an :class:`EstimatorNoise` of numbers (``"markers"``
+    resolved for the vehicle's ``size``; an absent true noise is the assumed one)."""
+    t = noise.actual or ActualNoise()
+    pos = noise.aiding_position if t.aiding_position is None else t.aiding_position
+    att = noise.aiding_attitude if t.aiding_attitude is None else t.aiding_attitude
+    if att == "markers":
+        att = marker_attitude_sigma(pos, size)
+    return EstimatorNoise(noise.accel_noise if t.accel_noise is None else t.accel_noise,
+                          noise.gyro_noise if t.gyro_noise is None else t.gyro_noise, pos, att)
+
+
+def estimator_true_covariance(period: float, assumed: EstimatorNoise, true: EstimatorNoise) -> dict:
+    """The steady-state error covariance per axis of the filter of :func:`estimator_steady_state`
+    *tuned* with ``assumed`` and *fed* ``true`` (both with numbers, no ``"markers"``): ``{"P" (2, 2)
+    posterior covariance of (position, velocity), "p_att"}``.
+
+    The posterior error obeys ``e+ = A e + (I - K H) G q n_a + K r n_m`` with ``A = (I - K H) F``, ``H =
+    (1, 0)``, the gain ``K`` of ``assumed`` and the true ``q`` (accelerometer), ``r`` (aiding): its
+    covariance solves the Lyapunov equation ``P = A P A^T + (I - K H) G G^T (I - K H)^T q^2 + K K^T
+    r^2`` (solved exactly: scipy's ``solve_discrete_lyapunov``). The attitude, per axis: ``a+ = (1 -
+    k) (a + qa n) + k ra n`` gives ``p = ((1 - k)^2 qa^2 + k^2 ra^2) / (1 - (1 - k)^2)``. With ``true ==
+    assumed`` both are the Kalman filter's posterior (``estimator_steady_state``'s ``P``); any other
+    true noise gives at least the covariance of the filter optimal for it (Kalman's optimality;
+    test/control/test_sensors.py checks both and a Monte Carlo of :class:`SensorSuite`)."""
+    from scipy.linalg import solve_discrete_lyapunov
+    kf = estimator_steady_state(period, assumed)
+    F, G, K = kf["F"], kf["G"], kf["K"]
+    IKH = np.eye(2) - np.outer(K, (1.0, 0.0))
+    A = IKH @ F
+    Q = (IKH @ np.outer(G, G) @ IKH.T) * true.accel_noise ** 2 + np.outer(K, K) * true.aiding_position ** 2
+    P = solve_discrete_lyapunov(A, Q)
+    k = kf["k_att"]
+    qa, ra = true.gyro_noise * period, true.aiding_attitude
+    p_att = ((1.0 - k) ** 2 * qa * qa + k * k * ra * ra) / (1.0 - (1.0 - k) ** 2)
+    return {"P": 0.5 * (P + P.T), "p_att": p_att}
+
+
+def imu_allan_deviation(m, sigma: float, walk: float, period: float):
+    """The Allan deviation of an IMU axis of this module at rest, averaged over ``m`` samples (an
+    int or an array; ``tau = m period``), in closed form: the white noise of standard deviation
+    ``sigma`` per sample gives ``sigma^2 / m``; the bias random walk (density ``walk``: a step of
+    ``walk sqrt(period)`` per sample) gives ``walk^2 period (2 m^2 + 1) / (6 m)``, which is
+    ``walk^2 tau / 3`` for large ``m`` (IEEE Std 952-1997, Annex C: the rate random walk ``K``).
+    In the density units of a datasheet: ``N = sigma sqrt(period)`` (the angle or velocity random
+    walk) and ``sigma(tau) = sqrt(N^2 / tau + K^2 tau / 3)``."""
+    m = np.asarray(m, float)
+    return np.sqrt(sigma * sigma / m + walk * walk * period * (2.0 * m * m + 1.0) / (6.0 * m))
+
+
 def _quantize(x, step):
     """``x`` rounded to the nearest multiple of ``step`` (a copy; ``step`` 0: unquantized)."""
     x = np.array(x, float)
@@ -218,13 +332,21 @@ def _quantize(x, step):
 
 
 class _Stream:
-    """Timing of one stream: sample instants, stamps and the delivery queue."""
+    """Timing of one stream: sample instants, stamps and the delivery queue; ``jitter`` [s],
+    ``dropout_rate`` [1/s], ``dropout_duration`` [s] and their generator ``xrng`` (module docstring)."""
 
-    def __init__(self, name, rate, latency, rng, start_ns):
+    def __init__(self, name, rate, latency, rng, start_ns, jitter=0.0, dropout_rate=0.0, dropout_duration=0.0,
+                 xrng=None):
         if not (math.isfinite(rate) and rate > 0 and math.isfinite(1e9 / rate)):   # (1e-300 Hz: an infinite period)
             raise ValueError(f"{name}.rate: expected a finite rate > 0 [Hz], got {rate!r}")
         if not (math.isfinite(latency) and 0 <= latency < 1e9):     # (stamps are int64 ns)
             raise ValueError(f"{name}.latency: expected a finite time >= 0 [s], got {latency!r}")
+        for key, v in (("jitter", jitter), ("dropout_rate", dropout_rate), ("dropout_duration", dropout_duration)):
+            if not (math.isfinite(v) and 0 <= v < 1e9):
+                raise ValueError(f"{name}.{key}: expected a finite number >= 0, got {v!r}")
+        if (dropout_rate > 0) != (dropout_duration > 0):
+            raise ValueError(f"{name}.dropout_rate, dropout_duration: give both > 0 or both 0, got {dropout_rate!r}, "
+                             f"{dropout_duration!r}")
         self.name, self.period_ns = name, 1e9 / float(rate)
         self.latency_ns = int(round(latency * 1e9))
         self.rng = rng
@@ -233,6 +355,12 @@ class _Stream:
         self.queue = deque()
         self.drops = []
         self.last_stamp_ns = None
+        self.jitter_ns = float(jitter) * 1e9
+        self.p_burst = float(dropout_rate) / float(rate)           # a burst starts at a sample with this chance
+        self.burst_ns = float(dropout_duration) * 1e9
+        self.xrng = xrng
+        self.burst_until = -math.inf
+        self.lost = 0                                              # samples lost to dropouts
 
     def due(self, t_ns: int) -> bool:
         return t_ns >= self.first_ns + self.k * self.period_ns - 0.5   # float instants on an integer grid
@@ -242,8 +370,19 @@ class _Stream:
             self.k += 1
 
     def push(self, stamp_ns, data):
-        if not any(a <= stamp_ns < b for a, b in self.drops):
-            self.queue.append((stamp_ns + self.latency_ns, stamp_ns, data))
+        deliver = stamp_ns + self.latency_ns
+        if self.jitter_ns > 0:
+            deliver += int(round(self.xrng.uniform(0.0, self.jitter_ns)))
+            if self.queue:
+                deliver = max(deliver, self.queue[-1][0])      # never reordered
+        dropped = False
+        if self.p_burst > 0:
+            if stamp_ns >= self.burst_until and self.xrng.random() < self.p_burst:
+                self.burst_until = stamp_ns + self.xrng.exponential(self.burst_ns)
+            dropped = stamp_ns < self.burst_until
+            self.lost += dropped
+        if not dropped and not any(a <= stamp_ns < b for a, b in self.drops):
+            self.queue.append((deliver, stamp_ns, data))
         self.last_stamp_ns = stamp_ns
 
 
@@ -266,34 +405,54 @@ class SensorSuite:
             raise ValueError(f"size: expected a vehicle size > 0 [m], got {size!r}")
         self.profile, self.size = profile, float(size)
         self.gravity = np.asarray(gravity, float)
-        ss = np.random.SeedSequence(int(seed)).spawn(3)
+        # children 0-2: the streams of old; 3: the odometry's jitter, dropouts, drift and scale; 4: the IMU's
+        # biases (a child's draws do not depend on how many children are spawned: the old streams are unmoved)
+        ss = np.random.SeedSequence(int(seed)).spawn(5)
         start_ns = int(round(start * 1e9))
         self.streams = {}
+        self._imu_bias = None
+        im = profile.imu
+        if im is not None and im.biased:
+            self._imu_init_bias(im, np.random.default_rng(ss[4]))
         od = profile.odometry
         if od is not None:
-            self.streams["odometry"] = _Stream("odometry", od.rate, od.latency, np.random.default_rng(ss[0]), start_ns)
-            self._odo_init(od)
+            xrng = np.random.default_rng(ss[3])
+            self.streams["odometry"] = _Stream("odometry", od.rate, od.latency, np.random.default_rng(ss[0]), start_ns,
+                                               od.jitter, od.dropout_rate, od.dropout_duration, xrng)
+            self._odo_init(od, xrng)
         if profile.joints is not None:
             js = profile.joints
             self.streams["joints"] = _Stream("joints", js.rate, js.latency, np.random.default_rng(ss[1]), start_ns)
-        if profile.imu is not None:
-            im = profile.imu
+        if im is not None:
             self.streams["imu"] = _Stream("imu", im.rate, im.latency, np.random.default_rng(ss[2]), start_ns)
             self._imu_prev = None
 
     # ------------------------------------------------------------------ odometry errors
-    def _odo_init(self, od):
+    def _odo_init(self, od, xrng):
         nz = od.noise
         self._prev_p = None
+        self._true = self._vio = None
         if isinstance(nz, EstimatorNoise):
             if nz.aiding_attitude == "markers":
                 nz = replace(nz, aiding_attitude=marker_attitude_sigma(nz.aiding_position, self.size))
             self._est = nz
             self._kf = estimator_steady_state(1.0 / od.rate, nz)
             rng = self.streams["odometry"].rng
-            L = np.linalg.cholesky(self._kf["P"])
+            if nz.actual is None:
+                L = np.linalg.cholesky(self._kf["P"])
+                p_att = self._kf["p_att"]
+            else:                                 # the filter tuned with nz, fed the true noises
+                self._true = actual_noise(nz, self.size)
+                cov = estimator_true_covariance(1.0 / od.rate, nz, self._true)
+                L, p_att = np.linalg.cholesky(cov["P"]), cov["p_att"]
             self._e_pv = (L @ rng.standard_normal((2, 3)))          # (2, 3): position, velocity errors per axis
-            self._e_att = math.sqrt(self._kf["p_att"]) * rng.standard_normal(3)
+            self._e_att = math.sqrt(p_att) * rng.standard_normal(3)
+            if nz.tilt_from_accel_bias and self._imu_bias is None:
+                raise ValueError("odometry.noise.tilt_from_accel_bias: needs an IMU with accel_bias or accel_bias_walk")
+            if nz.drift > 0 or nz.scale > 0:      # a visual odometry's drift direction and scale error, per run
+                u = xrng.standard_normal(3)
+                self._vio = {"u": u / np.linalg.norm(u), "s": nz.scale * float(xrng.standard_normal()),
+                             "p0": None, "p_prev": None, "L": 0.0}
         else:
             self._kf = None
             att = nz.attitude
@@ -303,19 +462,24 @@ class SensorSuite:
         nz, rng = self.profile.odometry.noise, stream.rng
         if self._kf is not None:
             nz = self._est
+            tr = nz if self._true is None else self._true     # the noises the filter is fed
         C, Vb = sim.base_pose(), sim.base_twist_body()
         R, p = C[:3, :3], C[:3, 3]
         pdot = R @ Vb[3:]
         if self._kf is not None:
             kf = self._kf
             n_a, n_m = rng.standard_normal(3), rng.standard_normal(3)
-            em = kf["F"] @ self._e_pv + np.outer(kf["G"], nz.accel_noise * n_a)
-            self._e_pv = em - np.outer(kf["K"], em[0]) + np.outer(kf["K"], nz.aiding_position * n_m)
-            am = self._e_att + nz.gyro_noise / self.profile.odometry.rate * rng.standard_normal(3)
-            self._e_att = (1.0 - kf["k_att"]) * am + kf["k_att"] * nz.aiding_attitude * rng.standard_normal(3)
+            em = kf["F"] @ self._e_pv + np.outer(kf["G"], tr.accel_noise * n_a)
+            self._e_pv = em - np.outer(kf["K"], em[0]) + np.outer(kf["K"], tr.aiding_position * n_m)
+            am = self._e_att + tr.gyro_noise / self.profile.odometry.rate * rng.standard_normal(3)
+            self._e_att = (1.0 - kf["k_att"]) * am + kf["k_att"] * tr.aiding_attitude * rng.standard_normal(3)
             p_m, pdot_m = p + self._e_pv[0], pdot + self._e_pv[1]
             R_m = exp_so3(self._e_att) @ R
-            wb_m = Vb[:3] + nz.gyro_noise * rng.standard_normal(3)
+            wb_m = Vb[:3] + tr.gyro_noise * rng.standard_normal(3)
+            if self._vio is not None:
+                p_m, pdot_m = self._vio_errors(p, pdot, p_m, pdot_m)
+            if nz.tilt_from_accel_bias:
+                R_m = exp_so3(self._tilt(R)) @ R_m
         else:
             p_m = p + nz.position * rng.standard_normal(3)
             R_m = exp_so3(self._att_sigma * rng.standard_normal(3)) @ R
@@ -333,6 +497,27 @@ class SensorSuite:
         w = R_m @ wb_m
         return OdometrySample(C_m, np.concatenate([w, pdot_m + np.cross(p_m, w)]))
 
+    def _vio_errors(self, p, pdot, p_m, pdot_m):
+        """The aiding's low-frequency errors, which the filter passes (module docstring): the scale
+        error ``s (p - p_0)`` (``p_0`` where the odometry started) and the drift ``drift L u`` (``L``
+        the distance travelled, ``u`` a unit direction drawn per run); their rates on the velocity."""
+        v, nz = self._vio, self._est
+        if v["p0"] is None:
+            v["p0"] = v["p_prev"] = p.copy()
+        v["L"] += float(np.linalg.norm(p - v["p_prev"]))
+        v["p_prev"] = p.copy()
+        p_m = p_m + v["s"] * (p - v["p0"]) + nz.drift * v["L"] * v["u"]
+        pdot_m = pdot_m + v["s"] * pdot + nz.drift * float(np.linalg.norm(pdot)) * v["u"]
+        return p_m, pdot_m
+
+    def _tilt(self, R) -> np.ndarray:
+        """The attitude error [rad, world axes] that levels the accelerometer's bias ``b`` (body): the
+        filter's attitude turns the measured specific force so that the bias's horizontal part (world)
+        reads as gravity's, ``dtheta = (R b) x u / |g|`` with ``u = -g / |g|`` (module docstring)."""
+        gn = float(np.linalg.norm(self.gravity))
+        return np.cross(R @ self._imu_bias["accel"], -self.gravity / gn) / gn
+
+    # ------------------------------------------------------------------ joints and IMU
     # ------------------------------------------------------------------ joints and IMU
     def _joints(self, sim) -> JointSample:
         js = self.profile.joints
@@ -347,6 +532,11 @@ class SensorSuite:
         js = self.profile.joints
         return _quantize(sim.motor_angle(), js.position_step), _quantize(sim.motor_velocity(), js.velocity_step)
 
+    def _imu_init_bias(self, im, rng):
+        """The switch-on biases (one draw per axis and run) and their random walks' generator."""
+        self._imu_bias = {"gyro": im.gyro_bias * rng.standard_normal(3), "accel": im.accel_bias * rng.standard_normal(3),
+                          "rng": rng}
+
     def _imu(self, stream, t_ns, sim):
         im = self.profile.imu
         C, Vb = sim.base_pose(), sim.base_twist_body()
@@ -358,7 +548,19 @@ class SensorSuite:
         dt = (t_ns - prev[0]) * 1e-9
         gyro = log_so3(prev[1].T @ R) / dt + im.gyro_noise * stream.rng.standard_normal(3)
         f = R.T @ ((pdot - prev[2]) / dt - self.gravity) + im.accel_noise * stream.rng.standard_normal(3)
+        b = self._imu_bias
+        if b is not None:                     # a random walk: one step per sample (module docstring)
+            h = math.sqrt(dt)
+            b["gyro"] = b["gyro"] + im.gyro_bias_walk * h * b["rng"].standard_normal(3)
+            b["accel"] = b["accel"] + im.accel_bias_walk * h * b["rng"].standard_normal(3)
+            gyro, f = gyro + b["gyro"], f + b["accel"]
         return ImuSample(dt, gyro, f)
+
+    def imu_bias(self):
+        """``(gyro (3,) [rad/s], accel (3,) [m/s^2])``: the IMU's biases now (body axes; zeros without)."""
+        if self._imu_bias is None:
+            return np.zeros(3), np.zeros(3)
+        return self._imu_bias["gyro"].copy(), self._imu_bias["accel"].copy()
 
     # ------------------------------------------------------------------ the loop's calls
     def sample(self, t: float, sim) -> None:

@@ -269,7 +269,7 @@ GOOD = """profiles:
 def test_shipped_file_profiles():
     from geodyn_ros.sim.sensor_file import load_sensor_profiles
     profs = load_sensor_profiles()
-    assert list(profs) == ["perfect", "mocap", "onboard"]
+    assert list(profs) == ["perfect", "mocap", "onboard", "mocap_real", "onboard_real"]
     assert profs["perfect"].perfect and not profs["mocap"].perfect
     assert profs["mocap"].odometry.rate == 240.0 and profs["onboard"].odometry.rate == 100.0
     assert profs["onboard"].failsafe.hold == 5.0 and profs["onboard"].failsafe.descent_rate == 0.7

@@ -270,6 +270,11 @@ def test_sensing_table_text(tmp_path, capsys):
     r = v["rows"]["mocap"]
     assert f"mocap: position rigid/ff0 {r['rigid']['position_rms_m'] / r['ff0']['position_rms_m']:.3g}," in out
     assert "gains: the vehicle's" in out and "floor parts, estimator noise / held-twist lag [m]: mocap " in out
+    one = json.loads(json.dumps(obj))                 # --levels ff2: one level, its cells and no ratio
+    one["vehicles"]["underactuated"]["levels"] = ["ff2"]
+    text = ex.format_tables(one)
+    assert list(sensing_cells(text, "underactuated", "position RMS [m]")) == ["ff2", "floor", "ff2~"]
+    assert "mocap: position" not in text
 
 
 def test_row_progress_lines_and_bar(capsys):

@@ -224,7 +224,8 @@ def parse_sensing(ap, args):
         ap.error(f"--sensing: {exc}")
     if args.seed < 0:
         ap.error(f"--seed: expected an integer >= 0, got {args.seed}")
-    return None if prof.perfect else Sensing(prof, seed=args.seed, log=None)
+    # the ROS controllers' rule (the IMU stream is not published over ROS): the in-process twin flies it too
+    return None if prof.perfect else Sensing(prof, seed=args.seed, log=None, rule="twist")
 
 
 def _moving_joints(source) -> tuple:

@@ -87,7 +87,8 @@ def test_the_lock_step_loop_is_not_stalled_by_a_manifest_storm(monkeypatch):
     assert counts["forged"] >= FORGED_PER_STEP * steps            # the storm ran at every step
     published = [t for t in counts["published"] if t > 0]   # (t = 0: sent again while the loop comes up)
     assert len(published) == len(set(published)) == steps, "the simulator republished a state (a step waited)"
-    ip = simulate_actuated("ff2", DURATION, preroll=0.0, sensing=Sensing(sensor_profile("mocap"), seed=1, log=None))
+    ip = simulate_actuated("ff2", DURATION, preroll=0.0, sensing=Sensing(sensor_profile("mocap"), seed=1, log=None,
+                                                                            rule="twist"))
     assert len(ros.log.t) == len(ip.log.t) == steps + 1
     d = compare_logs(ros.log, ip.log)
     assert d["max_position_diff_m"] < 1e-9 and d["max_attitude_diff_deg"] < 1e-7 and d["max_joint_diff_deg"] < 1e-7, d

@@ -152,7 +152,7 @@ def test_bad_sensing_parameters_are_refused_in_one_line(h, params, name):
 def _both(kind, profile, seed=1, duration=0.5):
     """The ROS loop (``cycle: sim_steps``) and the in-process loop of ``kind`` on ``profile``."""
     from geodyn_ros.loops.sensed import Sensing
-    sensing = Sensing(sensor_profile(profile), seed=seed, log=None)
+    sensing = Sensing(sensor_profile(profile), seed=seed, log=None, rule="twist")   # the ROS controllers' rule
     info = {}
     if kind == "actuated":
         from geodyn_ros.loops.actuated import simulate_actuated
