@@ -59,7 +59,7 @@ from geodyn_ros.control.actuated import ActuatedController
 from geodyn_ros.control.feedback import TrackingGains, tracking_command
 from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from .tracking import TrackingLog
-from .underactuated import _NO_WRENCH, _peak, rigid_effort_limits
+from .underactuated import _NO_WRENCH, _peak, indi_measure, rigid_effort_limits
 from geodyn_ros.lie import Ad, Ad_inv
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.trajectories import table3_reference
@@ -324,7 +324,7 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
                 else:
                     th, thd = sim.motor_angle(), sim.motor_velocity()
                 if indi:
-                    imu_seen = _indi_measure(ctrl, sim, sess, exact_imu, t, imu_seen)
+                    imu_seen = indi_measure(ctrl, sim, sess, exact_imu, t, imu_seen)
                     cmd = ctrl.command(C, Vb, q, qd, th, thd, Cd, Vbd, ref.q, _base_acceleration(ref))
                 else:
                     cmd = ctrl.command(C, Vb, q, qd, th, thd, Cd, Vbd, ref.q, Wb, tau)
@@ -383,24 +383,6 @@ def _base_acceleration(ref) -> np.ndarray:
     Vb = Ad_inv(Cd) @ ref.base_twist[0]
     dVb = Ad_inv(Cd) @ ref.base_twist[1]
     return np.concatenate([dVb[:3], Cd[:3, :3] @ (dVb[3:] + np.cross(Vb[:3], Vb[3:]))])
-
-
-def _indi_measure(ctrl, sim, sess, exact_imu, t, seen):
-    """Feed INDI this step's IMU intervals (the exact IMU, or the sensing profile's stream delivered
-    since ``seen``) and the rotor speeds of the step that starts (ESC telemetry); returns the newest
-    IMU stamp used."""
-    if exact_imu is not None:
-        C, Vb = sim.base_pose(), sim.base_twist_body()
-        s = exact_imu.sample(t, C[:3, :3], C[:3, :3] @ Vb[3:])
-        if s is not None and ctrl.has_rotor_sample:
-            ctrl.imu(*s)
-    else:
-        for stamp, dt, gyro, accel in sess.inputs.imu_since(seen):
-            if ctrl.has_rotor_sample:
-                ctrl.imu(dt, gyro, accel)
-            seen = stamp
-    ctrl.rotor_sample(sim.rotor_speed())
-    return seen
 
 
 def feedforward_speed_range(duration: float = 30.0, speed: float = 1.0, config=None, dt: float = 0.02) -> tuple:

@@ -236,3 +236,27 @@ def test_unknown_sensing_table_row_refused(capsys):
         main(["--vehicles", "actuated", "--rows", "pd,nope"])
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "--rows" in err and "nope" in err
+
+
+def test_collinear_indi_bad_options_refused(tilthex):
+    from geodyn_ros.control.baselines import IndiFlatController
+    from geodyn_ros.control.rejection import RejectionOptions
+    from geodyn_ros.loops.underactuated import hexarotor_source
+    cfg, model, al = tilthex
+    with pytest.raises(ValueError) as e:             # a fully actuated allocation
+        IndiFlatController(model, al, cfg.rotors, cfg.elastic)
+    _one_line(e, "allocation")
+    hcfg = load_actuation_config("hexarotor")
+    hm = hcfg.load_model(hexarotor_source())
+    hal = Allocation.from_frames(hcfg.rotor_frames(hm)[1], hcfg.rotors)
+    with pytest.raises(ValueError) as e:
+        IndiFlatController(hm, hal, hcfg.rotors, hcfg.elastic, rejection=RejectionOptions(integral_action=True))
+    _one_line(e, "rejection")
+    with pytest.raises(ValueError) as e:
+        IndiFlatController(hm, hal, hcfg.rotors, hcfg.elastic, options=IndiOptions(0.02), gains=TrackingGains())
+    _one_line(e, "gains")
+    ctrl = IndiFlatController(hm, hal, hcfg.rotors, hcfg.elastic)
+    # the cascade's separation: the outer increment's filter is the attitude loop's time constant
+    J = ctrl.J
+    kR = np.asarray(ctrl.gains.kp_rotation)
+    assert ctrl.outer_time_constant == pytest.approx(1 / min(math.sqrt(kR[0] / J[0, 0]), math.sqrt(kR[1] / J[1, 1])))

@@ -9,6 +9,8 @@
                 rotor speeds and the IMU's angular acceleration (filtered gyro derivative) and
                 specific force, the same first-order filter on every channel (Smeur, Chu and de
                 Croon, JGCD 2016; Tal and Karaman, T-CST 2021)
+``indi_flat``   INDI for a collinear vehicle (:class:`IndiFlatController`): the thrust vector's
+                and the moment's increments, the attitude from the thrust vector
 
 Both take the feedback gains of the other levels (:class:`~geodyn_ros.control.feedback.TrackingGains`)
 and return :class:`~geodyn_ros.control.actuated.ActuatedCommand`.
@@ -16,6 +18,7 @@ and return :class:`~geodyn_ros.control.actuated.ActuatedCommand`.
 from .pd_gravity import PdGravityController, joint_pd_gravity
 from .indi import (DEFAULT_FILTER_TIME_CONSTANT, ImuIntervals, IncrementalInversion, IndiController, IndiOptions,
                    first_order_gain)
+from .indi_flat import IndiFlatController
 
 __all__ = ["PdGravityController", "joint_pd_gravity", "DEFAULT_FILTER_TIME_CONSTANT", "ImuIntervals",
-           "IncrementalInversion", "IndiController", "IndiOptions", "first_order_gain"]
+           "IncrementalInversion", "IndiController", "IndiOptions", "first_order_gain", "IndiFlatController"]
