@@ -9,7 +9,10 @@ reference, and lands (:mod:`geodyn_ros.loops.sensed`; the scored window is the f
 Vehicles: ``actuated`` (the TiltHex demo vehicle on Table 3), ``underactuated`` (the collinear
 hexarotor demo vehicle on the figure eight) and ``borinot_flying_arm_2`` (example-robot-data's
 Borinot, gains designed from its model by ``geodyn_fly``'s design). Rows: every level of the
-vehicle's controller (``pd``/``rigid``, ``ff0``, ``ff1``, ``ff2``). Conditions: ``perfect`` (exact
+vehicle's controller (``pd``/``rigid``, ``ff0``, ``ff1``, ``ff2``; ``pd`` has no gravity
+compensation) and, with ``--baselines``, the baselines of :mod:`geodyn_ros.control.baselines`
+(:data:`BASELINE_ROWS`: ``pd_g`` PD plus gravity and ``indi`` on the TiltHex, ``indi`` on the
+hexarotor), shown beside the levels and compared with ``ff0``; ``--rows`` runs a subset. Conditions: ``perfect`` (exact
 state, ground contact on), ``mocap``, ``onboard``; ``--latency-sweep`` adds, for one vehicle, the
 motion-capture profile with 5, 10 and 20 ms of odometry latency.
 
@@ -59,7 +62,7 @@ SWEEP_MS = (5, 10, 20)
 MARGIN_RATIO = _MARGIN_RATIO
 _LEVELS = {"actuated": ("pd", "ff0", "ff1", "ff2"), "underactuated": ("rigid", "ff0", "ff1", "ff2")}
 #: the baseline rows of ``--baselines`` (geodyn_ros.control.baselines): PD plus gravity, INDI
-BASELINE_ROWS = {"actuated": ("pd_g", "indi"), "underactuated": ()}
+BASELINE_ROWS = {"actuated": ("pd_g", "indi"), "underactuated": ("indi",)}
 
 
 def condition_profile(name: str, sensors=None):
@@ -414,7 +417,8 @@ def main(argv=None) -> int:
                     "(default the loops' 5)")
     ap.add_argument("--jobs", type=int, default=1, help="rows run in parallel (default 1)")
     ap.add_argument("--baselines", action="store_true",
-                    help="also the baseline rows (actuated: pd_g PD plus gravity, indi INDI), beside the levels")
+                    help="also the baseline rows (actuated: pd_g PD plus gravity, indi INDI; underactuated: indi), "
+                         "beside the levels")
     ap.add_argument("--rows", default=None, help="run only these comma-separated rows (default: every one)")
     ap.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     ap.add_argument("--json-out", default=None, help="also write the JSON object to this file")

@@ -217,7 +217,17 @@ def indi_measure(ctrl, sim, sess, exact_imu, t, seen):
     """Feed an INDI controller this step's IMU intervals (``exact_imu``, an
     :class:`~geodyn_ros.control.baselines.ImuIntervals` on the simulator's state, or the sensing
     profile's stream delivered since ``seen``) and the rotor speeds of the step that starts (ESC
-    telemetry); returns the newest IMU stamp used."""
+    telemetry); returns the newest IMU stamp used. On the ground (a flight from the ground: any
+    contact force) the increment is held (``ctrl.hold()``): the accelerometer reads the contact, and
+    an increment would wind up until lift-off; a flight stack runs its INDI in flight only."""
+    if sess is not None and sess.plan and sim.ground_force() > 0.0:
+        ctrl.hold()
+        if exact_imu is not None:
+            C, Vb = sim.base_pose(), sim.base_twist_body()
+            exact_imu.sample(t, C[:3, :3], C[:3, :3] @ Vb[3:])
+        elif sess.inputs is not None:
+            seen = max([seen] + [s[0] for s in sess.inputs.imu_since(seen)])
+        return seen
     if exact_imu is not None:
         C, Vb = sim.base_pose(), sim.base_twist_body()
         s = exact_imu.sample(t, C[:3, :3], C[:3, :3] @ Vb[3:])

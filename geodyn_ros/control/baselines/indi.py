@@ -264,6 +264,13 @@ class IndiController:
         i = self.idx
         return q_d[0, i] + tau_d[0, i] / self._K, q_d[1, i] + tau_d[1, i] / self._K
 
+    def hold(self) -> None:
+        """Forget the measurements (the increment restarts from the next two IMU intervals): on the
+        ground, where the accelerometer reads the contact and an increment would wind up."""
+        self.core.reset()
+        self._u_sum[:] = 0.0
+        self._u_n = 0
+
     @property
     def has_rotor_sample(self) -> bool:
         """True when a rotor sample is waiting for the next IMU interval."""

@@ -113,6 +113,14 @@ class IndiFlatController:
         self.outer_time_constant = 1.0 / w_att
         self._D, self._t_last = None, None
 
+    def hold(self) -> None:
+        """Forget the measurements (the increment restarts from the next two IMU intervals): on the
+        ground, where the accelerometer reads the contact and an increment would wind up."""
+        self.core.reset()
+        self._u_sum[:] = 0.0
+        self._u_n = 0
+        self._D = None
+
     @property
     def has_rotor_sample(self) -> bool:
         """True when a rotor sample is waiting for the next IMU interval."""

@@ -260,3 +260,16 @@ def test_collinear_indi_bad_options_refused(tilthex):
     J = ctrl.J
     kR = np.asarray(ctrl.gains.kp_rotation)
     assert ctrl.outer_time_constant == pytest.approx(1 / min(math.sqrt(kR[0] / J[0, 0]), math.sqrt(kR[1] / J[1, 1])))
+
+
+def test_indi_hold_forgets_the_measurements(tilthex):
+    """On the ground the loops hold the increment: the filters restart from the next two intervals."""
+    cfg, model, al = tilthex
+    ctrl = IndiController(al, cfg.rotors, cfg.elastic, model.joint_names, model=model)
+    for _ in range(3):
+        ctrl.rotor_sample(np.full(al.n_rotors, 700.0))
+        ctrl.imu(1e-3, np.zeros(3), np.array([0.0, 0.0, 9.81]))
+    assert ctrl.core.ready
+    ctrl.hold()
+    assert not ctrl.core.ready and not ctrl.has_rotor_sample
+    np.testing.assert_array_equal(ctrl.core.disturbance(), np.zeros(6))
