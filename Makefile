@@ -101,11 +101,12 @@ sensing-demo: $(STAMP)
 
 ## The table that tells the truth (doc/tutorials/sensing_table.md): the two demo vehicles and
 ## Borinot, every level, sensing perfect / mocap / onboard, and the under-actuated vehicle with
-## 5, 10 and 20 ms of odometry latency; 48 rows of 10 s scored (about 15 CPU minutes; JOBS rows
-## in parallel, default 2). JSON in $(OUT)/sensing.json.
+## 5, 10 and 20 ms of odometry latency, and the baselines (PD plus gravity and INDI on the TiltHex,
+## INDI on the hexarotor); 60 rows of 10 s scored (about 19 CPU minutes; JOBS rows in parallel,
+## default 2). JSON in $(OUT)/sensing.json.
 JOBS ?= 2
 sensing: $(STAMP)
-	$(BIN)/python -m geodyn_ros.examples.sensing_table --latency-sweep underactuated --jobs $(JOBS) --json-out $(OUT)/sensing.json $(DEMO_DURATION)
+	$(BIN)/python -m geodyn_ros.examples.sensing_table --latency-sweep underactuated --baselines --jobs $(JOBS) --json-out $(OUT)/sensing.json $(DEMO_DURATION)
 
 ## Your own aerial manipulator (doc/howto/fly_your_vehicle.md): geodyn_fly on URDF + VEHICLE (a
 ## vehicle file, or a shipped name: borinot_flying_arm_2, hextilt_flying_arm_5, iris, hexarotor,

@@ -9,7 +9,10 @@ reference, and lands (:mod:`geodyn_ros.loops.sensed`; the scored window is the f
 Vehicles: ``actuated`` (the TiltHex demo vehicle on Table 3), ``underactuated`` (the collinear
 hexarotor demo vehicle on the figure eight) and ``borinot_flying_arm_2`` (example-robot-data's
 Borinot, gains designed from its model by ``geodyn_fly``'s design). Rows: every level of the
-vehicle's controller (``pd``/``rigid``, ``ff0``, ``ff1``, ``ff2``). Conditions: ``perfect`` (exact
+vehicle's controller (``pd``/``rigid``, ``ff0``, ``ff1``, ``ff2``; ``pd`` has no gravity
+compensation) and, with ``--baselines``, the baselines of :mod:`geodyn_ros.control.baselines`
+(:data:`BASELINE_ROWS`: ``pd_g`` PD plus gravity and ``indi`` on the TiltHex, ``indi`` on the
+hexarotor), shown beside the levels and compared with ``ff0``; ``--rows`` runs a subset. Conditions: ``perfect`` (exact
 state, ground contact on), ``mocap``, ``onboard``; ``--latency-sweep`` adds, for one vehicle, the
 motion-capture profile with 5, 10 and 20 ms of odometry latency.
 
@@ -61,6 +64,8 @@ SWEEP_MS = (5, 10, 20)
 #: (the rule and its reason: :mod:`geodyn_ros.control.delay_margin`)
 MARGIN_RATIO = _MARGIN_RATIO
 _LEVELS = {"actuated": ("pd", "ff0", "ff1", "ff2"), "underactuated": ("rigid", "ff0", "ff1", "ff2")}
+#: the baseline rows of ``--baselines`` (geodyn_ros.control.baselines): PD plus gravity, INDI
+BASELINE_ROWS = {"actuated": ("pd_g", "indi"), "underactuated": ("indi",)}
 
 
 def condition_profile(name: str, sensors=None):
@@ -317,14 +322,17 @@ def _reference_accel(vehicle: _Vehicle, seconds: float, dt: float):
 
 # ----------------------------------------------------------------------------- the table
 def run_table(vehicles=VEHICLES, conditions=MAIN_CONDITIONS, *, sweep=None, duration=10.0, seed=0, sensors=None,
-              ground=True, jobs=1, progress=None, preroll=None, rule=None, levels=None) -> dict:
+              ground=True, jobs=1, progress=None, preroll=None, rule=None, levels=None, baselines=False,
+              rows=None) -> dict:
     """``{"vehicles": {name: {"what", "gains", "rows": {condition: {level: metrics}}, "floors":
     {condition: {...}}}}, "duration_s", "seed", "ground", "rule"}``; ``sweep``: the vehicle that also gets
     the latency sweep (``mocap+5ms`` ... of :data:`SWEEP_MS`), or None. progress: ``f(line)`` per row;
     preroll [s]: without ground, the loops' pre-roll (None: theirs, 5 s); rule: the input rule
     (:data:`geodyn_ros.control.sensing.RULES`; None: ``imu`` where the profile has an IMU stream, the
     ``twist`` rule of the tables before it otherwise); levels: a subset of the vehicles' levels (None:
-    all)."""
+    all). baselines: also the vehicle's baseline rows (:data:`BASELINE_ROWS`: PD plus gravity, INDI),
+    shown beside the levels and never in the ratios of consecutive orders; rows: run only these rows
+    (None: every one)."""
     from geodyn_ros.control.sensing import RULES
     if rule is not None and rule not in RULES:
         raise ValueError(f"rule: expected one of {', '.join(RULES)}, got {rule!r}")
@@ -343,9 +351,11 @@ def run_table(vehicles=VEHICLES, conditions=MAIN_CONDITIONS, *, sweep=None, dura
                                rule=None if prof.perfect else (_rule_for(rule, prof) or None))
             floors[c] = fl
         lvs = [lv for lv in v.levels if levels is None or lv in levels]
+        base = list(BASELINE_ROWS.get(vn, ())) if baselines else []
         out["vehicles"][vn] = {"what": v.what, "gains": note, "levels": lvs, "conditions": conds,
-                               "floors": floors, "rows": {c: {} for c in conds}}
-        tasks += [(vn, lv, c, duration, seed, sensors, ground, delay, preroll, rule) for c in conds for lv in lvs]
+                               "floors": floors, "rows": {c: {} for c in conds}, "baselines": base}
+        tasks += [(vn, lv, c, duration, seed, sensors, ground, delay, preroll, rule) for c in conds
+                  for lv in lvs + base if rows is None or lv in rows]
     if jobs > 1:
         import multiprocessing as mp
         with mp.get_context("fork").Pool(jobs) as pool:
@@ -388,10 +398,11 @@ def format_tables(obj: dict) -> str:
              "per vehicle: the same gains, seed, start and scored window for every row and condition"]
     for vn, v in obj["vehicles"].items():
         conds, levels, rows = v["conditions"], v["levels"], v["rows"]
+        shown = levels + list(v.get("baselines", ()))
         lines += ["", f"{vn}: {v['what']}", v["gains"]]
         for key, title in (("position_rms_m", "position RMS [m]"), ("joint_rms_deg", "joint RMS [deg]")):
             cols = [("level", "", 5)] + [(c, "[m]" if key == "position_rms_m" else "[deg]", 8) for c in conds]
-            body = [[lv] + [_cell(rows[c].get(lv), key) for c in conds] for lv in levels]
+            body = [[lv] + [_cell(rows[c].get(lv), key) for c in conds] for lv in shown]
             if key == "position_rms_m":
                 body.append(["floor"] + [f"{v['floors'][c]['floor']:.2e}" for c in conds])
                 ff2 = levels[-1]
@@ -409,7 +420,7 @@ def format_tables(obj: dict) -> str:
             lines.append(text_table(cols, body))
         clips = [[lv] + [("-" if rows[c].get(lv) is None or "diverged" in rows[c][lv] else
                           f"{rows[c][lv]['rotor_saturations']}/{rows[c][lv]['joint_saturations']}") for c in conds]
-                 for lv in levels]
+                 for lv in shown]
         lines += ["clipped commands (rotor/joint, per rotor and step)",
                   text_table([("level", "", 5)] + [(c, "rot/jnt", 8) for c in conds], clips)]
         parts = ", ".join(f"{c} {v['floors'][c]['noise']:.1e}/{v['floors'][c]['lag']:.1e}" for c in conds
@@ -426,8 +437,16 @@ def format_tables(obj: dict) -> str:
                 jr = r[levels[-2]]["joint_rms_deg"] / max(r[levels[-1]]["joint_rms_deg"], 1e-300)
                 worth.append(f"  {c}: position {ratios}; joints {levels[-2]}/{levels[-1]} {jr:.3g}")
         lines += ["what each order is worth (ratios of consecutive levels):"] + worth
+        if v.get("baselines"):
+            lines.append("the baselines against ff0 (pd: no gravity compensation; pd_g: PD plus gravity; indi: INDI):")
+            for c in conds:
+                r = rows[c]
+                ok = [b for b in v["baselines"] if b in r and "diverged" not in r[b]]
+                if "ff0" in r and "diverged" not in r["ff0"] and ok:
+                    lines.append(f"  {c}: " + ", ".join(f"{b}/ff0 {r[b]['position_rms_m'] / r['ff0']['position_rms_m']:.3g}"
+                                                        for b in ok))
         for c in conds:
-            for lv in levels:
+            for lv in shown:
                 m = rows[c].get(lv)
                 if m and "diverged" in m:
                     lines.append(f"  {c} {lv} diverged: {m['diverged']}")
@@ -452,6 +471,10 @@ def main(argv=None) -> int:
                     "tables before it)")
     ap.add_argument("--levels", default=None, help="comma-separated subset of the levels (default all)")
     ap.add_argument("--jobs", type=int, default=1, help="rows run in parallel (default 1)")
+    ap.add_argument("--baselines", action="store_true",
+                    help="also the baseline rows (actuated: pd_g PD plus gravity, indi INDI; underactuated: indi), "
+                         "beside the levels")
+    ap.add_argument("--rows", default=None, help="run only these comma-separated rows (default: every one)")
     ap.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     ap.add_argument("--json-out", default=None, help="also write the JSON object to this file")
     a = ap.parse_args(argv)
@@ -468,6 +491,10 @@ def main(argv=None) -> int:
     if a.jobs < 1 or a.seed < 0:
         ap.error("--jobs: must be >= 1; --seed: must be >= 0")
     conditions = [x.strip() for x in a.conditions.split(",") if x.strip()]
+    rows = None if a.rows is None else [x.strip() for x in a.rows.split(",") if x.strip()]
+    known = set(BASELINE_ROWS["actuated"]) | {lv for v in _LEVELS.values() for lv in v}
+    if rows is not None and (not rows or [x for x in rows if x not in known]):
+        ap.error(f"--rows: unknown {[x for x in rows if x not in known] or rows}; choose from {sorted(known)}")
     try:
         for c in conditions:
             condition_profile(c, a.sensors)
@@ -486,7 +513,7 @@ def main(argv=None) -> int:
             ap.error(f"--levels: unknown {bad or a.levels!r}; choose from {','.join(sorted(known))}")
     obj = run_table(vehicles, conditions, sweep=a.latency_sweep, duration=a.duration, seed=a.seed, sensors=a.sensors,
                     ground=not a.no_ground, jobs=a.jobs, progress=None if a.json else lambda s: print(s, flush=True),
-                    preroll=a.preroll, rule=a.rule, levels=levels)
+                    preroll=a.preroll, rule=a.rule, levels=levels, baselines=a.baselines, rows=rows)
     from geodyn_ros.loops.report import emit_table
     emit_table(obj, format_tables, json_only=a.json, json_out=a.json_out)
     return 0

@@ -21,7 +21,7 @@ motor angles ``theta_d = q_d + K^-1 tau_d`` the arm starts at, so the elastic ar
 their own equilibrium, ``theta = q_d`` (link deflected by ``-K^-1 tau_d``), and its ringing
 disturbs the base 10x more than the rotor lag does. The docs give both.
 
-* ``pd``: feedback only;  ``ff0``: ``u = A^+ W_b``, motor torque ``tau``;
+* ``pd``: feedback only, **no gravity compensation** (it sags ``m g / kp``: 9.9 cm);  ``ff0``: ``u = A^+ W_b``, motor torque ``tau``;
 * ``ff1``: plus rotor-lag compensation;  ``ff2``: plus elastic-joint compensation;
 * ``ideal``: today's ideal-actuator loop (body wrench and joint torques applied directly,
   order-0 feedforward) on the same model, for reference;
@@ -29,7 +29,12 @@ disturbs the base 10x more than the rotor lag does. The docs give both.
   which isolates what the lag compensation targets (with elastic joints, the uncompensated
   elastic deflection of ``ff0``/``ff1`` disturbs the base more than the rotor lag does);
 * ``ff2_discrete_lag``: ``ff2`` with the exact inverse of the discrete rotor filter
-  (``lag_timestep``) in place of the continuous ``omega_d + T omega_d'``.
+  (``lag_timestep``) in place of the continuous ``omega_d + T omega_d'``;
+* the baselines (:mod:`geodyn_ros.control.baselines`, same gains): ``pd_g`` PD plus gravity
+  compensation of the whole body (the honest feedback-only baseline), ``pid_g`` the same with the
+  rejection's integral action (a lab's PID), ``indi`` incremental nonlinear dynamic inversion on
+  the rotor speeds and the IMU (the exact IMU at every step with perfect sensing, the profile's
+  IMU stream with sensing; its filter by :func:`~geodyn_ros.control.baselines.indi.filter_time_constant_for`).
 
 Columns: base position RMS and max [m], attitude RMS [deg], link joint RMS [deg], rotor speed
 peak [rad/s] and motor torque peak [N m] against their limits, saturation counts.
@@ -54,20 +59,24 @@ from geodyn_ros.control.actuated import ActuatedController
 from geodyn_ros.control.feedback import TrackingGains, tracking_command
 from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from .tracking import TrackingLog
-from .underactuated import _NO_WRENCH, _peak, rigid_effort_limits
+from .underactuated import _NO_WRENCH, _peak, indi_measure, rigid_effort_limits
 from geodyn_ros.lie import Ad, Ad_inv
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.trajectories import table3_reference
 
-__all__ = ["ROWS", "RowResult", "simulate_actuated", "scaled_reference", "tilthex_source", "format_table",
+__all__ = ["ROWS", "BASELINES", "RowResult", "simulate_actuated", "scaled_reference", "tilthex_source", "format_table",
            "feedforward_speed_range", "PREROLL_S", "SETTLE_S"]
 
 #: row -> (feedforward level, rigid arm joints, discrete lag inverse); "ideal" is separate
 _SPEC = {"pd": (None, False, False), "ff0": (0, False, False), "ff1": (1, False, False), "ff2": (2, False, False),
          "ideal": (0, False, False),
          "ff0_rigid_arm": (0, True, False), "ff1_rigid_arm": (1, True, False),
-         "ff2_discrete_lag": (2, False, True)}
+         "ff2_discrete_lag": (2, False, True),
+         # the baselines (geodyn_ros.control.baselines): PD + gravity, its PID, INDI
+         "pd_g": (None, False, False), "pid_g": (None, False, False), "indi": (None, False, False)}
 ROWS = tuple(_SPEC)
+#: the baseline rows (a controller of geodyn_ros.control.baselines in place of ActuatedController)
+BASELINES = ("pd_g", "pid_g", "indi")
 #: start-up window [s] excluded from the ``*_after_<SETTLE_S>s`` columns
 SETTLE_S = 5.0
 #: default pre-roll [s]: the loop runs from t = -PREROLL_S, scored from t = 0 (simulate_actuated)
@@ -194,9 +203,13 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
         umax = np.broadcast_to(np.asarray(cfg.elastic.max_motor_torque, float), (len(cfg.elastic.joints),))
         for j, lim in zip(cfg.elastic.joints, umax):
             eff[model.joint_names.index(j)] = lim
-    ctrl = ActuatedController(al, cfg.rotors, None if rigid_joints else cfg.elastic, model.joint_names, gains,
-                              feedforward_order=level, lag_timestep=timestep if lag_discrete else None,
-                              effort_limits=eff, model=model, gravity=gravity)
+    indi = row == "indi"
+    if row in BASELINES:
+        ctrl, imu_rate = _baseline_controller(row, al, cfg, model, gains, eff, gravity, timestep, sensing)
+    else:
+        ctrl = ActuatedController(al, cfg.rotors, None if rigid_joints else cfg.elastic, model.joint_names, gains,
+                                  feedforward_order=level, lag_timestep=timestep if lag_discrete else None,
+                                  effort_limits=eff, model=model, gravity=gravity)
     mixed = not (ideal or rigid_joints) and bool(sim.rigid_joints)   # some joints rigid, the others elastic
     reference = scaled_reference(speed) if reference is None else reference
     g = np.asarray(gravity, float)
@@ -239,6 +252,10 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
         stopped = np.zeros(len(sim.rotor_names))
     if record is not None:
         record.attach(sim)
+    if indi:
+        from geodyn_ros.control.baselines import ImuIntervals
+        exact_imu = ImuIntervals(gravity) if sess is None or sess.inputs is None else None
+        imu_seen = -math.inf
     t_log = np.empty(steps + 1)
     poses = np.empty((steps + 1, 4, 4))
     q_log = np.empty((steps + 1, model.n_joints))
@@ -308,7 +325,11 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
                     th, thd = th_s, thd_s
                 else:
                     th, thd = sim.motor_angle(), sim.motor_velocity()
-                cmd = ctrl.command(C, Vb, q, qd, th, thd, Cd, Vbd, ref.q, Wb, tau)
+                if indi:
+                    imu_seen = indi_measure(ctrl, sim, sess, exact_imu, t, imu_seen)
+                    cmd = ctrl.command(C, Vb, q, qd, th, thd, Cd, Vbd, ref.q, _base_acceleration(ref))
+                else:
+                    cmd = ctrl.command(C, Vb, q, qd, th, thd, Cd, Vbd, ref.q, Wb, tau)
                 guard.check(t, C, Cd, q, ref.q[0], cmd.omega_raw)
                 sim.set_rotor_command(stopped if sess is not None and sess.disarmed else cmd.omega)
                 if mixed:         # the rigid joints' torques (0 at the elastic joints, driven by their springs)
@@ -340,6 +361,30 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     res.session = sess
     res.world, res.external = pert, None if ext_log is None else ext_log[:n]
     return res
+
+
+def _baseline_controller(row, al, cfg, model, gains, eff, gravity, timestep, sensing):
+    """``(controller, imu_rate)`` of a baseline row (module docstring)."""
+    from geodyn_ros.control.baselines import IndiController, IndiOptions, PdGravityController
+    from geodyn_ros.control.baselines.indi import filter_time_constant_for
+    if row in ("pd_g", "pid_g"):
+        return PdGravityController(al, cfg.rotors, cfg.elastic, model.joint_names, gains, model=model,
+                                   effort_limits=eff, gravity=gravity, integral=row == "pid_g",
+                                   timestep=timestep), None
+    imu = None if sensing is None else sensing.profile.imu
+    rate = 1.0 / timestep if sensing is None or sensing.profile.perfect or imu is None else imu.rate
+    opts = IndiOptions(filter_time_constant_for(cfg.rotors, rate))
+    return IndiController(al, cfg.rotors, cfg.elastic, model.joint_names, gains, model=model, options=opts,
+                          effort_limits=eff, gravity=gravity), rate
+
+
+def _base_acceleration(ref) -> np.ndarray:
+    """(6,) ``(alpha_d, p_d'')`` of a reference sample: the desired body angular acceleration (desired
+    base axes) and origin acceleration (world): ``V_b' = Ad(C_d)^-1 V'``, ``p'' = R_d (v_b' + w_b x v_b)``."""
+    Cd = ref.base_pose
+    Vb = Ad_inv(Cd) @ ref.base_twist[0]
+    dVb = Ad_inv(Cd) @ ref.base_twist[1]
+    return np.concatenate([dVb[:3], Cd[:3, :3] @ (dVb[3:] + np.cross(Vb[:3], Vb[3:]))])
 
 
 def feedforward_speed_range(duration: float = 30.0, speed: float = 1.0, config=None, dt: float = 0.02) -> tuple:

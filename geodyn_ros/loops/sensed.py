@@ -239,6 +239,11 @@ class SensedInputs:
         if self.dr is not None:
             self.dr.reset(start, C, V)
 
+    def imu_since(self, stamp: float) -> list:
+        """The IMU samples delivered so far with a stamp after ``stamp`` [s], oldest first: ``(stamp,
+        dt, gyro, accel)`` (:class:`~geodyn_ros.sim.sensors.ImuSample`; empty without an IMU stream)."""
+        return [s for s in self._imu_buf if s[0] > stamp]
+
     def _odometry_arrived(self, stamp, data):
         self._last_odo = (stamp, data.C, data.V)
         if self.dr is not None:

@@ -18,7 +18,10 @@ duration`` is scored):
 * diagnostic rows, one actuator model at a time: ``rigid_ideal`` (the rigid law with ideal
   actuators: its model error alone), ``rigid_rigid_arm``, ``ff0_rigid_arm``, ``ff1_rigid_arm``
   (rotors modelled, arm joints rigid and torque-controlled: the lag alone) and
-  ``ff2_discrete_lag`` (``ff2`` with the exact inverse of the discrete rotor filter).
+  ``ff2_discrete_lag`` (``ff2`` with the exact inverse of the discrete rotor filter);
+* ``indi``: the baseline INDI (:class:`~geodyn_ros.control.baselines.IndiFlatController`: the
+  thrust vector's and the moment's increments on the measured rotor speeds and the IMU, the exact
+  IMU at every step with perfect sensing, the profile's IMU stream with sensing; same gains).
 """
 from __future__ import annotations
 
@@ -46,7 +49,9 @@ _SPEC = {"rigid": ("rigid", False, False), "ff0": ("ff0", False, False), "ff1": 
          # diagnostic rows: one actuator model at a time
          "rigid_ideal": ("rigid", True, True), "rigid_rigid_arm": ("rigid", False, True),
          "ff0_rigid_arm": ("ff0", False, True), "ff1_rigid_arm": ("ff1", False, True),
-         "ff2_discrete_lag": ("ff2", False, False, True)}
+         "ff2_discrete_lag": ("ff2", False, False, True),
+         # the model-light baseline (geodyn_ros.control.baselines.indi_flat)
+         "indi": ("ff0", False, False)}
 #: the rows of the table, in order (``--json`` and the targets use the first five)
 ROWS = tuple(_SPEC)
 MAIN_ROWS = ROWS[:5]
@@ -147,6 +152,15 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
                               ideal_rotors=ideal, lag_timestep=timestep if discrete else None,
                               effort_limits=rigid_effort_limits(cfg, model, hexarotor_source() if source is None
                                                                 else source))
+    indi = None
+    if row == "indi":
+        from geodyn_ros.control.baselines import IndiFlatController, IndiOptions
+        from geodyn_ros.control.baselines.indi import filter_time_constant_for
+        imu = None if sensing is None else sensing.profile.imu
+        rate = 1.0 / timestep if sensing is None or sensing.profile.perfect or imu is None else imu.rate
+        indi = IndiFlatController(model, al, cfg.rotors, cfg.elastic, gains,
+                                  options=IndiOptions(filter_time_constant_for(cfg.rotors, rate)),
+                                  effort_limits=rigid_effort_limits(cfg, model, src))
     if reference is None:
         def reference(t, order):
             return figure_eight_reference(t, order, speed=speed)
@@ -176,9 +190,19 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     def command(t, C, Vb, q, qd, th, thd, ref, flat):
         return ctrl.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat)
 
+    if indi is not None:
+        from geodyn_ros.control.baselines import ImuIntervals
+        imu_state = {"exact": ImuIntervals(sim.gravity) if sess is None or sensing.profile.perfect else None,
+                     "seen": -math.inf}
+
+        def command(t, C, Vb, q, qd, th, thd, ref, flat):     # noqa: F811 (INDI's, with its measurements)
+            imu_state["seen"] = indi_measure(indi, sim, sess, imu_state["exact"], t, imu_state["seen"])
+            return indi.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q)
+
     if wrap_command is not None:
         command = wrap_command(command)
-    res = run_loop(sim, sim.model, command, jets, st, duration, preroll, timestep, name=row, counters=ctrl,
+    res = run_loop(sim, sim.model, command, jets, st, duration, preroll, timestep, name=row,
+                   counters=ctrl if indi is None else indi,
                    ideal=ideal, rigid_joints=rigid_joints, progress=progress, session=sess, size=size,
                    max_rot_velocity=cfg.rotors.max_rot_velocity, record=record)
     res.world = pert
@@ -187,6 +211,35 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
 
 _NO_WRENCH = np.zeros(6)
 _NO_WRENCH.setflags(write=False)
+
+
+def indi_measure(ctrl, sim, sess, exact_imu, t, seen):
+    """Feed an INDI controller this step's IMU intervals (``exact_imu``, an
+    :class:`~geodyn_ros.control.baselines.ImuIntervals` on the simulator's state, or the sensing
+    profile's stream delivered since ``seen``) and the rotor speeds of the step that starts (ESC
+    telemetry); returns the newest IMU stamp used. On the ground (a flight from the ground: any
+    contact force) the increment is held (``ctrl.hold()``): the accelerometer reads the contact, and
+    an increment would wind up until lift-off; a flight stack runs its INDI in flight only."""
+    if sess is not None and sess.plan and sim.ground_force() > 0.0:
+        ctrl.hold()
+        if exact_imu is not None:
+            C, Vb = sim.base_pose(), sim.base_twist_body()
+            exact_imu.sample(t, C[:3, :3], C[:3, :3] @ Vb[3:])
+        elif sess.inputs is not None:
+            seen = max([seen] + [s[0] for s in sess.inputs.imu_since(seen)])
+        return seen
+    if exact_imu is not None:
+        C, Vb = sim.base_pose(), sim.base_twist_body()
+        s = exact_imu.sample(t, C[:3, :3], C[:3, :3] @ Vb[3:])
+        if s is not None and ctrl.has_rotor_sample:
+            ctrl.imu(*s)
+    elif sess is not None and sess.inputs is not None:
+        for stamp, dt, gyro, accel in sess.inputs.imu_since(seen):
+            if ctrl.has_rotor_sample:
+                ctrl.imu(dt, gyro, accel)
+            seen = stamp
+    ctrl.rotor_sample(sim.rotor_speed())
+    return seen
 
 
 def _zeros_n(n):
