@@ -162,7 +162,7 @@ class RejectionInputs:
             last = rj.last_time
             if self._rj_restart or (last is not None and not t > last):
                 if last is not None and not t > last:
-                    self.get_logger().warn(f"rejection: the state's stamp {t:.9f} s is not after the last one "
+                    self.get_logger().warning(f"rejection: the state's stamp {t:.9f} s is not after the last one "
                                            f"({last:.9f} s): the observer restarts", throttle_duration_sec=5.0)
                 rj.restart()
             self._rj_restart = False
