@@ -17,7 +17,8 @@ against that preset's draw). One simulated second keeps the test short (about 10
 * **The published estimate** (``~/external_wrench``, 1,000 samples, one per step) reads the
   deficit: the plant's rotors give ``0.95 A x^2`` where the model says ``A x^2``, and tracking
   needs ``0.95 A x^2 = T_d``, so the body ``z`` force is ``-(0.05 / 0.95) T_d`` (``T_d`` the flat
-  map's thrust, about 39.5 N: -2.08 N). Over the window its error is bounded by 3 % of that: the
+  map's thrust, about 39.5 N: -2.08 N). Over the window its error is bounded by 1 % of that
+  (measured 0.08 %): the
   observer's first-order lag (30 rad/s) on a thrust that changes by under 1 N/s is 0.1 %, and the
   residual tracking accelerations (the CoM error's second derivative times the 4 kg) a few tenths
   of a percent.
@@ -93,5 +94,5 @@ def test_rejection_options_remove_the_thrust_deficit_over_ros(plant_yaml):
         want = -EPS / (1.0 - EPS) * T_d
         worst = max(worst, abs(ext[ns][5] - want) / abs(want))
     print(f"observer z force against -(eps / (1 - eps)) T_d: worst {worst:.2%}")
-    assert worst < 0.03
+    assert worst < 0.01
     assert info["rejection"].thrust_scale == 1.0    # no thrust estimate asked: the scale stays 1

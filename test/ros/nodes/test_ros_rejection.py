@@ -193,3 +193,40 @@ def test_a_stamp_going_back_restarts_the_observer(h):
     stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in ext]
     assert stamps == [5_001_000_000, 4_001_000_000]      # the restart's first sample has no estimate
     assert h.spin_until(lambda: any("the observer restarts" in m.msg for m in logs), 5.0)
+
+
+def test_lqr_node_with_integral_states_commands_what_the_library_commands(h):
+    """``feedback: lqr`` with ``rejection_integral_action``: the node's online gains are those of
+    the model with three integral states (``integral_model``, ``integral_weights`` at the
+    controller's bandwidth); two input sets 1 ms apart (the first gain, a DARE, serves both at
+    ``gain_rate_hz`` 100) give the library's commands and estimate (bounds as above)."""
+    from sibling import test_module
+    lq = test_module("test_ros_lqr")
+    from geodyn_ros.control.lqr import LqrController, LqrWeights, dare_gain
+    from geodyn_ros.control.rejection.lqr import integral_model, integral_weights
+    opts = RejectionOptions(wrench_feedforward=True, integral_action=True)
+    node = h.make(FlatControllerNode, {**lq.LQR, "rejection_wrench_feedforward": True,
+                                       "rejection_integral_action": True})
+    rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds", depth=10)
+    ext = h.record(WrenchStamped, node.get_fully_qualified_name() + "/external_wrench", depth=10)
+    lib = None
+    for k in range(2):
+        stamp, n = 1_500_000_000 + k * 1_000_000, len(rotors)
+        ref, flat, lin, C, Vb, q, qd, th, thd = lq._inputs(h, stamp, t=0.8 + k * 1e-3)
+        assert h.spin_until(lambda: len(rotors) > n, 60.0)
+        if lib is None:
+            L = lq.LIN
+            x = np.sqrt(lq.ALLOC.allocate_thrust_torque(flat.thrust[0], flat.body_torque[0]))
+            w = LqrWeights()
+            lib = LqrController(L, None, rejection=opts)
+            A, B = integral_model(*L.discretize(*L.compose(lin.A, lin.B), x), L.dt)
+            _, K = dare_gain(A, B, integral_weights(w.Q(6, 6, 6), w.base_position, lib.integral_bandwidth),
+                             w.R(6, 6, 0))
+            assert K.shape[1] == L.ns + 3
+            lib.gains = lambda t, K=K: K
+        want = lib.command(stamp * 1e-9, C, Vb, q, qd, th, thd, ref.q, flat)
+        got = np.asarray(rotors[-1].velocity)
+        assert np.abs(got - want.omega).max() < 1e-9 * np.abs(want.omega).max(), k
+    assert h.spin_until(lambda: len(ext) >= 1, 5.0)
+    assert np.abs(_wrench(ext[-1]) - lib.rejection.estimate.wrench_body).max() < TOL
+    assert np.abs(lib.z).max() > 0           # the integral states moved (and the commands still agree)
