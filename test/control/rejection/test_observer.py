@@ -291,7 +291,7 @@ def test_a_pose_array_reused_by_the_caller_does_not_change_the_estimate(aerial_m
     """A node keeps its measured pose in one array, updated in place each sample: the observer
     must keep its own copy of the last pose (the held rotor wrench is averaged over the two
     poses). Reproducer: before the copy the ROS estimate differed from the library's by 2e-4 N m
-    per step on the hexarotor (test/ros/nodes/test_ros_rejection.py)."""
+    per step on the hexarotor (test/ros/inputs/test_ros_rejection.py)."""
     m = aerial_manipulator
     n = m.n_joints
     rng = np.random.default_rng(7)
