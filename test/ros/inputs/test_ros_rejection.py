@@ -72,7 +72,8 @@ TOL = 1e-9
     ({"rejection_frame": " link4"}, r"^parameter 'rejection_frame': ' link4' is not a link name"),
 ])
 def test_bad_rejection_parameters_are_refused_in_one_line(h, node_cls, params, match):
-    src = {"urdf_path": XACRO} if node_cls is FlatControllerNode else {}   # the actuated node: its own tilthex
+    from geodyn_ros.loops.actuated import tilthex_source
+    src = {"urdf_path": XACRO if node_cls is FlatControllerNode else str(tilthex_source())}   # the model at start
     with pytest.raises(ConfigurationError, match=match) as err:
         h.make(node_cls, {**src, **params})
     assert "\n" not in str(err.value)
