@@ -170,7 +170,7 @@ class _FirstOrder:
 
     def _state(self, C, V_body, q, qd):
         n = self.model.n_joints
-        C = np.asarray(C, dtype=float)
+        C = np.array(C, dtype=float)      # a copy: the last sample's pose is kept (a caller may reuse its array)
         if C.shape != (4, 4) or not np.all(np.isfinite(C)):
             raise ValueError(f"C: expected a finite (4, 4) pose, got shape {C.shape}")
         return C, _vector(V_body, "V_body", 6), _vector(q, "q", n), _vector(qd, "qd", n)

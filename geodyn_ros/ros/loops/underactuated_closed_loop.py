@@ -78,7 +78,8 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
                                speed: float = 1.0, wall_timeout: float | None = None, progress=None,
                                namespace: str = "", frame_prefix: str = "", info: dict | None = None,
                                lqr_parameters: dict | None = None, command_timeout: float = 0.2, record=None,
-                               sensing: str = "perfect", sensor_seed: int = 0, sensors_file: str = ""):
+                               sensing: str = "perfect", sensor_seed: int = 0, sensors_file: str = "",
+                               controller_parameters: dict | None = None, plant_actuation_config: str | None = None):
     """Run actuated sim + flat reference + ``geodyn_node`` (flat mode) + flat controller over ROS.
 
     Parameters
@@ -105,12 +106,20 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
         publishes a step manifest (``lockstep_cycles: steps``) and the controller runs
         ``input_policy: latest`` with ``cycle: sim_steps``, the in-process loops' input rule (the
         same samples, the same result to rounding); the log is the simulator's exact state.
+    controller_parameters : extra ``geodyn_flat_controller`` parameters of every row (e.g. the
+        ``rejection_*`` options, :mod:`geodyn_ros.ros.inputs.rejection_inputs`).
+    plant_actuation_config : the simulator's actuation YAML when it differs from the model's
+        (a plant with other rotor constants: the controller and ``geodyn_node`` keep
+        ``actuation_config``); default the same.
     info : dict, optional, filled with ``sim`` (the simulator node, destroyed on return),
         ``lqr_stats`` (the LQR rows' :class:`~geodyn_ros.control.lqr.OnlineGains` ``stats``),
         ``diagnostics`` (every ``DiagnosticStatus`` received), ``rotor_feedforward`` (stamp ->
         ``omega_d^(0..r)`` of ``feedforward/rotor_speeds``, ``geodyn_msgs/RotorSpeeds``) and ``motor_states``; the LQR rows
         also ``lqr_gain_chain`` (the stamp [s] of every gain computed, in order) and
-        ``lqr_gains_used`` (step stamp [ns] -> sequence number of the gain that step used): with a
+        ``lqr_gains_used`` (step stamp [ns] -> sequence number of the gain that step used), and
+        ``external_wrench`` (stamp [ns] -> the body wrench (6,) of the controller's
+        ``~/external_wrench``, moment first) and ``rejection`` (the controller's
+        :class:`~geodyn_ros.control.rejection.Rejection`, None with the options off): with a
         gain thread they depend on the wall clock, and
         ``simulate_case("lqr_online", ..., gain_record=(chain, used))`` replays exactly them.
 
@@ -148,7 +157,8 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
         start = flat_start_parameters(cfg, urdf, speed=speed)
         sensed = {"sensing": sensing, "sensor_seed": int(sensor_seed), "sensors_file": sensors_file,
                   "lockstep_cycles": "steps" if sensing != "perfect" else "odom"}
-        sim = run.add(ActuatedSimNode, {"urdf_path": urdf, "actuation_config": cfg_path, "timestep": timestep,
+        plant_cfg = str(plant_actuation_config or cfg_path)
+        sim = run.add(ActuatedSimNode, {"urdf_path": urdf, "actuation_config": plant_cfg, "timestep": timestep,
                                         "lockstep": True, "command_timeout": float(command_timeout), **fp, **start,
                                         **sensed})
         inputs = LOCKSTEP_INPUTS
@@ -166,7 +176,8 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
             law = {"level": row, **{k: (list(getattr(gains, k)) if k in ("kp_rotation", "kd_rotation")
                                         else float(getattr(gains, k))) for k in GAINS}}
         ctrl_node = run.add(FlatControllerNode, {**sim_t, **fp, **inputs, "urdf_path": urdf,
-                                                 "actuation_config": cfg_path, "order": 2, **law})
+                                                 "actuation_config": cfg_path, "order": 2, **law,
+                                                 **(controller_parameters or {})})
         model = ctrl_node.model
         gain_chain, gains_used = [], {}
         if lqr:   # record which gains were computed and used (the thread's progress is wall clock)
@@ -180,12 +191,25 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
             ffw[stamp] = om
 
         rec.node.create_subscription(RotorSpeeds, "feedforward/rotor_speeds", on_ffw, control_qos(100))
+        ext: dict[int, np.ndarray] = {}
+        if ctrl_node.rejection_options is not None:
+            from geometry_msgs.msg import WrenchStamped
+
+            from ..wire.conversions import stamp_to_ns
+
+            def on_ext(msg):
+                w = msg.wrench
+                ext[stamp_to_ns(msg.header.stamp)] = np.array([w.torque.x, w.torque.y, w.torque.z,
+                                                               w.force.x, w.force.y, w.force.z])
+            rec.node.create_subscription(WrenchStamped, ctrl_node.get_fully_qualified_name() + "/external_wrench",
+                                         on_ext, control_qos(100))
         end_steps, last, wall = run.spin(sim, duration, timestep, wall_timeout=wall_timeout, progress=progress,
                                          what="under-actuated loop")
         if info is not None:
             info.update(sim=sim, diagnostics=rec.diagnostics, motor_states=rec.motors, rotor_feedforward=ffw,
                         lqr_stats=dict(ctrl_node.online.stats) if ctrl_node.online is not None else None,
-                        lqr_gain_chain=gain_chain, lqr_gains_used=gains_used)
+                        lqr_gain_chain=gain_chain, lqr_gains_used=gains_used, external_wrench=ext,
+                        rejection=ctrl_node.ctrl.rejection)
         log = rec.reference_log(model, last, lambda t, order: figure_eight_reference(t, order, speed=speed), 2,
                                 flat=True, truth=sim.truth)
         cc = ctrl_node.ctrl

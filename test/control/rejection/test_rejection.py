@@ -155,6 +155,41 @@ def test_integral_clamps_and_holds_while_saturated(hexa):
     assert np.allclose(ctrl.rejection.ki_position, 100.0 * 0.1 * np.sqrt(100.0 / model.total_mass))
 
 
+def test_frozen_cycles_change_nothing_and_restart_keeps_what_was_learned(hexa):
+    """A failsafe's command of a predicted state (``Rejection.frozen``) reads the last estimate
+    and integrates nothing; :meth:`Rejection.restart` then starts the observer afresh (no
+    estimate at its first sample, the gap not integrated) and keeps the integrators and the
+    thrust scale. Oracle: the integral's own rule, ``z+ = z + dt e`` with the CoM error ``e``."""
+    cfg, model, al = hexa
+    C, Vb, q, qd, th, thd, ref, flat = _flat_inputs(model, cfg)
+    opts = RejectionOptions(wrench_feedforward=True, integral_action=True, thrust_estimate=True)
+    a = FlatnessController(model, al, cfg.rotors, cfg.elastic, rejection=opts)
+    args = (ref.com, ref.yaw, ref.q, flat)
+    for k in range(3):
+        Ck = C.copy()
+        Ck[2, 3] += 1e-3 * k
+        a.command(Ck, Vb, q, qd, th, thd, *args, t=k * 1e-3)
+    ra = a.rejection
+    est, z, k = ra.estimate, ra.z_position.copy(), ra.thrust_scale
+    assert est is not None and np.abs(z).max() > 0
+    ra.frozen = True                               # two held cycles, a far-off predicted state
+    for t in (5e-3, 4e-3):
+        Cp = C.copy()
+        Cp[:3, 3] += 0.5
+        held = a.command(Cp, Vb * 3, q, qd, th, thd, *args, t=t)
+        assert ra.estimate is est and np.array_equal(ra.z_position, z) and ra.thrust_scale == k
+    assert np.all(np.isfinite(held.omega))
+    ra.frozen = False
+    ra.restart()
+    assert ra.estimate is None and ra.last_time is None and np.array_equal(ra.z_position, z) and ra.thrust_scale == k
+    a.command(C, Vb, q, qd, th, thd, *args, t=0.5)
+    assert ra.estimate is None and np.array_equal(ra.z_position, z)       # the restart's first sample
+    c = a.command(C, Vb, q, qd, th, thd, *args, t=0.501)
+    assert ra.estimate is not None and np.all(np.isfinite(c.omega))
+    e = gd.center_of_mass(model, C, None, q)[0] - ref.com[0]       # the CoM error of this sample
+    assert np.allclose(ra.z_position - z, 1e-3 * e, rtol=1e-9, atol=0)   # 1 ms integrated, not the 0.5 s gap
+
+
 def test_integral_model_appends_the_integrators():
     rng = np.random.default_rng(2)
     A, B = rng.normal(size=(8, 8)), rng.normal(size=(8, 3))
