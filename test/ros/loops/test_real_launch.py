@@ -112,7 +112,8 @@ _INTERFACES_READY = []
 
 
 def _script_interfaces(env: dict) -> None:
-    """Build ``geodyn_msgs`` (and ``tf2_msgs/TFMessage``) into the script's venv, once, as ``make
+    """Build ``geodyn_msgs`` (and the ``tf2_msgs``, ``actuator_msgs`` and ``px4_msgs`` stand-ins) into the
+    script's venv, once, as ``make
     venv`` does for the clone's (``tools/build_interfaces.py``: the CMake path fix-up, then the
     build). The script's ``colcon build`` builds the root package alone (colcon's default crawl
     stops at it), as a user's bare ``colcon build`` would; the nodes' default ``message_types:
@@ -125,7 +126,8 @@ def _script_interfaces(env: dict) -> None:
     if not (venv / "bin" / "colcon").exists():
         subprocess.run(["bash", str(SCRIPT), str(ROOT), "geodyn.launch.py", "1"], env=env, capture_output=True,
                        timeout=START_TIMEOUT)
-    probe = subprocess.run([str(py), "-c", "import geodyn_msgs.msg, tf2_msgs.msg, px4_msgs.msg"], env=env,
+    probe = subprocess.run([str(py), "-c", "import geodyn_msgs.msg, tf2_msgs.msg, px4_msgs.msg, actuator_msgs.msg, "
+                            "std_srvs.srv"], env=env,
                            capture_output=True)
     if probe.returncode != 0:
         # the script makes its venv once, from the requirements of that day: bring it to today's
