@@ -15,7 +15,7 @@ MSG_SOURCES := $(wildcard geodyn_msgs/msg/*.msg) geodyn_msgs/CMakeLists.txt geod
 OUT    ?= out
 SPEED  ?= 1
 
-.PHONY: venv lint docs test test-fresh-clone test-real-launch two-robots demo actuated underactuated sensing-demo sensing budget figures lqr bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize fly clean
+.PHONY: venv lint docs test test-fresh-clone test-real-launch two-robots demo actuated underactuated sensing-demo sensing budget figures lqr rejection bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize fly clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -133,6 +133,13 @@ budget: $(STAMP)
 ## vehicle, cases nominal / arm +10 % / gust / 0.3 m + 20 deg offset, 10 s each; JSON in $(OUT)/lqr.json.
 lqr: $(STAMP)
 	$(BIN)/python -m geodyn_ros.examples.lqr_loop --json-out $(OUT)/lqr.json
+
+## A plant that is not the model, the rejection options off and on (doc/howto/model_error.md):
+## the collinear, the actuated and the Borinot vehicle, every level, issue 53's cases, +-10 % mass,
+## wind (10 seeds) and an end-effector push, 5 s pre-roll + 3 s each; about 750 flights (2 to 3
+## CPU hours; JOBS in parallel). JSON in $(OUT)/rejection.json.
+rejection: $(STAMP)
+	$(BIN)/python -m geodyn_ros.examples.rejection_table --jobs $(JOBS) --json $(OUT)/rejection.json
 
 ## What the LQR costs online: linearize vs Pinocchio, the gain update vs scipy's DARE, a command,
 ## and the gain thread's rate, latency and CPU in the ROS loop.

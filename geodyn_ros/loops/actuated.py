@@ -117,6 +117,8 @@ class RowResult:
     world: object = field(default=None, repr=False, compare=False)
     #: (T, 6 + n) the generalized external force the world applied at each logged sample, or None
     external: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: the controller's rejection state at the end of the run (geodyn_ros.control.rejection.Rejection), or None
+    rejection: object = field(default=None, repr=False, compare=False)
 
     def metrics(self, max_rot_velocity: float, max_motor_torque: float, settle: float = SETTLE_S) -> dict:
         """The README columns. ``*_after_<settle>s``: the same RMS over ``t >= settle`` only (without
@@ -144,7 +146,8 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
                       gains: TrackingGains | None = None, config=None, source=None,
                       gravity=(0.0, 0.0, -9.81), rigid_joints: bool = False, lag_discrete: bool = False,
                       preroll: float = PREROLL_S, progress=None, reference=None, sensing=None,
-                      record=None, world=None, world_seed: int = 0) -> RowResult:
+                      record=None, world=None, world_seed: int = 0, rejection=None,
+                      wrap_command=None) -> RowResult:
     """Run one row of the table (module docstring) and return its :class:`RowResult`.
 
     duration [s] of simulated time; speed: time scaling of Table 3; timestep [s]: simulator and
@@ -172,6 +175,14 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     controller keeps the nominal model and ``config`` (``RowResult.world``: the draw;
     ``RowResult.external``: the generalized external force of every logged sample). None, or an
     exact world: the simulator is the model, bit for bit.
+    rejection: a :class:`~geodyn_ros.control.rejection.RejectionOptions` the controller rejects what
+    its model misses with (observer feedforward, integral action on the base pose, thrust estimate;
+    the command gets the loop's time ``t``), or None: the controller of the tables, bit for bit
+    (``RowResult.rejection``: the controller's rejection state at the end). Not used by the
+    ``ideal`` row (its law is :func:`~geodyn_ros.control.feedback.tracking_command`, no controller).
+    wrap_command: ``f(command) -> command`` around the controller's call
+    ``command(t, C, V_b, q, qd, theta, theta', C_d, V_b_d, q_d, W_b_jet, tau_jet) -> ActuatedCommand``
+    (e.g. observers run on the loop's data), or None; not used by the ``ideal`` row.
     """
     from geodyn_ros.sim import ActuatedSim
     from .fly_references import vehicle_size
@@ -205,11 +216,23 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
             eff[model.joint_names.index(j)] = lim
     indi = row == "indi"
     if row in BASELINES:
+        if rejection is not None:
+            raise ValueError(f"rejection: the baseline row {row!r} takes no rejection options (pid_g has its "
+                             "integral built in; INDI's increment is its disturbance rejection)")
         ctrl, imu_rate = _baseline_controller(row, al, cfg, model, gains, eff, gravity, timestep, sensing)
+
+        def command(t, C, Vb, q, qd, th, thd, Cd, Vbd, q_d, Wb, tau):
+            return ctrl.command(C, Vb, q, qd, th, thd, Cd, Vbd, q_d, Wb, tau)
     else:
         ctrl = ActuatedController(al, cfg.rotors, None if rigid_joints else cfg.elastic, model.joint_names, gains,
                                   feedforward_order=level, lag_timestep=timestep if lag_discrete else None,
-                                  effort_limits=eff, model=model, gravity=gravity)
+                                  effort_limits=eff, model=model, gravity=gravity, rejection=rejection)
+
+        def command(t, C, Vb, q, qd, th, thd, Cd, Vbd, q_d, Wb, tau):
+            return ctrl.command(C, Vb, q, qd, th, thd, Cd, Vbd, q_d, Wb, tau, t=t)
+
+    if wrap_command is not None:
+        command = wrap_command(command)
     mixed = not (ideal or rigid_joints) and bool(sim.rigid_joints)   # some joints rigid, the others elastic
     reference = scaled_reference(speed) if reference is None else reference
     g = np.asarray(gravity, float)
@@ -313,7 +336,7 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
                 if scored:
                     u_peak = max(u_peak, _peak(tq))
             elif rigid_joints:
-                cmd = ctrl.command(C, Vb, q, qd, q, qd, Cd, Vbd, ref.q, Wb, tau)
+                cmd = command(t, C, Vb, q, qd, q, qd, Cd, Vbd, ref.q, Wb, tau)
                 guard.check(t, C, Cd, q, ref.q[0], cmd.omega_raw)
                 sim.set_rotor_command(stopped if sess is not None and sess.disarmed else cmd.omega)
                 sim.set_command(np.zeros(6), cmd.u)
@@ -329,7 +352,7 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
                     imu_seen = indi_measure(ctrl, sim, sess, exact_imu, t, imu_seen)
                     cmd = ctrl.command(C, Vb, q, qd, th, thd, Cd, Vbd, ref.q, _base_acceleration(ref))
                 else:
-                    cmd = ctrl.command(C, Vb, q, qd, th, thd, Cd, Vbd, ref.q, Wb, tau)
+                    cmd = command(t, C, Vb, q, qd, th, thd, Cd, Vbd, ref.q, Wb, tau)
                 guard.check(t, C, Cd, q, ref.q[0], cmd.omega_raw)
                 sim.set_rotor_command(stopped if sess is not None and sess.disarmed else cmd.omega)
                 if mixed:         # the rigid joints' torques (0 at the elastic joints, driven by their springs)
@@ -360,6 +383,7 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
                     diverged=diverged)
     res.session = sess
     res.world, res.external = pert, None if ext_log is None else ext_log[:n]
+    res.rejection = ctrl.rejection
     return res
 
 

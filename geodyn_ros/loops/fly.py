@@ -215,7 +215,7 @@ def prepare(urdf, vehicle, *, reference: str = "figure8", slow_down: bool = Fals
 
 
 def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: float | None = None,
-        progress=None, sensing=None, record=None, world=None, world_seed: int = 0) -> dict:
+        progress=None, sensing=None, record=None, world=None, world_seed: int = 0, rejection=None) -> dict:
     """Fly ``levels`` (default all of the rank's) of a :func:`prepare`-d vehicle; ``{row: result}``
     (:class:`~geodyn_ros.loops.underactuated.UnderactuatedRow` or
     :class:`~geodyn_ros.loops.actuated.RowResult`). duration [s] scored (default: a mission's
@@ -224,7 +224,9 @@ def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: floa
     :class:`~geodyn_ros.loops.sensed.Sensing` or None (the exact state); record: a
     :class:`~geodyn_ros.loops.recording.McapRecording` every level is recorded into (its own
     namespace ``/<level>/``), or None; world: a :class:`geodyn_ros.sim.world.World` every level flies
-    in, drawn with ``world_seed`` (the same draw for every level), or None (the simulator is the model)."""
+    in, drawn with ``world_seed`` (the same draw for every level), or None (the simulator is the model);
+    rejection: the :class:`~geodyn_ros.control.rejection.RejectionOptions` every level's controller
+    flies with, or None (the controllers of the tables, bit for bit)."""
     rank = prep["rank"]
     levels = LEVELS[rank] if levels is None else tuple(levels)
     for lv in levels:
@@ -240,6 +242,8 @@ def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: floa
         kw["sensing"] = sensing
     if world is not None:
         kw["world"], kw["world_seed"] = world, world_seed
+    if rejection is not None:
+        kw["rejection"] = rejection
     if rank == 4:
         from .underactuated import simulate_underactuated as run
     else:

@@ -94,14 +94,29 @@ def _discrete_model(model, lin, speed):
 
 
 def gain_schedule(duration: float = 10.0, *, preroll: float = 2.0, timestep: float = 1e-3, speed: float = 1.0,
-                  weights: LqrWeights | None = None, config=None, progress=None):
+                  weights: LqrWeights | None = None, config=None, progress=None, rejection=None):
     """The TVLQR gains along the figure eight on ``[-preroll, duration]`` (they depend on the reference
-    and the nominal model only: one schedule serves every case)."""
+    and the nominal model only: one schedule serves every case). ``rejection``
+    (:class:`~geodyn_ros.control.rejection.RejectionOptions`) with ``integral_action``: the gains of
+    the model with the three integral states (:func:`_integral_problem`); otherwise, or None, the plain ones."""
     cfg, model, al, lin = _vehicle(config, timestep)
     w = LqrWeights() if weights is None else weights
     t0 = -int(round(preroll / timestep)) * timestep
-    return tvlqr_schedule(_discrete_model(model, lin, speed), t0, duration, timestep, w.Q(lin.n, lin.ne, lin.nr),
-                          w.R(lin.nr, lin.ne, lin.nq), w.store_every, w.tail, progress=progress)
+    models, Q = _discrete_model(model, lin, speed), w.Q(lin.n, lin.ne, lin.nr)
+    if rejection is not None and rejection.integral_action:
+        models, Q = _integral_problem(lin, models, Q, w, rejection)
+    return tvlqr_schedule(models, t0, duration, timestep, Q, w.R(lin.nr, lin.ne, lin.nq), w.store_every, w.tail,
+                          progress=progress)
+
+
+def _integral_problem(lin, models, Q, weights, rejection):
+    """``(models, Q)`` of the LQR problem with three integral states on the base position
+    (:func:`~geodyn_ros.control.rejection.lqr.integral_model`, :func:`~geodyn_ros.control.rejection.lqr.integral_weights`)
+    at the integral bandwidth the controller uses with ``rejection`` (:attr:`LqrController.integral_bandwidth`)."""
+    from geodyn_ros.control.rejection.lqr import integral_model, integral_weights
+    wi = LqrController(lin, None, rejection=rejection).integral_bandwidth
+    dt = lin.dt
+    return (lambda t: integral_model(*models(t), dt)), integral_weights(Q, weights.base_position, wi)
 
 
 class LqrCaseResult(UnderactuatedRow):
@@ -132,7 +147,7 @@ def simulate_case(controller: str = "lqr", case: str = "nominal", duration: floa
                   timestep: float = 1e-3, speed: float = 1.0, weights: LqrWeights | None = None,
                   gains: FlatnessGains | None = None, schedule=None, online_rate_hz: float = 100.0,
                   online_steps: int = 20, config=None, gain_record=None, world=None,
-                  world_seed: int = 0) -> LqrCaseResult:
+                  world_seed: int = 0, rejection=None) -> LqrCaseResult:
     """One controller in one case (module docstring); ``schedule``: precomputed TVLQR gains to reuse
     (they depend on the reference and the nominal model only, not on the case).
 
@@ -147,6 +162,13 @@ def simulate_case(controller: str = "lqr", case: str = "nominal", duration: floa
     ``world`` (a :class:`geodyn_ros.sim.world.World`, drawn with ``world_seed``): the simulator flies
     in it (on top of the case: the ``mass`` case's heavier arm is perturbed further); the controllers
     keep the nominal model. None, or an exact world: as without.
+
+    ``rejection`` (:class:`~geodyn_ros.control.rejection.RejectionOptions`, or None: the controllers
+    of the table, bit for bit): the controller rejects what its model misses (the command gets the
+    loop's time). With ``integral_action`` the LQR's gains are those of the model with three integral
+    states: computed here (``lqr``: :func:`gain_schedule` with ``rejection``; ``lqr_online``: the
+    online recomputation on that model), or ``schedule`` must already be (ns + 3 columns). The
+    controller's rejection state at the end is the result's ``rejection``.
     """
     from geodyn_ros.sim import ActuatedSim
 
@@ -164,7 +186,8 @@ def simulate_case(controller: str = "lqr", case: str = "nominal", duration: floa
         sim = pert.build(timestep=timestep)
     else:
         sim = ActuatedSim(plant_src, cfg, timestep=timestep)
-    geo = FlatnessController(model, al, cfg.rotors, cfg.elastic, gains, "ff2", lag_timestep=timestep)
+    geo = FlatnessController(model, al, cfg.rotors, cfg.elastic, gains, "ff2", lag_timestep=timestep,
+                             rejection=rejection if controller == "geometric" else None)
 
     def jets(t):
         ref = figure_eight_reference(t, 2, speed=speed)
@@ -177,21 +200,23 @@ def simulate_case(controller: str = "lqr", case: str = "nominal", duration: floa
         ctrl = geo
 
         def command(t, C, Vb, q, qd, th, thd, ref, flat):
-            return geo.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat)
+            return geo.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat, t=t)
     else:
         w = LqrWeights() if weights is None else weights
+        models, Q = _discrete_model(model, lin, speed), w.Q(lin.n, lin.ne, lin.nr)
+        if rejection is not None and rejection.integral_action:
+            models, Q = _integral_problem(lin, models, Q, w, rejection)
         if controller == "lqr":
             if schedule is None:
                 schedule = gain_schedule(duration, preroll=preroll, timestep=timestep, speed=speed, weights=w,
-                                         config=cfg)
-            ctrl = LqrController(lin, schedule)
+                                         config=cfg, rejection=rejection)
+            ctrl = LqrController(lin, schedule, rejection=rejection)
         elif gain_record is not None:
-            ctrl = LqrController(lin, _ReplayedOnline(w.Q(lin.n, lin.ne, lin.nr), w.R(lin.nr, lin.ne, lin.nq),
-                                                      _discrete_model(model, lin, speed), online_rate_hz, online_steps,
-                                                      *gain_record))
+            ctrl = LqrController(lin, _ReplayedOnline(Q, w.R(lin.nr, lin.ne, lin.nq), models, online_rate_hz,
+                                                      online_steps, *gain_record), rejection=rejection)
         else:
-            ctrl = LqrController(lin, _EmulatedOnline(w.Q(lin.n, lin.ne, lin.nr), w.R(lin.nr, lin.ne, lin.nq),
-                                                      _discrete_model(model, lin, speed), online_rate_hz, online_steps))
+            ctrl = LqrController(lin, _EmulatedOnline(Q, w.R(lin.nr, lin.ne, lin.nq), models, online_rate_hz,
+                                                      online_steps), rejection=rejection)
         ctrl.reset_rotors(start["rotor_speed"])
 
         def command(t, C, Vb, q, qd, th, thd, ref, flat):
@@ -225,6 +250,7 @@ def simulate_case(controller: str = "lqr", case: str = "nominal", duration: floa
     row = run_loop(sim, sim.model, command, jets, start, duration, preroll, timestep, name=f"{controller}/{case}",
                    counters=ctrl, disturbance=disturbance, at_zero=at_zero)
     row.world = pert
+    row.rejection = ctrl.rejection
     out = LqrCaseResult(**row.__dict__)
     out.recovery_s = recovery_time(row.log, t_from) if t_from is not None else None
     return out

@@ -81,6 +81,9 @@ class UnderactuatedRow:
     #: (T, 6 + n) the generalized external force the world applied at each logged sample
     #: (ExternalWrench.generalized: base body wrench, then joint torques), or None (no world forces)
     external: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: the controller's rejection state at the end of the run (geodyn_ros.control.rejection.Rejection:
+    #: thrust scale, CoM offset, integrators, last estimate), or None (no rejection options)
+    rejection: object = field(default=None, repr=False, compare=False)
 
     def metrics(self) -> dict:
         """The JSON columns of the table (module docstring)."""
@@ -99,7 +102,7 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
                            gains: FlatnessGains | None = None, config=None, source=None,
                            preroll: float = PREROLL_S, reference=None, progress=None,
                            sensing=None, record=None, wrap_command=None, world=None,
-                           world_seed: int = 0) -> UnderactuatedRow:
+                           world_seed: int = 0, rejection=None) -> UnderactuatedRow:
     """Run one row of the table (module docstring) and return its :class:`UnderactuatedRow`.
 
     duration [s] scored; speed: time scaling of the reference; timestep [s]: simulator and control
@@ -119,6 +122,11 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     and the logged CoM is the plant's (the true one). The row's ``world`` holds the draw
     (:meth:`~geodyn_ros.sim.world.Perturbation.lines`), its ``external`` the applied external
     wrench of every logged sample. None, or an exact world: the simulator is the model, bit for bit.
+    rejection: a :class:`~geodyn_ros.control.rejection.RejectionOptions` the controller rejects what
+    its model misses with (observer feedforward, integral action, thrust and CoM estimates; the
+    command gets the loop's time ``t``), or None: the controller of the tables, bit for bit. The
+    controller's :class:`~geodyn_ros.control.rejection.Rejection` state at the end of the run is
+    the row's ``rejection`` (None without).
     """
     from geodyn_ros.sim import ActuatedSim
     from .fly_references import vehicle_size
@@ -151,9 +159,12 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     ctrl = FlatnessController(model, al, cfg.rotors, None if rigid_joints else cfg.elastic, gains, level,
                               ideal_rotors=ideal, lag_timestep=timestep if discrete else None,
                               effort_limits=rigid_effort_limits(cfg, model, hexarotor_source() if source is None
-                                                                else source))
+                                                                else source), rejection=rejection)
     indi = None
     if row == "indi":
+        if rejection is not None:
+            raise ValueError("rejection: the indi row takes no rejection options (its increment is its "
+                             "disturbance rejection)")
         from geodyn_ros.control.baselines import IndiFlatController, IndiOptions
         from geodyn_ros.control.baselines.indi import filter_time_constant_for
         imu = None if sensing is None else sensing.profile.imu
@@ -188,7 +199,7 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
         st.pop("motor_velocity")
 
     def command(t, C, Vb, q, qd, th, thd, ref, flat):
-        return ctrl.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat)
+        return ctrl.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat, t=t)
 
     if indi is not None:
         from geodyn_ros.control.baselines import ImuIntervals
@@ -206,6 +217,7 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
                    ideal=ideal, rigid_joints=rigid_joints, progress=progress, session=sess, size=size,
                    max_rot_velocity=cfg.rotors.max_rot_velocity, record=record)
     res.world = pert
+    res.rejection = ctrl.rejection
     return res
 
 
