@@ -40,6 +40,14 @@ def _raise(code: int):
     raise ValueError(f"{arg}: {msg}")
 
 
+def _check_regular(model):
+    """Refuse the forward dynamics of a model whose mass matrix is singular at every configuration
+    (``model.singular``, found by the loader), with that reason."""
+    why = getattr(model, "singular", "")
+    if why:
+        raise ValueError(f"model: forward dynamics is undefined: {why}")
+
+
 def _has_time_axis(base_pose) -> bool:
     """True for a (T, 4, 4) stack of poses: the call evaluates a trajectory (:mod:`.batch`)."""
     try:

@@ -77,6 +77,8 @@ class Workspace:
         e = fdb.shape[0]
         self._fd_res = ForwardDynamicsResult(_owned(self._fdb, e, (order + 2, 6)),
                                              _owned(self._fdb, e + 6 * (order + 2), (order + 3, n)))
+        if model.singular:   # no compiled entry: every call goes to forward_dynamics, which refuses with the reason
+            self._fdb = None
 
     def __repr__(self):
         return f"Workspace(model with {self.model.n_joints} joints, order={self.order})"
