@@ -239,6 +239,11 @@ class FlatStore:
     def stamp(self) -> int:
         return int(self.I[M_STAMP])
 
+    def carry(self, last_stamp: int, accepted: int, received: bool) -> None:
+        """Continue the topic of a former buffer (a model change): its newest stamp, its count of
+        accepted messages and whether any message came."""
+        self.I[T_LAST], self.I[T_ACCEPTED], self.I[T_RECEIVED] = int(last_stamp), int(accepted), int(received)
+
     def reset(self) -> None:
         """Forget the newest stamp (simulated time was reset)."""
         self.I[T_LAST] = -1

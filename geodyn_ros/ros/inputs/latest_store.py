@@ -342,6 +342,10 @@ class _TopicView:
     def accepted(self) -> int:
         return int(self._s.I[self._b + T_ACCEPTED])
 
+    def accepted_count(self) -> int:
+        """:meth:`.input_sync.TopicBuffer.accepted_count` (``accepted[<topic>]`` on ``/diagnostics``)."""
+        return self.accepted
+
     @property
     def last_stamp(self) -> int:
         return int(self._s.I[self._b + T_LAST])

@@ -364,8 +364,11 @@ class FeedforwardInputs:
     def _build_flat(self, model) -> None:
         """The flat store (:mod:`~geodyn_ros.ros.inputs.flat_store`) when the fused path applies:
         typed messages, a cycle per message, a plain model (the flat map's hot kernel); else None."""
-        if self._flat_store is not None:   # back to the buffer of the full path
-            self._bufs["flat_reference"] = self._flat_buf
+        old = self._flat_store
+        if old is not None:   # back to the buffer of the full path, with the store's stamp order and counts
+            buf = self._bufs["flat_reference"] = self._flat_buf
+            buf.last_stamp, buf.accepted = old.topic.last_stamp, old.topic.accepted
+            buf.received = buf.received or old.topic.received
         self._flat_store, self._flat_buf = None, self._bufs["flat_reference"]
         if not (self.types.typed and self._rate_zero and model is model._plain):
             return
@@ -375,6 +378,8 @@ class FeedforwardInputs:
         st.set_model(model, self.gravity, self.allocation)
         st.set_counts(0 if self.publish_linearization else rcl_count_function(),
                       [publisher_address(p) for p in (self._pub_wrench, self._pub_efforts)])
+        buf = self._flat_buf   # (the stamps never go back across a model change)
+        st.carry(buf.last_stamp, buf.accepted, buf.received)
         self._flat_store = st
         self._bufs["flat_reference"] = st.topic
 

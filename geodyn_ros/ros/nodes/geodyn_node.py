@@ -336,8 +336,6 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
                       for t in self._topics}
         if self.mode == "measured" and not self.latest:
             self._pair = PairMatcher(self._bufs["odom"], self._bufs["joint_states"], self.tol_ns)
-        for t in self._topics:   # /diagnostics: the messages of each input accepted so far (this model)
-            self.diag.live[f"accepted[{t}]"] = self._bufs[t].accepted_count
         # a measured cycle's inputs: the pair's C, V^(0), q, qdot (copied in at the match), the reference's rows above
         self._C_meas = np.eye(4)
         self._V_in = np.zeros((r + 2, 6))
@@ -353,6 +351,9 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
             self._bufs, self._ages = self._store.topics, self._store.ages
         if self.flat:
             self._build_flat(model)
+        for t in self._topics:   # /diagnostics: the messages of each input accepted so far (read from the
+            #                      buffer in use when the status goes out: latest and flat, the stores')
+            self.diag.live[f"accepted[{t}]"] = partial(self._accepted_count, t)
         self.get_logger().info(
             f"model '{model.name}' ({n} joints, base '{self.base_link}'), order {r}, "
             + (f"{len(self.rotor_names)} rotors ({'collinear' if self.allocation.collinear else 'fully actuated'}), "
@@ -360,6 +361,10 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
             f"input_mode {self.mode}, rate_hz {p['rate_hz']:g}, "
             f"reference_representation {self.reference_representation}, "
             f"output_representation {self.output_representation}")
+
+    def _accepted_count(self, topic: str) -> int:
+        """The messages of ``topic`` accepted so far (``accepted[<topic>]`` on ``/diagnostics``)."""
+        return self._bufs[topic].accepted_count()
 
     # ------------------------------------------------------------------ inputs
     def _now_ns(self) -> int:
