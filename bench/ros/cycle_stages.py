@@ -10,8 +10,30 @@ share of a cycle. What the sum of the stages does not cover is the Python glue o
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
+from geodyn_ros.algorithms.kernels.flat import flat_map_ws
+from geodyn_ros.algorithms.kernels.inverse import inverse_dynamics_into
 from geodyn_ros.ros.inputs.input_sync import TopicBuffer, input_entry
+
+
+# ----------------------------------------------------------------------------- kernels timed without Python's call around them
+@njit(cache=True)
+def id_loop(buf, C, V, Q, order, k):  # pragma: no cover (compiled)
+    """``inverse_dynamics_into`` ``k`` times (the kernel alone, no dispatch)."""
+    code = 0
+    for _ in range(k):
+        code |= inverse_dynamics_into(buf, C, V, Q, order)
+    return code
+
+
+@njit(cache=True)
+def flat_loop(ws, com, yaw, q, order, oC, oV, oq, ow, otau, oT, otb, k):  # pragma: no cover (compiled)
+    """``flat_map_ws`` ``k`` times."""
+    code = 0
+    for _ in range(k):
+        code |= flat_map_ws(ws, com, yaw, q, order, oC, oV, oq, ow, otau, oT, otb)
+    return code
 
 
 def _time_of(clock_handle):
@@ -74,14 +96,10 @@ def node_stages(node, mode: str, events, feed):
     C[:], V[0], Q[:2] = node._C_meas, node._V_in[0], node._Q_in[:2]
     ws = node._ws
     stages.append(("dynamics: Workspace.inverse_dynamics", lambda: [ws.inverse_dynamics(C, V, Q) for _ in odom_stamps]))
-    try:
-        from cycle_kernels import id_loop
-        buf = ws._idb
-        k = len(odom_stamps)
-        id_loop(buf, C, V, Q, r, 1)
-        stages.append(("dynamics: the kernel alone", lambda: id_loop(buf, C, V, Q, r, k)))
-    except ImportError:
-        pass
+    buf = ws._idb
+    k = len(odom_stamps)
+    id_loop(buf, C, V, Q, r, 1)
+    stages.append(("dynamics: the kernel alone", lambda: id_loop(buf, C, V, Q, r, k)))
     res = ws.inverse_dynamics(C, V, Q)
     W, tau = res.base_wrench, res.tau
     out = node._jet_out
@@ -167,14 +185,10 @@ def _store_stages(node, events):
     assert LS.cycle(I2, F2, T, t_last, now, False) == LS.OK
     stages.append(("cycle alone (state, reference, dynamics, jet)",
                    lambda: [LS.cycle(I2, F2, T, t_last, now, False) for _ in range(n_odom)]))
-    try:
-        from cycle_kernels import id_loop
-        r, size = st.order, int(st.I[LS.F_ID_SIZE])
-        buf = F2[:size]
-        id_loop(buf, st.C, st.V, st.Q, r, 1)
-        stages.append(("dynamics: the kernel alone", lambda: id_loop(buf, st.C, st.V, st.Q, r, n_odom)))
-    except ImportError:
-        pass
+    r, size = st.order, int(st.I[LS.F_ID_SIZE])
+    buf = F2[:size]
+    id_loop(buf, st.C, st.V, st.Q, r, 1)
+    stages.append(("dynamics: the kernel alone", lambda: id_loop(buf, st.C, st.V, st.Q, r, n_odom)))
     pub, b = node._jet_raw, node._jet_buf
     stages.append(("publish: feedforward/jet", lambda: [pub(b) for _ in range(n_odom)]))
     diag = node.diag
@@ -204,13 +218,9 @@ def _flat_store_stages(node, events):
     I[LS.T_LAST] = -1
     stages.append(("kernel: every message (decode, accept, flat map, 4 writes, counts)",
                    lambda: [FS.flat_message(raw, now, I, F, K, *T) for raw in raws]))
-    try:
-        from cycle_kernels import flat_loop
-        args = _flat_args(st)
-        flat_loop(*args, 1)
-        stages.append(("flat map: the kernel alone", lambda: flat_loop(*args, len(raws))))
-    except ImportError:
-        pass
+    args = _flat_args(st)
+    flat_loop(*args, 1)
+    stages.append(("flat map: the kernel alone", lambda: flat_loop(*args, len(raws))))
     b = st.bufs
     pubs = [(node._jet_raw, b[0]), (node._desired_raw, b[1]), (node._flat_raw, b[2])]
     if node._rotors_raw is not None:

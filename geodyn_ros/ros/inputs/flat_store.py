@@ -141,7 +141,7 @@ class FlatStore:
         if outputs is not None:
             jet, des, flat, rot = outputs
             b1, s1, w1, v1, _ = jet._t.offsets()
-            b2, s2, w2, v2, p2 = des.template()
+            b2, s2, w2, v2, p2 = des._t.offsets()
             b3, s3, w3, v3, _ = flat._t.offsets()
             I[P_JET:P_JET + 3] = s1, w1, v1
             I[P_DES:P_DES + 4] = s2, p2, w2, v2

@@ -213,11 +213,10 @@ class _Template:
         return self.stamp, self.rows, self.values, self.pose, self._raw._buf
 
     def offsets(self) -> tuple:
-        """``(buffer, stamp, rows, values, pose)``: the bytearray and the byte offsets in it of the
-        stamp and of the doubles (``pose`` -1 without one), for a compiled writer."""
-        buf = self._raw._buf
+        """``(buffer, stamp, rows, values, pose)``: the bytearray and the byte offsets in it of the stamp
+        and of the doubles (``pose`` -1 without one), for a compiled writer."""
+        buf, pose = self._raw._buf, self._raw.fields.get("pose")
         base = np.frombuffer(buf, dtype=np.uint8).ctypes.data
-        pose = self._raw.fields.get("pose")
         return (buf, self.stamp.ctypes.data - base, self.rows.ctypes.data - base, self.values.ctypes.data - base,
                 -1 if pose is None else pose.ctypes.data - base)
 
@@ -318,9 +317,8 @@ class TypedJetOutput:
         self.order, self.n, self.body = order, n, representation == "body"
 
     def template(self) -> tuple:
-        """``(buffer, stamp, rows, values, 0)``: the template's bytearray (what :meth:`write_finite`
-        publishes) and the byte offsets of its stamp and doubles, for a compiled writer
-        (``latest_store``; kind 0: ``FeedforwardJet``)."""
+        """``(buffer, stamp, rows, values, 0)``: the bytearray :meth:`write_finite` publishes and the byte
+        offsets of its stamp and doubles, for a compiled writer (``latest_store``; kind 0: typed)."""
         base = np.frombuffer(self._b, dtype=np.uint8).ctypes.data
         return (self._b, self._s.ctypes.data - base, self._w.ctypes.data - base, self._v.ctypes.data - base, 0)
 
@@ -376,10 +374,6 @@ class TypedDesiredStateOutput:
         t.values[:] = q[:V.shape[0]].ravel()
         return t.payload()
 
-    def template(self) -> tuple:
-        """``(buffer, stamp, rows, values, pose)`` of the template (:meth:`_Template.offsets`)."""
-        return self._t.offsets()
-
     def write_ro(self, stamp_ns: int, C: np.ndarray, V: np.ndarray, q: np.ndarray) -> bytes:
         """As :meth:`write` in one compiled call; ``C``, ``V``, ``q`` float64 (read-only views
         made once keep one compiled signature)."""
@@ -434,8 +428,7 @@ class TypedRotorSpeedOutput:
     def template(self) -> tuple:
         """``(buffer, stamp, values)``: the bytearray and the byte offsets of its stamp and doubles."""
         buf = self._raw._buf
-        base = np.frombuffer(buf, dtype=np.uint8).ctypes.data
-        return buf, self.stamp.ctypes.data - base, self.values.ctypes.data - base
+        return buf, *(a.ctypes.data - np.frombuffer(buf, dtype=np.uint8).ctypes.data for a in (self.stamp, self.values))
 
     def write(self, stamp_ns: int, omega: np.ndarray) -> bytes:
         """``omega_d^(0..r)`` (r+1, n_r), serialized."""
@@ -616,11 +609,8 @@ class FastTypedReference:
         self._keys = (_key(raw, p0, r.pads, lo=12), _key(raw, t0, r.pads, lo=p1), _key(raw, q0, r.pads, lo=t1))
 
     def spec(self):
-        """The learned shape for a compiled caller (``latest_store``): ``(0, (key1, key2, key3), lay
-        (7), ncol, cols, scratch size)``, or None (the typed kind is 0)."""
-        if self._keys is None:
-            return None
-        return 0, self._keys, self._lay, self._ncol, self._cols, self._tmp.shape[0]
+        """The learned shape for ``latest_store``: ``(0, keys (3), lay (7), ncol, cols, scratch size)`` or None."""
+        return None if self._keys is None else (0, self._keys, self._lay, self._ncol, self._cols, self._tmp.shape[0])
 
     def decode(self, raw, C: np.ndarray, V: np.ndarray, Q: np.ndarray) -> int:
         """Stamp [ns] with ``C`` (4, 4), ``V[:r+2]``, ``Q[:r+3]`` written, or -1 (declined)."""
@@ -696,11 +686,8 @@ class FastTypedFlatReference:
         self._keys = (_key(raw, c0, r.pads, lo=12), _key(raw, y0, r.pads, lo=c1), _key(raw, q0, r.pads, lo=y1))
 
     def spec(self):
-        """The learned shape for a compiled caller (``flat_store``): ``(keys, lay (7), ncol, cols,
-        scratch size)``, or None."""
-        if self._keys is None:
-            return None
-        return self._keys, self._lay, self._ncol, self._cols, self._tmp.shape[0]
+        """The learned shape for ``flat_store``: ``(keys (3), lay (7), ncol, cols, scratch size)``, or None."""
+        return None if self._keys is None else (self._keys, self._lay, self._ncol, self._cols, self._tmp.shape[0])
 
     def decode(self, raw, com: np.ndarray, yaw: np.ndarray, Q: np.ndarray) -> int:
         """Stamp [ns] with ``com[:r+5]``, ``yaw[:r+3]``, ``Q[:r+3]`` written, or -1 (declined)."""

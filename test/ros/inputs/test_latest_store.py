@@ -2,11 +2,11 @@
 rules it replaces, run side by side on the same messages.
 
 The oracle is the node's former path, each part tested on its own: the stamp-ordered
-:class:`~geodyn_ros.ros.inputs.input_sync.TopicBuffer` (``test_input_sync.py``), the held samples of
+:class:`~geodyn_ros.ros.inputs.input_sync.TopicBuffer` (``test/ros/wire/test_input_sync.py``), the held samples of
 :class:`~geodyn_ros.control.sensing.LatestSample` and ``propagate_joints``, ``select_reference``, the
 freshness rule of ``GeodynNode._fresh``, then ``gd.inverse_dynamics`` (the library's answer) on the
 state so formed. The messages are decoded for the oracle by the fast decoders, which
-``test_fast_inputs.py`` / ``test_typed_fast.py`` check against rclpy's deserializer; the
+``test/ros/wire/test_fast_inputs.py`` / ``test_typed_fast.py`` check against rclpy's deserializer; the
 store's jet is read back by rclpy's deserializer.
 
 A seeded stream of 1,500 steps of ``odom`` / ``joint_states`` / ``reference`` with every perturbation
