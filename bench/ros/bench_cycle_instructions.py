@@ -36,7 +36,7 @@ and (``--stages``) the stages. Measured with ``--cycles 500 --stages`` (issue 56
 every stage: ``doc/explanation/performance.md``, "Issue 56"): node / floor before (``f6d59f1``)
 async 231,201 / 62,146 = 3.72, lock-step 184,171 / 62,297 = 2.96, flat 195,654 / 100,103 = 1.95;
 after (the latest and flat stores) async 83,612 / 62,330 = 1.34, lock-step 69,462 / 63,043 =
-1.10, flat 104,816 (floor not rerun) = 1.05. Numba compiles under valgrind very slowly: run the script once
+1.10, flat 104,816 / 100,072 = 1.05. Numba compiles under valgrind very slowly: run the script once
 without it first (``GEODYN_BENCH_NO_VALGRIND=1``, a few cycles) after a change of the kernels.
 """
 from __future__ import annotations
