@@ -74,6 +74,7 @@ def warm(verbose: bool = True, orders=(0, 1, 2, 3)) -> float:
     from .ros.wire import cdr  # noqa: F401
     try:   # the typed messages' templates and decoders (geodyn_msgs built into the venv by make venv)
         from .ros.wire import typed_raw  # noqa: F401
+        from .ros.inputs import flat_store, latest_store  # noqa: F401  (geodyn_node's one call per message)
     except ImportError as exc:
         say(f"typed messages skipped ({exc}): build geodyn_msgs with make venv")
     say("trajectories (leading time axis)")

@@ -50,7 +50,7 @@ from ..common.params import ConfigurationError
 
 __all__ = ["POLICIES", "DEFAULT_MAX_AGE", "POLICY_PARAMETERS", "RELIABILITY_PARAMETERS", "AgeStats",
            "HeldJoints", "InputsUsed", "MeasuredLatest", "check_policy_parameters", "decode_inputs_used",
-           "inputs_used_msg", "max_age_ns", "max_age_parameter"]
+           "inputs_used_msg", "max_age_ns", "max_age_parameter", "refusal_line"]
 
 POLICIES = ("latest", "exact")
 #: default maximum age of a sensor sample [s] (module docstring)
@@ -103,12 +103,17 @@ def max_age_ns(p: dict, stream: str) -> int:
 
 def refusal(sample: LatestSample, t_ns: int) -> str:
     """Why ``sample`` gives nothing at the cycle time ``t_ns`` (one line, for ``/diagnostics``)."""
-    name = sample.name
-    if sample.stamp_ns is None:
+    return refusal_line(sample.name, sample.stamp_ns, sample.max_age_ns, t_ns)
+
+
+def refusal_line(name: str, stamp_ns, max_age_ns: int, t_ns: int) -> str:
+    """:func:`refusal` of a stream ``name`` whose newest sample is stamped ``stamp_ns`` (None: no
+    sample yet), over its maximum age ``max_age_ns`` at the cycle time ``t_ns``."""
+    if stamp_ns is None:
         return f"{name}: no sample yet at the cycle time {t_ns * 1e-9:.6f} s; cycle skipped"
-    age = t_ns - sample.stamp_ns
+    age = t_ns - stamp_ns
     return (f"{name}: newest sample {abs(age) * 1e-6:.3f} ms {'older' if age > 0 else 'newer'} than the cycle time "
-            f"{t_ns * 1e-9:.6f} s, over {name}_max_age {sample.max_age_ns * 1e-6:g} ms; cycle skipped")
+            f"{t_ns * 1e-9:.6f} s, over {name}_max_age {max_age_ns * 1e-6:g} ms; cycle skipped")
 
 
 class AgeStats:

@@ -25,13 +25,30 @@ The typed decoders are given the node's frames (``header.frame_id`` = ``world_fr
 The node sets, before :meth:`~FeedforwardInputs._build_inputs`: ``types`` (its
 :class:`~geodyn_ros.ros.common.message_types.MessageTypes`), ``flat``, ``limits``,
 ``reference_representation``, ``_convert_ref``, ``world_frame``, ``base_frame``, ``order``.
+
+**Measured mode, ``input_policy: latest``** (the default): ``odom``, ``joint_states`` and
+``reference`` live in a :class:`~geodyn_ros.ros.inputs.latest_store.LatestStore` and each message is
+one compiled call (:meth:`~FeedforwardInputs._on_odom_latest` and its two siblings): decode, accept
+and, for ``odom``, the whole cycle up to the written ``feedforward/jet``. The subscription calls
+these methods directly (each guards itself as :func:`~geodyn_ros.ros.common.diagnostics.guard`
+does). A message or a cycle the kernels do not finish takes :meth:`~FeedforwardInputs._latest_slow`
+/ :meth:`~FeedforwardInputs._latest_result`: the parsers above, the same compiled rules, and the
+node's own refusal lines.
 """
 from __future__ import annotations
+
+from time import time_ns
 
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 
+from geodyn_ros.control.sensing import propagate_base
+
+from ..inputs import latest_store as LS
+from ..inputs.flat_store import FlatStore, flat_message
+from ..inputs.latest_inputs import refusal_line
 from ..inputs.plausibility import check_plausible, check_plausible_flat
+from ..wire.rcl_counts import publisher_address, rcl_count_function
 from ..wire.cdr import decode_float64_multiarray, decode_joint_state, decode_odometry, name_cache
 from ..wire.conversions import InputError, JointNameMatcher, odometry_from_fields
 from ..wire.fast_inputs import FastFlatReference, FastJointState, FastOdometry, FastReference
@@ -163,3 +180,253 @@ class FeedforwardInputs:
         check_plausible(self.limits, "joint_states", qd=e.qd, q=e.q)
         self._fast_js.learn(msg, self._matcher.indices(names, "joint_states.name"))
         return sec * 1_000_000_000 + nsec
+
+    # ------------------------------------------------------------------ input_policy latest (measured)
+    def _build_latest(self, model, depth: int, odom_age_ns: int, js_age_ns: int) -> None:
+        """The store of the latest measured inputs (first model only) and the parsers of its full path."""
+        jet = self._jet_out.template() if self._jet_spatial else None
+        after = self.skew_ns if self.skew_ns else self.tol_ns
+        st = LS.LatestStore(self.order, model.n_joints, depth, self.limits, self.stale_ns, after, odom_age_ns,
+                            js_age_ns, self._rate_zero, self._convert_ref, jet)
+        self._store = st
+        self._jet_buf = jet[0] if jet is not None else None
+        # the cycle asks rcl whether wrench, efforts, inputs_used have subscribers (rcl_counts); not
+        # with the linearization, which the node always finishes itself
+        st.set_counts(0 if self.publish_linearization else rcl_count_function(),
+                      [publisher_address(p) for p in (self._pub_wrench, self._pub_efforts, self._used.pub)])
+        parsers = self._parsers()
+        self._latest_parse = (parsers["odom"], parsers["joint_states"], parsers["reference"])
+        self._latest_fast = (self._fast_odom, self._fast_js, self._fast_ref)
+
+    def _clock_ns(self) -> int:
+        """The node clock [ns], read once per message: the system clock (what rcl reads when ROS
+        time is not active) or, under simulated time, rclpy's clock; a clock that went back resets
+        the inputs (:meth:`_now_ns`)."""
+        ts = self._ts
+        if ts is None or ts._ros_time_is_active:
+            return self._now_ns()
+        now = time_ns()
+        if now < self._last_now:
+            return self._now_ns()
+        self._last_now = now
+        return now
+
+    def _on_odom_latest(self, msg) -> None:
+        try:
+            self.model_source.poll()   # apply a loaded robot_description (between cycles)
+            st = self._store
+            if st is None:
+                self.model_source.refuse_input("odom")
+                return
+            now = self._clock_ns()
+            if msg.__class__ is not bytes:
+                msg = bytes(msg)
+            I, F, K = st.arrays
+            code = LS.odom_message(msg, now, I, F, K, st.T)
+            if code == LS.OK:   # the jet the kernel wrote; nobody subscribes the other outputs
+                self._jet_raw(self._jet_buf)
+                self.diag.ok()
+                self.diag.clear()
+                return
+            if code in (LS.DECLINED, LS.REFUSED):
+                code = self._latest_slow(LS.ODOM, msg, now, code)
+                if code is None:
+                    return
+            self._latest_result(code, now, False)
+        except Exception as exc:  # noqa: BLE001  no input may kill a node (as diagnostics.guard)
+            self.diag.exception("odom", exc)
+
+    def _on_joint_states_latest(self, msg) -> None:
+        try:
+            self.model_source.poll()
+            st = self._store
+            if st is None:
+                self.model_source.refuse_input("joint_states")
+                return
+            now = self._clock_ns()
+            if msg.__class__ is not bytes:
+                msg = bytes(msg)
+            I, F, K = st.arrays
+            code = LS.js_message(msg, now, I, F, K)
+            if code:
+                self._latest_slow(LS.JS, msg, now, code)
+        except Exception as exc:  # noqa: BLE001
+            self.diag.exception("joint_states", exc)
+
+    def _on_reference_latest(self, msg) -> None:
+        try:
+            self.model_source.poll()
+            st = self._store
+            if st is None:
+                self.model_source.refuse_input("reference")
+                return
+            now = self._clock_ns()
+            if msg.__class__ is not bytes:
+                msg = bytes(msg)
+            I, F, K = st.arrays
+            code = LS.ref_message(msg, now, I, F, K)
+            if code:
+                self._latest_slow(LS.REF, msg, now, code)
+        except Exception as exc:  # noqa: BLE001
+            self.diag.exception("reference", exc)
+
+    def _latest_slow(self, t: int, msg, now: int, code: int):
+        """A message the kernel did not accept: REFUSED (decoded, its stamp refused: the line of
+        :meth:`.input_sync.TopicBuffer.check`) or DECLINED (the full path: decoded into the
+        scratch entry, or refused with its line; its shape learned; then the same compiled
+        acceptance). Returns the odom's cycle code, or None (refused and reported, or no cycle)."""
+        st = self._store
+        topic = LS.TOPICS[t]
+        try:
+            if code == LS.DECLINED:
+                e = st.entry(t)
+                stamp = self._latest_parse[t](e, msg)   # raises InputError
+                st.learn(t, self._latest_fast[t].spec())
+                code = LS.accept(st.I, t, stamp, now)
+            if code == LS.REFUSED:
+                self._bufs[topic].check(st.stamp(), now, self.stale_ns)   # raises InputError
+                raise InputError(f"{topic}: stamp refused")   # pragma: no cover (check raised)
+        except InputError as exc:
+            self.diag.problem(topic, str(exc))
+            return None
+        if t != LS.ODOM:
+            return None
+        if not self._rate_zero:
+            return LS.NO_CYCLE
+        I, F, _ = st.arrays
+        return LS.cycle(I, F, st.T, stamp, now, False)
+
+    def _latest_timer_cycle(self, now: int) -> None:
+        """The cycle of a timer tick (``rate_hz > 0``) at the node clock ``now``: the held odom
+        propagated (:func:`~geodyn_ros.control.sensing.propagate_base`) within ``odom_max_age``."""
+        st = self._store
+        held = st.held(LS.ODOM)
+        if held is None:
+            return
+        t_odom, e = held
+        age = now - t_odom
+        if age > st.max_age(LS.ODOM) or age < -st.max_age(LS.ODOM):
+            self.diag.problem("odom", refusal_line("odom", t_odom, st.max_age(LS.ODOM), now))
+            return
+        propagate_base(e.C, e.V0, age * 1e-9, out=st.C)
+        st.V[0] = e.V0
+        st.I[LS.C_ODOM] = t_odom
+        I, F, _ = st.arrays
+        self._latest_result(LS.cycle(I, F, st.T, now, now, True), now, True)
+
+    def _latest_result(self, code: int, now: int, timer: bool) -> None:
+        """Finish or report a cycle of the store (module docstring; the kernel's codes)."""
+        st = self._store
+        while code == LS.CONVERT:   # a non-spatial reference, converted once (the node's rule)
+            e = st.entry(LS.REF, int(st.I[LS.C_SLOT]))
+            if not self._convert_reference(e):
+                return
+            st.set_converted(e.slot)
+            I, F, _ = st.arrays
+            code = LS.cycle(I, F, st.T, int(st.I[LS.C_T]), now, timer)
+        t, t_odom, t_js, t_ref = st.used()
+        if code == LS.NO_CYCLE:
+            return
+        if code in (LS.JS_NONE, LS.JS_AGE):
+            self.diag.problem("joint_states", refusal_line("joint_states", None if code == LS.JS_NONE else t_js,
+                                                           st.max_age(LS.JS), t))
+            return
+        if code == LS.ODOM_FRESH:
+            self._fresh("odom", t, now)
+            return
+        if code == LS.NO_REF:
+            self._no_reference(t)
+            return
+        if code == LS.REF_FRESH:
+            self._fresh("reference", t_ref, now)
+            return
+        C, V, Q, W, tau = st.C, st.V, st.Q, st.W, st.tau
+        jet = self._jet_buf if code in (LS.OK, LS.SUBS) else None   # NOT_WRITTEN, ID_DECLINED: _finish writes
+        if code == LS.ID_DECLINED:   # the validating path raises the precise ValueError, or answers
+            try:
+                res = self._ws.inverse_dynamics(C, V, Q)
+            except ValueError as exc:
+                self.diag.problem("dynamics", f"inverse dynamics rejected the inputs: {exc}")
+                return
+            W, tau = res.base_wrench, res.tau
+        if code == LS.NONFINITE:
+            self.diag.problem("nonfinite", "inverse dynamics produced NaN/Inf; not published")
+            return
+        if not self._finish(t, C, V, Q, W, tau, jet):
+            return
+        if code not in (LS.OK, LS.SUBS):   # (the kernel counts the ages of the cycles it finished)
+            LS.add_ages(st.I, t)
+        if self._used_subs():
+            self._used.publish((t, t_odom, t_js, t_ref))
+        self._finish_linearization(t, C, V, Q, W, tau)
+
+    # ------------------------------------------------------------------ flat mode, typed, rate_hz 0
+    def _build_flat(self, model) -> None:
+        """The flat store (:mod:`~geodyn_ros.ros.inputs.flat_store`) when the fused path applies:
+        typed messages, a cycle per message, a plain model (the flat map's hot kernel); else None."""
+        old = self._flat_store
+        if old is not None:   # back to the buffer of the full path, with the store's stamp order and counts
+            buf = self._bufs["flat_reference"] = self._flat_buf
+            buf.last_stamp, buf.accepted = old.topic.last_stamp, old.topic.accepted
+            buf.received = buf.received or old.topic.received
+        self._flat_store, self._flat_buf = None, self._bufs["flat_reference"]
+        if not (self.types.typed and self._rate_zero and model is model._plain):
+            return
+        outs = ((self._jet_out, self._desired_out, self._flat_out, self._rotor_out)
+                if self.publish_jet and self.output_representation == "spatial" else None)
+        st = FlatStore(self.order, model.n_joints, self.limits, self.stale_ns, self._rate_zero, outs, self.allocation)
+        st.set_model(model, self.gravity, self.allocation)
+        st.set_counts(0 if self.publish_linearization else rcl_count_function(),
+                      [publisher_address(p) for p in (self._pub_wrench, self._pub_efforts)])
+        buf = self._flat_buf   # (the stamps never go back across a model change)
+        st.carry(buf.last_stamp, buf.accepted, buf.received)
+        self._flat_store = st
+        self._bufs["flat_reference"] = st.topic
+
+    def _on_flat_reference_fast(self, msg) -> None:
+        """``flat_reference``: one compiled call (:func:`~geodyn_ros.ros.inputs.flat_store.flat_message`)
+        from the bytes to the four written outputs; anything else takes the full path."""
+        try:
+            self.model_source.poll()
+            st = self._flat_store
+            if st is None:   # no model yet, or not the fused path's: the full path (_receive)
+                self._receive_flat(msg)
+                return
+            now = self._clock_ns()
+            if msg.__class__ is not bytes:
+                msg = bytes(msg)
+            I, F, K = st.arrays
+            T1, T2, T3, T4 = st.T
+            code = flat_message(msg, now, I, F, K, T1, T2, T3, T4)
+            if code == LS.OK:   # every output written; nobody subscribes wrench or efforts
+                b = st.bufs
+                self._jet_raw(b[0])
+                self._desired_raw(b[1])
+                self._flat_raw(b[2])
+                if self._rotors_raw is not None:
+                    self._rotors_raw(b[3])
+                self.diag.ok()
+                self.diag.clear()
+                return
+            self._flat_slow(msg, now, code)
+        except Exception as exc:  # noqa: BLE001  no input may kill a node (as diagnostics.guard)
+            self.diag.exception("flat_reference", exc)
+
+    def _flat_slow(self, msg, now: int, code: int) -> None:
+        """A message or cycle :func:`flat_message` did not finish: the full path (decode, refusal,
+        freshness, ``GeodynNode._flat_cycle``), as before the store."""
+        st = self._flat_store
+        try:
+            if code == LS.DECLINED:
+                stamp = self._parse_flat_reference_typed(st.entry(), msg)   # raises InputError
+                st.learn(self._fast_flat.spec())
+                st.accept(stamp, now, self.stale_ns)                        # raises InputError
+            else:
+                stamp = st.stamp()
+                if code == LS.REFUSED:
+                    st.topic.check(stamp, now, self.stale_ns)               # raises InputError
+        except InputError as exc:
+            self.diag.problem("flat_reference", str(exc))
+            return
+        if self._fresh("flat_reference", stamp, now):   # (FRESH: it reports)
+            self._flat_cycle(stamp, st.entry())

@@ -186,7 +186,7 @@ from ..common.runtime import control_qos, run_nodes, stop_requested
 from ..wire.conversions import InputError, spatial_to_body_wrench
 from ..wire.raw_outputs import readonly_views
 from ..inputs.input_sync import PairMatcher, TopicBuffer, buffer_depth, input_entry, select_reference
-from ..inputs.latest_inputs import AgeStats, InputsUsed, MeasuredLatest, max_age_ns
+from ..inputs.latest_inputs import AgeStats, InputsUsed, max_age_ns
 from ..inputs.plausibility import LIMIT_NAMES, check_plausible
 from .geodyn_inputs import FeedforwardInputs
 from .geodyn_outputs import FeedforwardOutputs
@@ -239,8 +239,9 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
         self._topics = (self._ref_topic, "odom", "joint_states") if self.mode == "measured" else (self._ref_topic,)
         # input_policy latest (measured mode): one cycle per odom, the newest joint_states propagated (latest_inputs)
         self.latest = self.mode == "measured" and p["input_policy"] == "latest"
-        self._state = MeasuredLatest(max_age_ns(p, "odom"), max_age_ns(p, "joint_states")) if self.latest else None
-        self._bufs = {}            # topic -> TopicBuffer (input_sync), made by _setup_model
+        self._store = None         # latest: the inputs in arrays, one compiled call per message (latest_store)
+        self._flat_store = None    # flat mode: one compiled call per flat_reference (flat_store)
+        self._bufs = {}            # topic -> TopicBuffer (input_sync; latest: the store's views), made by _setup_model
         self._set = None           # the input set of the next cycle (None: no new set)
         self._last_now = -1
         self._clock_handle = self.get_clock().handle
@@ -261,6 +262,8 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
         self._wall = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(p["diagnostics_period"], guard(self, self._summary, "diagnostics timer"), clock=self._wall)
         self._rate_zero = p["rate_hz"] == 0
+        ts = getattr(self, "_time_source", None)   # rclpy's TimeSource: is ROS (simulated) time active? (_clock_ns)
+        self._ts = ts if hasattr(ts, "_ros_time_is_active") else None
         if p["rate_hz"] > 0:
             self.create_timer(1.0 / p["rate_hz"], guard(self, self._on_timer, "cycle timer"))
         # the model: now from robot_description / urdf_path (loaded, and every kernel the cycles use
@@ -273,8 +276,16 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
         parsers, msg_types = self._parsers(), self._input_types()
         for topic, parse in parsers.items():
             setattr(self, f"_on_{topic}", partial(self._receive, topic, parse))
+        self._receive_flat = self._on_flat_reference   # flat mode's full path (_on_flat_reference_fast)
+        if self.latest:   # latest, flat: the stores' callbacks (geodyn_inputs), each its own guard
+            self._on_odom, self._on_joint_states = self._on_odom_latest, self._on_joint_states_latest
+            self._on_reference = self._on_reference_latest
+        if self.flat:
+            self._on_flat_reference = self._on_flat_reference_fast
         for topic in self._topics:
-            self.create_subscription(msg_types[topic], topic, guard(self, getattr(self, f"_on_{topic}"), topic),
+            cb = getattr(self, f"_on_{topic}")
+            cb = cb if self.latest or self.flat else guard(self, cb, topic)
+            self.create_subscription(msg_types[topic], topic, cb,
                                      qos_sensor if topic in ("odom", "joint_states") else qos_in, raw=True)
         guard_time_source(self)
         self.get_logger().info(f"input_mode {self.mode}: computes from {', '.join(self._topics)}"
@@ -308,7 +319,11 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
         # flat mode: the preallocated flat map and read-only views of its result arrays (_flat_cycle)
         self._fws = gd.algorithms.flat.FlatWorkspace(model, self.order, gravity=self.gravity) if self.flat else None
         self._fro = readonly_views(self._fws.result) if self.flat else None
+        if self._store is not None:
+            self._store.set_model(model, self.gravity)
         if not first:
+            if self.flat:
+                self._build_flat(model)
             if self.publish_linearization:
                 self._publish_linearization_labels()
             return
@@ -319,10 +334,8 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
         depth = buffer_depth(self._p["input_depth"])
         self._bufs = {t: TopicBuffer(t, depth, partial(input_entry, t, r, n, self._convert_ref))
                       for t in self._topics}
-        if self.mode == "measured":
+        if self.mode == "measured" and not self.latest:
             self._pair = PairMatcher(self._bufs["odom"], self._bufs["joint_states"], self.tol_ns)
-        for t in self._topics:   # /diagnostics: the messages of each input accepted so far (this model)
-            self.diag.live[f"accepted[{t}]"] = self._bufs[t].accepted_count
         # a measured cycle's inputs: the pair's C, V^(0), q, qdot (copied in at the match), the reference's rows above
         self._C_meas = np.eye(4)
         self._V_in = np.zeros((r + 2, 6))
@@ -332,6 +345,15 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
         self._build_inputs(model)
         self._build_outputs(model)
         p = self._p
+        if self.latest:   # (after the outputs: the store's cycle writes the jet's template)
+            self._build_latest(model, depth, max_age_ns(p, "odom"), max_age_ns(p, "joint_states"))
+            self._store.set_model(model, self.gravity)
+            self._bufs, self._ages = self._store.topics, self._store.ages
+        if self.flat:
+            self._build_flat(model)
+        for t in self._topics:   # /diagnostics: the messages of each input accepted so far (read from the
+            #                      buffer in use when the status goes out: latest and flat, the stores')
+            self.diag.live[f"accepted[{t}]"] = partial(self._accepted_count, t)
         self.get_logger().info(
             f"model '{model.name}' ({n} joints, base '{self.base_link}'), order {r}, "
             + (f"{len(self.rotor_names)} rotors ({'collinear' if self.allocation.collinear else 'fully actuated'}), "
@@ -339,6 +361,10 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
             f"input_mode {self.mode}, rate_hz {p['rate_hz']:g}, "
             f"reference_representation {self.reference_representation}, "
             f"output_representation {self.output_representation}")
+
+    def _accepted_count(self, topic: str) -> int:
+        """The messages of ``topic`` accepted so far (``accepted[<topic>]`` on ``/diagnostics``)."""
+        return self._bufs[topic].accepted_count()
 
     # ------------------------------------------------------------------ inputs
     def _now_ns(self) -> int:
@@ -348,10 +374,10 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
         if now < self._last_now:  # simulated time was reset: forget the old stamps and messages
             for b in self._bufs.values():
                 b.reset()
-            if self.mode == "measured" and self._bufs:
+            if self.mode == "measured" and self._bufs and not self.latest:
                 self._pair.reset()
-            if self.latest:
-                self._state.reset()
+            if self._store is not None:
+                self._store.reset()
             self._set = None
         self._last_now = now
         return now
@@ -371,12 +397,7 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
             return
         buf = self._bufs[topic]
         buf.received = True
-        clock = self._clock_handle   # (_now_ns inline: one call less per message)
-        with clock:
-            now = clock.get_now().nanoseconds
-        if now < self._last_now:   # a simulated-time reset, detected before the stamp-order check
-            now = self._now_ns()
-        self._last_now = now
+        now = self._clock_ns()   # (a simulated-time reset is detected before the stamp-order check)
         try:
             stamp = parse(buf.scratch, msg)
             entry = buf.accept(stamp, now, self.stale_ns)
@@ -385,14 +406,7 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
             return
         if self.mode != "measured":
             self._set = (stamp, entry)
-        elif self.latest:   # a cycle per odom (latest_inputs); the reference is sampled by the cycle
-            if topic == "reference":
-                return
-            self._state.offer(topic, stamp, entry)
-            if topic != "odom":
-                return
-            self._set = stamp
-        elif topic != "reference":   # the reference is sampled by the cycle, not matched
+        elif topic != "reference":   # (input_policy exact; latest: _on_<topic>_latest, geodyn_inputs)   # the reference is sampled by the cycle, not matched
             pair = self._pair.match(buf)
             if pair is None:
                 return
@@ -409,7 +423,9 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
 
     def _on_timer(self) -> None:
         self.model_source.poll()   # (latest: a cycle every tick once an odom has come, at the node clock)
-        if self.model is not None and (self._set is not None or self.latest and self._state.odom.data is not None):
+        if self._store is not None:
+            self._latest_timer_cycle(self._now_ns())
+        elif self.model is not None and self._set is not None:
             self._cycle()
 
     def _summary(self) -> None:
@@ -471,36 +487,32 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
         buf = self._bufs["reference"]
         after = self.skew_ns if self.skew_ns else self.tol_ns
         sel = select_reference(buf, t, self.stale_ns, after)
-        if sel is None and buf.accepted:   # (before the first reference: "waiting for reference", _summary)
-            newest = buf.newest()
-            self.diag.problem("no reference", f"reference: none stamped in [{(t - self.stale_ns) * 1e-9:.6f}, "
-                              f"{(t + after) * 1e-9:.6f}] s for the state stamped {t * 1e-9:.6f} s (newest "
-                              + (f"{newest[0] * 1e-9:.6f} s" if newest else "forgotten at a clock reset")
-                              + "); set skipped")
+        if sel is None:
+            self._no_reference(t)
         return sel
 
+    def _no_reference(self, t: int) -> None:
+        """Report that no reference lies in the window of the state stamped ``t`` (once one has come:
+        before, the summary says "waiting for reference")."""
+        buf = self._bufs["reference"]
+        if not buf.accepted:
+            return
+        after = self.skew_ns if self.skew_ns else self.tol_ns
+        newest = buf.newest()
+        self.diag.problem("no reference", f"reference: none stamped in [{(t - self.stale_ns) * 1e-9:.6f}, "
+                          f"{(t + after) * 1e-9:.6f}] s for the state stamped {t * 1e-9:.6f} s (newest "
+                          + (f"{newest[0] * 1e-9:.6f} s" if newest else "forgotten at a clock reset")
+                          + "); set skipped")
+
     def _measured_set(self, inputs, now: int):
-        """The measured cycle's ``(stamp, t_odom, t_js, t_ref, reference entry)``, its state written
-        into ``_C_meas``, ``_V_in[0]``, ``_Q_in[:2]``; or None (reported). ``input_policy`` exact:
-        ``inputs`` = the matched pair's stamps (input_sync); latest: the odom stamp, or (timer) the
-        node clock ``now`` as the cycle's time (latest_inputs)."""
-        if self.latest:
-            timer = not self._rate_zero
-            t = now if timer else inputs
-            got = self._state.state_at(t, timer, self._C_meas, self._V_in[0], self._Q_in[0], self._Q_in[1])
-            if got.__class__ is str:
-                self.diag.problem(got[:got.index(":")], got)
-                return None
-            t_odom, t_js = got
-            if not timer and abs(now - t) > self.stale_ns and not self._fresh("odom", t, now):
-                return None
-            stamp = t
-        else:
-            t_odom, t_js = inputs
-            stamp = max(t_odom, t_js)
-            if not (abs(now - t_odom) <= self.stale_ns >= abs(now - t_js)   # both fresh, else _fresh reports
-                    or self._fresh("odom", t_odom, now) and self._fresh("joint_states", t_js, now)):
-                return None
+        """The measured cycle's ``(stamp, t_odom, t_js, t_ref, reference entry)`` (``input_policy``
+        exact: ``inputs`` = the matched pair's stamps, input_sync; latest: geodyn_inputs), its state
+        written into ``_C_meas``, ``_V_in[0]``, ``_Q_in[:2]`` by the match; or None (reported)."""
+        t_odom, t_js = inputs
+        stamp = max(t_odom, t_js)
+        if not (abs(now - t_odom) <= self.stale_ns >= abs(now - t_js)   # both fresh, else _fresh reports
+                or self._fresh("odom", t_odom, now) and self._fresh("joint_states", t_js, now)):
+            return None
         sel = self._reference_for(stamp)
         if sel is None:
             return None
@@ -549,23 +561,8 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
             self.diag.problem("dynamics", f"inverse dynamics rejected the inputs: {exc}")
             return
         W, tau = res.base_wrench, res.tau
-        # spatial jet: written and checked for NaN/Inf in one compiled call; else NaN/Inf propagate into the sum
-        jet = self._jet_out.write_finite(stamp, W, tau) if self._jet_spatial else None
-        if jet is None and (self._jet_spatial or not math.isfinite(W.sum() + tau.sum())):
-            self.diag.problem("nonfinite", "inverse dynamics produced NaN/Inf; not published")
+        if not self._finish(stamp, C, V, Q, W, tau, None):
             return
-        wrench_subs = self._wrench_subs()   # asked once per cycle
-        W0_body = (spatial_to_body_wrench(C, W[0]) if self.publish_linearization   # for a subscriber only
-                   or wrench_subs else None)
-        W_out = W
-        if self.output_representation != "spatial" and self.publish_jet:
-            try:
-                W_out = gd.convert_wrench(C, W, V, "spatial", self.output_representation)
-            except ValueError as exc:  # not expected: C and V were checked by the dynamics
-                self.diag.problem("output_representation", f"cannot convert the wrench jet to "
-                                  f"{self.output_representation}: {exc}")
-                return
-        self._publish(stamp, W0_body if wrench_subs else None, W_out, tau, jet)
         if C is self._C_meas:   # measured mode: the ages and (if subscribed) the stamps of the inputs used
             ages = self._ages
             ages.add(0, stamp - t_odom)
@@ -573,7 +570,34 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
             ages.add(2, stamp - t_ref)
             if self._used_subs():
                 self._used.publish((stamp, t_odom, t_js, t_ref))
-        if self.publish_linearization and not self._publish_linearization(stamp, C, V, Q, W, W0_body, tau):
+        self._finish_linearization(stamp, C, V, Q, W, tau)
+
+    def _finish(self, stamp: int, C, V, Q, W, tau, jet) -> bool:
+        """Publish a cycle's feedforward from ``W``, ``tau`` (``jet``: the jet's serialized message,
+        already written and checked, else written here); False (reported) if nothing went out."""
+        # spatial jet: written and checked for NaN/Inf in one compiled call; else NaN/Inf propagate into the sum
+        if jet is None:
+            jet = self._jet_out.write_finite(stamp, W, tau) if self._jet_spatial else None
+            if jet is None and (self._jet_spatial or not math.isfinite(W.sum() + tau.sum())):
+                self.diag.problem("nonfinite", "inverse dynamics produced NaN/Inf; not published")
+                return False
+        wrench_subs = self._wrench_subs()   # asked once per cycle
+        self._W0_body = W0_body = (spatial_to_body_wrench(C, W[0]) if self.publish_linearization   # for a subscriber only
+                                   or wrench_subs else None)
+        W_out = W
+        if self.output_representation != "spatial" and self.publish_jet:
+            try:
+                W_out = gd.convert_wrench(C, W, V, "spatial", self.output_representation)
+            except ValueError as exc:  # not expected: C and V were checked by the dynamics
+                self.diag.problem("output_representation", f"cannot convert the wrench jet to "
+                                  f"{self.output_representation}: {exc}")
+                return False
+        self._publish(stamp, W0_body if wrench_subs else None, W_out, tau, jet)
+        return True
+
+    def _finish_linearization(self, stamp: int, C, V, Q, W, tau) -> None:
+        """The optional linearization of a published cycle, then the cycle is counted."""
+        if self.publish_linearization and not self._publish_linearization(stamp, C, V, Q, W, self._W0_body, tau):
             return  # the feedforward went out; the failed linearization counts as a skipped cycle
         self.diag.ok()
         self.diag.clear()

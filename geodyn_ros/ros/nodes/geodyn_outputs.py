@@ -60,6 +60,8 @@ class FeedforwardOutputs:
             self._pub_flat = self.create_publisher(kind("flat_jet"), "feedforward/flat_jet", qos)
             self._pub_rotors = (self.create_publisher(kind("rotor_speeds"), "feedforward/rotor_speeds", qos)
                                 if rotor_speeds else None)
+            self._desired_raw, self._flat_raw = self._pub_desired.handle.publish_raw, self._pub_flat.handle.publish_raw
+            self._rotors_raw = self._pub_rotors.handle.publish_raw if rotor_speeds else None
         if self.publish_linearization:
             self._pub_lin = self.create_publisher(kind("linearization"), "~/linearization", qos)
             latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,

@@ -35,6 +35,7 @@ from .conversions import QUATERNION_TOLERANCE, unit_pose_into
 __all__ = ["FastOdometry", "FastJointState", "FastFlatReference", "FastReference"]
 
 _U8 = types.Array(types.uint8, 1, "C", readonly=True)
+_B = types.Bytes(types.uint8, 1, "C", readonly=True)   # a message as rclpy hands it over (no numpy view per call)
 _U8W = types.Array(types.uint8, 1, "C")
 _F1 = types.Array(types.float64, 1, "C")
 _F2 = types.Array(types.float64, 2, "C")
@@ -139,10 +140,11 @@ def _unit_norm(qx, qy, qz, qw):  # pragma: no cover (compiled)
     return nrm if abs(nrm - 1.0) <= QUATERNION_TOLERANCE else -1.0
 
 
-@njit(types.int64(_U8, _U8, types.int64, types.int64, types.int64, _F1, _F2, _F1, _F1), cache=True, nogil=True)
-def _odometry(buf, key, start, total, pose, lim, C, V, tmp):  # pragma: no cover (compiled)
-    """The odometry of ``buf`` (numbers from byte ``pose``) into ``C`` (4, 4) and ``V`` (6,)
+@njit(types.int64(_B, _U8, types.int64, types.int64, types.int64, _F1, _F2, _F1, _F1), cache=True, nogil=True)
+def _odometry(raw, key, start, total, pose, lim, C, V, tmp):  # pragma: no cover (compiled)
+    """The odometry of the message ``raw`` (bytes) (numbers from byte ``pose``) into ``C`` (4, 4) and ``V`` (6,)
     spatial twist; the stamp, or -1."""
+    buf = np.frombuffer(raw, np.uint8)
     stamp = _header(buf, key, start, total)
     if stamp < 0:
         return -1
@@ -187,11 +189,12 @@ def _u32(buf, p):  # pragma: no cover (compiled)
     return np.int64(buf[p]) | (np.int64(buf[p + 1]) << 8) | (np.int64(buf[p + 2]) << 16) | (np.int64(buf[p + 3]) << 24)
 
 
-@njit(types.int64(_U8, _U8, types.int64, types.int64, _I8, _I1, _F1, _F1, _F1, _F1), cache=True, nogil=True)
-def _joint_state(buf, key, start, total, lay, idx, lim, q, qd, tmp):  # pragma: no cover (compiled)
-    """Positions and velocities of ``buf`` reordered by ``idx`` into ``q``, ``qd``; the stamp, or -1.
+@njit(types.int64(_B, _U8, types.int64, types.int64, _I8, _I1, _F1, _F1, _F1, _F1), cache=True, nogil=True)
+def _joint_state(raw, key, start, total, lay, idx, lim, q, qd, tmp):  # pragma: no cover (compiled)
+    """Positions and velocities of the message ``raw`` (bytes) reordered by ``idx`` into ``q``, ``qd``; the stamp, or -1.
     ``lay``: byte offsets and counts (position count at lay[0] = lay[1], numbers at lay[2];
     velocity count at lay[3] = lay[1], numbers at lay[4]; effort count at lay[5] = lay[6])."""
+    buf = np.frombuffer(raw, np.uint8)
     stamp = _header(buf, key, start, total)
     k = lay[1]
     if stamp < 0 or _u32(buf, lay[0]) != k or _u32(buf, lay[3]) != k or _u32(buf, lay[5]) != lay[6]:
@@ -222,6 +225,11 @@ def _key(raw: bytes, start: int, pads, lo: int = 12) -> np.ndarray:
     for a, b in pads:
         mask[max(0, 4 + a - lo):max(0, 4 + b - lo)] = 0
     return np.concatenate([np.frombuffer(raw[:4] + raw[lo:start], dtype=np.uint8), mask])
+
+
+def _bytes(raw) -> bytes:
+    """``raw`` as ``bytes`` (what rclpy's raw subscriptions give, the kernels' type; a copy otherwise)."""
+    return raw if raw.__class__ is bytes else bytes(raw)
 
 
 def _plain_cdr(raw: bytes) -> bool:
@@ -261,11 +269,16 @@ class FastOdometry:
         self._start, self._total, self._pose = end, len(raw), 4 + p
         self._key = _key(raw, end, r.pads)
 
+    def spec(self):
+        """The learned shape for a compiled caller (``latest_store``): ``(key, start, total, pose,
+        scratch size)``, or None."""
+        return None if self._key is None else (self._key, self._start, self._total, self._pose, 13)
+
     def decode(self, raw, C: np.ndarray, V: np.ndarray) -> int:
         """Stamp [ns] with ``C`` (4, 4) and ``V`` (6,) written, or -1 (declined: nothing written)."""
         if self._key is None:
             return -1
-        return _odometry(np.frombuffer(raw, dtype=np.uint8), self._key, self._start, self._total, self._pose,
+        return _odometry(_bytes(raw), self._key, self._start, self._total, self._pose,
                          self._lim, C, V, self._tmp)
 
 
@@ -306,11 +319,18 @@ class FastJointState:
         self._tmp = np.zeros(2 * max(n, 1))
         self._key = _key(raw, self._start, r.pads)
 
+    def spec(self):
+        """The learned shape for a compiled caller: ``(key, start, total, lay (7), idx, scratch
+        size)``, or None."""
+        if self._key is None:
+            return None
+        return self._key, self._start, self._total, self._lay, self._idx, self._tmp.shape[0]
+
     def decode(self, raw, q: np.ndarray, qd: np.ndarray) -> int:
         """Stamp [ns] with ``q``, ``qd`` (n,) written in model order, or -1 (declined)."""
         if self._key is None:
             return -1
-        return _joint_state(np.frombuffer(raw, dtype=np.uint8), self._key, self._start, self._total,
+        return _joint_state(_bytes(raw), self._key, self._start, self._total,
                             self._lay, self._idx, self._lim, q, qd, self._tmp)
 
 
@@ -344,13 +364,14 @@ def checked_flat_reference(stamp, ncol, cols, lim, com, yaw, Q, tmp):  # pragma:
     return stamp
 
 
-@njit(types.int64(_U8, _U8, types.int64, types.int64, types.int64, types.int64, _I1, _F1, _F2, _F1, _F2,
+@njit(types.int64(_B, _U8, types.int64, types.int64, types.int64, types.int64, _I1, _F1, _F2, _F1, _F2,
                   _F1), cache=True, nogil=True)
-def _flat_reference(buf, key, kend, start, total, ncol, cols, lim, com, yaw, Q, tmp):  # pragma: no cover
-    """Flat reference of ``buf`` (doubles from byte ``start``: stamp, then ``rows`` x ``ncol``) into
-    ``com`` (r+5, 3), ``yaw`` (r+3,), ``Q`` (r+3, n) (joint columns ``cols``), checked as
+def _flat_reference(raw, key, kend, start, total, ncol, cols, lim, com, yaw, Q, tmp):  # pragma: no cover
+    """Flat reference of the message ``raw`` (bytes; doubles from byte ``start``: stamp, then ``rows`` x
+    ``ncol``) into ``com`` (r+5, 3), ``yaw`` (r+3,), ``Q`` (r+3, n) (joint columns ``cols``), checked as
     ``FlatReferenceDecoder.decode`` and ``check_plausible_flat`` check them; the stamp, or -1.
-    ``buf[4:kend]`` (the layout and the data count) must match ``key``."""
+    ``raw[4:kend]`` (the layout and the data count) must match ``key``."""
+    buf = np.frombuffer(raw, np.uint8)
     stamp = _array_head(buf, key, kend, total, start, 2 + com.shape[0] * ncol, tmp)
     if stamp < 0:
         return -1
@@ -414,7 +435,7 @@ class FastFlatReference(_FastArray):
         if self._key is None:
             return -1
         r = self._r
-        return _flat_reference(np.frombuffer(raw, dtype=np.uint8), self._key, self._kend, self._start,
+        return _flat_reference(_bytes(raw), self._key, self._kend, self._start,
                                self._total, self._ncol, self._cols, self._lim, com[:r + 5], yaw[:r + 3],
                                Q[:r + 3], self._tmp)
 
@@ -459,13 +480,14 @@ def checked_reference(stamp, ncol, cols, lim, C, V, Q, tmp):  # pragma: no cover
     return stamp
 
 
-@njit(types.int64(_U8, _U8, types.int64, types.int64, types.int64, types.int64, _I1, _F1, _F2, _F2, _F2,
+@njit(types.int64(_B, _U8, types.int64, types.int64, types.int64, types.int64, _I1, _F1, _F2, _F2, _F2,
                   _F1), cache=True, nogil=True)
-def _reference(buf, key, kend, start, total, ncol, cols, lim, C, V, Q, tmp):  # pragma: no cover (compiled)
-    """Reference jet of ``buf`` (doubles from byte ``start``: stamp, position, ``xyzw`` quaternion,
-    then rows x ``ncol``) into ``C`` (4, 4), ``V`` (r+2, 6), ``Q`` (r+3, n) (joint columns ``cols``),
+def _reference(raw, key, kend, start, total, ncol, cols, lim, C, V, Q, tmp):  # pragma: no cover (compiled)
+    """Reference jet of the message ``raw`` (bytes; doubles from byte ``start``: stamp, position, ``xyzw``
+    quaternion, then rows x ``ncol``) into ``C`` (4, 4), ``V`` (r+2, 6), ``Q`` (r+3, n) (joint columns ``cols``),
     checked as ``ReferenceDecoder.decode`` and ``check_plausible`` (with the twist jet) check them;
-    the stamp, or -1. ``buf[4:kend]`` (the layout and the data count) must match ``key``."""
+    the stamp, or -1. ``raw[4:kend]`` (the layout and the data count) must match ``key``."""
+    buf = np.frombuffer(raw, np.uint8)
     stamp = _array_head(buf, key, kend, total, start, 9 + Q.shape[0] * ncol, tmp)
     if stamp < 0:
         return -1
@@ -482,10 +504,18 @@ class FastReference(_FastArray):
     __slots__ = ()
     _TOPIC, _HEAD, _ROWS, _MIN_COLS = "reference", 9, 3, 6
 
+    def spec(self):
+        """The learned shape for a compiled caller: ``(1, (key,), (kend, start, total, 0, 0, 0, 0),
+        ncol, cols, scratch size)``, or None (the layout's kind is 1)."""
+        if self._key is None:
+            return None
+        return 1, (self._key,), (self._kend, self._start, self._total, 0, 0, 0, 0), self._ncol, self._cols, \
+            self._tmp.shape[0]
+
     def decode(self, raw, C: np.ndarray, V: np.ndarray, Q: np.ndarray) -> int:
         """Stamp [ns] with ``C`` (4, 4), ``V[:r+2]``, ``Q[:r+3]`` written, or -1 (declined)."""
         if self._key is None:
             return -1
         r = self._r
-        return _reference(np.frombuffer(raw, dtype=np.uint8), self._key, self._kend, self._start, self._total,
+        return _reference(_bytes(raw), self._key, self._kend, self._start, self._total,
                           self._ncol, self._cols, self._lim, C, V[:r + 2], Q[:r + 3], self._tmp)

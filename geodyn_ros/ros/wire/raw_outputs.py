@@ -46,6 +46,12 @@ class JetOutput(_RawArray):
         super().__init__(FeedforwardJetPacker(joint_names, order).pack(0, np.zeros((r1, 6)), np.zeros((r1, n))),
                          FEEDFORWARD_OFFSET, r1, 6 + n)
 
+    def template(self) -> tuple:
+        """``(buffer, 0, 0, data, 1)``: the template's bytearray and the byte offset of its ``data``
+        (stamp, then the rows), for a compiled writer (``latest_store``; kind 1: the layout)."""
+        buf = self._raw._buf
+        return buf, 0, 0, self.data.ctypes.data - np.frombuffer(buf, dtype=np.uint8).ctypes.data, 1
+
     def write(self, stamp_ns: int, W: np.ndarray, tau: np.ndarray) -> bytes:
         """The serialized message of ``W^(0..r)`` (r+1, 6) and ``tau^(0..r)`` (r+1, n) stamped ``stamp_ns``."""
         self._stamp(stamp_ns)

@@ -37,7 +37,7 @@ from numba import njit, types
 from ...lie import rotation_to_wxyz
 from . import cdr
 from .cdr import CdrError, CdrReader, CdrTemplate, _names, _NameCache, _serialize
-from .fast_inputs import _doubles, _key, _limits, _same, _stamp, checked_flat_reference, checked_reference
+from .fast_inputs import _bytes, _doubles, _key, _limits, _same, _stamp, checked_flat_reference, checked_reference
 from .raw_outputs import _sqrt_series, rotor_speed_jet
 from .typed import DesiredState, TypedFeedforwardPacker, TypedRotorSpeedPacker, make_reference_jet
 
@@ -212,8 +212,17 @@ class _Template:
         the bytes without attribute lookups on the hot path."""
         return self.stamp, self.rows, self.values, self.pose, self._raw._buf
 
+    def offsets(self) -> tuple:
+        """``(buffer, stamp, rows, values, pose)``: the bytearray and the byte offsets in it of the stamp
+        and of the doubles (``pose`` -1 without one), for a compiled writer."""
+        buf, pose = self._raw._buf, self._raw.fields.get("pose")
+        base = np.frombuffer(buf, dtype=np.uint8).ctypes.data
+        return (buf, self.stamp.ctypes.data - base, self.rows.ctypes.data - base, self.values.ctypes.data - base,
+                -1 if pose is None else pose.ctypes.data - base)
+
 
 _U8 = types.Array(types.uint8, 1, "C", readonly=True)
+_B = types.Bytes(types.uint8, 1, "C", readonly=True)   # a message as rclpy hands it over (no numpy view per call)
 _I8 = types.Array(types.int64, 1, "C")
 _I1 = types.Array(types.intp, 1, "C")
 _U32W = types.Array(types.uint32, 1, "C")
@@ -306,6 +315,12 @@ class TypedJetOutput:
         self._t = _Template(packer.pack(0, np.zeros((r1, 6)), np.zeros((r1, n))), False, r1, r1 * n)
         self._s, self._w, self._v, _, self._b = self._t.args()
         self.order, self.n, self.body = order, n, representation == "body"
+
+    def template(self) -> tuple:
+        """``(buffer, stamp, rows, values, 0)``: the bytearray :meth:`write_finite` publishes and the byte
+        offsets of its stamp and doubles, for a compiled writer (``latest_store``; kind 0: typed)."""
+        base = np.frombuffer(self._b, dtype=np.uint8).ctypes.data
+        return (self._b, self._s.ctypes.data - base, self._w.ctypes.data - base, self._v.ctypes.data - base, 0)
 
     def write(self, stamp_ns: int, W: np.ndarray, tau: np.ndarray) -> bytes:
         """The serialized message of ``W^(0..r)`` (r+1, 6) and ``tau^(0..r)`` (r+1, n) (numpy)."""
@@ -410,6 +425,11 @@ class TypedRotorSpeedOutput:
         self.values = self._raw.fields["values"].view(np.float64)
         self.shape, self._al = (r1, m), None
 
+    def template(self) -> tuple:
+        """``(buffer, stamp, values)``: the bytearray and the byte offsets of its stamp and doubles."""
+        buf = self._raw._buf
+        return buf, *(a.ctypes.data - np.frombuffer(buf, dtype=np.uint8).ctypes.data for a in (self.stamp, self.values))
+
     def write(self, stamp_ns: int, omega: np.ndarray) -> bytes:
         """``omega_d^(0..r)`` (r+1, n_r), serialized."""
         omega = np.asarray(omega, dtype=np.float64)
@@ -436,12 +456,13 @@ class TypedRotorSpeedOutput:
 
 
 # ----------------------------------------------------------------------------- the compiled input path
-@njit(types.int64(_U8, _U8, _U8, _I8, _F2W, _F2W, _F1W), cache=True, nogil=True)
-def _typed_jet(buf, key1, key2, lay, W, tau, tmp):  # pragma: no cover (compiled)
+@njit(types.int64(_B, _U8, _U8, _I8, _F2W, _F2W, _F1W), cache=True, nogil=True)
+def _typed_jet(raw, key1, key2, lay, W, tau, tmp):  # pragma: no cover (compiled)
     """A ``FeedforwardJet`` of the learned shape into ``W`` (r+1, 6) (moment first) and ``tau``
     (r+1, n); the stamp, or -1 (another shape, an invalid stamp, a NaN or an Inf: nothing written).
     ``lay`` = (total length, start of the wrench doubles, their end, start of the tau doubles):
     ``buf[12:lay[1]]`` must match ``key1`` and ``buf[lay[2]:lay[3]]`` ``key2`` (padding masked)."""
+    buf = np.frombuffer(raw, np.uint8)
     total, w0, w1, t0 = lay[0], lay[1], lay[2], lay[3]
     r1, n = tau.shape
     if W.shape[0] != r1 or W.shape[1] != 6 or tmp.shape[0] != r1 * (6 + n) or w1 - w0 != 48 * r1:
@@ -515,16 +536,17 @@ class FastTypedFeedforward:
         written). ``rows``, ``n``: those of the learned message (attributes)."""
         if self._key1 is None:
             return -1
-        return _typed_jet(np.frombuffer(raw, dtype=np.uint8), self._key1, self._key2, self._lay, W, tau, self._tmp)
+        return _typed_jet(_bytes(raw), self._key1, self._key2, self._lay, W, tau, self._tmp)
 
 
-@njit(types.int64(_U8, _U8, _U8, _U8, _I8, types.int64, _I1, _F1W, _F2W, _F2W, _F2W, _F1W), cache=True, nogil=True)
-def _typed_reference(buf, key1, key2, key3, lay, ncol, cols, lim, C, V, Q, tmp):  # pragma: no cover (compiled)
+@njit(types.int64(_B, _U8, _U8, _U8, _I8, types.int64, _I1, _F1W, _F2W, _F2W, _F2W, _F1W), cache=True, nogil=True)
+def _typed_reference(raw, key1, key2, key3, lay, ncol, cols, lim, C, V, Q, tmp):  # pragma: no cover (compiled)
     """A ``ReferenceJet`` of the learned shape into ``C``, ``V`` (r+2, 6), ``Q`` (r+3, n): its
     numbers gathered into the layout's row order (``tmp[2:9]`` pose, then rows of ``ncol`` = 6 + m:
     ``(w, v)``, the m joint values) and checked by the one kernel of the layout's path,
     :func:`.fast_inputs.checked_reference`; the stamp, or -1. ``lay`` = (total, pose start, pose
     end, twist start, twist end, q start, m); the bytes between must match the keys."""
+    buf = np.frombuffer(raw, np.uint8)
     total, p0, p1, t0, t1, q0, m = lay[0], lay[1], lay[2], lay[3], lay[4], lay[5], lay[6]
     r3 = Q.shape[0]
     if tmp.shape[0] != 9 + r3 * ncol or ncol != 6 + m or V.shape[0] + 1 != r3 or 48 * r3 > t1 - t0:
@@ -586,22 +608,27 @@ class FastTypedReference:
         self._tmp = np.zeros(9 + (self._r + 3) * (6 + m))
         self._keys = (_key(raw, p0, r.pads, lo=12), _key(raw, t0, r.pads, lo=p1), _key(raw, q0, r.pads, lo=t1))
 
+    def spec(self):
+        """The learned shape for ``latest_store``: ``(0, keys (3), lay (7), ncol, cols, scratch size)`` or None."""
+        return None if self._keys is None else (0, self._keys, self._lay, self._ncol, self._cols, self._tmp.shape[0])
+
     def decode(self, raw, C: np.ndarray, V: np.ndarray, Q: np.ndarray) -> int:
         """Stamp [ns] with ``C`` (4, 4), ``V[:r+2]``, ``Q[:r+3]`` written, or -1 (declined)."""
         if self._keys is None:
             return -1
         r = self._r
         k1, k2, k3 = self._keys
-        return _typed_reference(np.frombuffer(raw, dtype=np.uint8), k1, k2, k3, self._lay, self._ncol, self._cols,
+        return _typed_reference(_bytes(raw), k1, k2, k3, self._lay, self._ncol, self._cols,
                                 self._lim, C, V[:r + 2], Q[:r + 3], self._tmp)
 
 
-@njit(types.int64(_U8, _U8, _U8, _U8, _I8, types.int64, _I1, _F1W, _F2W, _F1W, _F2W, _F1W), cache=True, nogil=True)
-def _typed_flat(buf, key1, key2, key3, lay, ncol, cols, lim, com, yaw, Q, tmp):  # pragma: no cover (compiled)
+@njit(types.int64(_B, _U8, _U8, _U8, _I8, types.int64, _I1, _F1W, _F2W, _F1W, _F2W, _F1W), cache=True, nogil=True)
+def _typed_flat(raw, key1, key2, key3, lay, ncol, cols, lim, com, yaw, Q, tmp):  # pragma: no cover (compiled)
     """A ``FlatReference`` of the learned shape into ``com`` (r+5, 3), ``yaw`` (r+3,), ``Q`` (r+3, n):
     its first r+5 rows gathered into the layout's order (rows of ``ncol`` = 4 + m from ``tmp[2]``:
     CoM, yaw, the m joint values) and checked by :func:`.fast_inputs.checked_flat_reference`; the
     stamp, or -1. ``lay`` = (total, CoM start, CoM end, yaw start, yaw end, q start, m)."""
+    buf = np.frombuffer(raw, np.uint8)
     total, c0, c1, y0, y1, q0, m = lay[0], lay[1], lay[2], lay[3], lay[4], lay[5], lay[6]
     r5 = com.shape[0]
     if tmp.shape[0] != 2 + r5 * ncol or ncol != 4 + m or 24 * r5 > c1 - c0 or 8 * r5 > y1 - y0 \
@@ -658,11 +685,15 @@ class FastTypedFlatReference:
         self._tmp = np.zeros(2 + (self._r + 5) * (4 + m))
         self._keys = (_key(raw, c0, r.pads, lo=12), _key(raw, y0, r.pads, lo=c1), _key(raw, q0, r.pads, lo=y1))
 
+    def spec(self):
+        """The learned shape for ``flat_store``: ``(keys (3), lay (7), ncol, cols, scratch size)``, or None."""
+        return None if self._keys is None else (self._keys, self._lay, self._ncol, self._cols, self._tmp.shape[0])
+
     def decode(self, raw, com: np.ndarray, yaw: np.ndarray, Q: np.ndarray) -> int:
         """Stamp [ns] with ``com[:r+5]``, ``yaw[:r+3]``, ``Q[:r+3]`` written, or -1 (declined)."""
         if self._keys is None:
             return -1
         r = self._r
         k1, k2, k3 = self._keys
-        return _typed_flat(np.frombuffer(raw, dtype=np.uint8), k1, k2, k3, self._lay, self._ncol, self._cols,
+        return _typed_flat(_bytes(raw), k1, k2, k3, self._lay, self._ncol, self._cols,
                            self._lim, com[:r + 5], yaw[:r + 3], Q[:r + 3], self._tmp)
