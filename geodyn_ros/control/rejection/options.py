@@ -238,8 +238,28 @@ class Rejection:
         self._spring = None
         self.saturated = False
         self._started = False
+        self.frozen = False
         if self.rotor_model is not None:
             self.rotor_model.x = None
+
+    def restart(self) -> None:
+        """Start the observer again at the next sample, keeping what was learned (the thrust scale,
+        the CoM offset and the integrators): for a gap in the samples (a failsafe hold, a clock
+        that jumped back), over which the last command and the rotor model no longer describe
+        what acted. The estimate is None until the second sample after."""
+        self.estimate = None
+        self._t = None
+        self._x = None
+        self._cmd = None
+        self._spring = None
+        self._started = False
+        if self.rotor_model is not None:
+            self.rotor_model.x = None
+
+    @property
+    def last_time(self):
+        """The time [s] of the last sample observed (None before the first or after :meth:`restart`)."""
+        return self._t
 
     def reset_rotors(self, x) -> None:
         """The rotor speeds [rad/s] at the first sample (default: the first command's)."""
@@ -248,7 +268,10 @@ class Rejection:
 
     # ------------------------------------------------------------------ the cycle
     def step_time(self, t):
-        """``(t, dt)`` of this cycle (``t`` given, or the last plus ``timestep``)."""
+        """``(t, dt)`` of this cycle (``t`` given, or the last plus ``timestep``). While
+        :attr:`frozen`: ``(the last sample's time, None)``, so that nothing integrates."""
+        if self.frozen:
+            return (self._t if self._t is not None else 0.0), None
         if t is None:
             if self.options.timestep is None:
                 raise ValueError("t: the rejection options need the sample time (pass t=, or set "
@@ -266,7 +289,11 @@ class Rejection:
         """Update the estimates with the sample at ``t`` (None: :meth:`step_time`): pose (4, 4), body
         twist (6,), joints (n,), motor angles of the elastic joints (n_el,), measured rotor speeds
         (n_rot,) or None (:class:`~geodyn_ros.control.rejection.observer.RotorSpeedModel` on the commands).
-        Returns the :class:`~geodyn_ros.control.rejection.observer.WrenchEstimate` (None at the first sample)."""
+        Returns the :class:`~geodyn_ros.control.rejection.observer.WrenchEstimate` (None at the first sample).
+        While :attr:`frozen` (a command of a state that was not measured, e.g. a failsafe's
+        predicted one): nothing is updated, the last estimate is returned."""
+        if self.frozen:
+            return self.estimate
         t, dt = self.step_time(t)
         spring = None
         if self._el.size:
@@ -304,7 +331,10 @@ class Rejection:
     def sent(self, omega, joint_torque, thrust=0.0, torque=(0.0, 0.0, 0.0), saturated=False) -> None:
         """Record this cycle's command: rotor speeds (n_rot,) [rad/s] (ignored with ideal rotors),
         the joint torques (n,) [N m] of the rigid joints (0 at the elastic ones), the ideal
-        rotors' thrust [N] and moment (3,) [N m], and whether a rotor was clipped."""
+        rotors' thrust [N] and moment (3,) [N m], and whether a rotor was clipped. Ignored while
+        :attr:`frozen`."""
+        if self.frozen:
+            return
         om = np.asarray(omega, float).copy()
         if not self.ideal_rotors and self._x is None:
             self.rotor_model.reset(np.minimum(om, self.rotor_model.wmax))     # steady at the first command

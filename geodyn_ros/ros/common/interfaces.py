@@ -43,6 +43,9 @@ _DIAG = Topic("/diagnostics", "diagnostic_msgs/DiagnosticArray")
 _DESC = Topic("robot_description", "std_msgs/String",
               "robot_description and urdf_path empty (name: parameter robot_description_topic)")
 _USED = Topic("~/inputs_used", "std_msgs/Float64MultiArray")   # the stamps each cycle used (latest_inputs)
+# the observer's estimate of the rejection options (geodyn_ros.ros.inputs.rejection_inputs)
+_REJECTION = (Topic("~/external_wrench", "geometry_msgs/WrenchStamped", "any rejection_* switch on"),
+              Topic("~/external_wrench/frame", "geometry_msgs/WrenchStamped", "a switch on and rejection_frame set"))
 _TF = (Topic("/tf", "tf2_msgs/TFMessage", "tf_rate_hz > 0"), Topic("/tf_static", "tf2_msgs/TFMessage", "tf_rate_hz > 0"),
        Topic("robot_description", "std_msgs/String", "robot_description or urdf_path set (latched)"))
 _ROTOR_MSG = "actuator_msgs/Actuators"
@@ -119,7 +122,8 @@ NODES = (
                     Topic("motor_states", "sensor_msgs/JointState", "elastic joints in actuation_config"),
                     Topic("feedforward/jet", _JET), _DESC),
         publishes=(Topic("cmd/rotor_speeds", _ROTOR_MSG), Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
-                   Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _USED, _DIAG)),
+                   Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), *_REJECTION,
+                   _USED, _DIAG)),
     Executable(
         "geodyn_flat_controller", "geodyn_ros.ros.nodes.flat_controller_node",
         "flatness-based controller of the under-actuated (collinear) multirotor manipulator, geometric or LQR feedback",
@@ -132,7 +136,8 @@ NODES = (
                           "feedback lqr (name: parameter linearization_topic)"),
                     Topic("geodyn_node/linearization/labels", "std_msgs/String", "feedback lqr, message_types multiarray"), _DESC),
         publishes=(Topic("cmd/rotor_speeds", _ROTOR_MSG), Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
-                   Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), _USED, _DIAG)),
+                   Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), *_REJECTION,
+                   _USED, _DIAG)),
     Executable(
         "geodyn_markers", "geodyn_ros.ros.nodes.markers_node",
         "RViz markers of the feedforward wrench, the rotor thrusts and the CoM with its reference (only while subscribed)",

@@ -81,6 +81,7 @@ from ..common.message_types import MESSAGE_TYPES_PARAMETER
 from ..common.params import ConfigurationError, check_frame_prefix, declare_parameters
 from ..common.runtime import control_qos, run_nodes
 from ..inputs.failsafe_inputs import FAILSAFE_PARAMETERS, CommandNotComputed, FailsafeInputs
+from ..inputs.rejection_inputs import REJECTION_PARAMETERS, RejectionInputs
 from ..inputs.tracking_inputs import GAINS, TrackingInputs
 
 __all__ = ["PARAMETERS", "ActuatedControllerNode", "main", "HAVE_ACTUATOR_MSGS"]
@@ -105,13 +106,14 @@ PARAMETERS = {
     "kp_joint": (40.0, "Motor-angle stiffness [N m/rad]."),
     "kd_joint": (0.5, "Motor-angle damping [N m s/rad]."),
     **JOINT_GAIN_ARRAYS,
+    **REJECTION_PARAMETERS,
     **INPUT_OUTPUT_PARAMETERS,
     **FAILSAFE_PARAMETERS,
     **MESSAGE_TYPES_PARAMETER,
 }
 
 
-class ActuatedControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
+class ActuatedControllerNode(RejectionInputs, FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
     """See the module docstring."""
 
     def __init__(self, node_name: str = "geodyn_actuated_controller", **kwargs):
@@ -136,6 +138,7 @@ class ActuatedControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Nod
         self.cfg = cfg
         self._p, self.gains, self._level, self._ffo = p, gains, level, ffo
         self.use_ff = p["use_feedforward"]
+        self._init_rejection(p)     # rejection_* (issue 53): ConfigurationError in one line
         self.model = self.ctrl = None   # set by _setup_model (at start-up, or from the topic)
         self.frame_prefix = check_frame_prefix(p["frame_prefix"])
         self.base_frame = None   # frame_prefix + base link, set by _setup_model
@@ -175,11 +178,13 @@ class ActuatedControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Nod
         # lock the rotor joints that the URDF has as moving joints (a Gazebo URDF: continuous)
         model = cfg.load_model(source, base_link=base)
         _, frames = cfg.rotor_frames(model)
+        self._check_rejection_model(model)   # rejection_frame: a link of this model
         try:
             al = Allocation.from_frames(frames, cfg.rotors)
             # mixed joints: the rigid ones' limits and gravity (pd) as the in-process loop
             ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, self.gains, self._level,
-                                      effort_limits=rigid_effort_limits(cfg, model, source), model=model)
+                                      effort_limits=rigid_effort_limits(cfg, model, source), model=model,
+                                      rejection=self.rejection_options)
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {cfg.refusal(model, exc)}") from exc
         return SimpleNamespace(model=model, allocation=al, ctrl=ctrl)
@@ -269,12 +274,17 @@ class ActuatedControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Nod
         th, thd = (self._th, self._thd) if self.elastic else (self._q[self.ctrl.idx], self._qd[self.ctrl.idx])
         Vbd = Ad_inv(self._Cd) @ self._Vd[0]
         try:
-            cmd = self.ctrl.command(self._C, self._Vb, self._q, self._qd, th, thd, self._Cd, Vbd, self._Qd,
-                                    self._Wb, self._tau)
+            if self.ctrl.rejection is not None:    # the observer's sample time: the state's stamp
+                cmd = self.ctrl.command(self._C, self._Vb, self._q, self._qd, th, thd, self._Cd, Vbd, self._Qd,
+                                        self._Wb, self._tau, t=self._rejection_time(t_ns))
+            else:
+                cmd = self.ctrl.command(self._C, self._Vb, self._q, self._qd, th, thd, self._Cd, Vbd, self._Qd,
+                                        self._Wb, self._tau)
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
             raise CommandNotComputed(f"the actuated law failed: {exc}") from None
         if not (np.isfinite(cmd.omega).all() and np.isfinite(cmd.u).all() and np.isfinite(cmd.joint_torque).all()):
             raise CommandNotComputed("the rotor speeds or motor torques are not finite (absurd inputs or gains?)")
+        self._rejection_publish(t_ns)
         return cmd
 
     def _fs_publish(self, state: int, cmd) -> None:

@@ -93,6 +93,7 @@ from ..common.params import ConfigurationError, check_frame_prefix, declare_para
 from ..common.runtime import control_qos, run_nodes
 from ..inputs.failsafe_inputs import FAILSAFE_PARAMETERS, CommandNotComputed, FailsafeInputs
 from ..inputs.gain_origin_inputs import GAIN_ORIGIN_PARAMETERS, check_gain_origin
+from ..inputs.rejection_inputs import REJECTION_PARAMETERS, RejectionInputs
 from ..inputs.tracking_inputs import TrackingInputs
 
 __all__ = ["PARAMETERS", "FlatControllerNode", "GAINS", "main"]
@@ -141,6 +142,7 @@ PARAMETERS = {
     "control_period": (0.001, "With feedback lqr: the command period dt [s] of the discrete model and of the "
                        "rotor-lag inverse; the failsafe's cycles run at it (input_policy latest)."),
     "gravity": ([0.0, 0.0, -9.81], "Gravity acceleration in the world frame [m/s^2]."),
+    **REJECTION_PARAMETERS,
     **INPUT_OUTPUT_PARAMETERS,
     **FAILSAFE_PARAMETERS,
     **MESSAGE_TYPES_PARAMETER,
@@ -155,7 +157,7 @@ def _gains(values: dict) -> FlatnessGains:
                             for k in GAINS})
 
 
-class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
+class FlatControllerNode(RejectionInputs, FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
     """See the module docstring."""
 
     def __init__(self, node_name: str = "geodyn_flat_controller", **kwargs):
@@ -186,6 +188,7 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
         if self.lqr:
             self._check_lqr_parameters(p)
         self._p = p
+        self._init_rejection(p)     # rejection_* (issue 53): ConfigurationError in one line
         self.level = p["level"]
         self.use_ff = True   # TrackingInputs' live-tuning hook (not a parameter here)
         self.model = self.ctrl = None   # set by _setup_model (at start-up, or from the topic)
@@ -248,6 +251,7 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
         cfg, p = self.cfg, self._p
         base = p["base_link"] or None
         model = cfg.load_model(source, base_link=base)
+        self._check_rejection_model(model)   # rejection_frame: a link of this model
         try:
             _, frames = cfg.rotor_frames(model)
             al = Allocation.from_frames(frames, cfg.rotors)
@@ -255,7 +259,7 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
             eff = rigid_effort_limits(cfg, model, source) if self.elastic else None
             ctrl = FlatnessController(model, al, cfg.rotors, cfg.elastic if self.elastic else None, self.gains,
                                       self.level, gravity=p["gravity"], lag_timestep=p["lag_timestep"] or None,
-                                      effort_limits=eff)
+                                      effort_limits=eff, rejection=None if self.lqr else self.rejection_options)
             lin = ActuatedModel(model, al, cfg.rotors, cfg.elastic if self.elastic else None, p["control_period"],
                                 gravity=p["gravity"]) if self.lqr else None
         except ValueError as exc:
@@ -270,10 +274,22 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
             lin = loaded.lin
             if self.online is not None:
                 self.online.close()
-            self.online = OnlineGains(self._Q_of(lin), self._R_of(lin), self._p["gain_rate_hz"],
-                                      self._p["riccati_steps"], threaded=self.gain_thread,
-                                      prepare=lambda A, B, x: lin.discretize(*lin.compose(A, B), x))
-            loaded.ctrl = LqrController(lin, self.online)
+            ctrl = LqrController(lin, None, rejection=self.rejection_options)
+            Q = self._Q_of(lin)
+
+            def prepare(A, B, x):
+                return lin.discretize(*lin.compose(A, B), x)
+            if ctrl.rejection is not None and ctrl.rejection.options.integral_action:
+                # three integral states on the base position (rejection.lqr), weighted at the controller's bandwidth
+                from geodyn_ros.control.rejection.lqr import integral_model, integral_weights
+                Q = integral_weights(Q, self.weights.base_position, ctrl.integral_bandwidth)
+
+                def prepare(A, B, x):   # noqa: F811
+                    return integral_model(*lin.discretize(*lin.compose(A, B), x), lin.dt)
+            self.online = OnlineGains(Q, self._R_of(lin), self._p["gain_rate_hz"], self._p["riccati_steps"],
+                                      threaded=self.gain_thread, prepare=prepare)
+            ctrl.gains = self.online
+            loaded.ctrl = ctrl
             self._lin = None
         self._install_model(loaded, first)
         if not first:
@@ -496,7 +512,11 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
         th, thd = (self._th, self._thd) if self.elastic else (None, None)
         try:
             if self.lqr:
-                cmd = self.ctrl.command(t_ns * 1e-9, self._C, self._Vb, self._q, self._qd, th, thd, self._Qd, flat)
+                cmd = self.ctrl.command(self._rejection_time(t_ns), self._C, self._Vb, self._q, self._qd, th, thd,
+                                        self._Qd, flat)
+            elif self.ctrl.rejection is not None:    # the observer's sample time: the state's stamp
+                cmd = self.ctrl.command(self._C, self._Vb, self._q, self._qd, th, thd, self._com, self._yaw,
+                                        self._Qd, flat, t=self._rejection_time(t_ns))
             else:
                 cmd = self.ctrl.command(self._C, self._Vb, self._q, self._qd, th, thd, self._com, self._yaw,
                                         self._Qd, flat)
@@ -504,6 +524,7 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
             raise CommandNotComputed(f"the flatness law failed: {exc}") from None
         if not (np.isfinite(cmd.omega).all() and np.isfinite(cmd.u).all()):
             raise CommandNotComputed("the rotor speeds or motor torques are not finite (absurd inputs or gains?)")
+        self._rejection_publish(t_ns)
         return cmd
 
     def _fs_publish(self, state: int, cmd) -> None:
