@@ -103,6 +103,9 @@ def test_the_stand_ins_start_is_a_hover_on_the_reference(written):
         p = written["params"][node]
         assert Path(p["urdf_path"]) == URDF and Path(p["actuation_config"]) == VEHICLE
     assert written["params"]["geodyn_reference"]["vehicle_reference"] == "hover"
+    # on the wall clock the reference is published at the odometry's rate (PX4's 100 Hz), not at
+    # the node's default 1 kHz (which starved the loop in SITL on two busy cores)
+    assert written["params"]["geodyn_reference"]["rate_hz"] == pytest.approx(100.0, rel=1e-12)
 
 
 def test_px4s_parameters_and_the_labs_steps(written):
