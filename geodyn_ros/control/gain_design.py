@@ -425,7 +425,7 @@ def _explicit(name, v, kind, n, c):
                f"{short_repr(v)}", "give gains >= 0")
     if size == 3:
         return np.broadcast_to(a, (3,)).astype(float)
-    return a if size else float(a)
+    return a if size is not None else float(a)   # size 0 (no joints): an empty per-joint gain stays an array
 
 
 def _gain_name(stem, which, axis, idx, kind, joint_names):

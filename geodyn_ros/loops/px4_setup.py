@@ -220,7 +220,12 @@ def node_parameters(setup: dict) -> dict:
     elastic = bool(len(prep["cfg"].elastic.joints))
     out = {"geodyn_px4_sim": {**model, "real_time_factor": STANDIN_REAL_TIME_FACTOR, "sensing": "onboard",
                               **_start_state(setup)},
-           "geodyn_reference": {**model, "order": ORDER, **reference},
+           # on the wall clock at the odometry's rate: the controller commands once per sample, and
+           # the node's default 1 kHz had geodyn_node compute ten times as often for nothing (SITL
+           # on two busy cores: commands at 40-60 Hz and the vehicle fell; at 100 Hz it flew).
+           # Ignored with use_sim_time (the stand-in).
+           "geodyn_reference": {**model, "order": ORDER, "rate_hz": 1.0 / float(setup["path"]["period_s"]),
+                                **reference},
            "geodyn_node": {**model, "order": ORDER, "input_mode": "flat"},
            "geodyn_flat_controller": {**model, "order": ORDER, "level": setup["level"], "elastic_joints": elastic,
                                       "joint_states_max_age": 0.05, "motor_states_max_age": 0.05,

@@ -336,3 +336,31 @@ def test_absurd_gains_are_bounded_and_ideal_actuators_are_checked_too(aerial_man
     assert len(lines) == 1 and lines[0].startswith("kp_position: 1e+308")
     assert live_gain_refusals(bad, TrackingGains(1e308, 40.0, 60.0, 6.0, 41.0, 0.5), aerial_manipulator,
                               period=1e-3) == []     # an untouched unstable loop is not judged
+
+
+def test_a_vehicle_without_joints_takes_its_own_designed_gains_back():
+    """A vehicle with no joints (n = 0): the designed gains, given back as explicit numbers (what
+    ``geodyn_vehicle --px4`` does after fitting the rotation bandwidth: every gain as a list, the
+    per-joint ones empty), are accepted and unchanged. The empty per-joint gains were cast to one
+    float and raised TypeError (``geodyn_vehicle --px4`` crashed on every arm-less vehicle, found
+    flying PX4 SIH's quadrotor). The expected CoM gains are ``m w^2`` and ``2 zeta m w`` by hand
+    (1.5 kg, the default 4 rad/s and 0.9)."""
+    from pathlib import Path
+    data = Path(__file__).resolve().parents[1] / "data"
+    cfg = load_vehicle(data / "quad_x_px4.yaml")
+    model = cfg.load_model(data / "quad_x.urdf")
+    assert len(model.joint_names) == 0
+    al = Allocation.from_frames(cfg.rotor_frames(model)[1], cfg.rotors)
+    d0 = design_gains(model, al, cfg, period=0.01)
+    assert d0.kp_position == pytest.approx(1.5 * 16.0) and d0.kd_position == pytest.approx(2 * 0.9 * 1.5 * 4.0)
+    spec = {k: np.asarray(getattr(d0.gains, k), float).tolist() for k in
+            ("kp_position", "kd_position", "kp_rotation", "kd_rotation", "kp_joint", "kd_joint")}
+    assert spec["kp_joint"] == [] and spec["kd_joint"] == []
+    d = design_gains(model, al, cfg, spec=spec, period=0.01)
+    assert d.kp_joint.shape == (0,) and d.kd_joint.shape == (0,)
+    assert d.kp_position == d0.kp_position and d.kd_position == d0.kd_position
+    np.testing.assert_array_equal(np.broadcast_to(d.kp_rotation, (3,)), np.broadcast_to(d0.kp_rotation, (3,)))
+    np.testing.assert_array_equal(np.broadcast_to(d.kd_rotation, (3,)), np.broadcast_to(d0.kd_rotation, (3,)))
+    assert d.refusals == d0.refusals
+    with pytest.raises(ValueError, match="kp_joint"):     # a joint gain for a joint that is not there
+        design_gains(model, al, cfg, spec={**spec, "kp_joint": [1.0]}, period=0.01)

@@ -103,6 +103,9 @@ def test_the_stand_ins_start_is_a_hover_on_the_reference(written):
         p = written["params"][node]
         assert Path(p["urdf_path"]) == URDF and Path(p["actuation_config"]) == VEHICLE
     assert written["params"]["geodyn_reference"]["vehicle_reference"] == "hover"
+    # on the wall clock the reference is published at the odometry's rate (PX4's 100 Hz), not at
+    # the node's default 1 kHz (which starved the loop in SITL on two busy cores)
+    assert written["params"]["geodyn_reference"]["rate_hz"] == pytest.approx(100.0, rel=1e-12)
 
 
 def test_px4s_parameters_and_the_labs_steps(written):
@@ -208,3 +211,17 @@ def test_the_rules_rotor_lag_is_what_flies_through_px4(written):
     r = good.log.rms()
     # the onboard estimator's floor (4 cm on every vehicle of the PX4 table); 6 cm leaves room for the seed
     assert r["position_m"] < 0.06 and math.isfinite(r["attitude_deg"])
+
+
+def test_a_vehicle_without_an_arm_gets_its_configuration(tmp_path):
+    # an arm-less quadrotor (test/data/quad_x.urdf, 1.5 kg, no joints): the command crashed with a
+    # TypeError on the empty per-joint gains (found flying PX4 SIH's quadrotor); now it writes the
+    # files, with no joint gains and the CoM gains m w^2, 2 zeta m w by hand (4 rad/s, 0.9)
+    out = tmp_path / "quad"
+    res = run("--urdf", DATA / "quad_x.urdf", "--vehicle", DATA / "quad_x_px4.yaml", "--px4", "--out", out)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-2000:]
+    params = yaml.safe_load((out / "px4_params.yaml").read_text())
+    c = next(v["ros__parameters"] for k, v in params.items() if k.endswith("geodyn_flat_controller"))
+    assert c["kp_position"] == pytest.approx(1.5 * 16.0) and c["kd_position"] == pytest.approx(2 * 0.9 * 1.5 * 4.0)
+    assert "kp_joint" not in c or c["kp_joint"] in ([], 0.0)
+    assert "CA_ROTOR_COUNT 4" in (out / "px4_params.txt").read_text()
