@@ -38,7 +38,9 @@ $(BASE_STAMP): requirements.txt setup.py
 	@# which looks like a failure and is not one (errors still show)
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
 	@echo "venv 4/5: compiling the numba kernels once, cached for every later run (5-8 minutes on 2 cores; a line per family)"
-	$(BIN)/python -m geodyn_ros.warmup
+	@# the console script (geodyn_ros_entry): it says what it does before the package's import compiles, and
+	@# every 30 s while it does (python -m geodyn_ros.warmup prints nothing until the import is over)
+	$(BIN)/geodyn_warmup
 	touch $(BASE_STAMP)
 
 $(STAMP): $(BASE_STAMP) $(MSG_SOURCES)
