@@ -37,6 +37,9 @@ $(BASE_STAMP): requirements.txt setup.py
 	@# may drop compat mode); PYTHONWARNINGS silences setuptools' "compat mode is transitional" banner,
 	@# which looks like a failure and is not one (errors still show)
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
+	@# an editable install has no share/geodyn_ros: link the launch, URDF and config files (and the ament
+	@# index entry) into the venv, as pip install . installs them (tools/link_share.py)
+	$(BIN)/python tools/link_share.py
 	@echo "venv 4/5: compiling the numba kernels once, cached for every later run (5-8 minutes on 2 cores; a line per family)"
 	@# the console script (geodyn_ros_entry): it says what it does before the package's import compiles, and
 	@# every 30 s while it does (python -m geodyn_ros.warmup prints nothing until the import is over)
