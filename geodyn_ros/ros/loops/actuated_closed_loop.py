@@ -99,7 +99,7 @@ def run_ros_actuated_loop(row: str = "ff2", duration: float = 10.0, *, timestep:
         Actuation YAML of the simulator and the controller (default ``config/tilthex.yaml``).
     gains : geodyn_ros.control.TrackingGains, optional
     wall_timeout : float, optional
-        ``RuntimeError`` after this many wall seconds (default ``60 + 20 x duration``).
+        ``RuntimeError`` after this many wall seconds without a step (default ``60 + 20 x duration``).
     command_timeout : float
         The lock-step simulator's ``command_timeout`` [wall s], as in
         :func:`~geodyn_ros.ros.loops.closed_loop.run_ros_closed_loop` (the result does not depend on it).

@@ -71,7 +71,7 @@ def run_ros_closed_loop(duration: float = 30.0, *, use_feedforward: bool = True,
         Robot (default: the shipped ``aerial_manipulator.urdf``).
     gains : geodyn_ros.control.TrackingGains, optional
     wall_timeout : float, optional
-        Abort with ``RuntimeError`` after this many wall seconds (default ``60 + 20 x duration``).
+        Abort with ``RuntimeError`` after this many wall seconds without a step (default ``60 + 20 x duration``).
     command_timeout : float
         Wall seconds the lock-step simulator waits for the commands of a state before it
         republishes that state (``geodyn_sim``'s parameter; the result does not depend on it: a

@@ -161,7 +161,7 @@ def run_ros_fly(urdf, vehicle, reference: str = "figure8", level: str = "ff2", d
     :class:`~geodyn_ros.loops.actuated.RowResult` (rank 6; ``log.p`` = the base origin), against the
     reference at the same stamps; peaks of the published commands; the controller's clip counts.
     ``info``: filled with ``setup`` (:func:`fly_setup`) and ``diagnostics``. ``wall_timeout``
-    [s]: ``RuntimeError`` after it (default ``60 + 40 x duration``). ``record``: a
+    [s]: ``RuntimeError`` after that long without a step (default ``60 + 40 x duration``). ``record``: a
     :class:`~geodyn_ros.loops.recording.CdrRecording` the messages are written into as they travel
     (under ``/<level>/``, :mod:`geodyn_ros.ros.loops.mcap_recorder`), with the row's ``/diagnostics``
     status at the end; None: nothing recorded."""

@@ -206,7 +206,7 @@ class LockstepSession:
         """Spin every node on one executor until the lock-step simulator ``sim`` has made
         ``round(duration / timestep)`` steps (:func:`~geodyn_ros.ros.common.runtime.spin_lockstep`;
         ``RuntimeError`` naming ``what`` and the first four nodes' last problems after
-        ``wall_timeout`` wall seconds, default ``60 + wall_per_second x duration``). Returns
+        ``wall_timeout`` wall seconds without a step, default ``60 + wall_per_second x duration``). Returns
         ``(end_steps, last_ns, wall)``: the steps, the stamp [ns] of the last one and the loop's
         wall time [s]."""
         from ..common.runtime import make_executor, spin_lockstep

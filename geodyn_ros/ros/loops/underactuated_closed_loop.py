@@ -93,7 +93,7 @@ def run_ros_underactuated_loop(row: str = "ff2", duration: float = 10.0, *, time
     urdf_path, actuation_config : the robot and its actuation YAML (default the hexarotor's).
     gains : :class:`~geodyn_ros.control.flatness.FlatnessGains`, optional.
     speed : time scaling of the figure eight.
-    wall_timeout : ``RuntimeError`` after this many wall seconds (default ``60 + 20 x duration``).
+    wall_timeout : ``RuntimeError`` after this many wall seconds without a step (default ``60 + 20 x duration``).
     command_timeout : wall seconds the lock-step simulator waits for the commands of a state
         before it republishes that state (``geodyn_sim``'s parameter; the result must not depend
         on it: a republished state is answered with the command already sent).
