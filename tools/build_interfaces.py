@@ -307,7 +307,8 @@ def main(argv=None) -> int:
                 _progress(step, f"{name}: skipped, a real {name} is installed in {real}")
                 continue
             t0 = time.monotonic()
-            _progress(step, f"{name}: building {source.relative_to(ROOT)} into {prefix} (about 30 s from scratch, seconds when unchanged)")
+            _progress(step, f"{name}: building {source.relative_to(ROOT)} into {prefix} (10-40 s from scratch on "
+                            "a quiet 2-core machine, up to 7 minutes when both cores are busy; seconds when unchanged)")
             build_package(name, source, prefix, args.jobs, step)
             built.append(name)
             _progress(step, f"{name}: installed in {time.monotonic() - t0:.0f} s")
