@@ -60,9 +60,10 @@ lint: $(STAMP)
 ## Run the whole test suite (CI runs this, then test-real-launch). The real-launch tests are skipped
 ## here (GEODYN_REAL_LAUNCH=0): they start process trees and run alone in test-real-launch.
 test: $(STAMP)
-	GEODYN_REAL_LAUNCH=0 $(BIN)/python -m pytest -q -n 2 test
+	GEODYN_REAL_LAUNCH=0 $(BIN)/python -m pytest -q -n 2 --durations=20 test
 
-## The test suite in a fresh clone of the committed tree with nothing beside it (CI runs this too).
+## The test suite in a fresh clone of the committed tree with nothing beside it (CI runs every step
+## in such a clone: .ci/run).
 test-fresh-clone:
 	PY=$(PY) bash .ci/fresh_clone
 

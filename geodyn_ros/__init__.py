@@ -17,7 +17,24 @@ For control loops, :class:`~geodyn_ros.algorithms.workspace.Workspace` evaluates
 dynamics of one model and order into preallocated outputs it owns.
 Conventions: see the README ("Conventions") and ``CONVENTIONS.md``.
 """
-from ._kernel_cache import install as _install_kernel_cache
+import warnings as _warnings
+
+_format_warning = _warnings.formatwarning
+
+
+def _one_line_warning(message, category, filename, lineno, line=None):
+    """The package's own warnings (``URDFWarning`` and the others its modules define, or a message
+    that starts ``geodyn_ros:``) print as one line, ``<Category>: <message>``, with no source path
+    or code line; any other warning prints as Python prints it."""
+    text = str(message)
+    if getattr(category, "__module__", "").startswith("geodyn_ros") or text.startswith("geodyn_ros: "):
+        return f"{category.__name__}: {' '.join(text.split())}\n"
+    return _format_warning(message, category, filename, lineno, line)
+
+
+_warnings.formatwarning = _one_line_warning   # before anything of the package can warn
+
+from ._kernel_cache import install as _install_kernel_cache  # noqa: E402
 
 _install_kernel_cache()   # before any kernel is defined: a cached kernel is reused only while nothing it compiled in changed
 
@@ -39,12 +56,12 @@ from .algorithms.representations import (REPRESENTATIONS, angular_first, convert
                                          linear_first, twist_transform)
 from .algorithms.workspace import Workspace
 from .model.model import Model
-from .model.urdf import INERTIA_RTOL, URDFWarning, load_urdf
+from .model.urdf import INERTIA_RTOL, SingularMassMatrixWarning, URDFWarning, load_urdf
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "load_urdf", "Model", "URDFWarning", "INERTIA_RTOL",
+    "load_urdf", "Model", "URDFWarning", "SingularMassMatrixWarning", "INERTIA_RTOL",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "forward_kinematics", "Workspace",
     "flat_inverse_dynamics", "FlatResult", "center_of_mass",
     "mass_matrix", "coriolis_matrix", "gravity_vector",

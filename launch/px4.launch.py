@@ -3,6 +3,8 @@
     ros2 launch geodyn_ros px4.launch.py stand_in:=true arm:=true        # against the PX4 stand-in
     ros2 launch geodyn_ros px4.launch.py urdf:=my_robot.urdf.xacro actuation:=my_vehicle.yaml   # a real PX4
     ros2 launch geodyn_ros px4.launch.py px4_mode:=direct_actuator       # ActuatorMotors instead
+    ros2 launch geodyn_ros px4.launch.py urdf:=U actuation:=V config:=DIR/px4_params.yaml stand_in:=true arm:=true
+                                                                         # your vehicle (geodyn_vehicle --px4 --out DIR)
 
 A real PX4 (SITL or a vehicle) is reached through the Micro XRCE-DDS Agent, which you start
 yourself (``MicroXRCEAgent udp4 -p 8888`` for SITL; doc/howto/fly_on_px4.md gives the serial
@@ -33,7 +35,9 @@ urdf          the robot, run through xacro. Default: share/geodyn_ros/urdf/hexar
 actuation     the vehicle file with its px4: section (doc/reference/vehicle_file.md), for the
               stand-in, geodyn_node, the controller and the bridge. Default:
               share/geodyn_ros/config/hexarotor_px4.yaml.
-config        parameter file keyed by node name. Default: share/geodyn_ros/config/px4.yaml.
+config        parameter file keyed by node name. Default: share/geodyn_ros/config/px4.yaml, the
+              shipped hexarotor's (its start state, its gains); for your vehicle the file
+              ``geodyn_vehicle --urdf U --vehicle V --px4 --out DIR`` writes, DIR/px4_params.yaml.
 order         derivative order r of geodyn_node and geodyn_reference (default 2).
 level         rigid, ff0, ff1 or ff2 (default ff2).
 speed         time scaling of the figure eight (default 0.5).

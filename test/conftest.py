@@ -1,8 +1,8 @@
 """Shared fixtures: the shipped aerial manipulator model (loaded once per test process).
 
 The tests live in folders that mirror the package's layers (``model``, ``algorithms``, ``vehicle``,
-``control``, ``loops``, ``ros/{wire,nodes,loops}``, ``package``); the helpers they share
-(``ros_harness``, ``reference_models``) and ``data/`` stay here, and this folder is put on
+``control``, ``world`` (the simulator's worlds), ``loops``, ``ros/{wire,nodes,loops}``,
+``package``); the helpers they share (``ros_harness``, ``reference_models``) and ``data/`` stay here, and this folder is put on
 ``sys.path`` so that ``import ros_harness`` works from every one of them."""
 import sys
 from pathlib import Path

@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 from px4_msgs.msg import VehicleOdometry, VehicleStatus
 from scipy.spatial.transform import Rotation
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from geodyn_ros.ros.wire.actuator_commands import ROTOR_MSG_TYPE
 
@@ -41,10 +40,21 @@ def vehicle_file(tmp_path, text=None, px4="px4: {thr_mdl_fac: 0.0}", name="vehic
     return str(p)
 
 
+def now_us(node, before_us: int = 1000) -> int:
+    """A realistic ``timestamp_sample`` [us] for a message published now: ``node``'s clock (the
+    bridge's, ROS time) less ``before_us``, as PX4 with time sync stamps a sample taken just before
+    (doc/reference/px4_bridge.md, "PX4's timestamps"). The bridge refuses samples dated ahead of
+    their arrival, so a test stream must not run ahead of the clock."""
+    return node.get_clock().now().nanoseconds // 1000 - before_us
+
+
 def odometry(sample_us, position=(0.0, 0.0, 0.0), q=(1.0, 0.0, 0.0, 0.0), velocity=(0.0, 0.0, 0.0),
-             rates=(0.0, 0.0, 0.0), pose_frame=1, velocity_frame=1) -> VehicleOdometry:
+             rates=(0.0, 0.0, 0.0), pose_frame=1, velocity_frame=1, timestamp=None, reset_counter=0) -> VehicleOdometry:
+    """A VehicleOdometry taken at ``sample_us`` and published at ``timestamp`` (default the same)."""
     m = VehicleOdometry()
-    m.timestamp = m.timestamp_sample = int(sample_us)
+    m.timestamp_sample = int(sample_us)
+    m.timestamp = int(sample_us if timestamp is None else timestamp)
+    m.reset_counter = int(reset_counter)
     m.pose_frame, m.velocity_frame = pose_frame, velocity_frame
     m.position = [float(x) for x in position]
     m.q = [float(x) for x in q]
@@ -58,11 +68,6 @@ def status(arming=1, nav=4, sysid=1, compid=1, failsafe=False) -> VehicleStatus:
 
 
 def rotor_msg(omega):
-    if ROTOR_MSG_TYPE is Float64MultiArray:
-        m = Float64MultiArray()
-        m.layout.dim = [MultiArrayDimension(label="rotor", size=len(omega), stride=len(omega))]
-        m.data = [float(v) for v in omega]
-        return m
     m = ROTOR_MSG_TYPE()
     m.velocity = [float(v) for v in omega]
     return m

@@ -612,3 +612,25 @@ def rel_err(a, b, floor=1.0):
     a = np.asarray(a, float)
     b = np.asarray(b, float)
     return float(np.linalg.norm(a - b) / max(floor, np.linalg.norm(b)))
+
+
+def delayed_radius(I, kp, kd, lag, tau, h=2e-4):
+    """Spectral radius of the loop ``I x'' = f``, ``lag f' = u - f``, ``u(t) = -(kp x + kd x')(t - tau)``
+    discretised exactly on a grid ``h`` (zero-order hold of u over h, tau rounded to whole steps:
+    the state carries the last D commands). Below 1: stable."""
+    from scipy.linalg import expm
+    Ac = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0 / I], [0.0, 0.0, -1.0 / lag]])
+    Bc = np.array([0.0, 0.0, 1.0 / lag])
+    E = np.zeros((4, 4))
+    E[:3, :3], E[:3, 3] = Ac, Bc
+    Ed = expm(E * h)
+    Ad, Bd = Ed[:3, :3], Ed[:3, 3]
+    D = int(round(tau / h))
+    n = 3 + D
+    Phi = np.zeros((n, n))
+    Phi[:3, :3] = Ad
+    Phi[:3, 3 + D - 1] = Bd                 # the oldest command acts now
+    Phi[3, :3] = [-kp, -kd, 0.0]            # the newest command, from the current state
+    for i in range(1, D):
+        Phi[3 + i, 3 + i - 1] = 1.0         # the delay line shifts
+    return float(np.max(np.abs(np.linalg.eigvals(Phi))))

@@ -27,6 +27,16 @@ from geodyn_ros.ros.wire.jets import REFERENCE_OFFSET  # noqa: E402
 from geodyn_ros.ros.common.runtime import control_qos, make_executor  # noqa: E402
 
 
+def load_factor() -> float:
+    """How many times longer than on an idle machine a wait may take: the 1-minute load average
+    per core, between 1 and 8 (measured: at load 18 on 2 cores, a background model load and its
+    first cycle took over 5 s, within 1 s when idle)."""
+    try:
+        return min(8.0, max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1)))
+    except OSError:
+        return 1.0
+
+
 class Harness:
     """Nodes under test plus a probe node that publishes inputs and records outputs."""
 
@@ -60,7 +70,11 @@ class Harness:
         return self._pubs[topic]
 
     def spin_until(self, cond, timeout: float = 5.0) -> bool:
-        end = time.monotonic() + timeout
+        """Spin until ``cond()``; False if it is still false after ``timeout`` wall seconds, scaled by
+        :func:`load_factor` (a condition that needs the node to do work, such as loading a model,
+        takes longer on a loaded machine; the condition itself is unchanged, so a wrong answer still
+        fails: only waiting longer for the right one is allowed)."""
+        end = time.monotonic() + timeout * load_factor()
         while time.monotonic() < end:
             self.ex.spin_once(timeout_sec=0.01)
             if cond():

@@ -2,7 +2,7 @@
 """Per-call cost of input layouts, and order-0 parity with Pinocchio, measured in one run.
 
 On the shipped 12-DoF aerial manipulator it times ``gd.inverse_dynamics`` and
-``gd.forward_dynamics`` at orders 0 and 5 with every array argument given as: C-contiguous
+``gd.forward_dynamics`` (and the same two of a ``gd.Workspace``, the nodes' entry) at orders 0 and 5 with every array argument given as: C-contiguous
 float64 (the reference), Fortran order, a transposed view, a strided slice, read-only, float32
 and Python lists, and prints each layout's time divided by the C-contiguous float64 call (goal
 <= 1.2x). Then it prints the order-0 calls (plain functions and the lean ``gd.Workspace``
@@ -96,7 +96,9 @@ def layout_table(model, C, V, q, W, T, orders, reps, repeats):
     """Rows (function, order, layout, µs, ratio to C float64)."""
     rows = []
     for r in orders:
-        for name, fn in (("inverse_dynamics", None), ("forward_dynamics", None)):
+        ws = gd.Workspace(model, r)
+        for name in ("inverse_dynamics", "forward_dynamics", "Workspace.inverse_dynamics",
+                     "Workspace.forward_dynamics"):
             calls = {}
             for lay in VARIANTS:
                 if lay in LAYOUTS:
@@ -105,9 +107,13 @@ def layout_table(model, C, V, q, W, T, orders, reps, repeats):
                     a = [C, V[:r + 2], ONLY_Q[lay](q[:r + 3]), W[:r + 1], T[:r + 1]]
                 if name == "inverse_dynamics":
                     calls[lay] = (lambda a=a, r=r: gd.inverse_dynamics(model, a[0], a[1], a[2], r))
-                else:
+                elif name == "forward_dynamics":
                     calls[lay] = (lambda a=a, r=r: gd.forward_dynamics(model, a[0], a[1], a[2], a[3], a[4], r))
-            ref_out = calls["C float64"]()
+                elif name == "Workspace.inverse_dynamics":   # (outputs owned by ws: the reference is copied)
+                    calls[lay] = (lambda a=a: ws.inverse_dynamics(a[0], a[1], a[2]))
+                else:
+                    calls[lay] = (lambda a=a: ws.forward_dynamics(*a))
+            ref_out = [x.copy() for x in calls["C float64"]()]
             for lay, fn in calls.items():   # the same answer in every layout (float32: close)
                 out = fn()
                 # float64 layouts run the C- or the any-layout specialisation of the same kernel;
@@ -165,12 +171,13 @@ def main(argv=None):
     rows = layout_table(model, C, V, q, W, T, args.orders, args.reps, args.repeats)
     print("12-DoF aerial manipulator; median µs per Python call; every array argument in the layout "
           "(last two columns: only q)")
-    print(f"{'function':<18} {'r':>2} " + " ".join(f"{k:>11}" for k in VARIANTS))
+    print(f"{'function':<26} {'r':>2} " + " ".join(f"{k:>11}" for k in VARIANTS))
     for r in args.orders:
-        for name in ("inverse_dynamics", "forward_dynamics"):
+        for name in ("inverse_dynamics", "forward_dynamics", "Workspace.inverse_dynamics",
+                     "Workspace.forward_dynamics"):
             sel = {x["variant"]: x for x in rows if x["function"] == name and x["order"] == r}
-            print(f"{name:<18} {r:>2} " + " ".join(f"{sel[k]['us']:11.2f}" for k in VARIANTS))
-            print(f"{'  / C float64':<18} {'':>2} " + " ".join(f"{sel[k]['ratio']:10.2f}x" for k in VARIANTS))
+            print(f"{name:<26} {r:>2} " + " ".join(f"{sel[k]['us']:11.2f}" for k in VARIANTS))
+            print(f"{'  / C float64':<26} {'':>2} " + " ".join(f"{sel[k]['ratio']:10.2f}x" for k in VARIANTS))
     prow = parity_table(urdf, model, C, V, q, W, T, args.reps, args.repeats)
     rows += prow
     print("\norder 0 vs Pinocchio (same run):")

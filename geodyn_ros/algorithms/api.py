@@ -21,7 +21,8 @@ import numpy as np
 from ..model.model import Model
 from . import constrained
 from .batch import forward_dynamics_batch, inverse_dynamics_batch
-from .checks import _ERRORS, _F64, _ND, _check_model, _check_order, _has_time_axis, _hot_args, _jet, _pose, _raise
+from .checks import (_ERRORS, _F64, _ND, _check_model, _check_order, _check_regular, _has_time_axis, _hot_args, _jet,
+                     _pose, _raise)
 from .constrained import expand_mimic
 from .dynamics import (_FD_HOT, _ID_HOT, DEFAULT_GRAVITY, ForwardDynamicsResult, HybridDynamicsResult,
                        InverseDynamicsResult, KinematicsResult, _empty, _forward_dynamics_checked,
@@ -186,6 +187,9 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
                 code = -1
             if code == 0:
                 return _new_tuple(ForwardDynamicsResult, (Vo, qo))
+    # a model singular at every configuration never reaches _forward_dynamics_checked, so it never
+    # gets the hot path's work buffer: every call comes here and is refused with the reason
+    _check_regular(model)
     if getattr(model, "_constrained", False):   # fixed base or enforced mimic joints
         _check_model(model, constrained_ok=True)
         res = constrained.hybrid_dynamics(model, base_pose, base_twist, q, tau, order,

@@ -40,8 +40,18 @@ def _raise(code: int):
     raise ValueError(f"{arg}: {msg}")
 
 
+def _check_regular(model):
+    """Refuse the forward dynamics of a model whose mass matrix is singular at every configuration
+    (``model.singular``, found by the loader), with that reason."""
+    why = getattr(model, "singular", "")
+    if why:
+        raise ValueError(f"model: forward dynamics is undefined: {why}")
+
+
 def _has_time_axis(base_pose) -> bool:
     """True for a (T, 4, 4) stack of poses: the call evaluates a trajectory (:mod:`.batch`)."""
+    if type(base_pose) is _ND:   # (the hot paths' case: np.ndim costs ~4 attribute lookups more)
+        return base_pose.ndim == 3
     try:
         return np.ndim(base_pose) == 3
     except Exception:
@@ -114,15 +124,8 @@ def _hot_args(*named):
     """The hot path's inputs with every argument that is not a float64 ndarray converted once by
     :func:`_f64` (float64 arrays of any layout are taken as they are by the compiled entries;
     None is left for the validating path to report)."""
-    out = []
-    for name, x in named:
-        if type(x) is _ND:
-            if x.dtype is not _F64:
-                x = x.astype(_F64, order="C") if x.dtype.kind in "iuf" else _f64(x, name)
-        elif x is not None:
-            x = _f64(x, name)
-        out.append(x)
-    return out
+    return [(x if x.dtype is _F64 else x.astype(_F64) if x.dtype.kind in "iuf" else _f64(x, name))
+            if type(x) is _ND else x if x is None else _f64(x, name) for name, x in named]
 
 
 def _pose(x):

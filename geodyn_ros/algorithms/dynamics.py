@@ -16,8 +16,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..model.model import Model
-from .checks import (MAX_ORDER, _check_model, _check_order, _f64, _fast, _has_time_axis, _hot_args, _jet,
-                     _pose, _raise)
+from .checks import (MAX_ORDER, _check_model, _check_order, _check_regular, _f64, _fast, _has_time_axis,
+                     _hot_args, _jet, _pose, _raise)
 from .kernels import common as K
 from .kernels import hybrid as KH
 from .kernels import inverse as KI
@@ -72,7 +72,10 @@ _ZERO_W = np.zeros((1, 6))
 
 
 def _singular_error(code, model, C, Q, mask):
-    """ValueError for a singular articulated inertia at this state, naming the joints."""
+    """ValueError for a singular articulated inertia at this state, naming the joints (with nothing
+    prescribed, the loader's reason when the mass matrix is singular at every configuration)."""
+    if not mask.any():
+        _check_regular(model)
     if code == K.ERR_SINGULAR_JOINT:
         try:
             names = singular_joints(model, C, Q[:1], mask)

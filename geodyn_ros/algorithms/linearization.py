@@ -43,8 +43,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..model.model import Model
-from .checks import _check_model, _jet, _pose, _raise
-from .dynamics import DEFAULT_GRAVITY, _ext, _gravity
+from .checks import _check_model, _check_regular, _jet, _pose, _raise
+from .dynamics import DEFAULT_GRAVITY, _ext, _gravity, _singular_error
+from .kernels import common as K
 from .kernels import derivatives as DK
 
 __all__ = [
@@ -169,8 +170,12 @@ def _call(model, mode, C, Vj, Qj, Wj, Tj, gravity, ext_wrench, ext_torque, body)
     out_acc = np.empty(nv)
     A = np.empty((2 * nv, 2 * nv)) if lin else _EMPTY2
     B = np.empty((2 * nv, nv)) if lin else _EMPTY2
+    if mode != DK.MODE_ID:
+        _check_regular(model)
     code = DK.derivatives(model.bodyi, model.bodyf, C, Vj, Qj, Wj, Tj, g, wext, text,
                           mode, body, val, D, M, Minv, out_acc, A, B)
+    if code in (K.ERR_SINGULAR_JOINT, K.ERR_SINGULAR_BASE):
+        _singular_error(code, model, C, Qj, model._no_prescribed)
     if code:
         _raise(code)
     return val, D, M, Minv, out_acc, A, B

@@ -52,7 +52,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..lie import Ad, ad, dexp_inv_body, exp_se3, hat
-from .checks import _check_model
+from .checks import _check_model, _check_regular
 from .dynamics import DEFAULT_GRAVITY, _gravity
 from .eom import _vec as _eom_vec
 from .eom import coriolis_matrix, gravity_vector
@@ -198,6 +198,9 @@ def _terms(model, q, derivatives=True) -> ReducedTerms:
     # M_q[i, j] = S_i^T Mc_{deeper of i, j} S_j for related joints (CRBA), 0 otherwise
     Mq = np.where(anc, S @ hj.T, 0.0)                   # (i <= j ancestor): S_i . Mc_j S_j
     Mq = np.where(anc.T, (S @ hj.T).T, Mq)
+    if not _regular(Mb):
+        raise ValueError(f"model: the locked inertia M_b is singular (total mass {model.total_mass:g} kg), so the "
+                         "reduced terms (M_b^-1) are undefined; give the links a <mass>")
     Mb_inv = np.linalg.inv(Mb)
     Al = Mb_inv @ Mbq
     Lq = Mq - Al.T @ Mb @ Al
@@ -380,10 +383,14 @@ def decoupled_forward_dynamics(model, base_pose, q, qd, mu, base_wrench, tau, *,
     ``tau`` (n,); ``gravity`` (3,) world (``(0, 0, 0)`` for a space robot). Also returns the body
     twist ``V_b = mu - A_l qd`` for the pose reconstruction (eq. 13)."""
     _check_model(model)
+    _check_regular(model)
     n = model.n_joints
     C = _pose(base_pose)
     q, qd, mu = _vec(q, "q", n), _vec(qd, "qd", n), _vec(mu, "mu", 6)
     t = _terms(model, q)
+    if not _regular(t.Lambda_q):
+        raise ValueError("model: the joint-space inertia Lambda_q is singular at this shape q (a motion of the joints "
+                         "with the base free moves no mass), so the decoupled forward dynamics is undefined here")
     Dqd, Dmu = _decomposition(model, t, q, qd, mu)
     xi = np.concatenate([mu, qd])
     Fxi = _to_xi(t, _generalized_force(model, C, q, base_wrench, tau, gravity))
@@ -391,6 +398,23 @@ def decoupled_forward_dynamics(model, base_pose, q, qd, mu, base_wrench, tau, *,
     mu_dot = np.linalg.solve(t.M_b, rhs[:6])
     qdd = np.linalg.solve(t.Lambda_q, rhs[6:])
     return DecoupledForwardResult(mu_dot, qdd, mu - t.A_l @ qd)
+
+
+def _regular(A, rtol=1e-12) -> bool:
+    """True if the symmetric positive semi-definite ``A`` is positive definite beyond rounding: every
+    Cholesky pivot of its Jacobi scaling ``D^-1/2 A D^-1/2`` (a unit-free test) above ``rtol``, the
+    relative threshold of the forward dynamics kernels."""
+    if A.shape[0] == 0:
+        return True
+    d = np.diag(A)
+    if not np.all(d > 0.0):
+        return False
+    s = 1.0 / np.sqrt(d)
+    try:
+        L = np.linalg.cholesky(A * s[:, None] * s[None, :])
+    except np.linalg.LinAlgError:
+        return False
+    return bool(np.min(np.diag(L)) ** 2 > rtol)
 
 
 def _to_xi(t, f):
@@ -430,6 +454,7 @@ def integrate_decoupled(model, base_pose, q, qd, mu, duration, dt, *, tau=None, 
     ``state = (C, q, qd, mu)``. ``duration`` and ``dt`` in seconds (``duration/dt`` steps, rounded
     up); ``samples``: keep every k-th step (default: all). Returns a :class:`DecoupledTrajectory`."""
     _check_model(model)
+    _check_regular(model)
     n = model.n_joints
     C0 = _pose(base_pose)
     x0 = (np.zeros(6), _vec(q, "q", n).copy(), _vec(qd, "qd", n).copy(), _vec(mu, "mu", 6).copy())

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .api import forward_dynamics, inverse_dynamics
-from .checks import _check_model, _check_order, _hot_args
+from .checks import _F64, _ND, _check_model, _check_order, _hot_args
 from .dynamics import DEFAULT_GRAVITY, ForwardDynamicsResult, InverseDynamicsResult, _gravity
 from .kernels import hybrid as KH
 from .kernels import inverse as KI
@@ -77,6 +77,8 @@ class Workspace:
         e = fdb.shape[0]
         self._fd_res = ForwardDynamicsResult(_owned(self._fdb, e, (order + 2, 6)),
                                              _owned(self._fdb, e + 6 * (order + 2), (order + 3, n)))
+        if model.singular:   # no compiled entry: every call goes to forward_dynamics, which refuses with the reason
+            self._fdb = None
 
     def __repr__(self):
         return f"Workspace(model with {self.model.n_joints} joints, order={self.order})"
@@ -86,10 +88,15 @@ class Workspace:
         the workspace's outputs: ``base_wrench`` (order+1, 6), ``tau`` (order+1, n). The returned
         arrays are overwritten by the next call (module docstring)."""
         # Fast path: the compiled entry takes float64 2-D arrays (any layout) and nothing else (its
-        # signatures are fixed, so numba compiles no new ones: other inputs raise TypeError)
+        # signatures are fixed, so numba compiles no new ones). Anything else is converted first:
+        # numba's TypeError for an unmatched signature costs ~0.5 ms to build (a float32 q took 75x
+        # the float64 call before this check; bench/core/bench_layouts.py times the workspace too).
+        if not (type(q) is _ND and q.dtype is _F64 and type(base_twist) is _ND and base_twist.dtype is _F64
+                and type(base_pose) is _ND and base_pose.dtype is _F64):
+            return self._converted_id(base_pose, base_twist, q)
         try:
             code = _ID_INTO(self._idb, base_pose, base_twist, q, self.order)
-        except TypeError:
+        except TypeError:   # a wrong number of dimensions
             return self._converted_id(base_pose, base_twist, q)
         if code:
             return self._declined_id(base_pose, base_twist, q)
@@ -110,6 +117,10 @@ class Workspace:
         """:func:`geodyn_ros.forward_dynamics` at this workspace's order and gravity, written into
         the workspace's outputs: ``base_twist`` (order+2, 6), ``q`` (order+3, n). The returned
         arrays are overwritten by the next call (module docstring)."""
+        if not (type(q) is _ND and q.dtype is _F64 and type(base_twist) is _ND and base_twist.dtype is _F64
+                and type(base_pose) is _ND and base_pose.dtype is _F64 and type(base_wrench) is _ND
+                and base_wrench.dtype is _F64 and type(tau) is _ND and tau.dtype is _F64):   # as in inverse_dynamics
+            return self._converted_fd(base_pose, base_twist, q, base_wrench, tau)
         try:       # fast path, as in inverse_dynamics
             code = _FD_INTO(self._fdb, base_pose, base_twist, q, base_wrench, tau, self.order)
         except TypeError:

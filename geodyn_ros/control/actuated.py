@@ -43,6 +43,7 @@ from numba import njit
 from ..algorithms.eom import gravity_vector
 from .feedback import TrackingGains
 from .flatness import effort_limit_array, joint_gain_array
+from .rejection import Rejection, RejectionOptions
 from .rotors import Allocation, ElasticJointParams, RotorParams, per_rotor_constant
 
 __all__ = ["ActuatedController", "ActuatedCommand", "FEEDFORWARD_LEVELS", "level_name"]
@@ -53,7 +54,8 @@ FEEDFORWARD_LEVELS = (None, 0, 1, 2)
 
 @njit(cache=True, error_model="numpy")
 def _command_kernel(C, Vb, q, qd, th, thd, Cd, Vbd, Qd, W, tau, gains, kp_q, kd_q, level, Ainv, lag_up, lag_down,
-                    Kinv, B, idx, wmin, wmax, umax, ridx, grav, tlim, om_out, u_out, om_raw, u_raw, jt_out, jt_raw):
+                    Kinv, B, idx, wmin, wmax, umax, ridx, grav, tlim, om_out, u_out, om_raw, u_raw, jt_out, jt_raw,
+                    Wx, has_x):
     """The law of the module docstring in one compiled pass (the same formulas as
     :func:`geodyn_ros.control.feedback.tracking_command` for the feedback). Returns
     ``(status, rotor clips, motor clips)``; status 1 = a non-finite input or command.
@@ -61,7 +63,8 @@ def _command_kernel(C, Vb, q, qd, th, thd, Cd, Vbd, Qd, W, tau, gains, kp_q, kd_
     gains (4,): kp_p, kd_p, kp_R, kd_R; kp_q, kd_q (n,): per model joint; lag_up, lag_down, wmin,
     wmax (n_rot,): per rotor; Kinv, B, umax (n_el,) and idx (n_el,): the elastic joints; ridx: the
     rigid joints, grav (n,) their gravity torques (used at level -1), tlim (n,) their limits;
-    jt_out, jt_raw (n,): the rigid joints' torques (0 elsewhere; the motor clips count theirs)."""
+    jt_out, jt_raw (n,): the rigid joints' torques (0 elsewhere; the motor clips count theirs); Wx (6,):
+    a body wrench added to the commanded one when ``has_x`` (the rejection's, :mod:`.rejection`)."""
     # the rows the level reads must be finite
     r = 0 if level < 0 else level
     ok = True
@@ -97,6 +100,9 @@ def _command_kernel(C, Vb, q, qd, th, thd, Cd, Vbd, Qd, W, tau, gains, kp_q, kd_
     if level >= 0:
         Wc[:3] += RtRd @ W[0, :3]
         Wc[3:] += RtRd @ W[0, 3:]
+    if has_x:
+        for i in range(6):
+            Wc[i] += Wx[i]
     u_rot = Ainv @ Wc
     n_rot = u_rot.shape[0]
     clips_r = 0
@@ -220,11 +226,19 @@ class ActuatedController:
     model : Model, keyword
         Needed when there are rigid joints: their gravity torques at the ``pd`` level
         (``gd.gravity_vector`` at the measured state); ``gravity`` (3,) [m/s^2] is the world's.
+    rejection : RejectionOptions or None, keyword
+        What the model misses, rejected (:mod:`geodyn_ros.control.rejection`; needs ``model``): the
+        observer's body wrench subtracted from the commanded one and its joint rows from
+        ``tau_d`` (ff0..ff2; the pd level feeds nothing forward), integral action on the base
+        position (world) and attitude (``e_R``), the thrust scale dividing the allocation (the lag
+        jets too). The CoM estimate does not apply (the base pose is tracked; a CoM error needs
+        only the moment, which the observer gives). None or every switch off: the law above, bit
+        for bit. :attr:`rejection` holds the state.
     """
 
     def __init__(self, allocation: Allocation, rotors: RotorParams, elastic: ElasticJointParams | None, joint_names,
                  gains: TrackingGains | None = None, feedforward_order=2, lag_timestep=None, *,
-                 effort_limits=None, model=None, gravity=(0.0, 0.0, -9.81)):
+                 effort_limits=None, model=None, gravity=(0.0, 0.0, -9.81), rejection=None):
         if not isinstance(allocation, Allocation):
             raise ValueError(f"allocation: expected an Allocation, got {type(allocation).__name__}")
         if feedforward_order not in FEEDFORWARD_LEVELS or isinstance(feedforward_order, bool):
@@ -277,6 +291,20 @@ class ActuatedController:
             if not (np.isfinite(dt) and dt > 0):
                 raise ValueError(f"lag_timestep: expected a finite positive step [s], got {lag_timestep!r}")
             self._lag_gain = (dt / -np.expm1(-dt / Tu), dt / -np.expm1(-dt / Td))
+        self._no_x = np.zeros(6)
+        if rejection is not None and not isinstance(rejection, RejectionOptions):
+            raise ValueError(f"rejection: expected RejectionOptions or None, got {type(rejection).__name__}")
+        #: the :class:`~geodyn_ros.control.rejection.Rejection` state (None: every option off)
+        self.rejection = None
+        if rejection is not None and rejection.active:
+            if model is None:
+                raise ValueError("model: the rejection options need the model (its observer); pass model=")
+            from ..algorithms.reduced import centroidal_locked_terms
+            J = float(np.trace(centroidal_locked_terms(model, np.zeros(n)).M_b[:3, :3])) / 3.0
+            # e_R = vee(R_d^T R - R^T R_d) is twice the angle: kp_rotation acts as 2 kp per rad (J / 2)
+            self.rejection = Rejection(rejection, model, allocation, rotors, elastic, gravity=self.gravity,
+                                       position_gain=self.gains.kp_position, rotation_gain=self.gains.kp_rotation,
+                                       rotation_inertia=0.5 * J)
 
     def set_gains(self, gains: TrackingGains) -> None:
         """Replace the feedback gains (live tuning); the next :meth:`command` uses them."""
@@ -288,6 +316,8 @@ class ActuatedController:
         self.gains = gains
         self._gains = np.array([gains.kp_position, gains.kd_position, gains.kp_rotation, gains.kd_rotation],
                                dtype=float)
+        if getattr(self, "rejection", None) is not None:
+            self.rejection.set_gains(gains.kp_position, gains.kp_rotation)
 
     def set_level(self, feedforward_order) -> None:
         """Switch the level (``None``, 0, 1 or 2; e.g. feedforward on/off at run time)."""
@@ -317,7 +347,8 @@ class ActuatedController:
         return om, omd
 
     # ------------------------------------------------------------------ the law
-    def command(self, C, V_body, q, qd, theta, thetad, C_d, V_body_d, q_d, W_b_jet, tau_jet) -> ActuatedCommand:
+    def command(self, C, V_body, q, qd, theta, thetad, C_d, V_body_d, q_d, W_b_jet, tau_jet, *, t=None,
+                rotor_speed=None) -> ActuatedCommand:
         """Rotor speed commands and motor torques for one cycle.
 
         Parameters
@@ -329,6 +360,10 @@ class ActuatedController:
         W_b_jet : (>= r+1, 6) desired body wrench jet (desired base frame).
         tau_jet : (>= r+1, n) desired joint torque jet. ``r`` is :attr:`required_order`; fewer
             rows raise ``ValueError`` naming the argument.
+        t : float, optional
+            The sample time [s] (with ``rejection``: its period; else ``RejectionOptions.timestep``).
+        rotor_speed : (n_rot,), optional
+            Measured rotor speeds [rad/s] for the observer (default: the rotor model on the commands).
         """
         lvl = self.level
         r = self.required_order
@@ -356,10 +391,13 @@ class ActuatedController:
         grav = self._zeros_n
         if lvl is None and self.rigid_idx.size and np.all(np.isfinite(args[0])) and np.all(np.isfinite(args[2])):
             grav = np.ascontiguousarray(gravity_vector(self.model, args[0], args[2], gravity=tuple(self.gravity))[6:])
+        rj, Wx, Ainv = self.rejection, self._no_x, self._Ainv
+        if rj is not None:
+            Wx, Ainv, args[10] = self._rejection_terms(rj, t, rotor_speed, args)
         status, ns_r, ns_m = _command_kernel(*args, self._gains, self._kpj, self._kdj, -1 if lvl is None else lvl,
-                                             self._Ainv, self._lag_gain[0], self._lag_gain[1], self._Kinv, self._B,
+                                             Ainv, self._lag_gain[0], self._lag_gain[1], self._Kinv, self._B,
                                              self.idx, self._wmin, self._wmax, self._umax, self.rigid_idx, grav,
-                                             self._tlim, om_c, u_c, om, u, jt_c, jt)
+                                             self._tlim, om_c, u_c, om, u, jt_c, jt, Wx, rj is not None)
         if status:
             names = ("C", "V_body", "q", "qd", "theta", "thetad", "C_d", "V_body_d", "q_d", "W_b_jet", "tau_jet")
             rows = {"q_d": 3, "W_b_jet": r + 1, "tau_jet": r + 1}
@@ -367,6 +405,34 @@ class ActuatedController:
             raise ValueError(f"{bad[0] if bad else 'inputs'}: contains NaN or Inf (the command is not finite)")
         self.rotor_saturations += ns_r
         self.motor_saturations += ns_m
+        if rj is not None:
+            rj.sent(om_c, jt_c, saturated=ns_r > 0)
         if self.elastic is None:
             return ActuatedCommand(om_c, jt_c, om, jt, ns_r, ns_m, jt_c, jt)
         return ActuatedCommand(om_c, u_c, om, u, ns_r, ns_m, jt_c, jt)
+
+    def _rejection_terms(self, rj, t, rotor_speed, args):
+        """``(Wx, Ainv, tau_jet)`` of the rejection options for this cycle (the observer updated with
+        this sample): the body wrench added to the command, the allocation divided by the thrust
+        scale, the joint torque jet with the observer's joint rows subtracted (row 0)."""
+        C, Vb, q, qd, theta, _, Cd = args[:7]
+        if not (np.all(np.isfinite(C)) and np.all(np.isfinite(Vb)) and np.all(np.isfinite(q))
+                and np.all(np.isfinite(qd)) and np.all(np.isfinite(Cd))):
+            return self._no_x, self._Ainv, args[10]          # the kernel names the bad input
+        t, dt = rj.step_time(t)
+        rj.observe(t, C, Vb, q, qd, theta if self.idx.size else None, rotor_speed)
+        Wx = np.zeros(6)
+        We = rj.wrench_body()
+        if We is not None:
+            Wx -= We
+        R, Rd = C[:3, :3], Cd[:3, :3]
+        Wx[3:] -= R.T @ rj.integral_force(C[:3, 3] - Cd[:3, 3], dt)
+        M = Rd.T @ R - R.T @ Rd
+        Wx[:3] -= rj.integral_moment(0.5 * np.array([M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]]), dt)
+        tau = args[10]
+        re = rj.joint_torque()
+        if re is not None and self.level is not None:
+            tau = tau.copy()
+            tau[0] = tau[0] - re
+        k = rj.thrust_scale
+        return Wx, (self._Ainv if k == 1.0 else np.ascontiguousarray(self._Ainv / k)), tau

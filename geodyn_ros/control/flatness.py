@@ -61,6 +61,7 @@ from ..algorithms.flat import FlatResult
 from ..algorithms.reduced import centroidal_locked_terms
 from ..model.model import Model
 from .quadrotor import rigid_flat_map
+from .rejection import Rejection, RejectionOptions
 from .rotors import Allocation, ElasticJointParams, RotorParams, per_rotor_constant
 
 __all__ = ["FlatnessGains", "FlatnessController", "FlatCommand", "FLATNESS_LEVELS", "commanded_attitude"]
@@ -227,11 +228,18 @@ class FlatnessController:
         Torque limits [N m] of the rigid joints (model joint order; e.g.
         ``config.effort_limits(model)``); their commands are clipped to ``+-`` these. ``None``: no
         limit.
+    rejection : RejectionOptions or None
+        What the model misses, rejected (:mod:`geodyn_ros.control.rejection`): the observer's
+        wrench as feedforward (``F -= f_e``, ``tau -= n_e`` in base axes, joint torques ``-= r_q``,
+        elastic joints' ``theta_d`` shifted by ``-K^-1 r_q`` at ff2), integral action on the CoM
+        error (``F -= k_i int e_x``), the thrust-scale estimate (the allocation divided by ``k``, the
+        lag jets too) and the CoM estimate (the regulated CoM is ``c + R delta``). None (default)
+        or every switch off: the law above, bit for bit. :attr:`rejection` holds the state.
     """
 
     def __init__(self, model: Model, allocation: Allocation, rotors: RotorParams, elastic: ElasticJointParams | None,
                  gains: FlatnessGains | None = None, level: str = "ff2", *, ideal_rotors: bool = False,
-                 gravity=(0.0, 0.0, -9.81), lag_timestep=None, effort_limits=None):
+                 gravity=(0.0, 0.0, -9.81), lag_timestep=None, effort_limits=None, rejection=None):
         if not isinstance(model, Model):
             raise ValueError(f"model: expected a geodyn_ros Model, got {type(model).__name__}")
         if not isinstance(allocation, Allocation):
@@ -270,6 +278,13 @@ class FlatnessController:
             self._lag_gain = (dt / -np.expm1(-dt / Tu), dt / -np.expm1(-dt / Td))
         self.rotor_saturations = 0
         self.motor_saturations = 0
+        if rejection is not None and not isinstance(rejection, RejectionOptions):
+            raise ValueError(f"rejection: expected RejectionOptions or None, got {type(rejection).__name__}")
+        #: the :class:`~geodyn_ros.control.rejection.Rejection` state (None: every option off)
+        self.rejection = None
+        if rejection is not None and rejection.active:
+            self.rejection = Rejection(rejection, model, allocation, rotors, elastic, gravity=self.gravity,
+                                       ideal_rotors=self.ideal_rotors, position_gain=self.gains.kp_position)
 
     # ------------------------------------------------------------------ configuration
     def set_gains(self, gains: FlatnessGains) -> None:
@@ -282,6 +297,8 @@ class FlatnessController:
         self.gains = gains
         self._kR = np.array(gains.kp_rotation)
         self._kW = np.array(gains.kd_rotation)
+        if getattr(self, "rejection", None) is not None:
+            self.rejection.set_gains(gains.kp_position)
 
     def set_level(self, level) -> None:
         """Switch the feedforward level (``"rigid"``, ``"ff0"``, ``"ff1"`` or ``"ff2"``)."""
@@ -310,7 +327,8 @@ class FlatnessController:
         return q_d[0, i] + self._Kinv * tau_d[0, i], q_d[1, i] + self._Kinv * tau_d[1, i]
 
     # ------------------------------------------------------------------ the law
-    def command(self, C, V_body, q, qd, theta, thetad, com_d, yaw_d, q_d, flat: FlatResult) -> FlatCommand:
+    def command(self, C, V_body, q, qd, theta, thetad, com_d, yaw_d, q_d, flat: FlatResult, *, t=None,
+                rotor_speed=None) -> FlatCommand:
         """Rotor speeds (or thrust and moment) and motor torques for one cycle.
 
         Parameters
@@ -323,6 +341,10 @@ class FlatnessController:
         q_d : (>= 3, n) desired joint jet.
         flat : FlatResult of the reference (``gd.flat_inverse_dynamics`` of ``com_d, yaw_d, q_d``)
             of order ``>= required_order``.
+        t : float, optional
+            The sample time [s] (with ``rejection``: its period; else ``RejectionOptions.timestep``).
+        rotor_speed : (n_rot,), optional
+            Measured rotor speeds [rad/s] for the observer (default: the rotor model on the commands).
         """
         lvl, g = self.level, self.gains
         r = self.required_order
@@ -339,11 +361,18 @@ class FlatnessController:
             if not np.all(np.isfinite(a)):
                 raise ValueError(f"{name}: contains NaN or Inf")
         model = self.model
+        rj = self.rejection
+        if rj is not None:
+            t, dt = rj.step_time(t)
+            rj.observe(t, C, Vb, q, qd, theta, rotor_speed)
         # measured CoM and its rate (exact kinematics)
         Vs = np.empty((1, 6))
         Vs[0, :3] = R @ Vb[:3]
         Vs[0, 3:] = R @ Vb[3:] + np.cross(p, Vs[0, :3])
         cm = center_of_mass(model, C, Vs, np.stack([q, qd]), order=1)
+        if rj is not None and rj.options.com_estimate:      # the plant's CoM: the model's plus delta
+            cm[0] += R @ rj.com_offset
+            cm[1] += R @ np.cross(Vb[:3], rj.com_offset)
         # desired attitude and rates
         R_d = flat.base_pose[:3, :3]
         T_d = float(flat.thrust[0])
@@ -359,12 +388,22 @@ class FlatnessController:
         e_x = cm[0] - com_d[0]
         e_v = cm[1] - com_d[1]
         F = T_d * R_d[:, 2] - g.kp_position * e_x - g.kd_position * e_v
+        if rj is not None:
+            We = rj.wrench_body()
+            if We is not None:
+                F = F - R @ We[3:]
+            F = F - rj.integral_force(e_x, dt)
         T = float(F @ R[:, 2])
         R_c = commanded_attitude(F, float(yaw_d[0]))
         RtRc = R.T @ R_c
         e_R = _half_vee(R_c.T @ R - R.T @ R_c)
         e_W = Vb[:3] - RtRc @ W_d
         tau = RtRc @ tau_ff - self._kR * e_R - self._kW * e_W
+        re = None
+        if rj is not None:
+            if We is not None:
+                tau = tau - We[:3]
+            re = rj.joint_torque()
         # joints: rigid ones torque-controlled, elastic ones through their motors
         tau_d = flat.tau
         i, ri = self.idx, self.rigid_idx
@@ -374,6 +413,8 @@ class FlatnessController:
         if ri.size:
             v = kp[ri] * (q_d[0, ri] - q[ri]) + kd[ri] * (q_d[1, ri] - qd[ri])
             jt_raw[ri] = v + (grav[ri] if lvl == "rigid" else tau_d[0, ri])
+            if re is not None:
+                jt_raw[ri] -= re[ri]
         jt = np.clip(jt_raw, -self._effort, self._effort)
         n_mot = int(np.sum(jt != jt_raw))
         if self.elastic is None:            # every joint rigid: u is the joint torque (as before mixed joints)
@@ -397,22 +438,31 @@ class FlatnessController:
             else:
                 u_raw = kp[i] * (q_d[0, i] - th) + kd[i] * (q_d[1, i] - thd)
                 u_raw = u_raw + (grav[i] if lvl == "rigid" else tau_d[0, i])
+            if re is not None:       # the external torque, cancelled (ff2: theta_d shifted by -K^-1 r_q too)
+                u_raw = u_raw - re[i] - (kp[i] * self._Kinv * re[i] if lvl == "ff2" else 0.0)
             umax = self.elastic.max_motor_torque
             u = np.clip(u_raw, -umax, umax)
             n_mot += int(np.sum(u != u_raw))
         # rotors
+        k = 1.0 if rj is None else rj.thrust_scale     # the plant's rotors give k A omega^2
         if self.ideal_rotors:
             om_raw = om = np.zeros(0)
             n_rot = 0
+            if k != 1.0:
+                T, tau = T / k, tau / k
         else:
             al = self.allocation
             ur = al.allocate_thrust_torque(T, tau)
+            if k != 1.0:
+                ur = ur / k
             om_raw = np.sqrt(np.clip(ur, 0.0, None))
             if r >= 1 and lvl != "rigid":
                 # omega_d' = u_d' / (2 omega_d) of the feedforward alone (ACTUATION.md): a feedback that
                 # drives a rotor's u to 0 must not put the rotor speed in the denominator
                 du = al.allocate_thrust_torque(float(flat.thrust[1]), RtRc @ flat.body_torque[1])
                 om_d = np.sqrt(np.clip(al.allocate_thrust_torque(T_d, RtRc @ tau_ff), 0.0, None))
+                if k != 1.0:
+                    du, om_d = du / k, om_d / np.sqrt(k)
                 omd = du / (2.0 * np.maximum(om_d, 1e-6))
                 om_raw = om_raw + np.where(omd > 0.0, self._lag_gain[0], self._lag_gain[1]) * omd
             om = np.clip(om_raw, al.min_rot_velocity, al.max_rot_velocity)
@@ -422,6 +472,8 @@ class FlatnessController:
             raise ValueError("inputs: the command is not finite")
         self.rotor_saturations += n_rot
         self.motor_saturations += n_mot
+        if rj is not None:
+            rj.sent(om, jt if self.elastic is not None else u, T, tau, n_rot > 0)
         return FlatCommand(om, u, T, tau, om_raw, u_raw, n_rot, n_mot, jt, jt_raw)
 
 

@@ -70,7 +70,9 @@ from ..algorithms.linearization import linearize
 from ..lie import Ad_inv, log_se3
 from ..model.model import Model
 from ..model.validate import FileKeys, as_floats, read_yaml, require_positive, short_repr
-from .flatness import FlatCommand
+from .flatness import FlatCommand, FlatnessGains
+from .rejection.lqr import lqr_nominal
+from .rejection import INTEGRAL_FRACTION, Rejection, RejectionOptions
 from .rotors import Allocation, ElasticJointParams, RotorParams
 
 __all__ = ["LqrWeights", "load_lqr_weights", "ActuatedModel", "riccati_step", "riccati_sweep", "dare_gain",
@@ -553,11 +555,22 @@ class LqrController:
     ``gain_log``: None, or a dict the caller sets; with an :class:`OnlineGains`, each command at
     ``t`` then stores ``gain_log[round(t * 1e9)] = n``, the sequence number of the gain it used
     (:meth:`OnlineGains.gain_entry`).
+
+    ``rejection`` (:class:`~geodyn_ros.control.rejection.RejectionOptions` or None): the nominal
+    and feedforward moved by the observer's wrench, the thrust scale and the CoM offset
+    (:func:`~geodyn_ros.control.rejection.lqr.lqr_nominal`), and with ``integral_action`` three integral
+    states ``z+ = z + dt delta[3:6]``: the gains must then be those of the augmented model
+    (ns + 3 columns; :func:`~geodyn_ros.control.rejection.lqr.integral_model` and
+    :func:`~geodyn_ros.control.rejection.lqr.integral_weights` for the schedule). Anti-windup: ``z``
+    holds while a rotor clipped on the last cycle and is clamped to ``integral_limit g /
+    (omega_n^2 omega_i)`` per axis (the PID-equivalent bound, ``omega_n = sqrt(k_x / m)`` of the
+    default :class:`~geodyn_ros.control.flatness.FlatnessGains`, which the default weights match).
+    None or every switch off: the law above, bit for bit.
     """
 
     gain_log = None
 
-    def __init__(self, lin: ActuatedModel, gains):
+    def __init__(self, lin: ActuatedModel, gains, *, rejection=None):
         self.lin = lin
         self.gains = gains
         al, rp = lin.allocation, lin.rotors
@@ -570,6 +583,16 @@ class LqrController:
         self.motor_saturations = 0
         self.wmax = al.max_rot_velocity
         self.umax = lin.elastic.max_motor_torque if lin.elastic else np.inf
+        self.rejection = None
+        if rejection is not None and not isinstance(rejection, RejectionOptions):
+            raise ValueError(f"rejection: expected RejectionOptions or None, got {type(rejection).__name__}")
+        if rejection is not None and rejection.active:
+            self.rejection = Rejection(rejection, lin.model, al, rp, lin.elastic, gravity=lin.gravity)
+            wn = np.sqrt(FlatnessGains().kp_position / lin.model.total_mass)
+            #: the integral bandwidth [rad/s] (the schedule's integral_weights must use it) and z's clamp [m s]
+            self.integral_bandwidth = rejection.integral_bandwidth or INTEGRAL_FRACTION * wn
+            self.z = np.zeros(3)
+            self.z_limit = rejection.integral_limit * np.linalg.norm(lin.gravity) / (wn ** 2 * self.integral_bandwidth)
 
     def reset_rotors(self, x) -> None:
         """Set the rotor speed estimate (the simulator's start state)."""
@@ -585,9 +608,10 @@ class LqrController:
             return K
         return g.gain() if hasattr(g, "gain") else g(t)
 
-    def command(self, t, C, Vb, q, qd, theta, thetad, q_d, flat: FlatResult) -> FlatCommand:
+    def command(self, t, C, Vb, q, qd, theta, thetad, q_d, flat: FlatResult, *, rotor_speed=None) -> FlatCommand:
         """Rotor speeds and motor torques at time ``t`` for the measured state and the reference
-        (``q_d`` (>= 3, n) joint jet, ``flat`` the flat map of order >= 2)."""
+        (``q_d`` (>= 3, n) joint jet, ``flat`` the flat map of order >= 2; ``rotor_speed``: measured
+        speeds for the rejection's observer, default its rotor model)."""
         lin = self.lin
         if len(flat.thrust) < 3:
             raise ValueError(f"flat: the LQR's feedforward (ff2) needs the flat-map jets of order >= 2, got "
@@ -609,16 +633,31 @@ class LqrController:
             u_ff = lin.Bm * thdd + flat.tau[0, el]
         else:
             u_ff = np.zeros(0)
+        rj = self.rejection
+        if rj is not None:
+            tr, dt = rj.step_time(t)
+            rj.observe(tr, C, Vb, q, qd, theta if lin.ne else None, rotor_speed)
+            nom, om_ff, u_ff = lqr_nominal(rj, lin, flat, q_d, nom, self._lag_gain)
         K = self._gain(t)
         if not self._x_set:
             self.reset_rotors(nom[-1])
         s = lin.state_error(nom, C, Vb, q, qd, theta if lin.ne else np.zeros(0), thetad if lin.ne else np.zeros(0),
                             self._x)
+        if rj is not None and rj.options.integral_action:
+            if K is not None and K.shape[1] != lin.ns + 3:
+                raise ValueError(f"gains: integral_action needs the gains of the model with 3 integral states "
+                                 f"({lin.ns + 3} columns, rejection.lqr.integral_model), got {K.shape[1]}")
+            if dt is not None and not rj.saturated:
+                self.z = np.clip(self.z + dt * s[3:6], -self.z_limit, self.z_limit)
+            s = np.concatenate([s, self.z])
         v = -K @ s if K is not None else np.zeros(lin.nu)
         if not np.all(np.isfinite(v)):
             raise ValueError("inputs: the feedback is not finite")
         om_raw = om_ff + v[:lin.nr]
-        u_raw = np.concatenate([u_ff + v[lin.nr:lin.nr + lin.ne], flat.tau[0, lin.rigid] + v[lin.nr + lin.ne:]])
+        if rj is None:
+            u_raw = np.concatenate([u_ff + v[lin.nr:lin.nr + lin.ne], flat.tau[0, lin.rigid] + v[lin.nr + lin.ne:]])
+        else:                    # u_ff of lqr_nominal: the elastic motors' then the rigid joints' torques
+            u_raw = u_ff + v[lin.nr:]
         om = np.clip(om_raw, 0.0, self.wmax)
         u = np.clip(u_raw, -self.umax, self.umax)
         n_rot, n_mot = int(np.sum(om != om_raw)), int(np.sum(u != u_raw))
@@ -629,4 +668,8 @@ class LqrController:
         a = np.where(r > self._x, lin.a_up, lin.a_down)
         self._x = a * self._x + (1.0 - a) * r
         T = float(flat.thrust[0])
+        if rj is not None:
+            jt = np.zeros(lin.n)
+            jt[lin.rigid] = u[lin.ne:]
+            rj.sent(om, jt, saturated=n_rot > 0)
         return FlatCommand(om, u, T, flat.body_torque[0], om_raw, u_raw, n_rot, n_mot)

@@ -44,6 +44,9 @@ from dataclasses import replace
 
 import numpy as np
 
+from geodyn_ros.control.delay_margin import MARGIN_RATIO as _MARGIN_RATIO
+from geodyn_ros.control.delay_margin import delay_margin, fit_rotation
+
 __all__ = ["VEHICLES", "MAIN_CONDITIONS", "SWEEP_MS", "MARGIN_RATIO", "condition_profile", "loop_delay",
            "delay_margin", "fit_gains", "sensing_floor", "run_table", "format_tables", "main"]
 
@@ -51,10 +54,9 @@ VEHICLES = ("actuated", "underactuated", "borinot_flying_arm_2")
 MAIN_CONDITIONS = ("perfect", "mocap", "onboard")
 #: the odometry latencies [ms] of the latency sweep (the mocap profile otherwise)
 SWEEP_MS = (5, 10, 20)
-#: a loop's delay margin must be this many times the loop delay of the harshest main condition:
-#: the model's margin (continuous PD, first-order rotor lag, pure delay) is optimistic by about
-#: 30 %: on the TiltHex the loop went unstable at 7.5 ms of delay against the model's 9.8 ms
-MARGIN_RATIO = 1.5
+#: a loop's delay margin must be this many times the loop delay of the harshest main condition
+#: (the rule and its reason: :mod:`geodyn_ros.control.delay_margin`)
+MARGIN_RATIO = _MARGIN_RATIO
 _LEVELS = {"actuated": ("pd", "ff0", "ff1", "ff2"), "underactuated": ("rigid", "ff0", "ff1", "ff2")}
 
 
@@ -77,46 +79,13 @@ def loop_delay(profile, dt: float = 1e-3) -> float:
     return 1.5 * dt + (0.0 if od is None else od.latency + 0.5 / od.rate)
 
 
-def delay_margin(inertia: float, kp: float, kd: float, lag: float) -> float:
-    """The delay margin [s] of a PD axis ``I x'' = u`` through a first-order rotor lag ``lag`` [s]:
-    the phase margin over the crossover frequency of ``L(s) = (kd s + kp) / (I s^2 (lag s + 1))``
-    (continuous time; bisection on ``|L| = 1``, which falls monotonically here)."""
-    def mag(w):
-        return abs((kd * 1j * w + kp) / (inertia * (1j * w) ** 2 * (lag * 1j * w + 1)))
-    lo, hi = 1e-3, 1e5
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if mag(mid) > 1 else (lo, mid)
-    w = math.sqrt(lo * hi)
-    L = (kd * 1j * w + kp) / (inertia * (1j * w) ** 2 * (lag * 1j * w + 1))
-    pm = math.pi + math.atan2(L.imag, L.real)
-    return max(pm, 0.0) / w
-
-
-def _rotation_axes(gains, kind, inertias):
-    """[(I, kp, kd), ...] of the rotation loop per base axis."""
-    Ic = np.diag(inertias["inertia_com"])
-    kp = np.broadcast_to(np.asarray(gains.kp_rotation, float), (3,))
-    kd = np.broadcast_to(np.asarray(gains.kd_rotation, float), (3,))
-    return [(float(Ic[i]), float(kp[i]), float(kd[i])) for i in range(3)]
-
-
 def fit_gains(gains, kind, inertias, lag, delay, ratio=MARGIN_RATIO):
     """``(gains, factor, margin)``: ``gains`` with the rotation loop's bandwidth times ``factor``
     (``kp x factor^2``, ``kd x factor``: the damping kept) for the largest factor in 1, 0.95, 0.9,
-    ... whose smallest axis delay margin is at least ``ratio x delay``; ``margin`` [s] that margin."""
-    f = 1.0
-    while True:
-        g = gains if f == 1.0 else replace(gains, kp_rotation=_scale(gains.kp_rotation, f * f),
-                                           kd_rotation=_scale(gains.kd_rotation, f))
-        m = min(delay_margin(I, kp, kd, lag) for I, kp, kd in _rotation_axes(g, kind, inertias))
-        if m >= ratio * delay or f <= 0.1:
-            return g, f, m
-        f = round(f - 0.05, 2)
-
-
-def _scale(v, c):
-    return tuple(float(x) * c for x in v) if isinstance(v, (tuple, list, np.ndarray)) else float(v) * c
+    ... whose smallest axis delay margin is at least ``ratio x delay``; ``margin`` [s] that margin
+    (:func:`geodyn_ros.control.delay_margin.fit_rotation`; ``kind`` is not used: both controllers'
+    rotation gains are per base axis or one scalar, broadcast)."""
+    return fit_rotation(gains, inertias, lag, delay, ratio)
 
 
 # ----------------------------------------------------------------------------- the vehicles

@@ -104,6 +104,10 @@ class RowResult:
     simulated_s: float = float("nan")   # pre-roll included (the real-time factor's numerator)
     diverged: str | None = None         # the one line of a row that left a physical bound (loops.sensed)
     session: object = field(default=None, repr=False, compare=False)   # the run's loops.sensed.Session, if any
+    #: the draw of the world flown in (geodyn_ros.sim.world.Perturbation), or None (the exact plant)
+    world: object = field(default=None, repr=False, compare=False)
+    #: (T, 6 + n) the generalized external force the world applied at each logged sample, or None
+    external: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def metrics(self, max_rot_velocity: float, max_motor_torque: float, settle: float = SETTLE_S) -> dict:
         """The README columns. ``*_after_<settle>s``: the same RMS over ``t >= settle`` only (without
@@ -131,7 +135,7 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
                       gains: TrackingGains | None = None, config=None, source=None,
                       gravity=(0.0, 0.0, -9.81), rigid_joints: bool = False, lag_discrete: bool = False,
                       preroll: float = PREROLL_S, progress=None, reference=None, sensing=None,
-                      record=None) -> RowResult:
+                      record=None, world=None, world_seed: int = 0) -> RowResult:
     """Run one row of the table (module docstring) and return its :class:`RowResult`.
 
     duration [s] of simulated time; speed: time scaling of Table 3; timestep [s]: simulator and
@@ -154,6 +158,11 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     (:class:`geodyn_ros.loops.sensed.DivergenceGuard`) and the log ends before it.
     record: a :class:`geodyn_ros.loops.recording.RowRecorder` (``geodyn_fly --record``): every
     logged sample's true state, reference and feedforward, and every scored command; None: nothing.
+    world: a :class:`geodyn_ros.sim.world.World` the simulator flies in (model error, wind, drag,
+    pushes), drawn for this vehicle with ``world_seed``: the simulator is the perturbed plant, the
+    controller keeps the nominal model and ``config`` (``RowResult.world``: the draw;
+    ``RowResult.external``: the generalized external force of every logged sample). None, or an
+    exact world: the simulator is the model, bit for bit.
     """
     from geodyn_ros.sim import ActuatedSim
     from .fly_references import vehicle_size
@@ -169,10 +178,16 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     ideal = row == "ideal"
     if sensing is not None and sensing.trivial:
         sensing = None
-    sim = ActuatedSim(tilthex_source() if source is None else source, cfg, timestep=timestep, gravity=gravity,
-                      ideal_rotors=ideal, ideal_joints=ideal or rigid_joints,
-                      **({"ground": True} if sensing is not None and sensing.ground else {}))
-    model = sim.model
+    sim_kw = dict(timestep=timestep, gravity=gravity, ideal_rotors=ideal, ideal_joints=ideal or rigid_joints,
+                  **({"ground": True} if sensing is not None and sensing.ground else {}))
+    pert = None
+    if world is not None and not world.exact:
+        pert = world.draw(world_seed, tilthex_source() if source is None else source, cfg)
+        sim = pert.build(**sim_kw)
+        model = pert.model               # the controller's: nominal
+    else:
+        sim = ActuatedSim(tilthex_source() if source is None else source, cfg, **sim_kw)
+        model = sim.model
     al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
     eff = rigid_effort_limits(cfg, model, tilthex_source() if source is None else source)
     if rigid_joints:     # the diagnostic rows: the elastic joints made rigid keep their motors' limit (as before)
@@ -208,15 +223,16 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     ref, Wb, tau = jets(t0)
     C0, V0, q0, qd0 = ref.base_pose, ref.base_twist[0], ref.q[0], ref.q[1]
     on_ground = {} if sess is None else sess.start(C0, model)
+    clock = {"time": t0} if sim.world is not None else {}    # a world's clock is the loop's (run_loop)
     if ideal:
-        sim.reset(C0, V0, q0, qd0)
+        sim.reset(C0, V0, q0, qd0, **clock)
     elif rigid_joints:
         om0, _ = ctrl.rotor_reference(Wb)
-        sim.reset(C0, V0, q0, qd0, rotor_speed=om0 * 0.0 if on_ground else om0)
+        sim.reset(C0, V0, q0, qd0, **clock, rotor_speed=om0 * 0.0 if on_ground else om0)
     else:
         om0, _ = ctrl.rotor_reference(Wb)
         th0, thd0 = ctrl.motor_reference(ref.q, tau)
-        sim.reset(C0, V0, q0, qd0, rotor_speed=om0 * 0.0 if on_ground else om0, motor_angle=th0,
+        sim.reset(C0, V0, q0, qd0, **clock, rotor_speed=om0 * 0.0 if on_ground else om0, motor_angle=th0,
                   motor_velocity=thd0)
     if sess is not None:
         sess.begin(t0)
@@ -228,6 +244,7 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     q_log = np.empty((steps + 1, model.n_joints))
     Cd_log = np.empty((steps + 1, 4, 4))
     qd_log = np.empty((steps + 1, model.n_joints))
+    ext_log = np.empty((steps + 1, 6 + model.n_joints)) if sim.world is not None else None
     om_peak = u_peak = 0.0
     total = n_pre + steps + n_post
     n_log, diverged, sat = 0, None, None
@@ -251,6 +268,8 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
             if 0 <= k <= steps:
                 t_log[k], poses[k], q_log[k] = t, C, q
                 Cd_log[k], qd_log[k] = ref.base_pose, ref.q[0]
+                if ext_log is not None:
+                    ext_log[k] = sim.external_wrench().generalized
                 n_log = k + 1
                 if record is not None:     # the true state (the controller may read sensed values)
                     record.state(t, C, Vb, q, qd)
@@ -317,6 +336,7 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     res = RowResult(row, log, om_peak, u_peak, sat[0], sat[1], wall, simulated_s=(n_pre + steps) * timestep,
                     diverged=diverged)
     res.session = sess
+    res.world, res.external = pert, None if ext_log is None else ext_log[:n]
     return res
 
 

@@ -4,6 +4,7 @@
 
     geodyn_fly --urdf X --vehicle Y [--reference hover|figure8|FILE [--slow-down]] [--levels ...]
                [--duration S] [--preroll S] [--sensing PROFILE [--sensors FILE] [--seed N]]
+               [--world NAME [--worlds FILE] [--seed N]]
                [--ground] [--json] [--plot PNG] [--record FILE.mcap [--record-every N]]
     geodyn_fly --vehicle borinot_flying_arm_2        # a shipped vehicle: its URDF is found
     python -m geodyn_ros.loops.fly --where iris      # print a shipped vehicle's URDF path
@@ -40,6 +41,14 @@
 (:mod:`geodyn_ros.loops.sensed`; seeded by ``--seed``); ``--ground``: every level starts on the
 ground, takes off, flies and lands (scored in flight only).
 
+``--world NAME`` (a world of ``config/world.yaml``, or of ``--worlds FILE``;
+:mod:`geodyn_ros.sim.world`): the simulator is not the model: its links, rotors and joints are
+perturbed as the world's ``model_error`` draws them with ``--seed`` (the draw is printed, one line
+per link, rotor constant and joint constant, before any flight), and wind, drag and pushes act on
+it; the controller keeps the URDF and the vehicle file. A line per level then gives the mean
+position error (the steady offset a model error leaves); ``--json`` adds it (``mean_error_m``)
+and the draw (``world``). A world naming a link the URDF lacks is refused in one line.
+
 A mission file on a rank 4 vehicle is first checked on the whole body
 (:func:`~geodyn_ros.loops.fly_references.check_mission`: every limit of the vehicle file, through
 :meth:`geodyn_ros.planning.Vehicle.from_files`); a worst margin below 0 is refused in one line
@@ -49,13 +58,15 @@ uniformly until it keeps every limit (the line says by how much).
 ``--record FILE.mcap``: the flight as an MCAP file with ROS 2 schemas, every level in it under its
 own namespace (``/ff2/odom``, ...; :mod:`geodyn_ros.loops.recording`, doc/howto/record.md): state,
 reference, feedforward, commands at every control step (``--record-every N``: one in N) and the
-rows' ``/diagnostics``; Foxglove opens it. A path that cannot be written is refused before any
-simulation.
+rows' ``/diagnostics``; Foxglove opens it. A path that cannot be written (a FIFO or a device such
+as ``/dev/full`` too) is refused before any simulation; a write error while flying (a full disk)
+stops the flight with one line and exit code 2, the partial file kept as ``<stem>.partial.mcap``.
 
 ``--json``: one JSON object on stdout instead (``vehicle``, ``report``, ``rows``,
 ``mission_check``). ``--plot PNG``: the position error of every row against time. Exit codes: 0
 flown; 2 refused (bad argument, bad vehicle file, a vehicle that cannot fly, unstable gains, a
-mission beyond its limits); 1 a row that diverged (stopped at a physical bound).
+mission beyond its limits) or a recording that could not be written; 1 a row that diverged
+(stopped at a physical bound).
 """
 from __future__ import annotations
 
@@ -70,6 +81,8 @@ from pathlib import Path
 import numpy as np
 
 from geodyn_ros.vehicle.shipped import SHIPPED_URDFS, example_robot_data_dir, shipped_vehicle_files
+
+from .recording import RecordingError
 
 __all__ = ["LEVELS", "SHIPPED_URDFS", "shipped_vehicle", "example_robot_data_dir", "resolve", "prepare",
            "fly", "format_rows", "main"]
@@ -200,7 +213,7 @@ def prepare(urdf, vehicle, *, reference: str = "figure8", slow_down: bool = Fals
 
 
 def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: float | None = None,
-        progress=None, sensing=None, record=None) -> dict:
+        progress=None, sensing=None, record=None, world=None, world_seed: int = 0) -> dict:
     """Fly ``levels`` (default all of the rank's) of a :func:`prepare`-d vehicle; ``{row: result}``
     (:class:`~geodyn_ros.loops.underactuated.UnderactuatedRow` or
     :class:`~geodyn_ros.loops.actuated.RowResult`). duration [s] scored (default: a mission's
@@ -208,7 +221,8 @@ def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: floa
     progress: a :class:`~geodyn_ros.loops.report.RowProgress` or None; sensing: a
     :class:`~geodyn_ros.loops.sensed.Sensing` or None (the exact state); record: a
     :class:`~geodyn_ros.loops.recording.McapRecording` every level is recorded into (its own
-    namespace ``/<level>/``), or None."""
+    namespace ``/<level>/``), or None; world: a :class:`geodyn_ros.sim.world.World` every level flies
+    in, drawn with ``world_seed`` (the same draw for every level), or None (the simulator is the model)."""
     rank = prep["rank"]
     levels = LEVELS[rank] if levels is None else tuple(levels)
     for lv in levels:
@@ -222,6 +236,8 @@ def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: floa
         kw["preroll"] = preroll
     if sensing is not None:
         kw["sensing"] = sensing
+    if world is not None:
+        kw["world"], kw["world_seed"] = world, world_seed
     if rank == 4:
         from .underactuated import simulate_underactuated as run
     else:
@@ -247,6 +263,19 @@ def _metrics(res) -> dict:
             "rotor_speed_peak_rad_s": float(res.rotor_speed_peak), "joint_torque_peak_nm": float(res.motor_torque_peak),
             "rotor_saturations": int(res.rotor_saturations), "joint_saturations": int(res.motor_saturations),
             "real_time_factor": res.simulated_s / res.wall_time_s if res.wall_time_s > 0 else math.inf}
+
+
+def mean_error(res) -> np.ndarray:
+    """(3,) [m] the mean position error (actual - reference, world axes) over the scored window: the
+    steady offset a model error leaves."""
+    return (res.log.p - res.log.p_d).mean(axis=0)
+
+
+def format_offsets(rows: dict, rank: int) -> str:
+    """One line per flown row: the mean position error (the steady offset) [mm], world x, y, z."""
+    what = "CoM" if rank == 4 else "base"
+    return "\n".join(f"{name}: mean {what} error [{', '.join(f'{1e3 * x:+.2f}' for x in mean_error(res))}] mm"
+                     for name, res in rows.items() if not res.diverged)
 
 
 def format_rows(rows: dict, rank: int, max_rot_velocity: float) -> str:
@@ -316,6 +345,8 @@ def _start_recording(args, prep: dict, reference: str, duration: float, preroll:
             "record_every": args.record_every,
             "time_base": "simulated time, t = 0 at the start of the scored window (pre-roll not recorded)",
             "rows": "each level under its own namespace /<level>/; /diagnostics global"})
+    except ValueError as exc:   # not a regular file after all (open_recording_file's line)
+        raise Refused(str(exc)) from None
     except OSError as exc:      # FileNotFoundError: a message package's .msg file (its line says which)
         raise Refused(f"{args.record}: record: {exc}") from None
 
@@ -351,7 +382,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sensing", help="a sensor profile (perfect, mocap, onboard of config/sensors.yaml): the "
                    "controller reads sensor streams, not the exact state")
     p.add_argument("--sensors", help="the sensors file the --sensing profile is read from (default config/sensors.yaml)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sensor streams (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sensor streams and of the --world draw (default 0)")
+    p.add_argument("--world", metavar="NAME", help="fly in a world of config/world.yaml (or of --worlds FILE): model "
+                   "error, wind, drag, pushes (exact, cad, thrust_stand, sea, model_error, wind_light, wind_moderate, "
+                   "rotor_drag, push_base, ...); the simulator is perturbed, the controller keeps the model; the "
+                   "draw of --seed is printed")
+    p.add_argument("--worlds", metavar="FILE", help="the world file --world is read from (default config/world.yaml)")
     p.add_argument("--ground", action="store_true", help="start on the ground, take off, fly, land (scored in flight)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout instead of the text")
     p.add_argument("--plot", help="write the position error of every level to this PNG")
@@ -397,7 +433,24 @@ def _main(argv) -> int:
             if args.seed < 0:
                 raise Refused(f"seed: expected an integer >= 0, got {args.seed}")
             sensing = Sensing(prof, seed=args.seed, ground=args.ground, log=None if args.json else print)
+        world = None
+        if args.worlds is not None and args.world is None:
+            raise Refused("world: --worlds FILE needs --world NAME (the world of that file to fly in)")
+        if args.world is not None:
+            from geodyn_ros.sim.world_file import world_preset
+            try:
+                world = world_preset(args.world, args.worlds)
+            except ValueError as exc:
+                raise Refused(str(exc).splitlines()[0]) from None
+            if args.seed < 0:
+                raise Refused(f"seed: expected an integer >= 0, got {args.seed}")
         prep = prepare(urdf, vehicle, reference=reference, slow_down=args.slow_down)
+        drawn = None
+        if world is not None:
+            try:    # a link the world names that the URDF lacks: refused before any flight
+                drawn = world.draw(args.seed, prep["urdf"], prep["cfg"])
+            except ValueError as exc:
+                raise Refused(str(exc).splitlines()[0]) from None
         levels = None if not args.levels else tuple(s.strip() for s in args.levels.split(",") if s.strip())
         for lv in levels or ():
             if lv not in LEVELS[prep["rank"]]:
@@ -408,6 +461,8 @@ def _main(argv) -> int:
             print(format_report(prep["report"]), flush=True)
             if prep["mission_check"]:
                 print(prep["mission_check"]["note"], flush=True)
+            if drawn is not None:
+                print("\n".join(drawn.lines()), flush=True)
         from .report import RowProgress
         duration = args.duration if args.duration is not None else (prep["reference_duration"] or 16.0)
         preroll = 5.0 if args.preroll is None else args.preroll
@@ -418,7 +473,7 @@ def _main(argv) -> int:
         try:
             with RowProgress(todo, steps, out=out, what="level") as prog:
                 rows = fly(prep, levels, duration=duration, preroll=preroll, progress=prog, sensing=sensing,
-                           record=recording)
+                           record=recording, world=world, world_seed=args.seed)
                 summary = prog.summary()
             if recording is not None:
                 recording.diagnostics(row_statuses(rows, prep["rank"], vehicle.stem))
@@ -430,13 +485,19 @@ def _main(argv) -> int:
     except (Refused, FileNotFoundError) as exc:     # FileNotFoundError: example-robot-data not installed
         print(f"geodyn_fly: refused: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
+    except RecordingError as exc:     # a write error while flying: the flight stops there (the file: partial)
+        print(f"geodyn_fly: {exc}", file=sys.stderr)
+        return 2
     max_w = float(np.max(prep["cfg"].rotors.per_rotor("max_rot_velocity")))
     diverged = [k for k, r in rows.items() if r.diverged or not np.isfinite(r.log.rms()["position_m"])]
     if args.json:
         json.dump({"vehicle": str(vehicle), "urdf": str(urdf), "reference": reference, "duration_s": duration,
                    "preroll_s": preroll, "report": prep["report"], "gains": prep["design"].as_dict(),
                    "mission_check": prep["mission_check"] and prep["mission_check"]["summary"],
-                   "rows": {k: _metrics(r) for k, r in rows.items()},
+                   "rows": {k: {**_metrics(r), **({"mean_error_m": [float(x) for x in mean_error(r)]}
+                                                  if drawn is not None and not r.diverged else {})}
+                            for k, r in rows.items()},
+                   **({} if drawn is None else {"world": drawn.as_dict()}),
                    **({} if recording is None else {"recording": {"path": str(recording.path),
                                                                   "messages": recording.counts}})},
                   sys.stdout, indent=1, default=float)
@@ -444,6 +505,8 @@ def _main(argv) -> int:
     else:
         print(summary)
         print(format_rows(rows, prep["rank"], max_w))
+        if drawn is not None:
+            print(format_offsets(rows, prep["rank"]))
     if args.record is not None and not args.json:
         n = sum(recording.counts.values())
         print(f"recording: {recording.path} ({n} messages on {len(recording.counts)} topics, "

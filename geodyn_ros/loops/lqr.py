@@ -131,7 +131,8 @@ def recovery_time(log, t_from: float, com_m: float = RECOVERY_COM_M, att_deg: fl
 def simulate_case(controller: str = "lqr", case: str = "nominal", duration: float = 10.0, *, preroll: float = 2.0,
                   timestep: float = 1e-3, speed: float = 1.0, weights: LqrWeights | None = None,
                   gains: FlatnessGains | None = None, schedule=None, online_rate_hz: float = 100.0,
-                  online_steps: int = 20, config=None, gain_record=None) -> LqrCaseResult:
+                  online_steps: int = 20, config=None, gain_record=None, world=None,
+                  world_seed: int = 0) -> LqrCaseResult:
     """One controller in one case (module docstring); ``schedule``: precomputed TVLQR gains to reuse
     (they depend on the reference and the nominal model only, not on the case).
 
@@ -142,6 +143,10 @@ def simulate_case(controller: str = "lqr", case: str = "nominal", duration: floa
     ``used`` maps each step's stamp [ns] to the sequence number (1-based index in ``chain``) of
     the gain that step used. The loop then uses exactly those gains instead of emulating the
     schedule (:class:`~geodyn_ros.control.lqr.OnlineGains`).
+
+    ``world`` (a :class:`geodyn_ros.sim.world.World`, drawn with ``world_seed``): the simulator flies
+    in it (on top of the case: the ``mass`` case's heavier arm is perturbed further); the controllers
+    keep the nominal model. None, or an exact world: as without.
     """
     from geodyn_ros.sim import ActuatedSim
 
@@ -152,7 +157,13 @@ def simulate_case(controller: str = "lqr", case: str = "nominal", duration: floa
     if case not in CASES:
         raise ValueError(f"case: expected one of {CASES}, got {case!r}")
     cfg, model, al, lin = _vehicle(config, timestep)
-    sim = ActuatedSim(heavier_arm_urdf() if case == "mass" else hexarotor_source(), cfg, timestep=timestep)
+    plant_src = heavier_arm_urdf() if case == "mass" else hexarotor_source()
+    pert = None
+    if world is not None and not world.exact:
+        pert = world.draw(world_seed, plant_src, cfg)
+        sim = pert.build(timestep=timestep)
+    else:
+        sim = ActuatedSim(plant_src, cfg, timestep=timestep)
     geo = FlatnessController(model, al, cfg.rotors, cfg.elastic, gains, "ff2", lag_timestep=timestep)
 
     def jets(t):
@@ -213,6 +224,7 @@ def simulate_case(controller: str = "lqr", case: str = "nominal", duration: floa
         t_from = 0.0
     row = run_loop(sim, sim.model, command, jets, start, duration, preroll, timestep, name=f"{controller}/{case}",
                    counters=ctrl, disturbance=disturbance, at_zero=at_zero)
+    row.world = pert
     out = LqrCaseResult(**row.__dict__)
     out.recovery_s = recovery_time(row.log, t_from) if t_from is not None else None
     return out

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 
 import numpy as np
 
 __all__ = ["TOPICS", "SEPARATOR", "message_search_dirs", "message_definition", "check_record_path",
-           "jet_layout", "McapRecording", "CdrRecording", "RowRecorder", "row_topic", "stamp"]
+           "open_recording_file", "partial_path", "RecordingError", "jet_layout", "McapRecording", "CdrRecording", "RowRecorder", "row_topic", "stamp"]
 
 #: topic (relative, as the nodes name it) -> ROS 2 type, the five kinds of a recording
 TOPICS = {
@@ -45,8 +46,8 @@ TOPICS = {
     # feedforward (geodyn_node)
     "feedforward/jet": "geodyn_msgs/msg/FeedforwardJet", "feedforward/wrench": "geometry_msgs/msg/WrenchStamped",
     "feedforward/joint_efforts": "sensor_msgs/msg/JointState", "feedforward/flat_jet": "geodyn_msgs/msg/FeedforwardJet",
-    # commands (the controllers; cmd/rotor_speeds is Float64MultiArray where actuator_msgs is not installed)
-    "cmd/rotor_speeds": "std_msgs/msg/Float64MultiArray", "cmd/motor_efforts": "sensor_msgs/msg/JointState",
+    # commands (the controllers; cmd/rotor_speeds is actuator_msgs/Actuators, as over ROS)
+    "cmd/rotor_speeds": "actuator_msgs/msg/Actuators", "cmd/motor_efforts": "sensor_msgs/msg/JointState",
     # diagnostics (every node; global)
     "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray",
 }
@@ -125,7 +126,9 @@ def message_definition(datatype: str, dirs=None) -> str:
 
 def check_record_path(path, key: str = "record") -> Path:
     """``path`` as a Path if a recording can be written there; else ValueError, one line
-    ``<file>: <key>: <problem>; <fix>`` (not ``.mcap``, no such directory, not writable, a directory)."""
+    ``<file>: <key>: <problem>; <fix>`` (not ``.mcap``, no such directory, not writable, a directory,
+    or an existing path, a symlink followed, that is not a regular file: a FIFO, whose writer would
+    wait for a reader, a device such as ``/dev/full``, a socket)."""
     p = Path(path)
     if p.suffix != ".mcap":
         raise ValueError(f"{p}: {key}: not an .mcap file name; give a path ending in .mcap")
@@ -134,9 +137,72 @@ def check_record_path(path, key: str = "record") -> Path:
         raise ValueError(f"{p}: {key}: directory {parent} does not exist; create it or record elsewhere")
     if p.is_dir():
         raise ValueError(f"{p}: {key}: is a directory; give a file name ending in .mcap")
+    kind = _not_regular(p)
+    if kind:
+        raise ValueError(f"{p}: {key}: {kind}; {_REGULAR_FIX}")
     if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise ValueError(f"{p}: {key}: not writable; record to a directory you can write")
     return p
+
+
+_REGULAR_FIX = "give the path of a regular file (or a new one) ending in .mcap"
+#: what an existing path that is not a regular file is, by its stat mode (symlinks followed)
+_KINDS = ((stat.S_ISFIFO, "is a FIFO, not a regular file (its writer would wait for a reader)"),
+          (stat.S_ISCHR, "is a character device, not a regular file"),
+          (stat.S_ISBLK, "is a block device, not a regular file"), (stat.S_ISSOCK, "is a socket, not a regular file"))
+
+
+def _not_regular(p, mode=None) -> str | None:
+    """What ``p`` (or a ``stat`` ``mode``) is if it exists and is not a regular file, else None."""
+    if mode is None:
+        try:
+            mode = os.stat(p).st_mode
+        except OSError:          # no such file (a new recording), or a dangling symlink: open says
+            return None
+    if stat.S_ISREG(mode):
+        return None
+    return next((w for test, w in _KINDS if test(mode)), "is not a regular file")
+
+
+class RecordingError(Exception):
+    """A recording that could not be written while flying (a full disk, a quota, a file size
+    limit): one line ``<file>: record: <problem>; <fix>``, the partial file renamed
+    ``<stem>.partial.mcap`` (:attr:`partial`; None if it could not be kept). The command lines
+    print it and exit with status 2."""
+
+    def __init__(self, line: str, partial: Path | None):
+        super().__init__(line)
+        self.partial = partial
+
+
+def open_recording_file(path, key: str = "record"):
+    """The binary file object a recording writes, for ``path``: opened without blocking (a FIFO
+    swapped in after :func:`check_record_path` fails at once instead of waiting for a reader),
+    then refused (ValueError, one line) unless it is a regular file, then truncated."""
+    p = Path(path)
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(p, flags, 0o666)
+    except OSError as exc:
+        raise ValueError(f"{p}: {key}: cannot be opened ({exc.strerror or type(exc).__name__}); "
+                         f"{_REGULAR_FIX}") from None
+    try:
+        kind = _not_regular(p, os.fstat(fd).st_mode)
+        if kind:
+            raise ValueError(f"{p}: {key}: {kind}; {_REGULAR_FIX}")
+        os.ftruncate(fd, 0)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def partial_path(path) -> Path:
+    """Where the partial file of a failed recording ``path`` is kept: ``<stem>.partial.mcap``."""
+    p = Path(path)
+    return p.with_name(f"{p.stem}.partial.mcap")
 
 
 def stamp(t_ns: int) -> dict:
@@ -170,24 +236,70 @@ def _vec(v) -> dict:
 
 
 class _Counting:
-    """Messages written per topic (``counts``), the file's path, closing (``with ... as rec:``)."""
+    """Messages written per topic (``counts``), the file's path, closing (``with ... as rec:``), and
+    what a write error does (:meth:`_failed`): the file closed, kept as ``<stem>.partial.mcap``,
+    one :class:`RecordingError` line; ``error`` is it (None while the recording is good)."""
 
     def __init__(self, path):
         self.path = Path(path)
         self.counts: dict[str, int] = {}
         self._schemas: dict[str, object] = {}
+        self.error: RecordingError | None = None
+        self.last_ns = 0          # the newest log time written [ns] (said in a write error)
 
-    def _count(self, topic: str) -> None:
+    def _count(self, topic: str, t_ns: int) -> None:
         self.counts[topic] = self.counts.get(topic, 0) + 1
+        self.last_ns = max(self.last_ns, int(t_ns))
+
+    def _failed(self, exc: OSError) -> RecordingError:
+        """The :class:`RecordingError` of the write error ``exc``, once: the file closed (what it
+        still buffers is dropped), renamed ``<stem>.partial.mcap`` (removed if that fails)."""
+        if self.error is not None:
+            return self.error
+        try:
+            self._file.close()
+        except OSError:          # the buffer cannot be flushed either (the disk is still full)
+            pass
+        partial = partial_path(self.path)
+        try:
+            os.replace(self.path, partial)
+            kept = f"the partial recording is {partial}"
+        except OSError:
+            partial = None
+            try:
+                os.unlink(self.path)
+                kept = "the partial recording was removed"
+            except OSError:
+                kept = f"the partial recording is left as {self.path}"
+        n = sum(self.counts.values())
+        why = exc.strerror or type(exc).__name__
+        self.error = RecordingError(f"{self.path}: record: cannot write ({why}) after {n} messages, at t = "
+                                    f"{self.last_ns * 1e-9:.3f} s; {kept}; free space (or raise the quota or "
+                                    "file size limit), or record elsewhere", partial)
+        return self.error
+
+    def _guarded(self, call, *a, **kw):
+        """``call(*a, **kw)`` of the writer; an OSError becomes the :class:`RecordingError` (raised)."""
+        if self.error is not None:
+            raise self.error
+        try:
+            return call(*a, **kw)
+        except OSError as exc:
+            raise self._failed(exc) from None
 
     def close(self) -> None:
-        """Write the file's summary and close it (once)."""
-        if self._file.closed:
+        """Write the file's summary and close it (once); a write error: :class:`RecordingError`
+        (the partial file renamed). A failed recording closes without a second error."""
+        if self.error is not None or self._file.closed:
             return
         try:
             self._w.finish()
-        finally:
             self._file.close()
+        except OSError as exc:
+            raise self._failed(exc) from None
+        finally:
+            if not self._file.closed and self.error is None:
+                self._file.close()
 
     def __enter__(self):
         return self
@@ -210,20 +322,20 @@ class McapRecording(_Counting):
         self.every = int(every)
         # every schema read before the file is opened: a missing message package is said at once
         self._defs = {dt: message_definition(dt) for dt in sorted(set(TOPICS.values()))}
-        self._file = open(self.path, "wb")
+        self._file = open_recording_file(self.path)
         self._w = Writer(self._file)
         self.rows: dict[str, RowRecorder] = {}
         if summary:
-            self._w.add_metadata("geodyn_fly", {str(k): str(v) for k, v in summary.items()})
+            self._guarded(self._w.add_metadata, "geodyn_fly", {str(k): str(v) for k, v in summary.items()})
 
     def write(self, topic: str, datatype: str, msg: dict, t_ns: int) -> None:
         """Write ``msg`` (a dict of the type's fields; missing fields are zero) on ``topic`` at ``t_ns``."""
         schema = self._schemas.get(datatype)
         if schema is None:
             text = self._defs.get(datatype) or message_definition(datatype)
-            schema = self._schemas[datatype] = self._w.register_msgdef(datatype, text)
-        self._w.write_message(topic, schema, msg, log_time=int(t_ns), publish_time=int(t_ns))
-        self._count(topic)
+            schema = self._schemas[datatype] = self._guarded(self._w.register_msgdef, datatype, text)
+        self._guarded(self._w.write_message, topic, schema, msg, log_time=int(t_ns), publish_time=int(t_ns))
+        self._count(topic, t_ns)
 
     def row(self, name: str) -> "RowRecorder":
         """The :class:`RowRecorder` of row ``name`` (its topics under ``/<name>/``)."""
@@ -246,12 +358,12 @@ class CdrRecording(_Counting):
     def __init__(self, path, summary: dict | None = None):
         from mcap.writer import Writer
         super().__init__(path)
-        self._file = open(self.path, "wb")
+        self._file = open_recording_file(self.path)
         self._w = Writer(self._file)
-        self._w.start(profile="ros2", library="geodyn_ros")
+        self._guarded(self._w.start, profile="ros2", library="geodyn_ros")
         self._channels: dict[str, int] = {}
         if summary:
-            self._w.add_metadata("geodyn_fly", {str(k): str(v) for k, v in summary.items()})
+            self._guarded(self._w.add_metadata, "geodyn_fly", {str(k): str(v) for k, v in summary.items()})
 
     def write_cdr(self, topic: str, datatype: str, data: bytes, t_ns: int) -> None:
         """Write the serialized message ``data`` of type ``datatype`` on ``topic`` at ``t_ns``."""
@@ -259,11 +371,11 @@ class CdrRecording(_Counting):
         if ch is None:
             sid = self._schemas.get(datatype)
             if sid is None:
-                sid = self._schemas[datatype] = self._w.register_schema(
-                    datatype, "ros2msg", message_definition(datatype).encode())
-            ch = self._channels[topic] = self._w.register_channel(topic, "cdr", sid)
-        self._w.add_message(ch, log_time=int(t_ns), data=bytes(data), publish_time=int(t_ns))
-        self._count(topic)
+                sid = self._schemas[datatype] = self._guarded(
+                    self._w.register_schema, datatype, "ros2msg", message_definition(datatype).encode())
+            ch = self._channels[topic] = self._guarded(self._w.register_channel, topic, "cdr", sid)
+        self._guarded(self._w.add_message, ch, log_time=int(t_ns), data=bytes(data), publish_time=int(t_ns))
+        self._count(topic, t_ns)
 
 
 class RowRecorder:
@@ -284,7 +396,7 @@ class RowRecorder:
       ``feedforward/wrench`` (order 0, base axes: ``W_b`` or ``(tau_b, 0, 0, T)``),
       ``feedforward/joint_efforts`` (``tau^(0)``), rank 4 also ``feedforward/flat_jet``
       (``FeedforwardJet``, ``body``, force ``(0, 0, T^(k))``, torque ``tau_b^(k)``, ``tau^(k)``);
-    * ``cmd/rotor_speeds`` (one dim labelled ``rotor``, no stamp) and ``cmd/motor_efforts`` (the
+    * ``cmd/rotor_speeds`` (``actuator_msgs/Actuators``: ``velocity``, stamped) and ``cmd/motor_efforts`` (the
       elastic joints' motor torques, then the rigid joints' torques).
     """
 
@@ -401,8 +513,8 @@ class RowRecorder:
         ns = int(round(t * _NS))
         om = _floats(cmd.omega)
         if om:
-            self._w("cmd/rotor_speeds", {"layout": {"dim": [{"label": "rotor", "size": len(om), "stride": len(om)}],
-                                                    "data_offset": 0}, "data": om}, ns)
+            self._w("cmd/rotor_speeds", {"header": {"stamp": stamp(ns), "frame_id": ""}, "position": [],
+                                         "velocity": om, "normalized": []}, ns)
         names = self.elastic + self._rigid        # the nodes' order: the motors, then the rigid joints
         effort = _floats(cmd.u)[:len(self.elastic)] + _floats(self._held[self._rigid_idx])
         if names:

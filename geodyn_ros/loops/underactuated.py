@@ -71,6 +71,11 @@ class UnderactuatedRow:
     simulated_s: float
     diverged: str | None = None         # the one line of a row that left a physical bound (loops.sensed)
     session: object = field(default=None, repr=False, compare=False)   # the run's loops.sensed.Session, if any
+    #: the draw of the world flown in (geodyn_ros.sim.world.Perturbation), or None (the exact plant)
+    world: object = field(default=None, repr=False, compare=False)
+    #: (T, 6 + n) the generalized external force the world applied at each logged sample
+    #: (ExternalWrench.generalized: base body wrench, then joint torques), or None (no world forces)
+    external: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def metrics(self) -> dict:
         """The JSON columns of the table (module docstring)."""
@@ -88,7 +93,8 @@ class UnderactuatedRow:
 def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: float = 1.0, timestep: float = 1e-3,
                            gains: FlatnessGains | None = None, config=None, source=None,
                            preroll: float = PREROLL_S, reference=None, progress=None,
-                           sensing=None, record=None, wrap_command=None) -> UnderactuatedRow:
+                           sensing=None, record=None, wrap_command=None, world=None,
+                           world_seed: int = 0) -> UnderactuatedRow:
     """Run one row of the table (module docstring) and return its :class:`UnderactuatedRow`.
 
     duration [s] scored; speed: time scaling of the reference; timestep [s]: simulator and control
@@ -102,6 +108,12 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     record: a :class:`geodyn_ros.loops.recording.RowRecorder` or None (:func:`run_loop`).
     wrap_command: ``f(command) -> command`` around the controller's command function (e.g. PX4's
     offboard path and a command rate, :meth:`geodyn_ros.px4.offboard_path.OffboardPath.wrap`), or None.
+    world: a :class:`geodyn_ros.sim.world.World` the simulator flies in (model error, wind, drag,
+    pushes), drawn for this vehicle with ``world_seed`` (:meth:`~geodyn_ros.sim.world.World.draw`):
+    the simulator is the perturbed plant, the controller keeps the nominal model and ``config``,
+    and the logged CoM is the plant's (the true one). The row's ``world`` holds the draw
+    (:meth:`~geodyn_ros.sim.world.Perturbation.lines`), its ``external`` the applied external
+    wrench of every logged sample. None, or an exact world: the simulator is the model, bit for bit.
     """
     from geodyn_ros.sim import ActuatedSim
     from .fly_references import vehicle_size
@@ -119,10 +131,17 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     discrete = len(_SPEC[row]) > 3
     if sensing is not None and sensing.trivial:
         sensing = None
-    sim = ActuatedSim(hexarotor_source() if source is None else source, cfg, timestep=timestep,
-                      ideal_rotors=ideal, ideal_joints=rigid_joints,
-                      **({"ground": True} if sensing is not None and sensing.ground else {}))
-    model = sim.model
+    src = hexarotor_source() if source is None else source
+    sim_kw = dict(timestep=timestep, ideal_rotors=ideal, ideal_joints=rigid_joints,
+                  **({"ground": True} if sensing is not None and sensing.ground else {}))
+    pert = None
+    if world is not None and not world.exact:
+        pert = world.draw(world_seed, src, cfg)
+        sim = pert.build(**sim_kw)
+        model = pert.model               # the controller's: nominal
+    else:
+        sim = ActuatedSim(src, cfg, **sim_kw)
+        model = sim.model
     al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
     ctrl = FlatnessController(model, al, cfg.rotors, None if rigid_joints else cfg.elastic, gains, level,
                               ideal_rotors=ideal, lag_timestep=timestep if discrete else None,
@@ -159,9 +178,11 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
 
     if wrap_command is not None:
         command = wrap_command(command)
-    return run_loop(sim, model, command, jets, st, duration, preroll, timestep, name=row, counters=ctrl,
-                    ideal=ideal, rigid_joints=rigid_joints, progress=progress, session=sess, size=size,
-                    max_rot_velocity=cfg.rotors.max_rot_velocity, record=record)
+    res = run_loop(sim, sim.model, command, jets, st, duration, preroll, timestep, name=row, counters=ctrl,
+                   ideal=ideal, rigid_joints=rigid_joints, progress=progress, session=sess, size=size,
+                   max_rot_velocity=cfg.rotors.max_rot_velocity, record=record)
+    res.world = pert
+    return res
 
 
 _NO_WRENCH = np.zeros(6)
@@ -213,12 +234,18 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
     ``UnderactuatedRow.diverged`` set and its log cut before.
     record : a :class:`geodyn_ros.loops.recording.RowRecorder` (``geodyn_fly --record``): every logged
     sample's true state, reference and flat map, and every scored command (not with ``ideal``); or None.
+    A ``sim`` with a world attached (:meth:`~geodyn_ros.sim.MujocoSim.attach_world`) also logs the
+    generalized external force of every logged sample (``UnderactuatedRow.external``: the force the
+    world applies from that sample's time over the next step).
     """
     from .fly_references import vehicle_size
     from .sensed import Diverged, DivergenceGuard
-    sim.reset(start["base_pose"], start["base_twist"], start["q"], start["qd"],
-              **{k: v for k, v in start.items() if k not in ("base_pose", "base_twist", "q", "qd")})
     n_pre = int(round(preroll / timestep))
+    # a world's clock is the loop's (its pushes and wind are timed from t = 0, the scored window's start);
+    # without one the simulator's clock starts at 0 as it always did
+    clock = {"time": -n_pre * timestep} if getattr(sim, "world", None) is not None else {}
+    sim.reset(start["base_pose"], start["base_twist"], start["q"], start["qd"], **clock,
+              **{k: v for k, v in start.items() if k not in ("base_pose", "base_twist", "q", "qd")})
     steps = int(round(duration / timestep))
     n_post = 0 if session is None else session.n_post
     if session is not None:
@@ -233,6 +260,7 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
     c_log, cd_log = np.empty((steps + 1, 3)), np.empty((steps + 1, 3))
     R_log, Rd_log = np.empty((steps + 1, 3, 3)), np.empty((steps + 1, 3, 3))
     q_log, qd_log = np.empty((steps + 1, n)), np.empty((steps + 1, n))
+    ext_log = np.empty((steps + 1, 6 + n)) if getattr(sim, "world", None) is not None else None
     om_peak = u_peak = 0.0
     W = np.zeros(6)
     mixed = not rigid_joints and bool(getattr(sim, "rigid_joints", ()))   # some joints rigid, the others elastic
@@ -263,6 +291,8 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
                 c_log[k] = gd.center_of_mass(plant, C, Vs[None], q[None])[0]
                 t_log[k], cd_log[k], q_log[k], qd_log[k] = t, ref.com[0], q, ref.q[0]
                 R_log[k], Rd_log[k] = C[:3, :3], flat.base_pose[:3, :3]
+                if ext_log is not None:
+                    ext_log[k] = sim.external_wrench().generalized
                 n_log = k + 1
                 if record is not None:     # the true state (the controller may read sensed values)
                     record.state(t, C, Vb, q, qd)
@@ -323,6 +353,7 @@ def run_loop(sim, plant, command, jets, start: dict, duration: float, preroll: f
     res = UnderactuatedRow(name, log, om_peak, u_peak, sat[0], sat[1], wall, (n_pre + steps) * timestep,
                            diverged=diverged)
     res.session = session
+    res.external = None if ext_log is None else ext_log[:m]
     return res
 
 

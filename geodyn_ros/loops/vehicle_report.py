@@ -232,27 +232,103 @@ def format_report(r: dict) -> str:
     return "\n".join(w for line in L for w in (textwrap.wrap(line, 99, subsequent_indent="    ") or [""]))
 
 
+def _px4_json(setup: dict) -> dict:
+    """The PX4 section of the report as JSON (``--px4``)."""
+    def j(v):
+        return np.asarray(v, float).tolist()
+    g = setup["gains"]
+    return {"path": setup["path"], "delay_s": setup["delay_s"], "rotor_lag_s": setup["lag_s"],
+            "gains_source": setup["gains_source"], "rotation_factor": setup["factor"],
+            "gains": {k: j(getattr(g, k)) for k in ("kp_position", "kd_position", "kp_rotation", "kd_rotation",
+                                                     "kp_joint", "kd_joint")},
+            "delay_loops": [{k: (v if k != "bound" else v) for k, v in e.items()} for e in setup["delay_loops"]],
+            "discrete_loops": setup["design"].as_dict()["loops"], "refusals": list(setup["refusals"]),
+            "notes": list(setup["notes"]), "gains_designed_for": setup["stamp"], "reference": setup["reference"],
+            "level": setup["level"]}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="geodyn_vehicle", description="What a vehicle (URDF + vehicle file) can do: "
                                 "mass, allocation, hover, thrust-to-weight, tilt, yaw authority, gains and "
-                                "their discrete stability.")
+                                "their discrete stability; with --px4 the gains for PX4's offboard path, checked "
+                                "for its delay, and (--out) the configuration that flies it.")
     p.add_argument("--urdf", help="URDF or xacro (default: the shipped vehicle's)")
     from geodyn_ros.vehicle.shipped import SHIPPED_URDFS
+    from .px4_setup import DEFAULT_LATENCY, DEFAULT_LINK_DELAY, DEFAULT_PERIOD
     p.add_argument("--vehicle", default="hexarotor",
                    help="vehicle file, or a shipped vehicle: " + ", ".join(SHIPPED_URDFS) + " (default hexarotor)")
     p.add_argument("--period", type=float, default=None, help="control period [s] (default: the file's, 1 ms)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
+    g = p.add_argument_group("PX4 (doc/howto/fly_on_px4.md)")
+    g.add_argument("--px4", action="store_true", help="also design and check the flatness controller's gains for "
+                   "PX4's offboard path: a command per odometry sample, the delay-margin rule at the path's delay")
+    g.add_argument("--odometry-rate", type=float, default=1.0 / DEFAULT_PERIOD, metavar="HZ",
+                   help=f"PX4's vehicle_odometry rate [Hz] (default {1.0 / DEFAULT_PERIOD:g}: EKF2_PREDICT_US 10 ms)")
+    g.add_argument("--odometry-latency", type=float, default=DEFAULT_LATENCY, metavar="S",
+                   help=f"its latency, measurement to delivery [s] (default {DEFAULT_LATENCY:g})")
+    g.add_argument("--link-delay", type=float, default=DEFAULT_LINK_DELAY, metavar="S",
+                   help=f"controller to PX4's allocator [s] (default {DEFAULT_LINK_DELAY:g}; measure: half the "
+                   "round_trip_time of /fmu/out/timesync_status)")
+    g.add_argument("--reference", default="hover", help="with --out: hover (default), figure8 or a mission file")
+    g.add_argument("--level", default="ff2", help="with --out: rigid, ff0, ff1 or ff2 (default ff2)")
+    g.add_argument("--out", metavar="DIR", default=None, help="with --px4: write DIR/px4_params.yaml (the nodes' "
+                   "parameters) and DIR/px4_params.txt (PX4's), and print the commands that start the nodes")
     a = p.parse_args(argv)
+    if a.out is not None and not a.px4:
+        p.error("--out: needs --px4")
+    if not (math.isfinite(a.odometry_rate) and 0 < a.odometry_rate <= 1e4):
+        p.error("--odometry-rate: expected a rate in (0, 10000] Hz")
     from geodyn_ros.model.inertia import InertiaCorrectionWarning
+    px4 = None
     try:
         with warnings.catch_warnings():     # the report states an inertia correction in its own line
             warnings.simplefilter("ignore", InertiaCorrectionWarning)
-            r = vehicle_report(a.urdf, a.vehicle if a.vehicle in SHIPPED_URDFS else Path(a.vehicle), period=a.period)
+            vehicle = a.vehicle if a.vehicle in SHIPPED_URDFS else Path(a.vehicle)
+            r = vehicle_report(a.urdf, vehicle, period=a.period)
+            if a.px4:
+                from .px4_setup import px4_setup
+                px4 = px4_setup(r["urdf"], r["vehicle"], period=1.0 / a.odometry_rate, latency=a.odometry_latency,
+                                link_delay=a.link_delay, reference=a.reference, level=a.level)
+                r["px4"] = _px4_json(px4)
     except ValueError as exc:
         print(f"geodyn_vehicle: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
-    print(json.dumps(r, indent=1) if a.json else format_report(r))
-    return 2 if r["gains"]["refusals"] else 0
+    files = None
+    if px4 is not None and a.out is not None and not px4["refusals"]:
+        from .px4_setup import px4_commands, write_px4_config
+        try:
+            files = write_px4_config(px4, a.out)
+        except ValueError as exc:
+            print(f"geodyn_vehicle: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+            return 2
+        r["px4"]["files"] = {k: str(v) for k, v in files.items()}
+        r["px4"]["commands"] = {"stand_in": px4_commands(files["params"]),
+                                "px4": px4_commands(files["params"], stand_in=False)}
+    if a.json:
+        print(json.dumps(r, indent=1))
+    else:
+        text = format_report(r)
+        if px4 is not None:
+            import textwrap
+            from .px4_setup import report_lines
+            text += "\n" + "\n".join(w for line in report_lines(px4)
+                                      for w in (textwrap.wrap(line, 99, subsequent_indent="    ") or [""]))
+        if files is not None:
+            text += "\n" + _written(files, r["px4"]["commands"])
+        print(text)
+    if px4 is not None and px4["refusals"] and a.out is not None:
+        print(f"geodyn_vehicle: nothing written to {a.out}: the gains are refused for PX4's path", file=sys.stderr)
+    return 2 if r["gains"]["refusals"] or (px4 is not None and px4["refusals"]) else 0
+
+
+def _written(files: dict, commands: dict) -> str:
+    """What ``--out`` wrote and the commands that start the nodes (without ``ros2 launch``)."""
+    L = [f"wrote {files['params']} (the nodes' parameters) and {files['px4']} (PX4's: paste the param set lines)",
+         "the stand-in (each in its own terminal, or end each line with &):"]
+    L += [f"  {c}" for c in commands["stand_in"]]
+    L += ["a real PX4 (the Micro XRCE-DDS Agent running): the same without geodyn_px4_sim and the -p options,",
+          "then call the bridge's ~/offboard and ~/arm services (doc/howto/fly_on_px4.md)"]
+    return "\n".join(L)
 
 
 if __name__ == "__main__":

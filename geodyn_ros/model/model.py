@@ -40,6 +40,12 @@ class Model:
     * ``mimic_enforced``: ``q_mimic = multiplier * q_master + offset`` holds at every derivative
       order in inverse, forward and hybrid dynamics (mimic columns of ``q`` are derived from the
       master on input; a mimic joint's torque is projected onto its master).
+    * ``singular``: ``""``, or why the mass matrix is singular at every configuration and what to
+      change, one line ``"<problem>; <fix>"`` found by the loader
+      (:mod:`geodyn_ros.model.singularity`). The forward dynamics of such a model
+      (``forward_dynamics``, ``Workspace.forward_dynamics``, ``forward_dynamics_derivatives``,
+      ``linearize``, ``inverse_mass_matrix``, ``decoupled_forward_dynamics``) raises ``ValueError``
+      with it; inverse dynamics, and hybrid dynamics with enough motion prescribed, stay defined.
     """
 
     name: str
@@ -58,6 +64,7 @@ class Model:
     fixed_base: bool = False     # base welded to the world at ``base_pose`` (zero base motion)
     mimic: dict = field(default_factory=dict)   # URDF <mimic>: joint -> (master, multiplier, offset)
     mimic_enforced: bool = False  # True: q_mimic = multiplier * q_master + offset at every order
+    singular: str = ""           # why M is singular at every configuration ("" if it is not)
     _packed: dict = field(default_factory=dict, repr=False)
 
     # ---- contract attributes -------------------------------------------------

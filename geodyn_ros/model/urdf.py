@@ -52,17 +52,26 @@ but suspicious warns with a :class:`URDFWarning` naming the link or joint.
 """
 from __future__ import annotations
 
+import difflib
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from .magnitudes import check_magnitudes
 from .model import REVOLUTE, Model
+from .singularity import massless_subtree_joints, structural_null_motion
 from .urdf_dom import Fallback, read_urdfdom
 from .urdf_etree import _MOVING, URDFWarning, _warn, lock_joints_xml, read_etree
 
-__all__ = ["load_urdf", "URDFWarning", "INERTIA_RTOL", "lock_joints_xml"]
+__all__ = ["load_urdf", "URDFWarning", "SingularMassMatrixWarning", "INERTIA_RTOL", "lock_joints_xml",
+           "massless_subtree_joints"]
+
+
+class SingularMassMatrixWarning(URDFWarning):
+    """The model's mass matrix is singular at every configuration, so its forward dynamics is
+    undefined (the message is ``model.singular``, after the source)."""
 
 #: A merged body's rotational inertia may violate positive semi-definiteness or the triangle
 #: inequality by at most this fraction of its largest principal moment (rounding of the numbers
@@ -141,10 +150,15 @@ def load_urdf(source, *, base_link=None, fixed_base=None, mimic=False, locked_jo
     Inertias are checked per body after fixed-joint merging: a violation of positive
     semi-definiteness or of the triangle inequality up to ``INERTIA_RTOL`` of the body's
     largest principal moment is accepted with a :class:`URDFWarning` naming the link; a larger
-    one raises ``ValueError`` with the eigenvalues. Massless links are accepted; a joint whose
-    whole subtree has no inertia (and a robot of zero total mass) loads with a warning, and
-    forward dynamics refuses at call time, naming the joint. A mass matrix that is singular at
-    some configuration is detected by forward/hybrid dynamics at that state.
+    one raises ``ValueError`` with the eigenvalues. Masses and inertias beyond any body of the
+    robot's size are refused, implausible ones (placeholders) load with a warning naming the link
+    and the values (:mod:`geodyn_ros.model.magnitudes`). Massless links are accepted; a model whose
+    mass matrix is singular at every configuration (a joint whose whole subtree has no inertia, a
+    robot of zero total mass, a massless floating base that a joint moves against: PyBullet's
+    cart-pole) loads with one :class:`SingularMassMatrixWarning` saying why, recorded in
+    ``model.singular``, and its forward dynamics refuses with that reason
+    (:mod:`geodyn_ros.model.singularity`). A mass matrix that is singular at some configuration
+    only is detected by forward/hybrid dynamics at that state.
     """
     return _load(source, base_link=base_link, fixed_base=fixed_base, mimic=mimic, locked_joints=locked_joints)[0]
 
@@ -199,7 +213,7 @@ def _load(source, *, base_link=None, fixed_base=None, mimic=False, locked_joints
                          "load with fixed_base=False for a floating base")
     if base_link is not None and base_link != base:
         if base_link not in links:
-            raise ValueError(f"base_link: unknown link {base_link!r}")
+            raise ValueError(unknown_link_error("base_link", base_link, desc, list(links)))
         raise ValueError(f"base_link: {base_link!r} is not the root of the tree ({base!r}); "
                          "re-rooting the tree is not supported")
 
@@ -287,16 +301,61 @@ def _load(source, *, base_link=None, fixed_base=None, mimic=False, locked_joints
         link_to_body=link_to_body, link_home={k: v for k, v in home.items()},
         fixed_base=bool(fixed_base), mimic=mimic_map, mimic_enforced=bool(mimic and mimic_map),
     )
-    check_magnitudes(model, desc)
-    empty = massless_subtree_joints(model)
-    if empty:    # stacklevel 5: the caller of load_urdf
-        _warn(f"joint(s) {', '.join(empty)}: the moving subtree has no mass and no inertia, so the joint "
-              "acceleration is undefined (forward dynamics will refuse); give the links an <inertial> or make "
-              "the joints fixed", stacklevel=5)
-    if model.total_mass <= 0.0 and not model.fixed_base:
-        _warn(f"{desc}: the robot has zero total mass; inverse dynamics is zero and forward dynamics "
-              "will refuse", stacklevel=5)
+    for line in check_magnitudes(model, desc, dict(zip(body_names, members))):
+        _warn(line, stacklevel=4)    # stacklevel 4: the caller of load_urdf
+    why = _singular_reason(model, members, links)
+    if why:
+        object.__setattr__(model, "singular", why)
+        warnings.warn(f"{desc}: forward dynamics is undefined: {why}", SingularMassMatrixWarning, stacklevel=3)
     return model, how
+
+
+def unknown_link_error(key, name, desc, names) -> str:
+    """The one line refusing ``name``, not a link of the URDF ``desc`` whose links are ``names``:
+    ``"<key>: no link 'base' in <desc>; did you mean 'base_link'? (its links: ...)"``."""
+    near = difflib.get_close_matches(str(name), [str(n) for n in names], n=1, cutoff=0.5)
+    shown = ", ".join(names[:20]) + (f", ... ({len(names)} links)" if len(names) > 20 else "")
+    fix = f"did you mean {near[0]!r}?" if near else "give one of them"
+    return f"{key}: no link {str(name)[:100]!r} in {desc}; {fix} (its links: {shown})"
+
+
+def name_list(names, k=4) -> str:
+    """``'a', 'b', 'c', 'd' and 5 more``: at most ``k`` quoted names."""
+    names = [str(n)[:100] for n in names]
+    head = ", ".join(map(repr, names[:k]))
+    return head + (f" and {len(names) - k} more" if len(names) > k else "")
+
+
+def _singular_reason(model, members, links) -> str:
+    """``""``, or the one line ``model.singular``: why the mass matrix is singular at every
+    configuration, and what to change (:mod:`geodyn_ros.model.singularity`)."""
+    if model.mimic_enforced and model.mimic and not structural_null_motion(model):
+        return ""     # the enforced relations can give a massless mimic joint its master's inertia
+    empty = massless_subtree_joints(model)
+    if empty:
+        bodies = [model.joint_names.index(j) + 1 for j in empty]
+        top = [b for b in bodies if model.parent[b] not in bodies]
+        lk = [ln for b in bodies for ln in members[b]]
+        none = [ln for ln in lk if not links[ln].has_inertial]
+        what = ("no <inertial>" if len(none) == len(lk) else "no <inertial> or a zero one" if none
+                else "zero <mass> and <inertia>")
+        joints = name_list([model.joint_names[b - 1] for b in top])
+        return (f"{'link' if len(lk) == 1 else 'links'} {name_list(lk)}: {what}, so "
+                f"{'joint' if len(top) == 1 else 'joints'} {joints} move{'s' if len(top) == 1 else ''} no mass and "
+                "no inertia and the mass matrix is singular at every configuration; "
+                f"give {'it' if len(lk) == 1 else 'them'} an <inertial> (mass and inertia), or make "
+                f"{'the joint' if len(top) == 1 else 'the joints'} fixed")
+    if model.total_mass <= 0.0 and not model.fixed_base:
+        return ("the robot has zero total mass (inverse dynamics is zero), so the mass matrix is singular at every "
+                "configuration; give the links a <mass> (PyBullet's mass 0 marks a static body), or load with "
+                "fixed_base=True")
+    motion = structural_null_motion(model)
+    if not motion:
+        return ""
+    hint = (f" (the floating base {model.base_link!r} has no mass)"
+            if "the base's" in motion and model.mass[0] <= 0.0 else "")
+    return (f"{motion}{hint}, so the mass matrix is singular at every configuration; give the links that move a "
+            "mass and inertia, make a joint fixed" + ("" if model.fixed_base else ", or load with fixed_base=True"))
 
 
 def _violations(I):
@@ -368,16 +427,3 @@ def _mimic_relations(joints, jnames, enforce):
         _warn(f"{len(out)} <mimic> joint(s) loaded as independent joints ({', '.join(sorted(out))}); "
               "the relations are in model.mimic; load_urdf(..., mimic=True) enforces them")
     return out
-
-
-def massless_subtree_joints(model: Model) -> list:
-    """Joints whose moving subtree (their body and all descendants) has no mass and no rotational
-    inertia: their articulated inertia vanishes at every configuration."""
-    N = model.n_bodies
-    m = model.mass.copy()
-    tr = np.einsum("ijj->i", model.inertia).copy()
-    for i in range(N - 1, 0, -1):
-        p = model.parent[i]
-        m[p] += m[i]
-        tr[p] += tr[i]
-    return [model.joint_names[i - 1] for i in range(1, N) if m[i] <= 0.0 and tr[i] <= 0.0]

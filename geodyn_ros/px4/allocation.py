@@ -14,6 +14,10 @@ Everything here follows **PX4-Autopilot main at commit b67c65bfe649bfaaa3a2013f8
   (:func:`zero_weak_rows`), then allocate, then clip;
 * ``src/lib/control_allocation/control_allocation/ControlAllocationPseudoInverse.cpp``: the
   pseudo-inverse and its column scaling (:func:`mix_matrix`);
+* ``src/lib/matrix/matrix/PseudoInverse.hpp`` (``geninv``, ``fullRankCholesky``) and
+  ``SquareMatrix.hpp`` (``inv``): PX4's pseudo-inverse and its rank rule (:func:`geninv`), and
+  the vehicles whose float32 allocation depends on rounding (:func:`allocation_problem`: motors
+  canted by a few degrees, issue 51); ``ControlAllocation.hpp``: the matrix is 6 x 16;
 * ``src/lib/control_allocation/control_allocation/ControlAllocationSequentialDesaturation.cpp`` and
   ``.hpp``: the desaturation order (:meth:`Px4Allocator.allocate`);
 * ``src/lib/control_allocation/control_allocation/ControlAllocation.cpp`` / ``.hpp``: clipping and
@@ -49,7 +53,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PX4_COMMIT", "Px4Allocator", "rotor_effectiveness", "zero_weak_rows", "mix_matrix",
+__all__ = ["PX4_COMMIT", "Px4Allocator", "rotor_effectiveness", "zero_weak_rows", "geninv", "mix_matrix",
+           "allocation_problem", "float32_accuracy", "AXES",
            "px4_rotor_parameters", "thrust_curve", "thrust_curve_inverse", "speed_to_command",
            "command_to_speed", "signal_to_speed", "speed_to_signal", "ROLL", "PITCH", "YAW", "THRUST_X",
            "THRUST_Y", "THRUST_Z", "MAX_ROTORS"]
@@ -78,6 +83,22 @@ WEAK_DESATURATION = 0.2
 MINIMUM_YAW_MARGIN = 0.15
 #: module.yaml defaults: ``CA_ROTORn_AX/AY/AZ`` = (0, 0, -1), ``CA_ROTORn_CT`` = 6.5, ``CA_ROTORn_KM`` = 0.05
 DEFAULT_AXIS, DEFAULT_CT, DEFAULT_KM = (0.0, 0.0, -1.0), 6.5, 0.05
+#: the names of PX4's ``ControlAxis`` rows, for messages
+AXES = ("roll", "pitch", "yaw", "thrust_x", "thrust_y", "thrust_z")
+#: :func:`allocation_problem`: a non-zero row of the effectiveness whose Cholesky residual is less
+#: than this multiple of PX4's tolerance has its rank decided by rounding. The float32 Cholesky is
+#: backward stable: its residuals are off by about ``N FLT_EPSILON max(diag)``, which is PX4's
+#: tolerance itself; 100 leaves a factor 100 for another summation order or fused multiply-adds
+PIVOT_MARGIN = 100.0
+#: :func:`allocation_problem`: PX4's float32 normalised mix must agree with the float64 one to this
+#: (:func:`float32_accuracy`: a motor command's error for controls of at most 1, in units of full
+#: thrust): one step of DShot's 2000 (an ESC cannot be told a finer command; PWM's 1 us in 1000 us is
+#: 1e-3). The package's vehicles replay to 6e-7, test/data/hex_list.yaml (one rotor's motor
+#: constant 2.4 % off the others) to 1.4e-4
+MIX_ACCURACY = 5e-4
+#: :func:`float32_accuracy`: replays of PX4's float32 steps, the first on ``B`` as it is, the others
+#: on ``B`` with each entry perturbed by one float32 rounding (how much the result depends on rounding)
+REPLAYS = 8
 
 
 # ----------------------------------------------------------------------------- input checks
@@ -171,12 +192,123 @@ def zero_weak_rows(B) -> np.ndarray:
     return out
 
 
+def _full_rank_cholesky(A):
+    """``(L (N, N), rank, pivots (N,), tol)``: ``matrix::fullRankCholesky`` of the symmetric ``A``
+    (``src/lib/matrix/matrix/PseudoInverse.hpp``, PX4 :data:`PX4_COMMIT`), step for step in the
+    dtype of ``A``. Row ``k`` in order: its residual after the columns so far (``pivots[k]``)
+    opens a new column when above ``tol = N FLT_EPSILON max(diag A)`` ("loses one ulp accuracy
+    per row of diag"), else the row counts as a combination of the rows before it and PX4 moves
+    on, leaving that residual in ``L[k, r]`` (it is not cleared: the next rows overwrite only the
+    entries below it), as this port does."""
+    dt = A.dtype.type
+    N = A.shape[0]
+    tol = dt(N) * dt(FLT_EPSILON) * A.diagonal().max()
+    L = np.zeros_like(A)
+    pivots = np.zeros(N, dtype=A.dtype)
+    r = 0
+    for k in range(N):
+        L[k:, r] = A[k:, k] - (L[k:, :r] @ L[k, :r] if r else dt(0))
+        pivots[k] = L[k, r]
+        if L[k, r] > tol:
+            L[k, r] = np.sqrt(L[k, r])
+            L[k + 1:, r] /= L[k, r]
+            r += 1
+    return L, r, pivots, tol
+
+
+def _px4_inv(A, rank):
+    """``matrix::inv(A, inv, rank)`` (``SquareMatrix.hpp``): LU without pivoting of the top-left
+    ``rank`` block, a zero diagonal swapped with a row below; ``None`` where PX4 returns false
+    (a diagonal below ``FLT_EPSILON``, or a non-finite result). The rest of the result is the
+    identity, as PX4 leaves it."""
+    dt = A.dtype.type
+    M = A.shape[0]
+    L, U, P = np.eye(M, dtype=A.dtype), A.copy(), np.eye(M, dtype=A.dtype)
+    for n in range(rank):
+        if abs(U[n, n]) < FLT_EPSILON:
+            for i in range(n + 1, rank):
+                if abs(U[i, n]) > FLT_EPSILON:
+                    U[[i, n]], P[[i, n]], L[[i, n]] = U[[n, i]], P[[n, i]], L[[n, i]]
+                    L[:, [i, n]] = L[:, [n, i]]
+                    break
+        if abs(U[n, n]) < FLT_EPSILON:
+            return None
+        for i in range(n + 1, rank):
+            L[i, n] = U[i, n] / U[n, n]
+            U[i, n:rank] -= L[i, n] * U[n, n:rank]
+    for c in range(rank):                  # L y = P e_c, forward (L has a unit diagonal)
+        for i in range(rank):
+            P[i, c] -= L[i, :i] @ P[:i, c] if i else dt(0)
+    for c in range(rank):                  # U x = y, backward
+        for i in range(rank - 1, -1, -1):
+            P[i, c] = (P[i, c] - U[i, i + 1:rank] @ P[i + 1:rank, c]) / U[i, i]
+    return P if np.isfinite(P[:rank, :rank]).all() else None
+
+
+def geninv(B, dtype=np.float64) -> tuple:
+    """``(pinv (n, 6), rank, pivots (6,), tol)``: PX4's pseudo-inverse ``matrix::geninv`` of the
+    effectiveness ``B`` (6, n), computed in ``dtype`` (PX4: float32; float64 here by default).
+
+    Courrieu's method (``PseudoInverse.hpp``, PX4 :data:`PX4_COMMIT`): PX4's effectiveness has 6
+    rows and ``NUM_ACTUATORS`` = 16 columns (``ControlAllocation.hpp``; the columns beyond the
+    motors are zero), so it takes the branch for ``M <= N``: ``A = B B^T`` (6, 6),
+    ``L`` its full-rank Cholesky factor (:func:`_full_rank_cholesky`, whose tolerance decides the
+    rank), ``X = (L^T L)^{-1}`` on the top-left ``rank`` block (:func:`_px4_inv`), and
+    ``B^T L X X L^T``. That is the Moore-Penrose inverse when every row PX4 treats as dependent is
+    exactly dependent (a zero row, as the thrust_x and thrust_y rows of upright rotors); a row
+    whose residual is small but not zero is dropped all the same, and the result is then not
+    ``B^+`` (:func:`allocation_problem`). Where PX4's inverse fails, the result is zero, as PX4's
+    (``updatePseudoInverse`` does not check it)."""
+    B = np.asarray(B, dtype=dtype)
+    A = B @ B.T
+    L, rank, pivots, tol = _full_rank_cholesky(A)
+    X = _px4_inv(L.T @ L, rank)
+    if X is None:
+        return np.zeros(B.T.shape), rank, pivots.astype(float), float(tol)
+    return (B.T @ (L @ (X @ X @ L.T))).astype(float), rank, pivots.astype(float), float(tol)
+
+
+def _normalise(mix, normalize_rpy, update_scale) -> tuple:
+    """``updateControlAllocationMatrixScale`` then ``normalizeControlAllocationMatrix`` of the
+    pseudo-inverse ``mix`` (n, 6): see :func:`mix_matrix`."""
+    mix = mix.copy()
+    n = mix.shape[0]
+    s = np.ones(6)
+    if update_scale:
+        if normalize_rpy:
+            rp = []
+            for ax in (ROLL, PITCH):
+                cnt = int(np.sum(np.abs(mix[:, ax]) > MIX_ZERO))
+                rp.append(np.sqrt(np.sum(mix[:, ax] ** 2) / (cnt / 2.0)) if cnt else 1.0)
+            s[ROLL] = s[PITCH] = max(rp)
+            s[YAW] = mix[:, YAW].max() if n else 1.0
+        s[THRUST_Z] = 1.0
+        for ax in (THRUST_Z, THRUST_Y, THRUST_X):
+            col = np.abs(mix[:, ax])
+            cnt = int(np.sum(col > FLT_EPSILON))
+            s[ax] = col.sum() / cnt if cnt else s[THRUST_Z]
+    return _scaled(mix, s), s
+
+
+def _scaled(mix, s) -> np.ndarray:
+    mix = mix.copy()
+    if s[ROLL] > FLT_EPSILON:
+        mix[:, ROLL] /= s[ROLL]
+        mix[:, PITCH] /= s[PITCH]
+    if s[YAW] > FLT_EPSILON:
+        mix[:, YAW] /= s[YAW]
+    if s[THRUST_X] > FLT_EPSILON:
+        mix[:, THRUST_X:] /= s[THRUST_X:]
+    mix[np.abs(mix) < MIX_ZERO] = 0.0
+    return mix
+
+
 def mix_matrix(B, *, normalize_rpy=True, update_scale=True) -> tuple:
     """``(mix, scale)``: PX4's normalised pseudo-inverse of the effectiveness ``B`` (6, n).
 
     As ``ControlAllocationPseudoInverse::updatePseudoInverse`` (PX4 :data:`PX4_COMMIT`):
-    ``mix = B^+`` (``matrix::geninv``, the Moore-Penrose inverse by a full-rank Cholesky
-    factorisation; numpy's SVD ``pinv`` here), then ``updateControlAllocationMatrixScale``:
+    ``mix = geninv(B)`` (:func:`geninv`, PX4's own method and rank rule, in float64), then
+    ``updateControlAllocationMatrixScale``:
 
     * roll and pitch (``normalize_rpy``, true for a multirotor): ``s_r = sqrt(|mix_r|^2 /
       (n_r / 2))`` with ``n_r`` the entries above :data:`MIX_ZERO`, likewise ``s_p``, and both
@@ -197,31 +329,72 @@ def mix_matrix(B, *, normalize_rpy=True, update_scale=True) -> tuple:
     scale : (6,)
     """
     B = _finite("B", B, (6, -1))
-    mix = np.linalg.pinv(B)
-    n = mix.shape[0]
-    s = np.ones(6)
-    if update_scale:
-        if normalize_rpy:
-            rp = []
-            for ax in (ROLL, PITCH):
-                cnt = int(np.sum(np.abs(mix[:, ax]) > MIX_ZERO))
-                rp.append(np.sqrt(np.sum(mix[:, ax] ** 2) / (cnt / 2.0)) if cnt else 1.0)
-            s[ROLL] = s[PITCH] = max(rp)
-            s[YAW] = mix[:, YAW].max() if n else 1.0
-        s[THRUST_Z] = 1.0
-        for ax in (THRUST_Z, THRUST_Y, THRUST_X):
-            col = np.abs(mix[:, ax])
-            cnt = int(np.sum(col > FLT_EPSILON))
-            s[ax] = col.sum() / cnt if cnt else s[THRUST_Z]
-    if s[ROLL] > FLT_EPSILON:
-        mix[:, ROLL] /= s[ROLL]
-        mix[:, PITCH] /= s[PITCH]
-    if s[YAW] > FLT_EPSILON:
-        mix[:, YAW] /= s[YAW]
-    if s[THRUST_X] > FLT_EPSILON:
-        mix[:, THRUST_X:] /= s[THRUST_X:]
-    mix[np.abs(mix) < MIX_ZERO] = 0.0
-    return mix, s
+    return _normalise(geninv(B)[0], normalize_rpy, update_scale)
+
+
+def float32_accuracy(B) -> float:
+    """How far PX4's normalised mix of the effectiveness ``B`` (6, n) can be from the float64 one
+    of :func:`mix_matrix` through float32 rounding alone: the largest row sum of the difference
+    (the error of a motor command, in units of full thrust, for controls of at most 1) over
+    :data:`REPLAYS` replays of :func:`geninv` in float32, scaled like the float64 mix. PX4's own
+    rounding (its summation order, fused multiply-adds on the flight controller) is one more such
+    sample: the replays show its size, not its value."""
+    B = _finite("B", B, (6, -1))
+    mix, s = _normalise(geninv(B)[0], True, True)
+    rng = np.random.default_rng(0)
+    err = 0.0
+    for trial in range(REPLAYS):
+        Bt = B if trial == 0 else B * (1.0 + FLT_EPSILON * rng.uniform(-1.0, 1.0, B.shape))
+        err = max(err, float(np.abs(_scaled(geninv(Bt, np.float32)[0], s) - mix).sum(axis=1).max()))
+    return err
+
+
+def allocation_problem(B) -> str | None:
+    """Why PX4's allocation of the effectiveness ``B`` (6, n, as :func:`rotor_effectiveness` gives
+    it: PX4 zeroes its weak rows, :func:`zero_weak_rows`) cannot be known exactly from outside
+    PX4, or None when it can.
+
+    PX4 computes its pseudo-inverse in float32 (:func:`geninv`). Two things then depend on
+    rounding rather than on the vehicle, and a bridge cannot invert what it cannot know:
+
+    * **the rank.** Each row of ``B`` is kept or dropped by comparing its Cholesky residual with
+      PX4's tolerance ``6 FLT_EPSILON max(diag B B^T)``. A zero row is dropped in any arithmetic.
+      A row whose residual is within :data:`PIVOT_MARGIN` (100) of the tolerance, or below it
+      without being zero, is decided by float32 rounding: the motors of a multirotor canted by a
+      few degrees give small thrust_x/thrust_y rows that are combinations of the others (a quad:
+      four motors, six non-zero rows), and float32 noise in their residuals can exceed the
+      tolerance, which makes PX4's inverse garbage (a replay of PX4's float32 steps gives motor
+      commands off by O(1) for one canted x500 in five, doc/reference/px4_allocation.md);
+    * **the accuracy.** Courrieu's method squares the condition number of ``B`` twice (``B B^T``,
+      then ``X X``): the float32 result (:func:`float32_accuracy`) must agree with the float64 one
+      to :data:`MIX_ACCURACY` (5e-4 of full thrust per motor, one DShot step, for controls of at
+      most 1), or PX4's motor commands are not the ones the bridge computes. A collinear
+      hexarotor whose motors are canted 1-3 deg replays to 0.25 to 10.
+    """
+    raw = _finite("B", B, (6, -1))
+    for k in np.flatnonzero(np.abs(np.abs(raw).max(axis=1) - WEAK_ROW) <= 1e-5 * WEAK_ROW):
+        return (f"the {AXES[k]} row's largest entry is {np.abs(raw[k]).max():.7g}, within float32 rounding of PX4's "
+                f"weak-row threshold {WEAK_ROW:g} (ControlAllocator.cpp): whether PX4 controls {AXES[k]} is decided "
+                "by rounding")
+    B = zero_weak_rows(raw)
+    nonzero = np.abs(B).max(axis=1) > 0.0
+    _, _, pivots, tol = geninv(B)
+    for k in np.flatnonzero(nonzero):
+        ratio = pivots[k] / tol
+        if ratio < PIVOT_MARGIN:
+            what = ("within rounding of a combination of the rows before it, so PX4 drops it" if ratio <= 1.0 else
+                    "only just independent of the rows before it")
+            return (f"the {AXES[k]} row of PX4's effectiveness (largest entry {np.abs(B[k]).max():.3g}) is {what}; "
+                    f"its Cholesky residual is {ratio:.3g} x PX4's tolerance (matrix::geninv, PseudoInverse.hpp), "
+                    f"less than {PIVOT_MARGIN:g} x, so whether PX4's float32 pseudo-inverse keeps {AXES[k]} "
+                    "(and what it returns) depends on rounding")
+    err = float32_accuracy(B)
+    if not err <= MIX_ACCURACY:
+        return (f"PX4's float32 pseudo-inverse of this effectiveness (matrix::geninv: B B^T, then (L^T L)^-2) is "
+                f"accurate only to {err:.2g} of full thrust in the motor commands (replayed here in float32; at most "
+                f"{MIX_ACCURACY:g}, one DShot step, accepted): the effectiveness is too ill-conditioned (condition "
+                f"number {np.linalg.cond(B[nonzero]):.3g}) for PX4's method")
+    return None
 
 
 # ----------------------------------------------------------------------------- the allocator
@@ -267,6 +440,7 @@ class Px4Allocator:
         if not 1 <= self.n <= MAX_ROTORS:
             raise ValueError(f"effectiveness: expected 1 to {MAX_ROTORS} columns (motors), got {self.n}")
         self.mix, self.scale = mix_matrix(self.effectiveness, update_scale=update_scale)
+        self._mix_pinv = np.linalg.pinv(self.mix)      # the inverse of PX4's mix (setpoints)
         rev = np.zeros(self.n, bool) if reversible is None else np.asarray(reversible)
         if rev.shape != (self.n,) or rev.dtype != bool:
             raise ValueError(f"reversible: expected {self.n} booleans (CA_R_REV per motor), got {reversible!r:.80}")
@@ -376,22 +550,27 @@ class Px4Allocator:
 
     # ---- the inverse (for the bridge) --------------------------------------------------------
     def setpoints(self, u) -> tuple:
-        """``(torque, thrust)``, each (3,) FRD normalised: the setpoints that PX4 allocates back to
+        """``(torque, thrust)``, each (3,) FRD normalised: the setpoints that PX4's mix maps back to
         the motor commands ``u`` (n,) when nothing saturates.
 
-        It is PX4's own achieved control, ``ControlAllocation::getAllocatedControl``:
-        ``c = (B (u - trim)) * scale`` (trim 0 for rotors). Since ``mix = B^+ diag(1 / scale)``,
-        :meth:`allocate` gives back ``B^+ B u``: ``u`` itself when ``u`` lies in the row space of
-        ``B`` (always for as many rotors as controlled axes: a quadrotor's 4, a fully actuated
-        hexarotor's 6), else its projection there, the least-norm commands of the same wrench
-        (what the package's own unweighted allocation gives). That holds when the desaturation
-        changes nothing, which :meth:`unsaturated` tells (``u`` in bounds is not enough with
-        airmode off: PX4 desaturates the mix without yaw first); entries of the mix below
-        :data:`MIX_ZERO`, zeroed by PX4, make the round trip approximate to that size. PX4's
-        messages state ``[-1, 1]`` for each component; the caller checks that.
+        They start from PX4's own achieved control, ``ControlAllocation::getAllocatedControl``:
+        ``c0 = (B (u - trim)) * scale`` (trim 0 for rotors), the wrench of ``u`` normalised. Since
+        ``mix = B^+ diag(1 / scale)``, ``mix c0 = B^+ B u``. But PX4's mix is not exactly that: it
+        zeroes the entries below :data:`MIX_ZERO` (1e-3) after scaling, so ``c0`` comes back off by
+        up to that times the controls. So the setpoints invert the mix PX4 actually has:
+        ``c = c0 + mix^+ (u - mix c0)``, the smallest change of ``c0`` after which ``mix c = u``
+        whenever ``u`` is in the range of the mix (always for as many rotors as controlled axes: a
+        quadrotor's 4, a fully actuated hexarotor's 6); otherwise ``mix c`` is the projection of
+        ``u`` there, the least-norm commands of the same wrench (what the package's own unweighted
+        allocation gives). That holds when the desaturation changes nothing, which
+        :meth:`unsaturated` tells (``u`` in bounds is not enough with airmode off: PX4
+        desaturates the mix without yaw first). PX4's messages state ``[-1, 1]`` for each
+        component; the caller checks that. A vehicle whose mix PX4 computes by rounding rather
+        than exactly (:func:`allocation_problem`) has no such inverse.
         """
         u = _finite("u", u, (self.n,))
         c = (self.effectiveness @ u) * self.scale
+        c = c + self._mix_pinv @ (u - self.mix @ c)
         return c[:3], c[3:]
 
 

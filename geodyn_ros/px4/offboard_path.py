@@ -39,7 +39,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .allocation import Px4Allocator, px4_rotor_parameters, rotor_effectiveness, speed_to_command
+from .allocation import (Px4Allocator, allocation_problem, px4_rotor_parameters, rotor_effectiveness, speed_to_command,
+                         zero_weak_rows)
 from .standin import rotor_speeds
 
 __all__ = ["MODES", "Px4Vehicle", "px4_vehicle", "torque_thrust_setpoints", "OffboardPath"]
@@ -76,8 +77,10 @@ class Px4Vehicle:
 def px4_vehicle(cfg, frames) -> Px4Vehicle:
     """The :class:`Px4Vehicle` of a vehicle file's config ``cfg`` (with its ``px4:`` section) and
     its rotor frames ``frames`` (n, 4, 4) FLU. ValueError, in the file-error form, when the file
-    has no ``px4:`` section or a rotor's full thrust exceeds PX4's ``CA_ROTORn_CT`` limit without
-    ``px4.ct``."""
+    has no ``px4:`` section, when a rotor's full thrust exceeds PX4's ``CA_ROTORn_CT`` limit without
+    ``px4.ct``, or when PX4's allocation of these rotors depends on float32 rounding
+    (:func:`~geodyn_ros.px4.allocation.allocation_problem`: motors canted by a few degrees), so that
+    no bridge could invert it."""
     where = getattr(cfg, "source_path", None) or "vehicle file"
     if getattr(cfg, "px4", None) is None:
         raise ValueError(f"{where}: px4: missing; PX4 needs the vehicle's PX4 section: add "
@@ -92,7 +95,14 @@ def px4_vehicle(cfg, frames) -> Px4Vehicle:
         raise ValueError(f"{where}: px4.ct: missing, and a rotor's full thrust {rp['ct'].max():.6g} N is above "
                          f"PX4's CA_ROTORn_CT limit {CT_LIMIT:g}; give px4.ct as set in PX4")
     n = len(frames)
-    allocator = Px4Allocator.from_parameters(**rp, airmode=cfg.px4.mc_airmode)
+    raw = rotor_effectiveness(**rp)
+    problem = allocation_problem(raw)
+    if problem is not None:
+        raise ValueError(f"{where}: rotors: PX4 cannot allocate this vehicle exactly: {problem}; give PX4 and this "
+                         "file rotor axes it can: upright (CA_ROTORn_AX = AY = 0, PX4's default; a cant of a few "
+                         "degrees is then a small unmodelled side force) or tilted enough for PX4 to control "
+                         "lateral thrust (doc/reference/px4_allocation.md, 'Vehicles PX4 cannot allocate exactly')")
+    allocator = Px4Allocator(zero_weak_rows(raw), airmode=cfg.px4.mc_airmode)
     omega_max = np.broadcast_to(cfg.rotors.per_rotor("max_rot_velocity"), (n,)).astype(float)
     return Px4Vehicle(allocator, phys, omega_max, float(cfg.px4.thr_mdl_fac), rp)
 

@@ -14,9 +14,15 @@ geodyn_ros conventions (spatial twists ``(w, v)``, moment-first wrenches, joint 
 :class:`ActuatedSim` adds lagging rotors (gz-sim's MulticopterMotorModel) and series-elastic
 joints (Spong) to it (:mod:`geodyn_ros.sim.actuated`).
 
+A :class:`World` (:mod:`geodyn_ros.sim.world`, ``config/world.yaml``) makes the simulator differ
+from the model: drawn mass, CoM, inertia, rotor and joint errors, wind, drag and pushes.
+
 Importing this subpackage imports ``mujoco``; ``import geodyn_ros`` does not.
 """
 from .actuated import ActuatedSim, rotor_filter_step
 from .mujoco_sim import INTEGRATORS, MujocoSim, SimState
+from .world import ExternalWrench, Perturbation, World
+from .world_file import load_worlds, world_preset
 
-__all__ = ["MujocoSim", "SimState", "INTEGRATORS", "ActuatedSim", "rotor_filter_step"]
+__all__ = ["MujocoSim", "SimState", "INTEGRATORS", "ActuatedSim", "rotor_filter_step", "World", "Perturbation",
+           "ExternalWrench", "load_worlds", "world_preset"]

@@ -32,6 +32,10 @@ first-order accurate under rotation). Joint torques go to ``qfrc_applied`` at th
 (not through actuators, so the URDF ``effort`` limits that MuJoCo imports as ``actfrcrange``
 do not clamp them).
 
+External forces of a world (:meth:`MujocoSim.attach_world`, :mod:`geodyn_ros.sim.world`: wind,
+drag, pushes) go through ``xfrc_applied``, evaluated from the state at the start of every step and
+held over it; :meth:`MujocoSim.external_wrench` says what they are. Without a world nothing changes.
+
 Import details (what MuJoCo's URDF importer would otherwise do differently from geodyn_ros):
 
 * ``<visual>``/``<collision>`` are stripped before import: there is no geometry (contacts are
@@ -69,7 +73,7 @@ import numpy as np
 from ..lie import matrix_to_quat, quat_to_matrix
 from ..model.urdf import _read_source, load_urdf, lock_joints_xml
 
-__all__ = ["MujocoSim", "SimState", "INTEGRATORS"]
+__all__ = ["MujocoSim", "SimState", "INTEGRATORS", "ExternalWrench"]
 
 #: integrator names accepted by :class:`MujocoSim` (case-insensitive)
 INTEGRATORS = {
@@ -113,6 +117,39 @@ class SimState(NamedTuple):
     base_twist: np.ndarray
     q: np.ndarray
     qd: np.ndarray
+
+
+class ExternalWrench(NamedTuple):
+    """The wrench a world applies at ``time`` (held over the next step); every wrench moment first.
+
+    Attributes
+    ----------
+    time : float
+        Simulation time [s].
+    spatial : ndarray, shape (6,)
+        ``(n, f)``: the total, world axes, moment about the world origin (geodyn_ros's spatial
+        wrench, ``CONVENTIONS.md``).
+    body : ndarray, shape (6,)
+        ``W_b = Ad_C^T W``: the total in base-link axes about the base-link origin (the base
+        command's convention, :meth:`MujocoSim.set_command`).
+    generalized : ndarray, shape (6 + n,)
+        ``(W_b, tau)``: the generalized force conjugate to ``(V_b, qd)`` (base body twist, joint
+        rates in ``model.joint_names`` order), what a generalized-momentum observer estimates;
+        its first six entries equal ``body``, ``tau`` [N m or N] are the joint torques the forces
+        on the links produce (``J^T f``).
+    by_link : dict
+        ``{link: (6,)}``: the wrench on each pushed or dragged link, world axes, moment about the
+        link frame's origin.
+    components : dict
+        ``{source: (6,)}`` spatial, per source: ``"push"``, ``"wind"`` (body drag), ``"rotor_drag"``.
+    """
+
+    time: float
+    spatial: np.ndarray
+    body: np.ndarray
+    generalized: np.ndarray
+    by_link: dict
+    components: dict
 
 
 # ----------------------------------------------------------------------------- validation
@@ -333,6 +370,8 @@ class MujocoSim:
         self._qadr, self._dadr = qadr, dadr
         self._wrench = np.zeros(6)
         self._tau = np.zeros(n)
+        self._world = None             # WorldForces (attach_world), None: no external force
+        self._world_pending = False
         if self.ground:
             self._ground_geom = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, _PREFIX + "ground")
             self._feet = np.array([mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, _PREFIX + f"foot_{k}")
@@ -429,6 +468,37 @@ class MujocoSim:
         d.ctrl[:6] = self._wrench
         d.qfrc_applied[self._dadr] = self._tau
         mujoco.mj_forward(m, d)
+        if self._world is not None:
+            self._world.apply(self)
+            self._world_pending = False
+            mujoco.mj_forward(m, d)
+
+    # ------------------------------------------------------------------ the world's forces
+    def attach_world(self, forces) -> None:
+        """Attach the external forces of a world (a :class:`~geodyn_ros.sim.world.WorldForces`:
+        wind, drag, pushes), or None to detach them. They are evaluated from the state at the start
+        of every step (and at :meth:`reset`) and applied through ``xfrc_applied`` (which they own).
+        Without them (the default) the simulator is unchanged, step for step."""
+        self._world = forces
+        self._world_pending = forces is not None
+        if forces is None:
+            self.mj_data.xfrc_applied[:] = 0.0
+
+    @property
+    def world(self):
+        """The attached :class:`~geodyn_ros.sim.world.WorldForces`, or None."""
+        return self._world
+
+    def external_wrench(self):
+        """The :class:`ExternalWrench` the attached world applies now (at
+        :attr:`time`, held over the next step): total spatial and body wrench, the generalized force
+        of ``(V_b, qd)``, per link and per source. Zeros without a world."""
+        if self._world is None:
+            return ExternalWrench(self.time, np.zeros(6), np.zeros(6), np.zeros(6 + self.model.n_joints), {}, {})
+        if self._world_pending:
+            self._world.apply(self)
+            self._world_pending = False
+        return self._world.external_wrench(self)
 
     def set_command(self, base_wrench_body, tau) -> None:
         """Set the command, held constant (zero-order hold) over the following steps until changed.
@@ -462,7 +532,15 @@ class MujocoSim:
         if n == 0:
             return
         d = self.mj_data
-        mujoco.mj_step(self.mj_model, d, int(n))
+        if self._world is None:
+            mujoco.mj_step(self.mj_model, d, int(n))
+        else:                       # the world's forces from the state at the start of every step
+            if self._world_pending:
+                self._world.apply(self)
+                self._world_pending = False
+            for _ in range(int(n)):
+                mujoco.mj_step(self.mj_model, d)
+                self._world.apply(self)
         if not (np.isfinite(d.qpos).all() and np.isfinite(d.qvel).all()):
             raise RuntimeError(f"MuJoCo simulation diverged (non-finite state) at t = {d.time:g} s")
 

@@ -174,39 +174,41 @@ def marker_attitude_sigma(position_sigma: float, size: float, markers: int = 4) 
     return math.sqrt(2.0) * position_sigma / (size * math.sqrt(markers))
 
 
-def estimator_steady_state(period: float, noise: EstimatorNoise, iterations: int = 100000) -> dict:
-    """The steady-state Kalman filter of :class:`EstimatorNoise` at the update ``period`` [s],
-    per axis, by iterating its Riccati recursion to convergence: ``{"F", "G", "K" (2,), "P"
-    (2, 2) posterior covariance of (position, velocity), "k_att", "p_att" (attitude posterior
-    variance)}``."""
+def estimator_steady_state(period: float, noise: EstimatorNoise) -> dict:
+    """The steady-state Kalman filter of :class:`EstimatorNoise` at the update ``period`` ``T`` [s],
+    per axis, in closed form: ``{"F", "G", "K" (2,), "P" (2, 2) posterior covariance of (position,
+    velocity), "k_att", "p_att" (attitude posterior variance)}``.
+
+    Position and velocity: the constant-velocity model driven by white acceleration (``F = [[1, T],
+    [0, 1]]``, ``G = (T^2 / 2, T)``, process noise ``G G^T accel_noise^2``), position aided with
+    variance ``R = aiding_position^2``: the steady state depends only on the tracking index
+    ``lam = accel_noise T^2 / aiding_position`` (Kalata 1984; Bar-Shalom, Li, Kirubarajan,
+    *Estimation with Applications to Tracking and Navigation*, 2001, sec. 6.5): the gains ``K =
+    (alpha, beta / T)`` and the posterior ``P = R [[alpha, beta / T], [beta / T, c / T^2]]`` with,
+    for ``s = sqrt(lam^2 + 8 lam)`` and ``D = lam + 4 + s``, ``alpha = 2 s / D``, ``beta = 4 lam /
+    D``, ``c = 4 lam^2 / (s + lam)`` (the textbook expressions, rewritten without cancellation:
+    every ``lam`` of the sensors file's ranges, 1e-11 to 1e8, to rounding). Attitude, per axis: the
+    random walk of the gyro's angle increments ``qa = (gyro_noise T)^2`` aided with ``ra =
+    aiding_attitude^2``: the prior ``m = (qa + sqrt(qa^2 + 4 qa ra)) / 2`` solves ``m = m ra / (m
+    + ra) + qa``, the gain ``k = m / (m + ra)``, the posterior ``m ra / (m + ra)``.
+
+    (The Riccati recursion iterated to convergence, as this was computed before, needs about
+    ``1 / alpha`` updates: 100,000 did not reach the steady state of a slow filter, ``lam`` below
+    about 1e-6, and took seconds; test/control/test_sensors.py checks the closed form against
+    scipy's DARE and the fixed point of the recursion.)"""
     T = float(period)
     F = np.array([[1.0, T], [0.0, 1.0]])
     G = np.array([0.5 * T * T, T])
-    Q = np.outer(G, G) * noise.accel_noise ** 2
     R = noise.aiding_position ** 2
-    P = np.diag([R, (noise.accel_noise * T) ** 2 + 1e-12])
-    for _ in range(iterations):
-        Pm = F @ P @ F.T + Q
-        K = Pm[:, 0] / (Pm[0, 0] + R)
-        Pn = Pm - np.outer(K, Pm[0])
-        if np.allclose(Pn, P, rtol=1e-13, atol=0.0):
-            P = Pn
-            break
-        P = Pn
+    lam = noise.accel_noise * T * T / noise.aiding_position
+    s = math.sqrt(lam * lam + 8.0 * lam)
+    D = lam + 4.0 + s
+    alpha, beta, c = 2.0 * s / D, 4.0 * lam / D, 4.0 * lam * lam / (s + lam)
+    P = R * np.array([[alpha, beta / T], [beta / T, c / (T * T)]])
     qa, ra = (noise.gyro_noise * T) ** 2, noise.aiding_attitude ** 2
-    p = ra
-    for _ in range(iterations):
-        pm = p + qa
-        k = pm / (pm + ra)
-        pn = (1.0 - k) * pm
-        if abs(pn - p) <= 1e-15 * p:
-            p = pn
-            break
-        p = pn
-    Pm = F @ P @ F.T + Q
-    K = Pm[:, 0] / (Pm[0, 0] + R)
-    pm = p + qa
-    return {"F": F, "G": G, "K": K, "P": 0.5 * (P + P.T), "k_att": pm / (pm + ra), "p_att": p}
+    m = 0.5 * (qa + math.sqrt(qa * qa + 4.0 * qa * ra))
+    return {"F": F, "G": G, "K": np.array([alpha, beta / T]), "P": P, "k_att": m / (m + ra),
+            "p_att": m * ra / (m + ra)}
 
 
 def _quantize(x, step):
@@ -219,9 +221,9 @@ class _Stream:
     """Timing of one stream: sample instants, stamps and the delivery queue."""
 
     def __init__(self, name, rate, latency, rng, start_ns):
-        if not (math.isfinite(rate) and rate > 0):
+        if not (math.isfinite(rate) and rate > 0 and math.isfinite(1e9 / rate)):   # (1e-300 Hz: an infinite period)
             raise ValueError(f"{name}.rate: expected a finite rate > 0 [Hz], got {rate!r}")
-        if not (math.isfinite(latency) and latency >= 0):
+        if not (math.isfinite(latency) and 0 <= latency < 1e9):     # (stamps are int64 ns)
             raise ValueError(f"{name}.latency: expected a finite time >= 0 [s], got {latency!r}")
         self.name, self.period_ns = name, 1e9 / float(rate)
         self.latency_ns = int(round(latency * 1e9))

@@ -342,8 +342,16 @@ class ActuationConfig:
         joints of :meth:`locked_joints` locked at :meth:`locked_positions` (added to
         ``kw["locked_joints"]``, a list locked at 0 or a mapping, if given) and the file's
         ``base_link`` (unless ``kw`` names one); remembers the URDF's effort limits for
-        :meth:`effort_limits`."""
-        from ..model.urdf import _read_source, load_urdf
+        :meth:`effort_limits`.
+
+        Refused in one line: the file's ``base_link`` not a link of the URDF
+        (``<file>: base_link: no link 'base' in <urdf>; did you mean 'base_link'? (its links: ...)``),
+        and a model with no forward dynamics, whose mass matrix is singular at every configuration
+        (``<urdf>: link 'arm': no <inertial>, so joint 'J2' moves no mass ...; give it an <inertial>
+        ...``: ``model.singular``), which could not be simulated or controlled."""
+        import warnings
+
+        from ..model.urdf import SingularMassMatrixWarning, _read_source, load_urdf, unknown_link_error
         text, where = _read_source(urdf_source)     # the URDF (or xacro) is expanded here and in load_urdf
         table = joint_table_of(text, where)
         given = kw.pop("locked_joints", None) or {}
@@ -352,8 +360,17 @@ class ActuationConfig:
             if j not in locked or x != 0.0:     # a pinned joint is locked where its limits pin it
                 locked[j] = x
         if kw.get("base_link") is None and self.base_link is not None:
+            if self.base_link not in table[1]:
+                raise file_error(self._where(), "", unknown_link_error("base_link", self.base_link, where,
+                                                                        list(table[1])))
             kw["base_link"] = self.base_link
-        model = load_urdf(self._flight(urdf_source, text, True)[0], locked_joints=locked, **kw)
+        with warnings.catch_warnings():     # refused below, in the file's form, instead
+            warnings.simplefilter("ignore", SingularMassMatrixWarning)
+            model = load_urdf(self._flight(urdf_source, text, True)[0], locked_joints=locked, **kw)
+        if model.singular:   # "<problem>; <fix>"
+            problem, fix = model.singular.split("; ", 1)
+            raise ValueError(f"{clip(where)}: {problem}: the vehicle has no forward dynamics to simulate or "
+                             f"control; {fix}")
         _MODEL_JOINTS[model] = table[0]
         return model
 

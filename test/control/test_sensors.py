@@ -286,8 +286,10 @@ def test_shipped_file_profiles():
                                       "or estimator"),
     ("attitude: markers", "attitude: marker", "profiles.lab.odometry.noise.attitude: 'marker' is neither a number "
                                               "nor markers; give a standard deviation in rad, or markers"),
-    ("position: 0.0002", "position: 2", "profiles.lab.odometry.noise.position: 2 m is implausibly large (>= 1); "
-                                        "give m, e.g. 0.0002"),
+    ("position: 0.0002", "position: 2", "profiles.lab.odometry.noise.position: 2 m is outside the plausible range "
+                                        "[1e-06, 1] m (1 um is 20 times below the best motion capture (0.02 mm "
+                                        "measured); a metre is millimetres written as metres (motion capture 0.2 mm, "
+                                        "vision 0.1 m)); give m, e.g. 0.0002"),
     ("position_step: 0.0015", "positon_step: 0.0015", "profiles.lab.joints.positon_step: unknown key; did you mean "
                                                       "'position_step'?"),
 ])
@@ -316,3 +318,146 @@ def test_file_refusals_structure(tmp_path):
         assert "\n" not in msg
     with pytest.raises(ValueError, match=r"profiles.mocapp: no such profile; did you mean 'mocap'\?"):
         sensor_profile("mocapp")
+
+
+# ----------------------------------------------------------------------------- plausible ranges (issue 51)
+ESTIMATOR = """profiles:
+  lab:
+    odometry: {rate: 240.0, latency: 0.004, noise: {model: estimator, accel_noise: 0.35, gyro_noise: 0.015,
+               aiding_position: 0.0002, aiding_attitude: 0.0005}}
+    joints: {rate: 200.0, latency: 0.005, position_step: 0.0015, velocity_step: 0.024}
+    imu: {rate: 200.0, latency: 0.0, gyro_noise: 0.015, accel_noise: 0.35}
+failsafe: {timeout: 0.02, hold: 5.0, then: descend, descent_rate: 0.7, ramp: 1.0}
+"""
+#: every magnitude of the sensors file: (its text in ESTIMATOR or GOOD, its key path, the RANGES key)
+MAGNITUDES = [
+    (ESTIMATOR, "rate: 240.0", "profiles.lab.odometry.rate", "rate"),
+    (ESTIMATOR, "rate: 200.0, latency: 0.005", "profiles.lab.joints.rate", "rate"),
+    (ESTIMATOR, "rate: 200.0, latency: 0.0, gyro", "profiles.lab.imu.rate", "rate"),
+    (ESTIMATOR, "accel_noise: 0.35, gyro", "profiles.lab.odometry.noise.accel_noise", "accel_noise"),
+    (ESTIMATOR, "gyro_noise: 0.015,\n", "profiles.lab.odometry.noise.gyro_noise", "gyro_noise"),
+    (ESTIMATOR, "aiding_position: 0.0002", "profiles.lab.odometry.noise.aiding_position", "aiding_position"),
+    (ESTIMATOR, "aiding_attitude: 0.0005", "profiles.lab.odometry.noise.aiding_attitude", "aiding_attitude"),
+    (ESTIMATOR, "position_step: 0.0015", "profiles.lab.joints.position_step", "position_step"),
+    (ESTIMATOR, "velocity_step: 0.024", "profiles.lab.joints.velocity_step", "velocity_step"),
+    (ESTIMATOR, "gyro_noise: 0.015, accel", "profiles.lab.imu.gyro_noise", "gyro_noise"),
+    (ESTIMATOR, "accel_noise: 0.35}", "profiles.lab.imu.accel_noise", "accel_noise"),
+    (ESTIMATOR, "timeout: 0.02", "failsafe.timeout", "timeout"),
+    (ESTIMATOR, "hold: 5.0", "failsafe.hold", "hold"),
+    (ESTIMATOR, "descent_rate: 0.7", "failsafe.descent_rate", "descent_rate"),
+    (ESTIMATOR, "ramp: 1.0", "failsafe.ramp", "ramp"),
+    (GOOD, "position: 0.0002", "profiles.lab.odometry.noise.position", "position"),
+    (GOOD, "angular_velocity: 0.015", "profiles.lab.odometry.noise.angular_velocity", "angular_velocity"),
+    (GOOD.replace("velocity: difference", "velocity: 0.01"), "velocity: 0.01", "profiles.lab.odometry.noise.velocity",
+     "velocity"),
+    (GOOD.replace("attitude: markers", "attitude: 0.001"), "attitude: 0.001", "profiles.lab.odometry.noise.attitude",
+     "attitude"),
+]
+
+
+def _value(text, old, key, v):
+    """``text`` with the value of ``old`` (``name: value...``) replaced by ``v`` (YAML repr of a float)."""
+    name, rest = old.split(": ", 1)
+    tail = rest[len(rest.split(",")[0].split("}")[0]):]
+    assert old in text, old
+    return text.replace(old, f"{name}: {v:.17e}{tail}", 1)    # a YAML 1.1 float (a dot, a signed exponent)
+
+
+@pytest.mark.parametrize("text, old, key, rng", MAGNITUDES, ids=[m[2] for m in MAGNITUDES])
+def test_every_magnitude_has_a_plausible_range(tmp_path, text, old, key, rng):
+    """Each magnitude of the sensors file: its range's ends load, a value 1 % outside either end and
+    the extremes the attack used (1e-300, 1e300) are refused in one line naming the key, the range
+    and its reason (no OverflowError, no ZeroDivisionError: the loader refuses before any use)."""
+    from geodyn_ros.sim.sensor_file import RANGES, load_sensor_profiles
+    r = RANGES[rng]
+    assert 0 < r.lo < r.hi and r.why
+    for v in (r.lo, r.hi):
+        load_sensor_profiles(_write(tmp_path, _value(text, old, key, v)))
+    for v in (r.lo * 0.99, r.hi * 1.01, 1e-300, 1e300):
+        p = _write(tmp_path, _value(text, old, key, v))
+        with pytest.raises(ValueError) as exc:
+            load_sensor_profiles(p)
+        line = str(exc.value)
+        assert line.startswith(f"{p}: {key}: ") and "\n" not in line, line
+        assert f"is outside the plausible range [{r.lo:g}, {r.hi:g}]" in line and r.why in line, line
+
+
+@pytest.mark.parametrize("key", ["noise.accel_noise", "noise.gyro_noise", "noise.aiding_position",
+                                 "noise.aiding_attitude", "failsafe.hold"])
+def test_the_attack_values_are_refused_in_one_line(tmp_path, key):
+    """The reproducers of issue 51: estimator noises of 1e-300 (before: a ZeroDivisionError 30 s into
+    the flight) and ``failsafe.hold: 1.0e+300`` (before: accepted) are refused by the loader; so is
+    the estimator noise 0 (its square divides)."""
+    from geodyn_ros.sim.sensor_file import load_sensor_profiles
+    name = key.split(".")[1]
+    old = next(m[1] for m in MAGNITUDES if m[2].endswith(f"odometry.{key}") or m[2] == key)
+    for v in ("1.0e-300", "0.0") if name != "hold" else ("1.0e+300",):
+        text = ESTIMATOR.replace(old, f"{name}: {v}" + old[len(old.split(",")[0].split("}")[0]):], 1)
+        p = _write(tmp_path, text)
+        with pytest.raises(ValueError) as exc:
+            load_sensor_profiles(p)
+        assert str(exc.value).startswith(f"{p}: ") and f".{name}: " in str(exc.value), str(exc.value)
+
+
+def test_a_tiny_rate_is_refused_by_geodyn_fly_in_one_line(tmp_path, capsys):
+    """``rate: 1.0e-300`` in a sensors file (before: an OverflowError traceback): ``geodyn_fly
+    --sensing`` refuses it in one line, exit 2, before any simulation; the stream itself refuses an
+    infinite period too (the API, without the file)."""
+    from geodyn_ros.loops import fly
+    p = _write(tmp_path, GOOD.replace("rate: 240.0", "rate: 1.0e-300"))
+    assert fly.main(["--vehicle", "iris", "--duration", "0.1", "--sensing", "lab", "--sensors", str(p)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"geodyn_fly: refused: {p}: profiles.lab.odometry.rate: 1e-300 Hz is outside the "
+                          "plausible range [1, 10000] Hz"), err
+    prof = _profile(OdometrySpec(1e-300, 0.0, WhiteNoise(0.0, 0.0, 0.0, 0.0)))
+    with pytest.raises(ValueError, match=r"^odometry.rate: expected a finite rate > 0 \[Hz\], got 1e-300$"):
+        SensorSuite(prof, seed=0)
+
+
+def _fixed_point_residual(period, nz, kf):
+    """The largest entry of ``P' - P``, relative to ``sqrt(P_ii P_jj)``, where ``P'`` is one predict
+    and update of the Kalman recursion from the returned posterior ``P``, computed EXACTLY (rational
+    arithmetic on the float inputs): independent of the closed form, and free of the cancellation
+    the recursion suffers in floats when the process noise dwarfs the posterior (tracking index
+    1e8: Pm ~ 1e16 P)."""
+    from fractions import Fraction as Fr
+    T, a, R = Fr(period), Fr(nz.accel_noise), Fr(nz.aiding_position) ** 2
+    P = [[Fr(float(x)) for x in row] for row in kf["P"]]
+    F, G = ((1, T), (0, 1)), (T * T / 2, T)
+    FP = [[sum(F[i][k] * P[k][j] for k in range(2)) for j in range(2)] for i in range(2)]
+    Pm = [[sum(FP[i][k] * F[j][k] for k in range(2)) + G[i] * G[j] * a * a for j in range(2)] for i in range(2)]
+    K = [Pm[i][0] / (Pm[0][0] + R) for i in range(2)]
+    Pn = [[Pm[i][j] - K[i] * Pm[0][j] for j in range(2)] for i in range(2)]
+    qa, ra, p = Fr(nz.gyro_noise * period) ** 2, Fr(nz.aiding_attitude) ** 2, Fr(kf["p_att"])
+    m = p + qa
+    att = abs(float((m * ra / (m + ra) - p) / p))
+    return max(abs(float(Pn[i][j] - P[i][j])) / math.sqrt(float(P[i][i] * P[j][j]))
+               for i in range(2) for j in range(2)), att
+
+
+def test_estimator_steady_state_at_every_corner_of_the_ranges():
+    """The closed-form steady state at the 32 corners of the ranges (rate 1 Hz and 10 kHz, each
+    estimator noise at both ends: tracking index 1e-11 to 1e8) is the Riccati recursion's fixed
+    point, checked exactly: residual below 1e-14 of the covariance's scale (measured: 2e-16, the
+    rounding of P itself). Before, the recursion was iterated (at most 100,000 times): at a tracking
+    index of 1e8 the velocity variance it returned was 124 times the steady state's, and 1e-300
+    noises divided zero by zero. P is positive definite, the gains in (0, 1] (position) and
+    (0, 2 / T] (velocity). Between the corners, the closed form agrees with scipy's DARE
+    (:func:`_posterior`) to 1e-8 relative."""
+    import itertools
+    from geodyn_ros.sim.sensor_file import RANGES
+    ends = [(RANGES[k].lo, RANGES[k].hi) for k in ("accel_noise", "gyro_noise", "aiding_position",
+                                                   "aiding_attitude")]
+    for rate, *noise in itertools.product((RANGES["rate"].lo, RANGES["rate"].hi), *ends):
+        nz = EstimatorNoise(*noise)
+        kf = estimator_steady_state(1.0 / rate, nz)
+        res, att = _fixed_point_residual(1.0 / rate, nz, kf)
+        assert res < 1e-14 and att < 1e-14, (rate, nz, res, att)
+        assert np.all(np.linalg.eigvalsh(kf["P"]) > 0) and np.isfinite(kf["P"]).all()
+        assert 0 < kf["K"][0] <= 1 and 0 < kf["K"][1] <= 2 * rate and 0 < kf["k_att"] <= 1, kf
+    for rate, nz in ((240.0, EstimatorNoise(0.35, 0.015, 2e-4, 5e-4)), (100.0, EstimatorNoise(0.35, 0.015, 0.1, 0.1)),
+                     (1000.0, EstimatorNoise(3.0, 0.1, 1e-3, 0.01)), (10.0, EstimatorNoise(0.05, 0.001, 0.5, 0.2))):
+        kf = estimator_steady_state(1.0 / rate, nz)
+        _, K, P = _posterior(1.0 / rate, nz)
+        assert np.allclose(kf["P"], P, rtol=1e-8, atol=0) and np.allclose(kf["K"], K, rtol=1e-8, atol=0)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -152,7 +153,9 @@ def _check_file(path, doc, flown, rank):
             assert flat.representation == "body" and all(w.force.x == w.force.y == 0.0 for w in flat.base_wrench)
         else:
             assert ref.representation == "spatial" and len(ref.base_twist) == ref.order + 1
-        assert mine["cmd/rotor_speeds"][0][2].layout.dim[0].label == "rotor"
+        rot = mine["cmd/rotor_speeds"]   # actuator_msgs/Actuators, stamped with the command's time, as over ROS
+        assert all(len(m.velocity) > 0 and not m.position and not m.normalized for _, _, m in rot)
+        assert [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for _, _, m in rot] == [lt for lt, _, _ in rot]
     (_, _, diag), = msgs["/diagnostics"]
     assert [s.name for s in diag.status] == [f"geodyn_fly/{lv}" for lv in levels]
     for s in diag.status:
@@ -276,3 +279,66 @@ def test_geodyn_fly_without_the_message_definitions_is_refused_before_flying(tmp
     assert "levels in" not in out and not path.exists()
     assert err.startswith(f"geodyn_fly: refused: {path}: record: ") and "msg: not found in" in err
     assert err.count("\n") == 1
+
+
+# ----------------------------------------------------------------------------- file faults (issue 51)
+def test_a_fifo_is_refused_before_the_flight(tmp_path):
+    """``--record`` to a FIFO with no reader (before: the writer's open waited for a reader, over
+    150 s): refused in one line, exit 2, before the vehicle report; the FIFO untouched."""
+    from file_faults import fifo, run_module
+    path = fifo(tmp_path)
+    out = run_module("geodyn_ros.loops.fly", ["--vehicle", "iris", "--duration", "0.1", "--record", path],
+                     cwd=tmp_path, timeout=120)
+    assert out.returncode == 2 and out.stdout == "", out.stderr[-2000:]
+    assert out.stderr == (f"geodyn_fly: refused: {path}: record: is a FIFO, not a regular file (its writer would wait "
+                          "for a reader); give the path of a regular file (or a new one) ending in .mcap\n")
+    assert path.is_fifo()
+
+
+def test_a_symlink_to_a_device_is_refused_before_the_flight(tmp_path, capsys):
+    """``--record`` to a symlink to ``/dev/full`` (before: the flight, then an ``OSError`` traceback,
+    exit 1): refused in one line, exit 2, before any simulation."""
+    from file_faults import dev_full_link
+    path = dev_full_link(tmp_path)
+    assert flymod.main(["--vehicle", "iris", "--duration", "0.1", "--levels", "ff2", "--record", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"geodyn_fly: refused: {path}: record: is a character device, not a regular file; "
+                                 "give the path of a regular file (or a new one) ending in .mcap\n")
+
+
+def test_a_file_swapped_for_a_fifo_after_the_check_is_refused_without_waiting(tmp_path):
+    """The recording opens its file without blocking and checks what it opened: a FIFO put in the
+    path's place after the check (no reader) fails at once, in one line (no wait)."""
+    from geodyn_ros.loops.recording import open_recording_file
+    from file_faults import fifo
+    path = fifo(tmp_path)
+    with pytest.raises(ValueError) as exc:
+        open_recording_file(path)
+    assert str(exc.value).startswith(f"{path}: record: cannot be opened (No such device or address)")
+    reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:            # with a reader the open succeeds, and the FIFO is refused for what it is
+        with pytest.raises(ValueError, match="record: is a FIFO, not a regular file"):
+            open_recording_file(path)
+    finally:
+        os.close(reader)
+
+
+def test_a_disk_that_fills_mid_flight_ends_in_one_line_and_a_partial_file(tmp_path):
+    """A write error while flying (the file size limit at 300 kB, the kernel's EFBIG, as a full disk's
+    ENOSPC; test/file_faults.py): before, an ``OSError`` traceback, exit 1 and a partial
+    ``flight.mcap``. Now the flight stops, one line ``geodyn_fly: <file>: record: cannot write (...)
+    after N messages, at t = ... s; the partial recording is <stem>.partial.mcap; <fix>``, exit 2;
+    ``flight.mcap`` does not exist, the partial file does (an MCAP file's start: its magic)."""
+    import re
+    from file_faults import run_module
+    path = tmp_path / "flight.mcap"
+    out = run_module("geodyn_ros.loops.fly", ["--vehicle", "iris", "--duration", "1", "--levels", "ff2", "--record",
+                                              path], cwd=tmp_path, limit=300_000)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    partial = tmp_path / "flight.partial.mcap"
+    assert out.stderr.count("\n") == 1 and re.fullmatch(
+        rf"geodyn_fly: {re.escape(str(path))}: record: cannot write \(File too large\) after \d+ messages, at t = "
+        rf"\d+\.\d{{3}} s; the partial recording is {re.escape(str(partial))}; free space \(or raise the quota or "
+        r"file size limit\), or record elsewhere\n", out.stderr), out.stderr
+    assert not path.exists() and 0 < partial.stat().st_size <= 300_000
+    assert partial.read_bytes()[:8] == b"\x89MCAP0\r\n"

@@ -55,8 +55,8 @@ from numba import njit
 
 from .common import (_FAST, ERR_EXTT_NONFINITE, ERR_EXTW_NONFINITE, ERR_Q_NONFINITE, ERR_RESULT_NONFINITE,
                      ERR_SINGULAR_BASE, ERR_SINGULAR_JOINT, ERR_TAU_NONFINITE, ERR_TWIST_NONFINITE,
-                     ERR_WRENCH_NONFINITE, OK, _check_state0)
-from .hybrid import _chol6, _chol6_solve, _spatial_inertia
+                     ERR_WRENCH_NONFINITE, OK, SINGULAR_RTOL, _check_state0)
+from .hybrid import _base_inertia_singular, _chol6, _chol6_solve, _spatial_inertia
 from .kinematics import _body_inertia0, _body_pose
 
 MODE_ID = 0          #: derivatives of the extended inverse dynamics at a given acceleration
@@ -320,6 +320,22 @@ def derivatives(bodyi, bodyf, C, Vj, Qj, Wj, Tj, g, wext, text, mode, body,
             for a in range(6):
                 for b in range(6):
                     IA[p, a, b] += IA[i, a, b] - U[i, a] * U[i, b] * Dinv[i]
+        # the forward dynamics kernel's relative tests (kernels.hybrid): an articulated joint inertia
+        # that is rounding noise next to the largest of its joint type, or a base articulated inertia
+        # with a pivot that is rounding noise, is singular (PyBullet's cart-pole: the massless base's
+        # x translation against its prismatic joint); dividing by it returns garbage, not an answer
+        dmax_r = 0.0
+        dmax_p = 0.0
+        for i in range(1, N):
+            if bodyi[i, 1] == 1:
+                dmax_p = max(dmax_p, 1.0 / Dinv[i])
+            else:
+                dmax_r = max(dmax_r, 1.0 / Dinv[i])
+        for i in range(1, N):
+            if 1.0 / Dinv[i] <= SINGULAR_RTOL * (dmax_p if bodyi[i, 1] == 1 else dmax_r):
+                return ERR_SINGULAR_JOINT
+        if _base_inertia_singular(IA[0], Ck):
+            return ERR_SINGULAR_BASE
         Pm = np.zeros((N, 6, nv))    # articulated bias wrench of every unit input
         urow = np.zeros((N, nv))
         for i in range(N - 1, 0, -1):

@@ -9,7 +9,8 @@ A node reports each skipped cycle with :meth:`DiagnosticsReporter.problem`:
   messages a second gives at most ``rate`` statuses, each carrying the message of the latest
   problem and, as ``KeyValue`` pairs ``skipped[<reason>]``, how many cycles each reason skipped
   since the previous status (the reason is the problem message with its numbers replaced by
-  ``#``, e.g. ``skipped[reference: NaN or Inf in the derivative rows used]``) (plus the running totals ``cycles_published`` / ``cycles_skipped``).
+  ``#``, e.g. ``skipped[reference: NaN or Inf in the derivative rows used]``) (plus the running totals ``cycles_published`` / ``cycles_skipped``, and those a node adds to
+  ``live``, e.g. ``geodyn_node``'s ``accepted[odom]``: the messages of a topic it accepted).
 
 A node event that is not a cycle (a refused or accepted ``robot_description``, see
 :mod:`geodyn_ros.ros.common.description`) goes through :meth:`DiagnosticsReporter.report`: logged
@@ -103,6 +104,9 @@ class DiagnosticsReporter:
         self.max_per_second = 2.0 * float(rate)
         self.pub = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.counters = {"cycles_published": 0, "cycles_skipped": 0}
+        # key -> callable read when a status is published (running totals the node keeps itself,
+        # e.g. geodyn_node's accepted[<topic>]: no per-message cost here)
+        self.live: dict[str, object] = {}
         self.last_problem = ""
         self.since_last: dict[str, int] = {}   # reason -> skipped cycles since the last status
         self.published = 0                      # statuses sent (for tests and the soak bench)
@@ -244,6 +248,7 @@ class DiagnosticsReporter:
         st = DiagnosticStatus(level=level, name=clip(self.name), message=clip(message, MESSAGE_CHARS + 32),
                               hardware_id=clip(self.hardware_id))
         fixed = [KeyValue(key=clip(k), value=str(v)) for k, v in self.counters.items()]
+        fixed += [KeyValue(key=clip(k), value=str(f())) for k, f in self.live.items()]
         notes = [KeyValue(key=clip(k, 64), value=clip(v)) for k, v in list(self.notes.items())[:MAX_NOTES]]
         reasons = dict(self.since_last)
         self.since_last = {}

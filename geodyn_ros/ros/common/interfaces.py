@@ -145,12 +145,11 @@ NODES = (
     Executable(
         "geodyn_px4_bridge", "geodyn_ros.ros.px4.bridge_node",
         "the ROS side of PX4's uXRCE-DDS interface: PX4's odometry as odom, the controllers' rotor speeds as PX4 "
-        "offboard setpoints, the offboard proof of life and explicit arm/offboard actions",
+        "offboard setpoints, the offboard proof of life and explicit arm/offboard actions (std_srvs/srv/Trigger "
+        "services ~/arm, ~/disarm, ~/offboard)",
         subscribes=(Topic("/fmu/out/vehicle_odometry", "px4_msgs/VehicleOdometry", "name: parameter odometry_topic"),
                     Topic("/fmu/out/vehicle_status_v1", "px4_msgs/VehicleStatus", "name: parameter status_topic"),
-                    Topic("cmd/rotor_speeds", _ROTOR_MSG),
-                    *(Topic(f"~/{a}", "std_msgs/Empty", "std_srvs not installed; else a std_srvs/srv/Trigger "
-                            "service of this name") for a in ("arm", "disarm", "offboard"))),
+                    Topic("cmd/rotor_speeds", _ROTOR_MSG)),
         publishes=(Topic("odom", "nav_msgs/Odometry"),
                    Topic("/fmu/in/offboard_control_mode", "px4_msgs/OffboardControlMode",
                          "while cmd/rotor_speeds is fresh (name: parameter offboard_control_mode_topic)"),

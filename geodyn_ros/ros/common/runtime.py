@@ -27,7 +27,7 @@ from .params import ConfigurationError
 
 __all__ = ["control_qos", "make_executor", "run_nodes", "spin_forever", "stop_requested",
            "interrupt_on_signals", "flag_on_signals", "init_rclpy", "check_namespace",
-           "split_namespace_option"]
+           "split_namespace_option", "spin_lockstep", "LoopStalled"]
 
 _STOP = threading.Event()
 _WAKE: list = []   # the future the spin loop waits on: completed by a stop, so a busy executor returns
@@ -211,36 +211,51 @@ def spin_forever(executor) -> None:
         _WAKE.remove(never)
 
 
+class LoopStalled(RuntimeError):
+    """A lock-step loop that stopped advancing (:func:`spin_lockstep`): its message is one line
+    naming the loop, the simulated time reached, the wall time waited and the nodes' last problems;
+    the command lines print it as it is and exit with status 1 (no traceback)."""
+
+
 def spin_lockstep(executor, sim, end_steps: int, *, wall_timeout: float, progress=None, nodes=(),
-                  what: str = "closed loop") -> float:
+                  what: str = "closed loop", abort=None) -> float:
     """Spin ``executor`` until the lock-step simulator node ``sim`` (``steps``, ``dt_ns``) has made
     ``end_steps`` steps, then deliver the last messages; return the wall time [s] of the loop.
 
     SIGINT/SIGTERM while callbacks run only set the stop flag, which raises ``KeyboardInterrupt``
-    here. ``progress(t)`` is called about once per simulated second. A loop that makes no step
-    for ``wall_timeout`` wall seconds has stalled: a ``RuntimeError`` names ``what``, the simulated
-    time reached and the last problem of each of ``nodes`` (their ``diag``). A loop that steps,
-    however slowly (a loaded machine), is not stopped: the window restarts at each step (it was a
-    budget for the whole run, and a documented command stopped half-way with "stalled" at load 18).
+    here. ``progress(t)`` is called about once per simulated second. ``abort()`` (optional), called
+    after every spin, returns an exception to raise at once (a recording that could not be written)
+    or None. After ``wall_timeout`` wall seconds **without a step** a :class:`LoopStalled` names
+    ``what``, the simulated time reached and the last problem of each of ``nodes`` (their ``diag``),
+    in one line. A loop that advances is never stopped, however slowly it runs (a loaded machine:
+    measured at load 18 on 2 cores, 2 simulated seconds of the under-actuated loop took over 100 s
+    of wall time, which the former total-time limit reported as a stall).
     """
     dt = sim.dt_ns * 1e-9
-    t0 = last_step = time.monotonic()
-    steps = sim.steps
+    t0 = time.monotonic()
+    t_step, steps = t0, sim.steps   # the wall time of the last step seen
     next_report = 1.0
     flag_on_signals()   # a stop while callbacks run only sets a flag, checked here
     while sim.steps < end_steps:
         if stop_requested():
             raise KeyboardInterrupt
         executor.spin_once(timeout_sec=0.05)
+        if abort is not None:
+            exc = abort()
+            if exc is not None:
+                raise exc
         if progress is not None and sim.steps * dt >= next_report:
             progress(sim.steps * dt)
             next_report += 1.0
         now = time.monotonic()
         if sim.steps != steps:
-            steps, last_step = sim.steps, now
-        elif now - last_step > wall_timeout:
-            raise RuntimeError(f"{what} stalled at t = {sim.steps * dt:.3f} s: no step for {wall_timeout:.0f} s of "
-                               f"wall time (last problems: {[_last_problem(nd) for nd in nodes]})")
+            t_step, steps = now, sim.steps
+        elif now - t_step > wall_timeout:
+            from geodyn_ros.model.validate import clip
+            problems = "; ".join(p for p in (_last_problem(nd) for nd in nodes) if p and not p.endswith(": "))
+            raise LoopStalled(clip(f"{what} stalled at t = {sim.steps * dt:.3f} s of {end_steps * dt:g} s: no step "
+                                   f"for {wall_timeout:.0f} s of wall time (last problems: {problems or 'none'}); see "
+                                   "the nodes' /diagnostics (another publisher on the loop's topics? run isolated)", 600))
     wall = time.monotonic() - t0
     for _ in range(20):  # deliver the last state messages to the recorders
         executor.spin_once(timeout_sec=0.01)

@@ -101,6 +101,7 @@ class ActuatorInputs:
             loaded.ctrl.rotor_saturations = self.ctrl.rotor_saturations
             loaded.ctrl.motor_saturations = self.ctrl.motor_saturations
         self.model, self.ctrl = loaded.model, loaded.ctrl
+        self._alloc = loaded.allocation   # the failsafe's force of a rotor command (failsafe_inputs)
         self.diag.hardware_id = self.model.name
 
     def _init_odom_discard(self, seconds: float) -> None:

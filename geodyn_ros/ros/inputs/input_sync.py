@@ -126,6 +126,10 @@ class TopicBuffer:
         self.accepted += 1
         return entry
 
+    def accepted_count(self) -> int:
+        """The messages accepted so far (``geodyn_node``'s ``accepted[<topic>]`` on ``/diagnostics``)."""
+        return self.accepted
+
     def newest(self):
         """``(stamp_ns, entry)`` of the newest buffered message, or None."""
         return self.items[-1] if self.items else None

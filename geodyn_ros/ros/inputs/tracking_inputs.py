@@ -66,12 +66,13 @@ from geodyn_ros.control.feedback import TrackingGains
 from geodyn_ros.control.sensing import propagate_base
 from geodyn_ros.lie import Ad_inv
 
+from ..wire.cdr import decode_float64_multiarray
 from ..wire.conversions import InputError, JointNameMatcher, parse_odometry, stamp_to_ns
 from ..common.diagnostics import guard
 from ..wire.jets import ReferenceDecoder
 from ..common.message_types import MessageTypes
 from .latest_inputs import AgeStats, HeldJoints, InputsUsed, check_policy_parameters, max_age_ns, refusal
-from .step_cycles import MANIFEST_TOPIC, check_cycle_parameter, decode_manifest
+from .step_cycles import MANIFEST_DEPTH, MANIFEST_TOPIC, PendingSteps, check_cycle_parameter, decode_manifest
 
 __all__ = ["GAINS", "TrackingInputs"]
 
@@ -89,6 +90,8 @@ class TrackingInputs:
     latest = False
     #: cycle sim_steps (set by _init_input_policy; step_cycles)
     steps = False
+    #: sim_steps: the simulator's manifest layout (a step_cycles.ManifestPeek), once a step was commanded
+    _peek = None
 
     def _init_input_policy(self, p: dict, used: dict, depth: int) -> tuple:
         """Read and check ``input_policy``, the maximum ages and the reliabilities of ``p``; make the
@@ -106,7 +109,8 @@ class TrackingInputs:
         check_cycle_parameter(p)
         self.latest = p["input_policy"] == "latest"
         self.steps = p.get("cycle", "odom") == "sim_steps"
-        self._pending = None   # sim_steps: (t_ns, {topic: stamp}) of the step manifest waiting for its cycle
+        self._steps = None   # sim_steps: the step manifests waiting for their cycle (made with stale_ns)
+        self._manifest_said = -1e18   # wall time of the last WARN line on a refused manifest
         self._odom_age_ns = int(round(p.get("odom_timeout", 0.04) * 1e9))
         self.sync = p["sync_stamps"] and not self.latest
         self._max_age = {k: max_age_ns(p, k) for k in ("joint_states", "motor_states") if f"{k}_max_age" in p}
@@ -142,8 +146,11 @@ class TrackingInputs:
     def _subscribe_manifest(self, qos) -> None:
         """``cycle: sim_steps``: the simulator's step manifest (:mod:`~geodyn_ros.ros.inputs.step_cycles`)."""
         if self.steps:
+            import copy
+            qos = copy.copy(qos)
+            qos.depth = MANIFEST_DEPTH   # a storm must not push the simulator's manifest out of the queue
             self.create_subscription(Float64MultiArray, MANIFEST_TOPIC,
-                                     guard(self, self._on_manifest, MANIFEST_TOPIC), qos)
+                                     guard(self, self._on_manifest, MANIFEST_TOPIC), qos, raw=True)
             self.get_logger().info(f"cycle sim_steps: one command per {MANIFEST_TOPIC} step manifest of a lock-step "
                                    "simulator (lockstep_cycles: steps)")
 
@@ -255,18 +262,23 @@ class TrackingInputs:
                     return self._waiting(k, t)
                 got = held.take_into(t, *((self._q, self._qd) if k == "joint_states" else (self._th, self._thd)))
                 if got.__class__ is str:
-                    self.diag.problem(k, got)
-                    return None
+                    return self._lost(k, t, got)
                 s[k] = got
             elif k != "odom":
                 if s[k] is None:
                     return self._waiting(k, t)
                 if t - s[k] > self.stale_ns:
-                    self.diag.problem(k, f"{k}: newest {(t - s[k]) * 1e-9:.4f} s older than the cycle time "
+                    return self._lost(k, t, f"{k}: newest {(t - s[k]) * 1e-9:.4f} s older than the cycle time "
                                       f"{t * 1e-9:.6f} s (stale_timeout {self.stale_ns * 1e-9:g} s); cycle skipped")
-                    return None
         self._last_cmd_stamp = t
         return t
+
+    def _lost(self, k: str, t: int, why: str) -> None:
+        """An input ``k`` of the cycle at ``t`` is stale or beyond its maximum age: the cycle is
+        skipped and reported (the controllers' failsafe overrides this: it holds instead,
+        :meth:`~geodyn_ros.ros.inputs.failsafe_inputs.FailsafeInputs._lost`)."""
+        self.diag.problem(k, why)
+        return None
 
     def _waiting(self, k: str, t: int) -> None:
         """An input that has never arrived while odometry flows: nothing is commanded, and after
@@ -281,12 +293,33 @@ class TrackingInputs:
         return None
 
     # ------------------------------------------------------------------ cycle sim_steps (step_cycles)
-    def _on_manifest(self, msg) -> None:
+    def _on_manifest(self, raw: bytes) -> None:
+        steps = self._steps
+        if steps is None:   # (with the first manifest: the node's diag exists by then)
+            steps = self._steps = PendingSteps(self.stale_ns)
+            self.diag.counters["manifests_refused"] = 0   # on every status from now on
+        peek = self._peek
+        if peek is not None:   # a storm is refused here, before anything is decoded (ManifestPeek)
+            if not peek.same_layout(raw):
+                steps.refused += 1
+                self._manifest_refused(None, f"not the layout of the simulator's manifests ({len(raw)} bytes, not "
+                                             f"{peek.length})")
+                return
+            t = peek.step_time(raw)
+            if t is not None:
+                last = self._last_cmd_stamp
+                if last is not None and t < last:
+                    return       # a step already commanded: nothing to do (as below)
+                why = steps.too_far(t, self.get_clock().now().nanoseconds)
+                if why is not None:
+                    self._manifest_refused(t, why)
+                    return
         self.model_source.poll()
         if self.model is None:
             self.model_source.refuse_input(MANIFEST_TOPIC)
             return
         try:
+            msg = decode_float64_multiarray(raw, MANIFEST_TOPIC)   # (rclpy's decoding, with size limits)
             t, stamps = decode_manifest(msg)
         except ValueError as exc:
             self.diag.problem(MANIFEST_TOPIC, f"{MANIFEST_TOPIC}: {exc}; not a step manifest")
@@ -294,30 +327,56 @@ class TrackingInputs:
         last = self._last_cmd_stamp
         if last is not None and t <= last:
             if t == last:   # the simulator republished the step it waits on: the same command again
-                self._pending = (t, stamps)   # (recomputed by a node that keeps no command)
+                steps.put(t, stamps)   # (recomputed by a node that keeps no command)
                 self._answer_again(t)
-                self._pending = None
+                steps.forget_through(t)
             return
-        self._pending = (t, stamps)
+        why = steps.offer(t, stamps, self.get_clock().now().nanoseconds, raw if self._peek is None else None)
+        if why is not None:
+            self._manifest_refused(t, why)
+            return
         self._try_command()
 
+    def _manifest_refused(self, t: int | None, why: str) -> None:
+        """Count a refused step manifest (``/diagnostics`` value ``manifests_refused``) and say it in
+        one WARN line at most once a second (a storm of them is one line a second, not a log flood)."""
+        import time
+        n = self.diag.counters["manifests_refused"] = self._steps.refused
+        now = time.monotonic()
+        if now - self._manifest_said >= 1.0:
+            self._manifest_said = now
+            which = "a step manifest" if t is None else f"the step manifest of t = {t * 1e-9:.6f} s"
+            self.diag.report(DiagnosticStatus.WARN, f"{MANIFEST_TOPIC}: {which} refused: {why} ({n} refused so far; "
+                             f"another publisher on {MANIFEST_TOPIC}?)")
+
     def _due_step(self, needed) -> int | None:
-        """``cycle: sim_steps``: the pending step's time once its barrier is complete (module
-        docstring of :mod:`~geodyn_ros.ros.inputs.step_cycles`), with the odometry, joints (and
-        motors) brought to it into ``_C``, ``_V``, ``_Vb``, ``_q``, ``_qd`` (``_th``, ``_thd``);
-        else None. Odometry older than ``odom_timeout``: the failsafe's hold cycle, and None."""
-        if self._pending is None:
+        """``cycle: sim_steps``: the time of the pending step whose barrier is complete (the one its
+        reference and feedforward are stamped with; module docstring of
+        :mod:`~geodyn_ros.ros.inputs.step_cycles`), with the odometry, joints
+        (and motors) brought to it into ``_C``, ``_V``, ``_Vb``, ``_q``, ``_qd`` (``_th``,
+        ``_thd``); else None. Odometry older than ``odom_timeout``: the failsafe's hold cycle, and None."""
+        steps = self._steps
+        if steps is None or not steps.steps:
             return None
-        t, want = self._pending
         s, held = self._stamps, self._held
-        for k in needed:
-            h = held.get(k)
-            if h is not None:
-                if k in want and (h.sample.stamp_ns is None or h.sample.stamp_ns < want[k]):
-                    return None   # a sample the step names has not arrived yet
-            elif s[k] != t:
-                return None       # the step's reference / feedforward not yet
-        self._pending = None
+        inputs = [s[k] for k in needed if k not in held]   # reference, feedforward: stamped with the step
+        if inputs:
+            t = inputs[0]
+            if t is None or any(x != t for x in inputs):
+                return None
+            steps.forget_before(t)   # (a step whose reference has been passed can never complete)
+            want = steps.get(t)
+            if want is None or not self._barrier_complete(t, want, needed):
+                return None
+        else:
+            t = next((t for t, want in steps.earliest_first() if self._barrier_complete(t, want, needed)), None)
+            if t is None:
+                return None
+        if self._peek is None and t in steps.raw:   # the simulator's layout, from a step it waited on
+            from .step_cycles import ManifestPeek
+            raw = steps.raw[t]
+            self._peek = ManifestPeek.learn(raw, t, len(decode_float64_multiarray(raw, MANIFEST_TOPIC).data))
+        steps.forget_through(t)
         self._last_cmd_stamp = t
         odom = held["odom"].sample
         got = odom.take(t)
@@ -342,6 +401,19 @@ class TrackingInputs:
                 got = h.sample.stamp_ns
             s[k] = got
         return t
+
+    def _barrier_complete(self, t: int, want: dict, needed) -> bool:
+        """Every sample the manifest of step ``t`` names (``want``) has arrived, and every other
+        input of ``needed`` is stamped ``t``."""
+        s, held = self._stamps, self._held
+        for k in needed:
+            h = held.get(k)
+            if h is not None:
+                if k in want and (h.sample.stamp_ns is None or h.sample.stamp_ns < want[k]):
+                    return False   # a sample the step names has not arrived yet
+            elif s[k] != t:
+                return False       # the step's reference / feedforward not yet
+        return True
 
     def _record_used(self, t: int, needed) -> None:
         """After a command stamped ``t``: the age of each input of ``needed`` (``t`` minus the stamp

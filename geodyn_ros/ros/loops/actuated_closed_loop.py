@@ -291,7 +291,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json-out", default=None, help="write the rows' metrics (and comparisons) to this JSON file")
     add_sensing_options(ap)
     from .loop_session import (add_record_option, add_ros_options, check_ros_options, close_recording, isolate_unless,
-                               open_recording)
+                               loop_failure, loop_failures, open_recording)
     add_ros_options(ap)
     add_record_option(ap)
     args = ap.parse_args(argv)
@@ -322,8 +322,12 @@ def main(argv=None) -> int:
                 inproc[r] = simulate_actuated(r, args.duration, timestep=args.timestep, config=cfg, preroll=0.0,
                                               sensing=sensing)
                 cmp[r] = compare_logs(results[r].log, inproc[r].log)
+    except loop_failures() as exc:      # one line, no traceback: a stalled loop (1), a failed recording (2)
+        return loop_failure(ap.prog, exc)
     finally:
-        close_recording(recording)
+        closed = close_recording(recording, ap.prog)
+    if closed:
+        return closed
     how = "" if sensing is None else f", sensing {args.sensing} (seed {args.seed})"
     print(f"\nTable 3 x1, {args.duration:g} s from t = 0 (no pre-roll){how}, {1 / args.timestep:g} Hz lock-step, "
           f"MuJoCo RK4 with rotor lag and elastic joints, over ROS 2 (rclpy EventsExecutor), gains {TrackingGains()}")

@@ -15,6 +15,12 @@ messages as they travel into one MCAP file, the run with feedforward under ``/ff
 without under ``/pd/`` (:mod:`geodyn_ros.ros.loops.mcap_recorder`). Example::
 
     geodyn_closed_loop --duration 30 --out out
+
+Exit codes (``--actuated`` and ``--underactuated`` alike): 0 done; 1 the acceptance figures
+missed (Table 3), or a loop that stopped advancing (one line ``<command>: <loop> stalled at t =
+... s of ... s after ... s wall time (last problems: ...); ...``, no traceback); 2 a refused
+option, or a recording that could not be written (a full disk: one line, the partial file kept as
+``<stem>.partial.mcap``).
 """
 from __future__ import annotations
 
@@ -175,7 +181,7 @@ def main(argv=None) -> int:
         from .underactuated_closed_loop import main as underactuated_main
         return underactuated_main([a for a in argv if a != "--underactuated"])
     from .loop_session import (add_record_option, add_ros_options, check_ros_options, close_recording, isolate_unless,
-                               open_recording)
+                               loop_failure, loop_failures, open_recording)
     ap = argparse.ArgumentParser(prog="geodyn_closed_loop", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=30.0, help="simulated seconds (default 30)")
@@ -209,8 +215,12 @@ def main(argv=None) -> int:
                                       frame_prefix=args.frame_prefix, record=recording, row="ff0" if ff else "pd")
             logs[label], rms[label] = log, log.rms()
             print(f"  done in {time.monotonic() - t0:.1f} s wall ({len(log.t)} samples)", flush=True)
+    except loop_failures() as exc:      # one line, no traceback: a stalled loop (1), a failed recording (2)
+        return loop_failure(ap.prog, exc)
     finally:
-        close_recording(recording)
+        closed = close_recording(recording, ap.prog)
+    if closed:
+        return closed
     w, wo = rms["with feedforward"], rms["without feedforward"]
     print(f"\nTable 3 tracking, {args.duration:g} s, {1 / args.timestep:g} Hz lock-step, MuJoCo RK4, "
           f"over ROS 2 (rclpy EventsExecutor)")

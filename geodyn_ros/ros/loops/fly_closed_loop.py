@@ -263,6 +263,7 @@ def main(argv=None) -> int:
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "OFF")
     from geodyn_ros.loops.fly import fly
     from .actuated_closed_loop import compare_logs
+    from .loop_session import close_recording, loop_failure, loop_failures
     info: dict = {}
     try:
         if args.record is not None:
@@ -276,12 +277,12 @@ def main(argv=None) -> int:
     except (ValueError, FileNotFoundError) as exc:
         print(f"refused: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
+    except loop_failures() as exc:      # one line, no traceback: a stalled loop (1), a failed recording (2)
+        return loop_failure(ap.prog, exc)
     finally:
-        if recording is not None:
-            recording.close()
-    if recording is not None:
-        print(f"recording: {recording.path} ({sum(recording.counts.values())} messages on "
-              f"{len(recording.counts)} topics, {recording.path.stat().st_size / 1e6:.1f} MB)")
+        closed = close_recording(recording, ap.prog)
+    if closed:
+        return closed
     r = res.log.rms()
     print(f"ROS 2, {args.level}, {args.duration:g} s: position RMS {r['position_m']:.3e} m, "
           f"wall {res.wall_time_s:.1f} s ({len(res.log.t)} samples)")

@@ -11,12 +11,14 @@ do alike: a private rclpy context, the loop's nodes (lock-step simulator first),
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 import numpy as np
 
 __all__ = ["LOCKSTEP_INPUTS", "LockstepSession", "LoopRecorder", "add_ros_options", "check_ros_options",
-           "isolate_unless", "add_record_option", "open_recording", "close_recording"]
+           "isolate_unless", "add_record_option", "open_recording", "close_recording", "loop_failures",
+           "loop_failure"]
 
 #: the input parameters every lock-step runner gives geodyn_node and the controllers: the stamp pairing
 #: (``input_policy: exact``, so a run is bit-identical to the in-process loop) over reliable sensor
@@ -201,6 +203,11 @@ class LockstepSession:
         self.taps.append(tap)
         return tap
 
+    def _recording_error(self):
+        """The :class:`~geodyn_ros.loops.recording.RecordingError` of a tap's recording (a write
+        error in its callback, kept there: a callback never raises), or None."""
+        return next((tap.rec.error for tap in self.taps if tap.rec.error is not None), None)
+
     def spin(self, sim, duration: float, timestep: float, *, wall_timeout: float | None, progress=None,
              what: str = "closed loop", wall_per_second: float = 20.0) -> tuple:
         """Spin every node on one executor until the lock-step simulator ``sim`` has made
@@ -218,10 +225,12 @@ class LockstepSession:
         for tap in self.taps:
             tap.stop_at(end_steps * sim.dt_ns, sim.dt_ns)
         wall = spin_lockstep(ex, sim, end_steps, wall_timeout=wall_timeout, progress=progress, nodes=self.nodes[:4],
-                             what=what)
+                             what=what, abort=self._recording_error if self.taps else None)
         t0 = time.monotonic()    # a recording: the last step's reference, feedforward and commands too (2 s at most)
         while self.taps and not all(tap.complete() for tap in self.taps) and time.monotonic() - t0 < 2.0:
             ex.spin_once(timeout_sec=0.01)
+        if self._recording_error() is not None:
+            raise self._recording_error()
         return end_steps, end_steps * sim.dt_ns, wall
 
 
@@ -262,7 +271,8 @@ def add_record_option(ap, what: str = "every row's messages") -> None:
 def open_recording(ap, args, summary: dict):
     """The :class:`~geodyn_ros.loops.recording.CdrRecording` of ``args.record`` (None without
     ``--record``) with ``summary`` as its metadata; ``ap.error`` (exit status 2, one line
-    ``<file>: record: <problem>; <fix>``) for a path that cannot be written or a missing writer.
+    ``<file>: record: <problem>; <fix>``) for a path that cannot be written (a FIFO or a device
+    too: :func:`~geodyn_ros.loops.recording.check_record_path`) or a missing writer.
     Call it before any run."""
     if getattr(args, "record", None) is None:
         return None
@@ -274,15 +284,48 @@ def open_recording(ap, args, summary: dict):
         ap.error(str(exc))
     except ImportError:
         ap.error(f"{args.record}: record: the MCAP writer is not installed; pip install mcap")
-    return CdrRecording(args.record, summary={"time_base": "simulated time, t = 0 at the simulator's start",
-                                              "rows": "each row under its namespace /<row>/; /diagnostics global",
-                                              **summary})
+    try:
+        return CdrRecording(args.record, summary={"time_base": "simulated time, t = 0 at the simulator's start",
+                                                  "rows": "each row under its namespace /<row>/; /diagnostics global",
+                                                  **summary})
+    except ValueError as exc:      # swapped for a FIFO or a device since the check
+        ap.error(str(exc))
 
 
-def close_recording(recording) -> None:
-    """Finish ``recording`` (None: nothing) and print its one line: path, messages, topics, size."""
+def close_recording(recording, prog: str = "geodyn_closed_loop") -> int:
+    """Finish ``recording`` (None: nothing) and print its one line: path, messages, topics, size.
+    Returns the exit status it asks for: 0, or 2 for a recording that could not be written (its
+    :class:`~geodyn_ros.loops.recording.RecordingError` line printed on stderr here if the summary
+    failed, by :func:`loop_failure` if a message did; the partial file renamed)."""
+    from geodyn_ros.loops.recording import RecordingError
     if recording is None:
-        return
-    recording.close()
+        return 0
+    if recording.error is not None:
+        return 2
+    try:
+        recording.close()
+    except RecordingError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
     print(f"recording: {recording.path} ({sum(recording.counts.values())} messages on "
           f"{len(recording.counts)} topics, {recording.path.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
+def loop_failures() -> tuple:
+    """The exceptions a ROS loop's command line ends with in one line (:func:`loop_failure`): a
+    loop that stalled, a recording that could not be written."""
+    from geodyn_ros.loops.recording import RecordingError
+
+    from ..common.runtime import LoopStalled
+    return (LoopStalled, RecordingError)
+
+
+def loop_failure(prog: str, exc: BaseException) -> int:
+    """Print ``exc`` (one of :func:`loop_failures`) as one line ``<prog>: <line>`` on stderr and
+    return the exit status: 2 for a recording that could not be written (as every ``--record``
+    error), 1 for a loop that stalled (a failure of the run, as a diverged row of ``geodyn_fly``)."""
+    from geodyn_ros.loops.recording import RecordingError
+    from geodyn_ros.model.validate import clip
+    print(f"{prog}: {clip(str(exc), 600)}", file=sys.stderr)
+    return 2 if isinstance(exc, RecordingError) else 1

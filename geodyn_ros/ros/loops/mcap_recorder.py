@@ -24,6 +24,11 @@ starts at ``t = 0``, so the times are those of the in-process recording with ``-
 :meth:`McapTap.stop_at` ends the recording where the in-process one ends: states, references and
 feedforward up to the last step's stamp, commands up to the one before (the command of the last
 state is never applied).
+
+A write error (a full disk) raises in no callback: the recording keeps it
+(:attr:`~geodyn_ros.loops.recording.CdrRecording.error`, the partial file renamed), nothing more
+is written, and the session's spin ends the run with it
+(:meth:`~geodyn_ros.ros.loops.loop_session.LockstepSession.spin`).
 """
 from __future__ import annotations
 
@@ -79,12 +84,22 @@ class McapTap:
 
     def _callback(self, relative: str, topic: str, datatype: str, cls):
         from rclpy.serialization import deserialize_message
+
+        from geodyn_ros.loops.recording import RecordingError
         jet = datatype == "std_msgs/msg/Float64MultiArray"
         global_ = topic == "/diagnostics"
         command = relative.startswith("cmd/")
         efforts = relative == "cmd/motor_efforts"
 
         def on_message(data: bytes) -> None:
+            if self.rec.error is not None:      # the recording failed: nothing more is written
+                return
+            try:
+                write(data)
+            except RecordingError:   # kept on the recording (rec.error): the session's spin raises it
+                pass
+
+        def write(data: bytes) -> None:
             if global_:
                 self.rec.write_cdr(topic, datatype, data, self.last_ns)
                 return

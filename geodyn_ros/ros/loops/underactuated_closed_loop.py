@@ -218,7 +218,7 @@ def main(argv=None) -> int:
                                        print_comparison, write_json)
     add_sensing_options(ap)
     from .loop_session import (add_record_option, add_ros_options, check_ros_options, close_recording, isolate_unless,
-                               open_recording)
+                               loop_failure, loop_failures, open_recording)
     add_ros_options(ap, "frame_prefix of the link frame ids, e.g. robot1/")
     add_record_option(ap)
     args = ap.parse_args(argv)
@@ -262,8 +262,12 @@ def main(argv=None) -> int:
                     inproc[r] = simulate_underactuated(r, args.duration, speed=args.speed, timestep=args.timestep,
                                                        config=cfg, preroll=0.0, sensing=sensing)
                 cmp[r] = compare_logs(results[r].log, inproc[r].log)
+    except loop_failures() as exc:      # one line, no traceback: a stalled loop (1), a failed recording (2)
+        return loop_failure(ap.prog, exc)
     finally:
-        close_recording(recording)
+        closed = close_recording(recording, ap.prog)
+    if closed:
+        return closed
     obj = {r: res.metrics() for r, res in results.items()}
     how = "" if sensing is None else f", sensing {args.sensing} (seed {args.seed})"
     print(f"\nFigure eight x{args.speed:g}, {args.duration:g} s from t = 0 (no pre-roll){how}, {1 / args.timestep:g} Hz "

@@ -217,6 +217,21 @@ class ControllerNode(FailsafeInputs, TrackingInputs, Node):
             raise CommandNotComputed("the tracking command is not finite (absurd inputs or gains?)")
         return W, tau
 
+    def _fs_force_body(self, cmd) -> np.ndarray:
+        """The force (3,) [N, base axes] of the commanded wrench."""
+        return cmd[0][3:]
+
+    def _fs_limit(self, cmd, R):
+        """The command with its force (world axes, base attitude ``R``) and torque within the
+        failsafe's bound (:mod:`geodyn_ros.ros.inputs.failsafe_inputs`); unchanged when within."""
+        W, tau = cmd
+        b = self._bound
+        F = R @ W[3:]
+        Fc, tc = b.clip_force(F), b.clip_torque(W[:3])
+        if np.array_equal(Fc, F) and np.array_equal(tc, W[:3]):
+            return cmd
+        return np.r_[tc, R.T @ Fc], tau
+
     def _fs_publish(self, state: int, cmd) -> None:
         W, tau = cmd
         w = self._wmsg

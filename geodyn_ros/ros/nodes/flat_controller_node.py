@@ -92,6 +92,7 @@ from ..common.message_types import MESSAGE_TYPES_PARAMETER
 from ..common.params import ConfigurationError, check_frame_prefix, declare_parameters
 from ..common.runtime import control_qos, run_nodes
 from ..inputs.failsafe_inputs import FAILSAFE_PARAMETERS, CommandNotComputed, FailsafeInputs
+from ..inputs.gain_origin_inputs import GAIN_ORIGIN_PARAMETERS, check_gain_origin
 from ..inputs.tracking_inputs import TrackingInputs
 
 __all__ = ["PARAMETERS", "FlatControllerNode", "GAINS", "main"]
@@ -123,6 +124,7 @@ PARAMETERS = {
     "kp_joint": (_DEFAULT.kp_joint, "Motor-angle (or joint-angle) stiffness [N m/rad]."),
     "kd_joint": (_DEFAULT.kd_joint, "Motor-angle (or joint-angle) damping [N m s/rad]."),
     **JOINT_GAIN_ARRAYS,
+    **GAIN_ORIGIN_PARAMETERS,
     "lag_timestep": (0.0, "0: continuous rotor-lag compensation omega + T omega'; > 0: the exact inverse of the "
                      "discrete rotor filter of this step [s]."),
     "feedback": ("geometric", "Feedback law: 'geometric' (Lee's controller, the gains above) or 'lqr' (time-varying "
@@ -258,6 +260,7 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
                                 gravity=p["gravity"]) if self.lqr else None
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {cfg.refusal(model, exc)}") from exc
+        check_gain_origin(self, self.gains, model, al, cfg, rigid_joints=not self.elastic)   # issue 52
         return SimpleNamespace(model=model, allocation=al, ctrl=ctrl, lin=lin)
 
     def _setup_model(self, loaded, first: bool = True) -> None:
@@ -460,6 +463,8 @@ class FlatControllerNode(FailsafeInputs, ActuatorInputs, TrackingInputs, Node):
             return
         try:
             if self.lqr and not self._lqr_gains(state, self._ff[0], self._ff[1]):
+                if self._fs is not None and self._good is not None:   # no usable gain: the failsafe's hold
+                    self._lost("linearization", state, self.diag.last_problem)
                 return
         except ValueError as exc:
             self.diag.problem("command", f"no command: {exc}")

@@ -321,6 +321,8 @@ class GeodynNode(FeedforwardInputs, FeedforwardOutputs, Node):
                       for t in self._topics}
         if self.mode == "measured":
             self._pair = PairMatcher(self._bufs["odom"], self._bufs["joint_states"], self.tol_ns)
+        for t in self._topics:   # /diagnostics: the messages of each input accepted so far (this model)
+            self.diag.live[f"accepted[{t}]"] = self._bufs[t].accepted_count
         # a measured cycle's inputs: the pair's C, V^(0), q, qdot (copied in at the match), the reference's rows above
         self._C_meas = np.eye(4)
         self._V_in = np.zeros((r + 2, 6))

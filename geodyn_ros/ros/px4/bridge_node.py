@@ -13,11 +13,14 @@ Subscribes
     ``status_topic``), both best effort, volatile, keep last ``qos_depth``: PX4's writers are best
     effort, transient local, keep last (``create_data_writer``, same file), which a best-effort
     volatile reader matches and a reliable one does not. ``cmd/rotor_speeds`` (the controllers'
-    ``actuator_msgs/Actuators`` ``velocity`` or ``std_msgs/Float64MultiArray`` ``data`` [rad/s],
-    best effort so that it matches any publisher). The actions ``~/arm``, ``~/disarm``,
-    ``~/offboard``: ``std_srvs/srv/Trigger`` services where ``std_srvs`` is importable, else
-    ``std_msgs/msg/Empty`` topics of the same names (the PyPI wheels have no ``std_srvs``; a
-    message is a request, its result is logged and on ``/diagnostics``).
+    ``actuator_msgs/Actuators`` ``velocity`` [rad/s], best effort so that it matches any
+    publisher).
+
+Services
+    ``~/arm``, ``~/disarm``, ``~/offboard`` (``std_srvs/srv/Trigger``), always: a message on a
+    topic could be replayed by ``ros2 bag play`` or any publisher, a service call cannot. Without
+    ``std_srvs`` the node stops at start with one line saying what to install
+    (:data:`STD_SRVS_MISSING`).
 
 Publishes
     ``odom`` (``nav_msgs/Odometry``, REP 105: pose of ``frame_prefix`` + base link in
@@ -30,27 +33,39 @@ Publishes
     disarmed", ``msg/versioned/ActuatorMotors.msg``); one per accepted command.
     ``/fmu/in/offboard_control_mode`` (the chosen mode's flag) at ``proof_of_life_rate_hz`` while
     the commands are fresh; ``/fmu/in/vehicle_command`` for each action; ``/diagnostics``. Every
-    message to PX4 has ``timestamp = 0``: PX4 stamps it on arrival (:mod:`.px4_wire`).
+    message to PX4 has ``timestamp = 0``: PX4 stamps it on arrival (:mod:`.px4_wire`). The thrust
+    setpoint goes before the torque setpoint: PX4 allocates when a torque setpoint arrives, with
+    the thrust it has then.
+
+**On the record.** Every command sent to PX4 (arm, disarm, mode) and every result of one
+(confirmed or not by ``vehicle_status``) gets its own log line and its own ``/diagnostics``
+status (name ``<node>: px4 bridge: commands``), outside the rate limits that bad input and status
+lines share; at most one command per action every :data:`COMMAND_INTERVAL`. Status changes are
+said at most once per :data:`STATUS_PERIOD`, then summarised (how many, the latest).
 
 ``cmd/motor_efforts`` (the arm's joint torques) is not touched: it goes to the arm's own driver.
 
 Bad inputs are refused with a one-line problem on ``/diagnostics`` and never forwarded: NaN/Inf
-(PX4's "invalid"), unknown frames, a non-unit quaternion, implausible values, a stale or repeated
-odometry sample; a wrong rotor count, a negative speed or one above ``max_rot_velocity``.
+(PX4's "invalid"), unknown frames, a non-unit quaternion, implausible values, a stale, repeated,
+future-dated or inconsistent odometry sample (the time rule of :mod:`.px4_wire`: no sample can
+poison it); a wrong rotor count, a negative speed or one above ``max_rot_velocity``. A vehicle
+whose PX4 allocation depends on float32 rounding (motors canted a few degrees) is refused at
+start (:func:`geodyn_ros.px4.allocation.allocation_problem`).
 """
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticStatus
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from nav_msgs.msg import Odometry
 from px4_msgs.msg import (ActuatorMotors, OffboardControlMode, VehicleCommand, VehicleOdometry, VehicleStatus,
                           VehicleThrustSetpoint, VehicleTorqueSetpoint)
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from std_msgs.msg import Empty
 
-from ...px4.allocation import speed_to_command
+from ...px4.allocation import float32_accuracy, rotor_effectiveness, speed_to_command
 from ...px4.offboard_path import px4_vehicle, torque_thrust_setpoints
 from ..common.diagnostics import DiagnosticsReporter, guard, guard_time_source
 from ..common.params import (FRAME_PREFIX_DESCRIPTION, ConfigurationError, check_frame_prefix, declare_parameters,
@@ -61,10 +76,24 @@ from ..wire.conversions import InputError
 from .offboard import OffboardProtocol
 from .px4_wire import MAX_CONTROLS, StampMapper, odometry_msg, odometry_state, rotor_speeds
 
-try:
-    from std_srvs.srv import Trigger
-except ImportError:     # not on PyPI: the actions are Empty topics then (module docstring)
-    Trigger = None
+#: the start-up refusal where std_srvs is missing (the package declares it: package.xml, requirements.txt)
+STD_SRVS_MISSING = ("std_srvs is not installed: geodyn_px4_bridge's ~/arm, ~/disarm and ~/offboard are std_srvs/srv/"
+                    "Trigger services; install it (pip install -r requirements.txt, which pins ros-std-srvs, or apt "
+                    "install ros-$ROS_DISTRO-std-srvs)")
+#: [s, steady clock] at most one command of each action this often (a request sooner is refused and
+#: said): a flood of service calls cannot flood PX4 with commands, nor the log with their lines
+COMMAND_INTERVAL = 0.1
+#: [s, steady clock] vehicle_status changes are logged at most once in this period; the others are
+#: counted and said in one summary line when it ends
+STATUS_PERIOD = 1.0
+
+
+def _trigger_type():
+    try:
+        from std_srvs.srv import Trigger
+    except ImportError:
+        raise ConfigurationError(STD_SRVS_MISSING) from None
+    return Trigger
 
 __all__ = ["PARAMETERS", "MODES", "Px4BridgeNode", "main"]
 
@@ -93,9 +122,10 @@ PARAMETERS = {
                        "confirmed (PX4's commander answers within one of its 100 Hz cycles plus the link)."),
     "arm_and_offboard_on_start": (False, "Once the proof of life has streamed offboard_warmup: switch to offboard, "
                                   "then arm, each logged (default false: only through ~/arm and ~/offboard)."),
-    "stamp_window": (1.0, "Window [s] of the running minimum of receive time - timestamp_sample that maps PX4 "
-                     "times to ROS time (doc/reference/px4_bridge.md, 'Time'); short, because PX4 SITL's SIH clock "
-                     "runs 1.2 % slow: the error is the drift over two windows, 24 ms there."),
+    "stamp_window": (1.0, "Window [s] of the time rule: the second smallest receive time - timestamp_sample over "
+                     "this window and the previous one maps PX4 times to ROS time (doc/reference/px4_bridge.md, "
+                     "'The rule'); short, because PX4 SITL's SIH clock runs 1.2 % slow: the error is the drift over "
+                     "two windows, 24 ms there."),
     "qos_depth": (5, "Keep-last depth of the subscriptions (5: ROS's sensor-data profile, PX4's ROS 2 examples)."),
     "odometry_topic": ("/fmu/out/vehicle_odometry", "PX4's VehicleOdometry (version 0: no suffix; "
                        "dds_topics.yaml, PX4 1.16)."),
@@ -125,6 +155,7 @@ class Px4BridgeNode(Node):
 
     def __init__(self, node_name: str = "geodyn_px4_bridge", **kwargs):
         super().__init__(node_name, **kwargs)
+        trigger = _trigger_type()      # before anything else: one line saying what to install
         p = declare_parameters(self, PARAMETERS)
         self._p = p
         self.frame_prefix = check_frame_prefix(p["frame_prefix"])
@@ -141,10 +172,14 @@ class Px4BridgeNode(Node):
         self.mode = p["px4_mode"]
         self._configure_vehicle(p)
         self.mapper = StampMapper(_ns(p["stamp_window"]))
+        self._reset_counter = None     # VehicleOdometry.reset_counter of the previous accepted sample
         self.protocol = OffboardProtocol(_ns(p["command_timeout"]), _ns(p["offboard_warmup"]), _ns(p["action_timeout"]))
         self.auto_stage = 0 if p["arm_and_offboard_on_start"] else None
         self.last_setpoints = None     # (torque, thrust) or the ActuatorMotors controls last sent (tests)
-        self.counts = {"odom": 0, "setpoints": 0, "proof_of_life": 0, "commands": 0, "desaturated": 0, "clipped": 0}
+        self.counts = {"odom": 0, "setpoints": 0, "proof_of_life": 0, "commands": 0, "desaturated": 0, "clipped": 0,
+                       "status_changes": 0}
+        self._last_command = {}        # action -> steady time [s] of its last command sent
+        self._status_window = None     # (start [s, steady], changes held back, the latest line) of STATUS_PERIOD
 
         self.diag = DiagnosticsReporter(self, f"{self.get_name()}: px4 bridge", self.hardware_id)
         self.diag.notes.update({"px4_mode": self.mode, "px4": "no vehicle_status yet", "proof_of_life": "stopped",
@@ -164,17 +199,16 @@ class Px4BridgeNode(Node):
                                     (require_actuator_msgs(), "cmd/rotor_speeds", self._on_rotor_speeds)):
             self.create_subscription(msg_type, topic, guard(self, self._checked(topic, fn), topic), px4_in)
         for action in ("arm", "disarm", "offboard"):
-            if Trigger is not None:
-                self.create_service(Trigger, f"~/{action}", guard(self, self._service(action), f"~/{action}"))
-            else:
-                self.create_subscription(Empty, f"~/{action}", guard(self, self._topic_action(action), f"~/{action}"),
-                                         control_qos(10))
+            self.create_service(trigger, f"~/{action}", guard(self, self._service(action), f"~/{action}"))
         self.create_timer(1.0 / p["proof_of_life_rate_hz"], guard(self, self._on_timer, "proof-of-life timer"))
+        self.create_timer(0.1, guard(self, self._flush_status, "status summary timer"),
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
         guard_time_source(self)
         self.get_logger().info(
             f"PX4 bridge: {self.mode}, {self.n} rotors from {self.vehicle.source_path} (PX4 must have THR_MDL_FAC "
             f"{self.vehicle.px4.thr_mdl_fac:g}, MC_AIRMODE {self.vehicle.px4.mc_airmode} and the CA_ROTORn_* of this "
-            "file); arming and offboard only on request" +
+            f"file; its float32 mix replays within {self.mix_accuracy:.2g} of full thrust); arming and offboard only on "
+            "request" +
             (" and arm_and_offboard_on_start" if self.auto_stage is not None else ""))
 
     # ------------------------------------------------------------------ the vehicle
@@ -214,6 +248,7 @@ class Px4BridgeNode(Node):
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {exc}") from None
         self.allocator, self.omega_max = px4.allocator, px4.omega_max
+        self.mix_accuracy = float32_accuracy(rotor_effectiveness(**px4.ca_rotor))     # (for the start-up line)
         self.vehicle = cfg
         self.hardware_id = model.name if model is not None else str(cfg.source_path.stem)
         base = p["base_link"] or cfg.base_link or (model.base_link if model is not None else "base_link")
@@ -233,11 +268,19 @@ class Px4BridgeNode(Node):
 
     def _on_odometry(self, msg) -> None:
         sample_us, C, w_b, v_b = odometry_state(msg)
+        counter, last = int(msg.reset_counter), self._reset_counter
+        jumped = last is not None and counter != last
         resets = self.mapper.resets
-        stamp = self.mapper(sample_us, self._now())
+        stamp = self.mapper(sample_us, self._now(), reference=not jumped)
+        self._reset_counter = counter
         if self.mapper.resets != resets:
-            self.diag.report(DiagnosticStatus.WARN, "vehicle_odometry: PX4's time jumped back by more than 1 s "
-                             "(PX4 restarted?): the time offset estimate restarted")
+            self.diag.report(DiagnosticStatus.WARN, f"vehicle_odometry: {self.mapper.resync} samples in a row on "
+                             "another clock (PX4 restarted, or its time sync or the node's clock stepped): the time "
+                             "rule restarted from them")
+        if jumped:
+            what = "PX4's estimator reset its state" if (counter - last) % 256 == 1 else "a jump"
+            self.diag.report(DiagnosticStatus.WARN, f"vehicle_odometry: reset_counter {last} -> {counter} ({what}: the "
+                             "pose or velocity may step); forwarded, not used for the time rule")
         self.odom_pub.publish(odometry_msg(stamp, C, w_b, v_b, self.world_frame, self.child_frame))
         self.counts["odom"] += 1
         self.diag.ok()
@@ -251,7 +294,32 @@ class Px4BridgeNode(Node):
                                         int(msg.component_id))
         self.diag.notes["px4"] = self.protocol.describe()
         for line in lines:
+            if line.startswith("PX4: "):
+                self._status_line(line)
+            else:                       # an action's result: on the record, like the action
+                self._record(line)
+
+    def _status_line(self, line: str) -> None:
+        """A change of PX4's status: said at once when nothing was said for STATUS_PERIOD, else
+        held; the changes held are said in one line (how many, the latest) when the period ends
+        (:meth:`_flush_status`). At most one status line per STATUS_PERIOD after the first."""
+        self.counts["status_changes"] += 1
+        now = time.monotonic()
+        w = self._status_window
+        if w is None or (now - w[0] >= STATUS_PERIOD and not w[1]):
+            self._status_window = (now, 0, line)
             self._say(line)
+        else:
+            self._status_window = (w[0], w[1] + 1, line)
+            self._flush_status()
+
+    def _flush_status(self) -> None:
+        """Say the status changes held once their STATUS_PERIOD is over (also a steady timer's)."""
+        w = self._status_window
+        now = time.monotonic()
+        if w is not None and w[1] and now - w[0] >= STATUS_PERIOD:
+            self._status_window = (now, 0, w[2])
+            self._say(f"{w[2]} (the latest of {w[1]} status changes in {now - w[0]:.1f} s)")
 
     def _on_rotor_speeds(self, msg) -> None:
         omega = rotor_speeds(msg, self.n, self.omega_max)
@@ -265,8 +333,11 @@ class Px4BridgeNode(Node):
                 self.counts["desaturated"] += 1
                 self.diag.notes["desaturated"] = (f"{self.counts['desaturated']} setpoints PX4 will desaturate "
                                                   "(its motor outputs differ from the commanded speeds)")
-            self.torque_pub.publish(VehicleTorqueSetpoint(xyz=[float(x) for x in c[:3]]))
+            # thrust first: PX4's allocator runs when a torque setpoint arrives, with the thrust it has
+            # then (ControlAllocator::Run, "Run allocator on torque changes"), as PX4's own rate
+            # controller publishes them (MulticopterRateControl::Run: thrust, then torque)
             self.thrust_pub.publish(VehicleThrustSetpoint(xyz=[float(x) for x in c[3:]]))
+            self.torque_pub.publish(VehicleTorqueSetpoint(xyz=[float(x) for x in c[:3]]))
             self.last_setpoints = c
         else:
             control = np.full(MAX_CONTROLS, np.nan)
@@ -293,7 +364,10 @@ class Px4BridgeNode(Node):
     def _on_timer(self) -> None:
         now = self._now()
         for line in self.protocol.tick(now):
-            self._say(line, DiagnosticStatus.WARN)
+            if "confirmed" in line:     # an action's result: on the record, like the action
+                self._record(line, level=DiagnosticStatus.WARN)
+            else:
+                self._say(line, DiagnosticStatus.WARN)
         self.diag.notes["proof_of_life"] = "streaming" if self.protocol.streaming else "stopped"
         if self.protocol.streaming:
             self._send_proof_of_life()
@@ -316,8 +390,15 @@ class Px4BridgeNode(Node):
 
     def request(self, action: str, by: str = "request") -> tuple:
         """Send ``action`` (``arm``, ``disarm``, ``offboard``) if the protocol allows it:
-        ``(sent, the line logged)``."""
-        result = self.protocol.request(action, self._now())
+        ``(sent, the line logged)``. A command sent is on the record (:meth:`_record`); a refusal
+        is said through the rate-limited diagnostics."""
+        now = time.monotonic()
+        last = self._last_command.get(action)
+        if last is not None and now - last < COMMAND_INTERVAL:
+            result = (f"{action} refused: the previous {action} command was sent {now - last:.3f} s ago (at most one "
+                      f"every {COMMAND_INTERVAL:g} s)")
+        else:
+            result = self.protocol.request(action, self._now())
         if isinstance(result, str):
             line = f"{result} ({by})"
             self._say(line, DiagnosticStatus.WARN)
@@ -326,22 +407,36 @@ class Px4BridgeNode(Node):
         m = VehicleCommand(command=command, param1=p1, param2=p2, target_system=sysid, target_component=compid,
                            source_system=1, source_component=1, from_external=True)
         self.command_pub.publish(m)
+        self._last_command[action] = now
         self.counts["commands"] += 1
         name = {400: "VEHICLE_CMD_COMPONENT_ARM_DISARM", 176: "VEHICLE_CMD_DO_SET_MODE"}[command]
         line = (f"{action}: sent {name} param1={p1:g} param2={p2:g} to system {sysid} component {compid} ({by}); "
                 f"now {self.protocol.describe()}")
-        self._say(line)
+        self._record(line, {"action": action, "command": str(command), "param1": f"{p1:g}", "param2": f"{p2:g}",
+                            "target_system": str(sysid), "target_component": str(compid), "by": by})
         return True, line
+
+    def _record(self, line: str, values=None, level=DiagnosticStatus.OK) -> None:
+        """A command sent to PX4, or its result: its own log line and its own ``/diagnostics``
+        status, outside the reporter's rate limits and log budget (which status lines and bad
+        input share). Bounded all the same: at most one command per action every
+        COMMAND_INTERVAL, and at most one result per command."""
+        if level == DiagnosticStatus.OK:
+            self.get_logger().info(line)
+        else:
+            self.get_logger().warning(line)
+        st = DiagnosticStatus(level=level, name=f"{self.diag.name}: commands", message=line,
+                              hardware_id=self.diag.hardware_id)
+        st.values = [KeyValue(key=k, value=v) for k, v in (values or {}).items()] + \
+            [KeyValue(key="commands_sent", value=str(self.counts["commands"]))]
+        arr = DiagnosticArray(status=[st])
+        arr.header.stamp = self.get_clock().now().to_msg()
+        self.diag.pub.publish(arr)
 
     def _service(self, action):
         def call(request, response):
             response.success, response.message = self.request(action, f"service ~/{action}")
             return response
-        return call
-
-    def _topic_action(self, action):
-        def call(msg):
-            self.request(action, f"topic ~/{action}")
         return call
 
 

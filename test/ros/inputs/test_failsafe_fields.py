@@ -1,8 +1,9 @@
 """The failsafe's held and blended inputs (:mod:`geodyn_ros.ros.inputs.failsafe_inputs`), checked
 against independent computations: the held reference is the last one moved along its velocity by
 the clock's progress, the blend starts at the held values and ends at the live ones with
-continuous position and rate (finite differences), and the held state is propagated at most to the
-timeout and at rest; the state machine and its clock are those of the in-process loops."""
+continuous position and rate (finite differences), the predicted state is a point mass under the commanded force (closed form), and the command's
+bound is the ball |F - m g_up| <= m a_max (its projection checked against the optimality condition
+and brute force); the state machine and its clock are those of the in-process loops."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +11,8 @@ import numpy as np
 from geodyn_ros.control.failsafe import Failsafe, FailsafeConfig
 from geodyn_ros.control.retiming import Schedule, smoothstep
 from geodyn_ros.lie import exp_so3
-from geodyn_ros.ros.inputs.failsafe_inputs import blend_fields, held_state, hold_fields
+from geodyn_ros.control.failsafe_law import ForceBound, PointMassPredictor, torque_bound
+from geodyn_ros.ros.inputs.failsafe_inputs import blend_fields, hold_fields
 
 
 def _pose(p, r):
@@ -101,12 +103,63 @@ def test_blend_starts_held_ends_live_and_is_continuous():
         assert np.linalg.norm(om - V[0, :3]) <= 0.05 * max(1.0, np.linalg.norm(om))
 
 
-def test_held_state_is_propagated_at_most_to_the_timeout_and_at_rest():
-    C = _pose((0.0, 0.0, 1.0), (0.0, 0.0, 0.0))
-    V = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
-    for age, moved in ((0.01, 0.01), (0.04, 0.04), (3.0, 0.04)):
-        Ch, Vh = held_state(C, V, age, 0.04)
-        assert np.isclose(Ch[0, 3], moved) and not Vh.any()
+def test_the_predicted_state_is_a_point_mass_under_the_commanded_force():
+    """Closed form: a force held constant over [t0, t1] gives ``p0 + v0 dt + (F/m + g) dt^2 / 2``
+    whatever the cycles it is applied in; the hover force keeps the point at rest; a time before
+    the last one is not integrated (a clock that went back)."""
+    g = np.array([0.0, 0.0, -9.81])
+    pr = PointMassPredictor(2.0, g)
+    p0, v0, F = np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.0, -0.2]), np.array([1.0, -2.0, 30.0])
+    pr.reset(10.0, p0, v0)
+    pr.apply(10.0, F)
+    for t in np.linspace(10.0, 11.0, 7)[1:]:
+        pr.apply(t, F)       # the same force, cycle after cycle
+    p, v = pr.at(11.5)
+    a = F / 2.0 + g
+    assert np.allclose(p, p0 + 1.5 * v0 + 0.5 * a * 1.5 ** 2, atol=1e-12)
+    assert np.allclose(v, v0 + 1.5 * a, atol=1e-12)
+    assert np.allclose(pr.at(11.0)[0], p)          # back in time: not integrated
+    pr.reset(0.0, p0, np.zeros(3))
+    pr.apply(0.0, -2.0 * g)
+    assert np.allclose(pr.at(100.0)[0], p0) and not pr.at(100.0)[1].any()
+
+
+def test_the_force_bound_is_the_ball_around_the_hover_force():
+    """``clip_force`` leaves a force inside unchanged and projects one outside onto the sphere along
+    the centre's ray (the nearest point: the optimality condition of the projection onto a ball);
+    ``thrust_interval`` is the set of thrusts ``T >= 0`` along an axis with ``T b`` in the ball,
+    against a brute-force scan of T."""
+    rng = np.random.default_rng(3)
+    m, a = 4.0, 3.0
+    b = ForceBound(m, a, (0.0, 0.0, -9.81))
+    c = np.array([0.0, 0.0, m * 9.81])
+    for _ in range(200):
+        F = c + rng.normal(size=3) * rng.uniform(0.1, 60.0)
+        P = b.clip_force(F)
+        if np.linalg.norm(F - c) <= m * a:
+            assert np.array_equal(P, F)
+        else:
+            assert np.isclose(np.linalg.norm(P - c), m * a)
+            assert np.allclose(np.cross(F - c, P - c), 0.0, atol=1e-9) and (F - c) @ (P - c) > 0
+            # nearest: no point of a fine sample of the sphere is closer to F
+            u = rng.normal(size=(4000, 3))
+            S = c + m * a * u / np.linalg.norm(u, axis=1, keepdims=True)
+            assert np.linalg.norm(F - P) <= np.linalg.norm(F - S, axis=1).min() + 1e-9
+    for tilt in (0.0, 0.1, 0.25, 0.3, 0.6):
+        axis = np.array([np.sin(tilt), 0.0, np.cos(tilt)])
+        lo, hi = b.thrust_interval(axis)
+        T = np.linspace(0.0, 80.0, 800001)
+        inside = T[np.linalg.norm(T[:, None] * axis - c, axis=1) <= m * a]
+        if inside.size:
+            assert abs(lo - inside.min()) < 2e-4 and abs(hi - inside.max()) < 2e-4, (tilt, lo, hi)
+        else:   # tilted beyond the ball (sin(tilt) > a / g): the single closest thrust
+            assert lo == hi and np.isclose(lo, c @ axis)
+    tau = b.clip_torque(np.array([3.0, 4.0, 0.0]))
+    assert np.array_equal(tau, [3.0, 4.0, 0.0])
+    tb = ForceBound(m, a, (0.0, 0.0, -9.81), max_torque=1.0)
+    assert np.allclose(tb.clip_torque(np.array([3.0, 4.0, 0.0])), [0.6, 0.8, 0.0])
+    # the torque bound: m (g + a) at the radius of gyration sqrt(lambda_max / m)
+    assert np.isclose(torque_bound(4.0, 3.0, np.diag([0.16, 0.04, 0.01])), 4.0 * 12.81 * 0.2)
 
 
 def test_schedule_of_the_failsafe_is_the_loops_schedule():

@@ -39,7 +39,6 @@ from geodyn_ros.ros.common.runtime import control_qos
 from geodyn_ros.ros.nodes.actuated_controller_node import ActuatedControllerNode
 from geodyn_ros.ros.nodes.controller_node import ControllerNode
 from geodyn_ros.ros.nodes.flat_controller_node import FlatControllerNode
-from geodyn_ros.ros.wire.actuator_commands import HAVE_ACTUATOR_MSGS
 from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.trajectories import figure_eight_reference, table3_reference
 
@@ -133,7 +132,7 @@ class Rig:
         if self.kind == "geodyn_controller":
             w = m.wrench
             return np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
-        return np.array(m.velocity if HAVE_ACTUATOR_MSGS else m.data)
+        return np.array(m.velocity)
 
     def statuses(self, text: str):
         return [s for a in self.diag for s in a.status if text in s.message and s.name.endswith(self._diag_name())]

@@ -13,6 +13,9 @@ manifest ``sim/delivered``, its inputs brought to the step's time by the in-proc
 * The manifest's bytes attacked (truncation at every length, random bytes, huge counts, other
   encapsulations, NaN and out-of-range stamps): no command carries any stamp but a good step's,
   every command equals the library's answer, and the good manifest after each attack is answered.
+* A storm of future-dated manifests after each step's own (issue 51): every step is commanded,
+  at once, with the library's answer; the manifests beyond the window are counted on
+  ``/diagnostics`` (``manifests_refused``).
 * The codec and the parameters (one line naming the parameter).
 """
 from __future__ import annotations
@@ -24,6 +27,7 @@ import pytest
 import ros_harness  # noqa: F401,I100  (imported first: it sets the ROS isolation env; fixture h: conftest)
 from ros_harness import joint_states_msg, odometry_msg
 
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.serialization import deserialize_message, serialize_message
@@ -34,6 +38,7 @@ from std_msgs.msg import Float64MultiArray
 from geodyn_ros.control.feedback import tracking_command
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.ros.common.params import ConfigurationError
+from geodyn_ros.ros.common.runtime import control_qos
 from geodyn_ros.ros.inputs.step_cycles import MANIFEST_TOPIC, decode_manifest, manifest_msg, set_manifest
 from geodyn_ros.ros.nodes.controller_node import ControllerNode
 from geodyn_ros.ros.nodes.sim_node import SimNode
@@ -222,6 +227,66 @@ def test_odometry_over_its_timeout_commands_the_failsafe_hold_at_the_step(h):
     assert np.isfinite(_wrench(w)).all()
 
 
+# ----------------------------------------------------------------------------- a manifest storm
+def test_a_storm_of_future_dated_manifests_stalls_no_step(h):
+    """Issue 51, item 7: after each step's manifest, 400 forged ones (from another publisher, as an
+    attack on the graph would be): 200 stamped 1000 s ahead (beyond the window: the node's
+    ``stale_timeout``, 60 s here) and 200 stamped 1 to 399 us after the step (within it). Before,
+    the newest manifest replaced the step's and the step was never commanded (the lock-step
+    simulator's republish was the only way on). Now each step is commanded once its inputs have
+    come, with the library's answer (no command of any other stamp); the refused manifests are
+    counted, on ``/diagnostics`` too."""
+    rig = Rig(h)
+    storm = h.probe.create_publisher(Float64MultiArray, MANIFEST_TOPIC, control_qos(1000))
+    diags = h.record(DiagnosticArray, "/diagnostics", depth=1000)
+    s = rig.step(0)
+    rig.wait(s.t)
+    for i in range(1, 6):
+        rig.t += MS
+        s = Step(i, rig.t)
+        rig.good[s.t] = s.answer(rig.node.gains)
+        rig.pubs[MANIFEST_TOPIC].publish(s.manifest())
+        for k in range(400):      # in bursts of 20 (spun in between, as a node is)
+            storm.publish(s.manifest(s.t + (1000 * 10**9 if k % 2 else 1000 * (k + 1))))
+            if k % 20 == 19:
+                h.spin_for(0.005)
+        h.spin_for(0.3)           # the storm in, before the step's inputs
+        msgs = s.messages()
+        for k in ("odom", "joint_states", "reference"):
+            rig.pubs[k].publish(msgs[k])
+        rig.wait(s.t)
+    rig.check()
+    assert sorted({_stamp(m) for m in rig.wrenches}) == sorted(rig.good) and len(rig.wrenches) == len(rig.good)
+    from geodyn_ros.ros.inputs.step_cycles import PendingSteps
+    steps = rig.node._steps
+    assert isinstance(steps, PendingSteps) and steps.refused > 0
+    assert rig.node.diag.counters["manifests_refused"] == steps.refused
+
+    def counted():
+        return any(kv.key == "manifests_refused" and int(kv.value) > 0 for a in diags for st in a.status
+                   for kv in st.values)
+    assert h.spin_until(counted, 5.0), "no manifests_refused count on /diagnostics"
+    assert any(st.message.startswith("sim/delivered: the step manifest of t = ") and " refused: stamped " in st.message
+               for a in diags for st in a.status)
+
+
+def test_pending_steps_keep_the_earliest_and_refuse_beyond_the_window():
+    """The bookkeeping alone: a manifest more than the window ahead of the clock is refused (and
+    counted); at most MAX_PENDING wait, the latest dropped; forgetting by step time."""
+    from geodyn_ros.ros.inputs.step_cycles import MAX_PENDING, PendingSteps
+    p = PendingSteps(100 * MS)
+    assert p.offer(101 * MS, {}, 0) is not None and p.refused == 1 and not p.steps
+    assert p.offer(100 * MS, {"odom": 1}, 0) is None and p.get(100 * MS) == {"odom": 1}
+    for k in range(MAX_PENDING + 10):
+        p.offer(k, {}, 0)
+    assert len(p.steps) == MAX_PENDING and p.refused == 1 + 11
+    assert [t for t, _ in p.earliest_first()] == list(range(MAX_PENDING))   # the earliest kept
+    p.forget_before(10)
+    assert min(p.steps) == 10
+    p.forget_through(20)
+    assert min(p.steps) == 21 and len(p.steps) == MAX_PENDING - 21
+
+
 # ----------------------------------------------------------------------------- bytes
 def _attacks(raw: bytes, seed: int):
     rng = np.random.default_rng(seed)
@@ -304,3 +369,32 @@ def test_bad_cycle_parameters_are_refused_in_one_line(h, cls, params, name):
         h.make(cls, {"urdf_path": URDF, **params})
     text = str(exc.value)
     assert f"parameter '{name}'" in text and "\n" not in text, text
+
+
+def test_the_manifest_peek_reads_the_step_time_of_the_simulators_layout_only():
+    """:class:`ManifestPeek` against rclpy's own decoding: learned from a serialized manifest, it
+    reads every step time of that layout as decode_manifest does (seeded stamps over the whole
+    range), refuses another layout (one stream more or less, another encapsulation header), and
+    leaves a NaN or out-of-range stamp to the full decode (None)."""
+    from geodyn_ros.ros.inputs.step_cycles import ManifestPeek
+    streams = ("odom", "joint_states", "motor_states")
+    m = manifest_msg(streams)
+    set_manifest(m, 5 * 10**9 + 3, [1, None, 7])
+    raw = serialize_message(m)
+    peek = ManifestPeek.learn(raw, 5 * 10**9 + 3, len(m.data))
+    assert peek is not None and ManifestPeek.learn(raw, 5 * 10**9 + 4, len(m.data)) is None
+    rng = np.random.default_rng(3)
+    for t in [0, 1, 999_999_999, 4 * 10**18 - 1] + [int(x) for x in rng.integers(0, 4 * 10**18, 200)]:
+        set_manifest(m, t, [int(x) for x in rng.integers(0, 10**12, 3)])
+        b = serialize_message(m)
+        assert peek.step_time(b) == decode_manifest(deserialize_message(b, Float64MultiArray))[0] == t
+    for other in (("odom", "joint_states"), ("odom", "joint_states", "motor_states", "imu")):
+        o = manifest_msg(other)
+        set_manifest(o, 10**9, [0] * len(other))
+        assert not peek.same_layout(serialize_message(o)) and peek.step_time(serialize_message(o)) is None
+    assert peek.step_time(raw[:1] + b"\x00" + raw[2:]) is None          # big-endian header: another layout
+    for bad in (np.nan, -1.0, 5e9):
+        d = list(m.data)
+        d[0] = bad
+        m.data = d
+        assert peek.step_time(serialize_message(m)) is None

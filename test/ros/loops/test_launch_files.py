@@ -552,4 +552,7 @@ def test_px4_config_keys_start_state_and_gains():
                                                          for a, b in zip(value, want[name])) < 1e-12, name
     ctrl = dict(sections["geodyn_flat_controller"])
     assert ctrl.pop("joint_states_max_age") == ctrl.pop("motor_states_max_age") == 0.05
+    # the stamp of what the gains were designed for (issue 52): this vehicle at PX4's 10 ms
+    from geodyn_ros.control.gain_origin import designed_for
+    assert ctrl.pop("gains_designed_for") == designed_for(cfg.load_model(hexarotor_source()), 0.01)
     assert ctrl == cfg.gains_spec

@@ -70,7 +70,6 @@ from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 from geodyn_msgs.msg import DesiredState, FeedforwardJet, FlatReference, ReferenceJet, RotorSpeeds
 
 import geodyn_ros as gd
@@ -113,7 +112,8 @@ _INTERFACES_READY = []
 
 
 def _script_interfaces(env: dict) -> None:
-    """Build ``geodyn_msgs`` (and ``tf2_msgs/TFMessage``) into the script's venv, once, as ``make
+    """Build ``geodyn_msgs`` (and the ``tf2_msgs``, ``actuator_msgs`` and ``px4_msgs`` stand-ins) into the
+    script's venv, once, as ``make
     venv`` does for the clone's (``tools/build_interfaces.py``: the CMake path fix-up, then the
     build). The script's ``colcon build`` builds the root package alone (colcon's default crawl
     stops at it), as a user's bare ``colcon build`` would; the nodes' default ``message_types:
@@ -126,7 +126,8 @@ def _script_interfaces(env: dict) -> None:
     if not (venv / "bin" / "colcon").exists():
         subprocess.run(["bash", str(SCRIPT), str(ROOT), "geodyn.launch.py", "1"], env=env, capture_output=True,
                        timeout=START_TIMEOUT)
-    probe = subprocess.run([str(py), "-c", "import geodyn_msgs.msg, tf2_msgs.msg, px4_msgs.msg"], env=env,
+    probe = subprocess.run([str(py), "-c", "import geodyn_msgs.msg, tf2_msgs.msg, px4_msgs.msg, actuator_msgs.msg, "
+                            "std_srvs.srv"], env=env,
                            capture_output=True)
     if probe.returncode != 0:
         # the script makes its venv once, from the requirements of that day: bring it to today's
@@ -320,17 +321,14 @@ def test_actuated_sim_launch_closes_the_loop(harness, test_config):
         clocks = h.record(ClockMsg, "/clock", depth=10)
         odom = h.record(Odometry, _topic(ns, "odom"), depth=10)
         motors = h.record(JointState, _topic(ns, "motor_states"), depth=10)
-        try:   # the controller publishes gz's message where it exists, else the fallback
-            from actuator_msgs.msg import Actuators as rotor_type
-        except ImportError:
-            rotor_type = Float64MultiArray
+        from actuator_msgs.msg import Actuators as rotor_type
         rotors = h.record(rotor_type, _topic(ns, "cmd/rotor_speeds"), depth=10)
         efforts = h.record(JointState, _topic(ns, "cmd/motor_efforts"), depth=10)
         _wait(h, proc, lambda: rotors and efforts and motors and odom and clocks and clocks[-1].clock.sec >= 1,
               "the actuated loop did not run 1 s of simulated time")
         assert odom[-1].child_frame_id == f"{ns}/base_link"
         assert tuple(motors[-1].name) == NAMES and tuple(efforts[-1].name) == NAMES
-        om = np.array(rotors[-1].data if rotor_type is Float64MultiArray else rotors[-1].velocity)
+        om = np.array(rotors[-1].velocity)
         assert om.shape == (6,) and np.isfinite(om).all() and (om > 0).all() and (om <= 1000.0).all(), om
         nodes = h.probe.get_node_names_and_namespaces()
         for name in ("geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_actuated_controller"):
@@ -356,10 +354,7 @@ def test_underactuated_sim_launch_closes_the_loop(harness):
         desired = h.record(DesiredState, _topic(ns, "desired/state"), depth=10)
         flat_jet = h.record(FeedforwardJet, _topic(ns, "feedforward/flat_jet"), depth=10)
         rotor_ff = h.record(RotorSpeeds, _topic(ns, "feedforward/rotor_speeds"), depth=10)
-        try:
-            from actuator_msgs.msg import Actuators as rotor_type
-        except ImportError:
-            rotor_type = Float64MultiArray
+        from actuator_msgs.msg import Actuators as rotor_type
         rotors = h.record(rotor_type, _topic(ns, "cmd/rotor_speeds"), depth=10)
         _wait(h, proc, lambda: rotors and motors and odom and desired and flat_jet and rotor_ff and clocks
               and clocks[-1].clock.sec >= 1, "the under-actuated loop did not run 1 s of simulated time")
@@ -368,7 +363,7 @@ def test_underactuated_sim_launch_closes_the_loop(harness):
         assert flat_jet[-1].representation == "body" and tuple(flat_jet[-1].joint_names) == NAMES
         assert list(rotor_ff[-1].rotor_names) == [f"rotor_{i}" for i in range(1, 7)]
         assert list(desired[-1].joint_names) == list(NAMES)
-        om = np.array(rotors[-1].data if rotor_type is Float64MultiArray else rotors[-1].velocity)
+        om = np.array(rotors[-1].velocity)
         assert om.shape == (6,) and np.isfinite(om).all() and (om > 0).all() and (om <= 1000.0).all(), om
         nodes = h.probe.get_node_names_and_namespaces()
         for name in ("geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"):

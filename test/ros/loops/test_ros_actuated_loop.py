@@ -37,8 +37,6 @@ XACRO = str(tilthex_source())
 NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
 CFG = load_actuation_config()
 
-# the node-alone tests publish the rotor speeds as the Float64MultiArray fallback (this machine has
-# no actuator_msgs; where it exists the controller and the simulator use Actuators instead)
 @pytest.fixture(scope="module")
 def ros_ff2():
     info = {}

@@ -51,7 +51,6 @@ from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_f
 from geodyn_ros.lie import Ad_inv
 from geodyn_ros.loops.lqr import simulate_case
 from geodyn_ros.loops.underactuated import hexarotor_source
-from geodyn_ros.ros.wire.actuator_commands import HAVE_ACTUATOR_MSGS
 from geodyn_ros.ros.common.diagnostics import _reason
 from geodyn_ros.ros.nodes.flat_controller_node import FlatControllerNode
 from geodyn_ros.ros.wire.jets import LinearizationPacker, linearization_labels_json
@@ -124,7 +123,7 @@ def _labels(h, representation="body", model=MODEL):
 
 
 def _omega(msg):
-    return np.asarray(msg.velocity if HAVE_ACTUATOR_MSGS else msg.data)
+    return np.asarray(msg.velocity)
 
 
 @pytest.mark.parametrize("gain_thread, types", [(False, "typed"), (True, "typed"), (False, "multiarray")])

@@ -107,7 +107,8 @@ def test_the_ros_and_in_process_recordings_look_the_same(recordings):
         if topic == "feedforward/jet":
             assert a.order == b.order and a.child_frame_id == b.child_frame_id != ""    # the base link
     a, b = ros[f"/{LEVEL}/cmd/rotor_speeds"][0][1], ip[f"/{LEVEL}/cmd/rotor_speeds"][0][1]
-    assert [(d.label, d.size, d.stride) for d in a.layout.dim] == [(d.label, d.size, d.stride) for d in b.layout.dim]
+    assert ros_schemas[f"/{LEVEL}/cmd/rotor_speeds"][0] == "actuator_msgs/msg/Actuators"
+    assert len(a.velocity) == len(b.velocity) == 6 and not a.position and not b.normalized
     for topic, get in (("odom", lambda m: [m.pose.pose.position.x, m.pose.pose.position.y, m.pose.pose.position.z,
                                            m.pose.pose.orientation.x, m.pose.pose.orientation.w,
                                            m.twist.twist.linear.x, m.twist.twist.angular.z]),
@@ -172,3 +173,83 @@ def test_the_actuated_and_underactuated_loops_record(tmp_path, capfd, loop, refe
     with pytest.raises(SystemExit) as exc:
         main([f"--{loop}", "--rows", "ff2", "--record", str(tmp_path / "nodir" / "x.mcap")])
     assert exc.value.code == 2 and "record: directory" in capfd.readouterr().err
+
+
+# ----------------------------------------------------------------------------- file faults (issue 51)
+#: every ROS loop command line with --record: (module, arguments before --record, the line's prefix)
+ROS_RECORDERS = [
+    ("geodyn_ros.ros.loops.closed_loop", ["--duration", "0.05", "--no-plot"], "geodyn_closed_loop: error: "),
+    ("geodyn_ros.ros.loops.closed_loop", ["--actuated", "--rows", "ff2", "--duration", "0.05"],
+     "geodyn_closed_loop --actuated: error: "),
+    ("geodyn_ros.ros.loops.closed_loop", ["--underactuated", "--rows", "ff2", "--duration", "0.05"],
+     "geodyn_closed_loop --underactuated: error: "),
+    ("geodyn_ros.ros.loops.fly_closed_loop", ["--urdf", "URDF", "--vehicle", "VEHICLE", "--duration", "0.05"],
+     "refused: "),
+]
+_IDS = ["table3", "actuated", "underactuated", "fly"]
+
+
+def _args(args, tmp_path):
+    """``args`` with URDF and VEHICLE the shipped iris's paths, and the Table 3 loop's --out in tmp_path."""
+    from geodyn_ros.loops.fly import shipped_vehicle
+    urdf, vehicle = shipped_vehicle("iris")
+    out = [{"URDF": str(urdf), "VEHICLE": str(vehicle)}.get(a, a) for a in args]
+    return out + (["--out", str(tmp_path)] if "--no-plot" in args else [])
+
+
+@pytest.mark.parametrize("module, args, prefix", ROS_RECORDERS, ids=_IDS)
+def test_every_ros_loop_refuses_a_fifo_before_the_run(tmp_path, module, args, prefix):
+    """``--record`` to a FIFO with no reader (before: the recording's open waited for a reader,
+    forever): one line, exit 2, no run; in a child process with a timeout (the test fails, not hangs)."""
+    from file_faults import fifo, run_module
+    path = fifo(tmp_path)
+    out = run_module(module, _args(args, tmp_path) + ["--record", path], cwd=tmp_path, timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith(prefix)]
+    assert lines == [f"{prefix}{path}: record: is a FIFO, not a regular file (its writer would wait for a reader); "
+                     "give the path of a regular file (or a new one) ending in .mcap"], out.stderr[-2000:]
+    assert "running" not in out.stdout
+
+
+@pytest.mark.parametrize("module, args, prefix", ROS_RECORDERS, ids=_IDS)
+def test_every_ros_loop_refuses_a_symlink_to_a_device_before_the_run(tmp_path, capfd, module, args, prefix):
+    """``--record`` to a symlink to ``/dev/full`` (before: the run, then an ``OSError`` traceback):
+    one line, exit 2, no run."""
+    from file_faults import dev_full_link
+    main = importlib.import_module(module).main
+    path = dev_full_link(tmp_path)
+    try:
+        rc = main(_args(args, tmp_path) + ["--record", str(path)])
+    except SystemExit as exc:      # argparse's error
+        rc = exc.code
+    out, err = capfd.readouterr()
+    assert rc == 2 and "running" not in out, err[-2000:]
+    assert [ln for ln in err.splitlines() if ln.startswith(prefix)] == [
+        f"{prefix}{path}: record: is a character device, not a regular file; give the path of a regular file (or "
+        "a new one) ending in .mcap"], err[-2000:]
+
+
+@pytest.mark.parametrize("module, args, prog", [
+    ("geodyn_ros.ros.loops.closed_loop", ["--duration", "1", "--no-plot"], "geodyn_closed_loop"),
+    ("geodyn_ros.ros.loops.fly_closed_loop", ["--urdf", "URDF", "--vehicle", "VEHICLE", "--duration", "1"],
+     "python -m geodyn_ros.ros.loops.fly_closed_loop")], ids=["table3", "fly"])
+def test_a_disk_that_fills_during_a_ros_loop_ends_in_one_line_and_a_partial_file(tmp_path, module, args, prog):
+    """A write error in the recorder node's callback (the file size limit at 300 kB: the kernel's
+    EFBIG, as a full disk's ENOSPC; test/file_faults.py): before, the exception escaped the
+    executor (a traceback). Now the callback keeps it, the session's spin ends the run with it:
+    one line ``<prog>: <file>: record: cannot write (...) ...; the partial recording is
+    <stem>.partial.mcap; <fix>``, exit 2, no ``<file>``, the partial file kept."""
+    import re
+
+    from file_faults import run_module
+    path = tmp_path / "run.mcap"
+    out = run_module(module, _args(args, tmp_path) + ["--record", path], cwd=tmp_path, limit=300_000)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr[-3000:]
+    partial = tmp_path / "run.partial.mcap"
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith(f"{prog}: ")]
+    assert len(lines) == 1 and re.fullmatch(
+        rf"{re.escape(prog)}: {re.escape(str(path))}: record: cannot write \(File too large\) after \d+ messages, "
+        rf"at t = \d+\.\d{{3}} s; the partial recording is {re.escape(str(partial))}; free space \(or raise the "
+        r"quota or file size limit\), or record elsewhere", lines[0]), out.stderr[-3000:]
+    assert not path.exists() and 0 < partial.stat().st_size <= 300_000
+    assert partial.read_bytes()[:8] == b"\x89MCAP0\r\n"

@@ -3,8 +3,8 @@
 The node is a thin adapter: with the same inputs (odometry, joint and motor states, reference,
 body-frame feedforward jet from a real ``geodyn_node`` with ``output_representation: body``),
 its outputs must equal :class:`ActuatedController.command` on the decoded values (1e-9: the
-inputs cross the messages as float64, the odometry quaternion round trip costs ~1e-15). Without
-``actuator_msgs`` (this machine) the rotor speeds are a ``Float64MultiArray``. Bad parameters stop
+inputs cross the messages as float64, the odometry quaternion round trip costs ~1e-15). The rotor
+speeds are an ``actuator_msgs/Actuators``. Bad parameters stop
 the node at start-up naming the parameter.
 
 The jet inputs are the typed ``geodyn_msgs`` (``ReferenceJet``, ``FeedforwardJet``) by default:
@@ -29,7 +29,7 @@ import geodyn_ros as gd
 from geodyn_ros.control.actuated import ActuatedController
 from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
 from geodyn_ros.lie import Ad_inv, exp_so3
-from geodyn_ros.ros.nodes.actuated_controller_node import HAVE_ACTUATOR_MSGS, ActuatedControllerNode
+from geodyn_ros.ros.nodes.actuated_controller_node import ActuatedControllerNode
 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
 from geodyn_ros.ros.wire.jets import FeedforwardJetPacker, make_reference_msg
 from geodyn_ros.ros.wire.typed import TypedFeedforwardPacker, decode_typed_feedforward, make_reference_jet
@@ -41,8 +41,7 @@ XACRO = str(REPO / "urdf" / "tilthex_manipulator.urdf.xacro")
 NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
 
 
-if HAVE_ACTUATOR_MSGS:
-    from actuator_msgs.msg import Actuators
+from actuator_msgs.msg import Actuators  # noqa: E402
 
 
 def test_outputs_equal_the_library_law(h):
@@ -57,7 +56,7 @@ def test_outputs_equal_the_library_law(h):
                               "output_representation": "body"}, namespace="g")
     node = h.make(ActuatedControllerNode, {"robot_description": text, "feedforward_order": 2, "order": 2,
                                            "input_policy": "exact"}, namespace="g")   # sets of one stamp
-    rot = h.record(Actuators if HAVE_ACTUATOR_MSGS else Float64MultiArray, "g/cmd/rotor_speeds")
+    rot = h.record(Actuators, "g/cmd/rotor_speeds")
     mot = h.record(JointState, "g/cmd/motor_efforts")
     jet = h.record(FeedforwardJet, "g/feedforward/jet")
     for t, ty in (("reference", ReferenceJet), ("odom", Odometry), ("joint_states", JointState),
@@ -90,7 +89,7 @@ def test_outputs_equal_the_library_law(h):
     Vb = np.concatenate([w_b, v_b])
     cmd = ctrl.command(C, Vb, q, qd, th, thd, ref.base_pose, Ad_inv(ref.base_pose) @ ref.base_twist[0],
                        ref.q, Wb, tau)
-    got = np.array(rot[0].data if not HAVE_ACTUATOR_MSGS else rot[0].velocity)
+    got = np.array(rot[0].velocity)
     assert np.abs(got - cmd.omega).max() < 1e-9 * np.abs(cmd.omega).max()
     assert np.abs(np.array(mot[0].effort) - cmd.u).max() < 1e-9
     assert list(mot[0].name) == list(cfg.elastic.joints)
@@ -173,7 +172,7 @@ def test_odometry_startup_window_is_discarded(h):
     node = h.make(ActuatedControllerNode, {"urdf_path": XACRO, "use_feedforward": False, "elastic_joints": False,
                                            "odom_startup_discard": 0.05, "stale_timeout": 2.0,
                                            "input_policy": "exact"})
-    rot = h.record(Actuators if HAVE_ACTUATOR_MSGS else Float64MultiArray, "cmd/rotor_speeds")
+    rot = h.record(Actuators, "cmd/rotor_speeds")
     for t, ty in (("reference", ReferenceJet), ("odom", Odometry), ("joint_states", JointState)):
         h.publisher(ty, t)
         h.wait_matched(t)
@@ -222,7 +221,7 @@ def _state(h, stamp, state):
 
 
 def _omega(m):
-    return np.array(m.velocity if HAVE_ACTUATOR_MSGS else m.data)
+    return np.array(m.velocity)
 
 
 @pytest.mark.parametrize("types", ["typed", "multiarray"])
@@ -236,7 +235,7 @@ def test_typed_jets_are_checked_and_a_good_set_gets_the_library_command(h, types
     node = h.make(ActuatedControllerNode, {"urdf_path": XACRO, "feedforward_order": 2, "order": 2,
                                            "input_policy": "exact", "message_types": types})
     typed = types == "typed"
-    rot = h.record(Actuators if HAVE_ACTUATOR_MSGS else Float64MultiArray, "cmd/rotor_speeds")
+    rot = h.record(Actuators, "cmd/rotor_speeds")
     mot = h.record(JointState, "cmd/motor_efforts")
     rtype, jtype = (ReferenceJet, FeedforwardJet) if typed else (Float64MultiArray, Float64MultiArray)
     for t, ty in (("reference", rtype), ("feedforward/jet", jtype), ("odom", Odometry), ("joint_states", JointState),

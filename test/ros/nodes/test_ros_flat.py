@@ -40,7 +40,6 @@ import geodyn_ros as gd
 from geodyn_ros.control.flatness import FlatnessController, FlatnessGains
 from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
 from geodyn_ros.loops.underactuated import hexarotor_source, simulate_underactuated
-from geodyn_ros.ros.wire.actuator_commands import HAVE_ACTUATOR_MSGS
 from geodyn_ros.ros.common.diagnostics import _reason
 from geodyn_ros.ros.nodes.flat_controller_node import FlatControllerNode
 from geodyn_ros.ros.nodes.geodyn_node import GeodynNode
@@ -333,7 +332,7 @@ def test_flat_controller_node_commands_what_the_library_commands(h, level, types
     lib = FlatnessController(MODEL, ALLOC, CFG.rotors, CFG.elastic, FlatnessGains(), level)
     ref0 = figure_eight_reference(0.8, 0)
     want = lib.command(C, Vb, q, qd, th, thd, ref0.com, ref0.yaw, ref0.q, flat)
-    got_om = np.array(rotors[-1].velocity if HAVE_ACTUATOR_MSGS else rotors[-1].data)
+    got_om = np.array(rotors[-1].velocity)
     # the node's inputs went through messages (quaternion round trip): rounding, not law
     assert np.abs(got_om - want.omega).max() < 1e-9 * max(1.0, np.abs(want.omega).max())
     assert np.abs(np.array(motors[-1].effort) - want.u).max() < 1e-9
@@ -440,7 +439,7 @@ def test_fuzz_flat_controller_node(h):
             h.ex.spin_once(timeout_sec=0.0)
     h.spin_for(0.5)
     for m in rotors:
-        assert np.isfinite(np.asarray(m.velocity if HAVE_ACTUATOR_MSGS else m.data)).all()
+        assert np.isfinite(np.asarray(m.velocity)).all()
     for m in motors:
         assert np.isfinite(np.asarray(m.effort)).all()
     assert node.diag.counters["cycles_skipped"] > 0

@@ -58,7 +58,6 @@ from geodyn_ros.ros.inputs.latest_inputs import decode_inputs_used
 from geodyn_ros.ros.nodes.actuated_controller_node import ActuatedControllerNode
 from geodyn_ros.ros.nodes.controller_node import ControllerNode
 from geodyn_ros.ros.nodes.flat_controller_node import FlatControllerNode
-from geodyn_ros.ros.wire.actuator_commands import HAVE_ACTUATOR_MSGS
 from geodyn_ros.ros.wire.jets import make_reference_msg
 from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.trajectories import figure_eight_reference, table3_reference
@@ -184,7 +183,7 @@ class Rig:
             return (np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z]),
                     None if e is None else np.array(e.effort))
         r = self.rotors[self.cmds.index(c)] if len(self.rotors) > self.cmds.index(c) else None
-        om = None if r is None else np.array(r.velocity if HAVE_ACTUATOR_MSGS else r.data)
+        om = None if r is None else np.array(r.velocity)
         return om, np.array(c.effort)
 
     def send(self, topic, stamp, *values):

@@ -9,7 +9,6 @@ from ros_harness import joint_states_msg, odometry_msg  # noqa: I100  (sets the 
 
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 from geodyn_msgs.msg import ReferenceJet
 
 from geodyn_ros.control import TrackingGains, tracking_command
@@ -77,7 +76,9 @@ def test_actuated_controller_gains_and_feedforward_are_live(h):
 
     from geodyn_ros.control.actuated import ActuatedController
     from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
-    from geodyn_ros.ros.nodes.actuated_controller_node import HAVE_ACTUATOR_MSGS, ActuatedControllerNode
+    from actuator_msgs.msg import Actuators
+
+    from geodyn_ros.ros.nodes.actuated_controller_node import ActuatedControllerNode
     text = xacro.process_file(str(shipped_urdf().parent / "tilthex_manipulator.urdf.xacro")).toxml()
     node = h.make(ActuatedControllerNode, {"robot_description": text, "feedforward_order": 2,
                                            "elastic_joints": False, "input_policy": "exact"}, namespace="a")
@@ -94,7 +95,7 @@ def test_actuated_controller_gains_and_feedforward_are_live(h):
     assert all(r.successful for r in ok) and node.ctrl.level is None
     assert node.ctrl.gains.kp_joint == 9.0 and node.ctrl.gains.kp_position == 250.0
 
-    rot = None if HAVE_ACTUATOR_MSGS else h.record(Float64MultiArray, "a/cmd/rotor_speeds")
+    rot = h.record(Actuators, "a/cmd/rotor_speeds")
     mot = h.record(JointState, "a/cmd/motor_efforts")
     po, pj, pr = (h.publisher(type(odometry_msg(0, np.eye(4), np.zeros(3), np.zeros(3))), "a/odom"),
                   h.publisher(JointState, "a/joint_states"), h.publisher(ReferenceJet, "a/reference"))
@@ -117,9 +118,8 @@ def test_actuated_controller_gains_and_feedforward_are_live(h):
     cmd = ctrl.command(ref.base_pose, np.zeros(6), q, qd, q[i], qd[i], ref.base_pose,
                        Ad_inv(ref.base_pose) @ ref.base_twist[0], ref.q, np.zeros((1, 6)), np.zeros((1, 6)))
     assert np.abs(np.array(mot[-1].effort) - cmd.u).max() <= 1e-9 * max(1.0, np.abs(cmd.u).max())
-    if rot is not None:
-        assert h.spin_until(lambda: len(rot) > 0)
-        assert np.abs(np.array(rot[-1].data) - cmd.omega).max() <= 1e-9 * np.abs(cmd.omega).max()
+    assert h.spin_until(lambda: len(rot) > 0)
+    assert np.abs(np.array(rot[-1].velocity) - cmd.omega).max() <= 1e-9 * np.abs(cmd.omega).max()
 
 
 # ---------------------------------------------------------------------- unstable live gains (issue 41 item 4)

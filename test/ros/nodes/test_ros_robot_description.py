@@ -28,7 +28,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from geodyn_msgs.msg import FeedforwardJet, ReferenceJet
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import String
 
 import geodyn_ros as gd
 from geodyn_ros.control import TrackingGains, tracking_command
@@ -486,9 +486,10 @@ def test_actuated_sim_from_the_topic_equals_the_parameter_start(h):
     node = h.make(ActuatedSimNode, {}, namespace="topic")
     ms = h.record(JointState, "/topic/motor_states")
     diag = h.record(DiagnosticArray, "/diagnostics")
-    rot = h.publisher(Float64MultiArray, "/topic/cmd/rotor_speeds")
+    from actuator_msgs.msg import Actuators
+    rot = h.publisher(Actuators, "/topic/cmd/rotor_speeds")
     h.wait_matched("/topic/cmd/rotor_speeds")
-    rot.publish(Float64MultiArray(data=[500.0] * 6))   # before the model: reported, not applied
+    rot.publish(Actuators(velocity=[500.0] * 6))   # before the model: reported, not applied
     assert h.spin_until(lambda: any("cmd/rotor_speeds: no robot model yet" in m for m in
                                     _messages(diag, "topic/geodyn_actuated_sim: simulation")), 5.0), \
         _messages(diag, "topic/geodyn_actuated_sim: simulation")

@@ -25,12 +25,12 @@ from ros_harness import Harness  # noqa: F401,I100  (imported first: ROS isolati
 
 from diagnostic_msgs.msg import DiagnosticArray
 from nav_msgs.msg import Odometry
-from px4_bridge_harness import (SQUARE_QUAD, expected_odom, odom_arrays, odometry, rotor_msg, status,
+from px4_bridge_harness import (SQUARE_QUAD, expected_odom, now_us, odom_arrays, odometry, rotor_msg, status,
                                 vehicle_file)
 from px4_msgs.msg import (ActuatorMotors, OffboardControlMode, VehicleCommand, VehicleOdometry, VehicleStatus,
                           VehicleThrustSetpoint, VehicleTorqueSetpoint)
 from rclpy.serialization import deserialize_message, serialize_message
-from std_msgs.msg import Empty
+from std_srvs.srv import Trigger
 
 from geodyn_ros.px4.allocation import Px4Allocator
 from geodyn_ros.ros.common.params import ConfigurationError
@@ -70,13 +70,13 @@ def test_odometry_worked_examples_and_random_states(h, tmp_path):
     # 1. 1 m north, 2 m east, 3 m up, nose east (yaw +90 deg in NED), flying east at 5 m/s,
     #    rates p, q, r = 0.1, 0.2, 0.3 rad/s: ENU (2, 1, 3), heading along ENU x (identity),
     #    forward speed 5 m/s, FLU rates (0.1, -0.2, -0.3)
-    pubs[ODOM].publish(odometry(1_000_000, (1, 2, -3), (S2, 0, 0, S2), (0, 5, 0), (0.1, 0.2, 0.3)))
+    pubs[ODOM].publish(odometry(now_us(node), (1, 2, -3), (S2, 0, 0, S2), (0, 5, 0), (0.1, 0.2, 0.3)))
     assert h.spin_until(lambda: len(got) == 1, 10.0)
     p, R, w, v = odom_arrays(got[0])
     assert _close(p, [2, 1, 3]) and _close(R, np.eye(3)) and _close(v, [5, 0, 0]) and _close(w, [0.1, -0.2, -0.3])
     assert (got[0].header.frame_id, got[0].child_frame_id) == ("world", "robot1/base_link")
     # 2. level, nose north (q = 1): ENU heading +90 deg about z; body-FRD velocity (1, 2, 3) -> FLU (1, -2, -3)
-    pubs[ODOM].publish(odometry(1_020_000, (0, 0, 0), (1, 0, 0, 0), (1, 2, 3), velocity_frame=3))
+    pubs[ODOM].publish(odometry(now_us(node), (0, 0, 0), (1, 0, 0, 0), (1, 2, 3), velocity_frame=3))
     assert h.spin_until(lambda: len(got) == 2, 10.0)
     p, R, w, v = odom_arrays(got[1])
     assert _close(R, [[0, -1, 0], [1, 0, 0], [0, 0, 1]]) and _close(v, [1, -2, -3])
@@ -84,7 +84,7 @@ def test_odometry_worked_examples_and_random_states(h, tmp_path):
     rng = np.random.default_rng(3)
     for k in range(5):
         q = rng.normal(size=4)
-        m = odometry(1_100_000 + 10_000 * k, rng.normal(size=3) * 10, q / np.linalg.norm(q), rng.normal(size=3),
+        m = odometry(now_us(node), rng.normal(size=3) * 10, q / np.linalg.norm(q), rng.normal(size=3),
                      rng.normal(size=3), velocity_frame=int(rng.choice([1, 3])))
         pubs[ODOM].publish(m)
         assert h.spin_until(lambda: len(got) == 3 + k, 10.0)
@@ -203,40 +203,61 @@ def test_proof_of_life_only_while_commands_are_fresh(h, tmp_path):
     assert h.spin_until(lambda: len(modes) > n + 1, 10.0)
 
 
+def _call(h, client, timeout=10.0):
+    """Call a std_srvs/Trigger service and spin until it answers: (success, message)."""
+    assert client.wait_for_service(timeout_sec=timeout)
+    fut = client.call_async(Trigger.Request())
+    assert h.spin_until(fut.done, timeout)
+    r = fut.result()
+    return r.success, r.message
+
+
 def test_actions_are_explicit_logged_and_confirmed(h, tmp_path):
     node, pubs = _bridge(h, vehicle_file(tmp_path), offboard_warmup=0.2, action_timeout=0.5)
     cmds = h.record(VehicleCommand, COMMAND)
     diag = h.record(DiagnosticArray, "/diagnostics")
-    act = {a: h.publisher(Empty, f"/geodyn_px4_bridge/{a}") for a in ("arm", "disarm", "offboard")}
-    for a in act:
-        h.wait_matched(f"/geodyn_px4_bridge/{a}")
-    act["offboard"].publish(Empty())
-    assert h.spin_until(lambda: any("offboard refused: no vehicle_status" in s for s in _diag_messages(diag)), 10.0)
+    act = {a: h.probe.create_client(Trigger, f"/geodyn_px4_bridge/{a}") for a in ("arm", "disarm", "offboard")}
+    ok, why = _call(h, act["offboard"])
+    assert not ok and "offboard refused: no vehicle_status" in why
     pubs[STATUS].publish(status(sysid=5, compid=1))
     assert h.spin_until(lambda: node.protocol.status is not None, 10.0)
-    act["arm"].publish(Empty())
-    assert h.spin_until(lambda: any("arm refused: no fresh" in s for s in _diag_messages(diag)), 10.0)
+    ok, why = _call(h, act["arm"])
+    assert not ok and "arm refused: no fresh" in why
     assert not cmds                                     # nothing implicit, nothing refused was sent
 
     def feed():
         pubs["cmd/rotor_speeds"].publish(rotor_msg([600.0] * 4))
         return (node.protocol.streamed_for(node.get_clock().now().nanoseconds) or 0) > node.protocol.warmup_ns
     assert h.spin_until(feed, 10.0)
-    act["offboard"].publish(Empty())
+    ok, why = _call(h, act["offboard"])
+    assert ok and why.startswith("offboard: sent VEHICLE_CMD_DO_SET_MODE")
     assert h.spin_until(lambda: cmds, 10.0)
     c = cmds[0]
     assert (c.command, c.param1, c.param2, c.target_system, c.target_component, c.from_external) == \
         (176, 1.0, 6.0, 5, 1, True)
     pubs[STATUS].publish(status(nav=14, sysid=5))
     assert h.spin_until(lambda: any("offboard: confirmed" in s for s in _diag_messages(diag)), 10.0)
-    act["arm"].publish(Empty())
-    assert h.spin_until(lambda: len(cmds) == 2 and feed() is not None, 10.0)
+    feed()
+    ok, why = _call(h, act["arm"])
+    assert ok and h.spin_until(lambda: len(cmds) == 2, 10.0)
     assert (cmds[1].command, cmds[1].param1) == (400, 1.0)
     # PX4 never reports armed: the result says so
-    assert h.spin_until(lambda: feed() and any("arm: NOT confirmed" in s for s in _diag_messages(diag)), 10.0)
-    act["disarm"].publish(Empty())
-    assert h.spin_until(lambda: len(cmds) == 3, 10.0)
+    assert h.spin_until(lambda: feed() is not None and any("arm: NOT confirmed" in s for s in _diag_messages(diag)),
+                        10.0)
+    ok, why = _call(h, act["disarm"])
+    assert ok and h.spin_until(lambda: len(cmds) == 3, 10.0)
     assert (cmds[2].command, cmds[2].param1) == (400, 0.0)
+
+
+def test_the_actions_are_services_and_nothing_else(h, tmp_path):
+    """No install-dependent interface: ~/arm, ~/disarm, ~/offboard are std_srvs/Trigger services, and
+    no topic of those names exists (a topic could be replayed by ros2 bag play)."""
+    node, pubs = _bridge(h, vehicle_file(tmp_path))
+    services = dict(node.get_service_names_and_types())
+    topics = dict(node.get_topic_names_and_types())
+    for a in ("arm", "disarm", "offboard"):
+        assert services[f"/geodyn_px4_bridge/{a}"] == ["std_srvs/srv/Trigger"]
+        assert f"/geodyn_px4_bridge/{a}" not in topics
 
 
 def test_arm_and_offboard_on_start(h, tmp_path):
@@ -305,3 +326,60 @@ def test_setpoints_that_px4_will_desaturate_are_counted(h, tmp_path):
     pubs["cmd/rotor_speeds"].publish(rotor_msg([600.0] * 4))
     assert h.spin_until(lambda: len(th) == 2, 10.0)
     assert node.counts["desaturated"] == 1
+
+
+def test_thrust_is_published_before_torque_on_the_wire(h, tmp_path):
+    """PX4's allocator runs when a torque setpoint arrives, with the thrust it has then
+    (ControlAllocator::Run, "Run allocator on torque changes"), and PX4's own rate controller
+    publishes thrust first (MulticopterRateControl::Run): each command's thrust must be on the
+    wire before its torque (issue 51: torque went first in 69 of 69 pairs). Each message's DDS source
+    timestamp, taken by its writer at publication (rclpy's MessageInfo), orders the two writers."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    from geodyn_ros.ros.common.runtime import control_qos
+    node, pubs = _bridge(h, vehicle_file(tmp_path, SQUARE_QUAD))
+    # the harness's EventsExecutor cannot take a message with its info: a probe of its own
+    wire = rclpy.create_node("order_probe", context=h.ctx)
+    ex = SingleThreadedExecutor(context=h.ctx)
+    ex.add_node(wire)
+    got = {THRUST: [], TORQUE: []}
+    for topic, msg_type in ((THRUST, VehicleThrustSetpoint), (TORQUE, VehicleTorqueSetpoint)):
+        wire.create_subscription(msg_type, topic, lambda m, info, t=topic: got[t].append((info["source_timestamp"], m)),
+                                 control_qos(100))
+
+    def spin_until(cond):
+        for _ in range(1000):
+            h.ex.spin_once(timeout_sec=0.005)
+            ex.spin_once(timeout_sec=0.005)
+            if cond():
+                return True
+        return False
+    try:
+        assert spin_until(lambda: node.count_subscribers(THRUST) and node.count_subscribers(TORQUE))
+        for k in range(30):
+            omega = np.array([600.0 + 5 * k, 650.0, 700.0, 620.0])
+            pubs["cmd/rotor_speeds"].publish(rotor_msg(omega))
+            assert spin_until(lambda: len(got[THRUST]) > k and len(got[TORQUE]) > k)
+            (t_thrust, thrust), (t_torque, torque) = got[THRUST][k], got[TORQUE][k]
+            want_torque, want_thrust = _square_by_hand((omega / 1000.0) ** 2)
+            assert _close(thrust.xyz, want_thrust) and _close(torque.xyz, want_torque)     # one command's pair
+            assert 0 < t_thrust < t_torque, k
+    finally:
+        ex.remove_node(wire)
+        wire.destroy_node()
+
+
+def test_a_vehicle_px4_cannot_allocate_exactly_is_refused_at_start(h, tmp_path):
+    """An x500 whose motors are canted 1-3 deg (test/px4/test_px4_canted.py): one line, the reason."""
+    axis = [np.array(a) / np.linalg.norm(a) for a in ([0.03, 0.01, -1], [-0.02, 0.035, -1], [0.015, -0.04, -1],
+                                                      [-0.03, -0.02, -1])]
+    rotors = "".join(f"  - px4: {{PX: {p[0]}, PY: {p[1]}, AX: {float(a[0])!r}, AY: {float(a[1])!r}, AZ: {float(a[2])!r}, "
+                     f"KM: {k}}}\n" for p, a, k in
+                     zip([[0.13, 0.22], [-0.13, -0.2], [0.13, -0.22], [-0.13, 0.2]], axis, [0.05, 0.05, -0.05, -0.05]))
+    path = vehicle_file(tmp_path, SQUARE_QUAD.split("rotors:")[0] + "rotors:\n" + rotors + "constants:" +
+                        SQUARE_QUAD.split("constants:")[1])
+    with pytest.raises(ConfigurationError) as e:
+        h.make(Px4BridgeNode, {"actuation_config": path})
+    msg = str(e.value)
+    assert "\n" not in msg and "PX4 cannot allocate this vehicle exactly" in msg and "rounding" in msg

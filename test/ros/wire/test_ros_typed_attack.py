@@ -43,7 +43,6 @@ from geodyn_ros.control.feedback import TrackingGains
 from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
 from geodyn_ros.lie import Ad_inv
 from geodyn_ros.loops.underactuated import rigid_effort_limits
-from geodyn_ros.ros.wire.actuator_commands import HAVE_ACTUATOR_MSGS
 from geodyn_ros.ros.wire.typed import TypedFeedforwardPacker
 
 policy = test_module("test_ros_input_policy")
@@ -95,7 +94,7 @@ def _commands_finite(rig) -> bool:
             return [w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z]
         if hasattr(m, "effort"):
             return list(m.effort)
-        return list(m.velocity if HAVE_ACTUATOR_MSGS else m.data)
+        return list(m.velocity)
     msgs = list(rig.cmds) + list(rig.rotors or []) + list(getattr(rig, "efforts", None) or [])
     return all(np.isfinite(numbers(m)).all() for m in msgs)
 
