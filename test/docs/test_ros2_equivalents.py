@@ -26,7 +26,10 @@ The ROS 2 wheels of ``make venv`` have no ``ros2`` command. A user of the docs m
   prints what the page shows.
 
 Placeholders of the docs (``/path/to/robot.urdf``, ``my_robot.urdf``, ``my_vehicle.yaml``) are
-given shipped files (:data:`PLACEHOLDERS`), ``/tmp/`` paths a temporary folder.
+given shipped files (:func:`placeholders`), ``/tmp/`` paths a temporary folder. ``my_px4/`` (the
+folder ``geodyn_vehicle --px4 --out my_px4`` writes, doc/howto/fly_on_px4.md) is made by that
+command, as the page says, for ``test/data/quad_x_arm_px4.yaml`` (a quadrotor with an arm: the
+page's own-vehicle example) before a section that uses it runs.
 """
 from __future__ import annotations
 
@@ -273,7 +276,7 @@ def placeholders(tmp: Path) -> dict:
     table = {"/path/to/robot.urdf.xacro": "urdf/aerial_manipulator.urdf", "/path/to/robot.urdf": "urdf/aerial_manipulator.urdf",
              "/abs/path/my_robot.urdf": urdf, "/abs/path/my_vehicle.yaml": vehicle,
              "my_robot_gazebo.urdf": str(tmp / "my_robot_gazebo.urdf"),
-             "my_robot.urdf": urdf, "my_vehicle.yaml": vehicle, "/tmp/": f"{tmp}/"}
+             "my_robot.urdf": urdf, "my_vehicle.yaml": vehicle, "/tmp/": f"{tmp}/", "my_px4/": f"{tmp}/my_px4/"}
     return dict(sorted(table.items(), key=lambda kv: -len(kv[0])))
 
 
@@ -570,7 +573,13 @@ def test_the_equivalent_runs(key, runner, tmp_path):
     eq, where = EQUIVALENTS[key]
     table = placeholders(tmp_path)
     if eq.page is not None:
-        lines = [_substitute(ln, table) for ln in section_commands(eq.page, eq.anchor)]
+        raw = section_commands(eq.page, eq.anchor)
+        if any("my_px4/" in ln for ln in raw):         # the page's recipe writes it first
+            data = ROOT / "test" / "data"
+            out = runner.run(f"geodyn_vehicle --urdf {data / 'quad_x_arm.urdf'} --vehicle {data / 'quad_x_arm_px4.yaml'} "
+                             f"--px4 --out {tmp_path / 'my_px4'}")
+            assert out.returncode == 0 and (tmp_path / "my_px4" / "px4_params.yaml").exists(), out.stderr[-2000:]
+        lines = [_substitute(ln, table) for ln in raw]
         _run_group(runner, lines, "\n".join(lines))
         return
     command = _substitute(eq.text, table)
