@@ -103,8 +103,8 @@ def _run(module: str, executable: str) -> int:
         if not _kernels_cached():
             if executable == "geodyn_warmup":
                 label, stream = "[geodyn warmup]", sys.stdout
-                print(f"{label} importing geodyn_ros: numba compiles every kernel once (5-20 minutes on 2 cores, "
-                      f"the longer when they are busy; a line every {PROGRESS_EVERY:.0f} s) ...", flush=True)
+                print(f"{label} importing geodyn_ros: numba compiles every kernel once (5-8 minutes on a quiet "
+                      f"2-core machine, up to 2 hours when both cores are busy; a line every {PROGRESS_EVERY:.0f} s) ...", flush=True)
             else:
                 label, stream = f"[INFO] {name}:", sys.stderr
                 print(f"{label} compiling the dynamics kernels, first start only (a minute or more; "
