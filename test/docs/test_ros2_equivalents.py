@@ -54,8 +54,10 @@ PAGES = sorted(DOC.rglob("*.md")) + [ROOT / "README.md"]
 SUBVERBS = {"topic", "param", "service", "bag", "pkg", "node", "interface", "action", "lifecycle", "daemon"}
 _ROS2 = re.compile(r"(?:^|\$\(|[\s\"'(])ros2 (\w+)((?: +[^\s)`]+)*)")
 _MARK = re.compile(r"without ros2\b[^:`]{0,120}:\s*", re.I)
-#: seconds: a node's start on a loaded 2-core machine (kernels cached), a loop's run
-START_TIMEOUT, RUN_TIMEOUT, STOP_TIMEOUT = 600.0, 1500.0, 120.0
+#: seconds: a node's start on a loaded 2-core machine (kernels cached); a finite command's run (a loop,
+#: or geodyn_warmup compiling every kernel: up to 2 hours with both cores busy, doc/howto/install.md;
+#: it timed out at 1500 s at load average 27 after the sources changed); a node's stop
+START_TIMEOUT, RUN_TIMEOUT, STOP_TIMEOUT = 600.0, 7200.0, 120.0
 
 
 # ------------------------------------------------------------------------------------- the finder
