@@ -26,7 +26,7 @@ $(BASE_STAMP): requirements.txt setup.py
 	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY) on PATH (or run: make PY=python3 ...)"; exit 1; }
 	@echo "venv 1/5: creating $(VENV) with $(PY) (seconds)"
 	$(PY) -m venv $(VENV)
-	@echo "venv 2/5: pip install of the pinned requirements.txt (about 2 GB installed; 1-3 minutes with a warm pip cache, more on a slow network)"
+	@echo "venv 2/5: pip install of the pinned requirements.txt (about 2 GB installed; 1-3 minutes with a warm pip cache on a quiet machine, about 6 with both cores busy, more on a slow network)"
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements.txt
 	@echo "venv 3/5: geodyn_ros itself, editable (seconds)"
@@ -37,12 +37,17 @@ $(BASE_STAMP): requirements.txt setup.py
 	@# may drop compat mode); PYTHONWARNINGS silences setuptools' "compat mode is transitional" banner,
 	@# which looks like a failure and is not one (errors still show)
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
-	@echo "venv 4/5: compiling the numba kernels once, cached for every later run (5-8 minutes on 2 cores; a line per family)"
-	$(BIN)/python -m geodyn_ros.warmup
+	@# an editable install has no share/geodyn_ros: link the launch, URDF and config files (and the ament
+	@# index entry) into the venv, as pip install . installs them (tools/link_share.py)
+	$(BIN)/python tools/link_share.py
+	@echo "venv 4/5: compiling the numba kernels once, cached for every later run (5-8 minutes on a quiet 2-core machine, up to 2 hours when both cores are busy with other jobs; a line every 30 s, then one per family)"
+	@# the console script (geodyn_ros_entry): it says what it does before the package's import compiles, and
+	@# every 30 s while it does (python -m geodyn_ros.warmup prints nothing until the import is over)
+	$(BIN)/geodyn_warmup
 	touch $(BASE_STAMP)
 
 $(STAMP): $(BASE_STAMP) $(MSG_SOURCES)
-	@echo "venv 5/5: building the ROS interfaces geodyn_msgs (and tf2_msgs/TFMessage, actuator_msgs/Actuators and the px4_msgs fixture where no install has them) into $(VENV) (about 80 s on 2 cores; a line per step)"
+	@echo "venv 5/5: building the ROS interfaces geodyn_msgs (and tf2_msgs/TFMessage, actuator_msgs/Actuators and the px4_msgs fixture where no install has them) into $(VENV) (about 80 s on a quiet 2-core machine, 9-12 minutes when both cores are busy; a line per step and every 20 s while it compiles)"
 	$(BIN)/python tools/build_interfaces.py
 	touch $(STAMP)
 	@echo "venv: ready ($(VENV))"

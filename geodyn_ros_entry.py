@@ -98,12 +98,24 @@ def _run(module: str, executable: str) -> int:
     mod = None
     try:
         # a warm start (kernels in numba's cache) imports in about a second and says nothing; a
-        # cold one says why it waits
-        if executable != "geodyn_warmup" and not _kernels_cached():   # (the warm-up says it itself)
-            print(f"[INFO] {name}: compiling the dynamics kernels, first start only (about a minute; "
-                  "'geodyn_warmup' after installing does it ahead of time) ...", file=sys.stderr, flush=True)
+        # cold one says why it waits, and again every PROGRESS_EVERY s while it compiles
+        progress = None
+        if not _kernels_cached():
+            if executable == "geodyn_warmup":
+                label, stream = "[geodyn warmup]", sys.stdout
+                print(f"{label} importing geodyn_ros: numba compiles every kernel once (5-8 minutes on a quiet "
+                      f"2-core machine, up to 2 hours when both cores are busy; a line every {PROGRESS_EVERY:.0f} s) ...", flush=True)
+            else:
+                label, stream = f"[INFO] {name}:", sys.stderr
+                print(f"{label} compiling the dynamics kernels, first start only (a minute or more; "
+                      "'geodyn_warmup' after installing does it ahead of time) ...", file=sys.stderr, flush=True)
+            progress = _compile_progress(label, stream)
         import importlib
-        mod = importlib.import_module(module)
+        try:
+            mod = importlib.import_module(module)
+        finally:
+            if progress is not None:
+                progress.set()
         if _STOP_REQUESTED:   # a stop whose KeyboardInterrupt was swallowed during the imports
             _exit_during_start()
         return mod.main()
@@ -127,6 +139,45 @@ def _run(module: str, executable: str) -> int:
         # Ctrl-C, ros2 launch escalating) would kill the exiting process with -2/-15.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+#: seconds between two "still compiling" lines of a cold start (numba compiles the kernels while the
+#: package is imported, silently: 20 minutes on a loaded 2-core machine looked hung)
+PROGRESS_EVERY = 30.0
+
+
+def _compile_progress(label: str, stream):
+    """Start a daemon thread that prints ``<label> still compiling the dynamics kernels, 2 min 30 s
+    so far (importing geodyn_ros.algorithms.workspace)`` every :data:`PROGRESS_EVERY` s; returns the
+    ``threading.Event`` that stops it."""
+    import threading
+
+    stop, t0 = threading.Event(), time.monotonic()
+
+    def beat():
+        while not stop.wait(PROGRESS_EVERY):
+            now = _importing()
+            print(f"{label} still compiling the dynamics kernels, {_duration(time.monotonic() - t0)} so far"
+                  + (f" (importing {now})" if now else ""), file=stream, flush=True)
+
+    threading.Thread(target=beat, name="geodyn-compile-progress", daemon=True).start()
+    return stop
+
+
+def _importing() -> str | None:
+    """The innermost ``geodyn_ros`` module being imported now: the newest entry of ``sys.modules``
+    (insertion order is import order) whose spec is still initializing."""
+    try:
+        names = [n for n, m in list(sys.modules.items()) if n.startswith("geodyn_ros.")
+                 and getattr(getattr(m, "__spec__", None), "_initializing", False)]
+    except RuntimeError:     # sys.modules changed size while being copied: no name this time
+        return None
+    return names[-1] if names else None
+
+
+def _duration(seconds: float) -> str:
+    """``42 s`` or ``3 min 05 s``."""
+    return f"{seconds:.0f} s" if seconds < 60 else f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
 
 
 def _exit_during_start() -> None:

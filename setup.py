@@ -9,8 +9,9 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*", "bench", "bench.*"]),
-    # console-script shims (clean stop during the heavy imports) and the launch files' argument check
-    py_modules=["geodyn_ros_entry", "geodyn_ros_launch"],
+    # console-script shims (clean stop during the heavy imports), the launch files' argument check, and
+    # geodyn_ros2 (the docs' ros2 param/service/topic/pkg commands without the ros2 CLI)
+    py_modules=["geodyn_ros_entry", "geodyn_ros_launch", "geodyn_ros2"],
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),

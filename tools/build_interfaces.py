@@ -9,7 +9,8 @@ Run with the venv's Python from the clone's root (``make venv`` does, as its ste
     .venv/bin/python tools/build_interfaces.py            # fix-up, then build what changed
     .venv/bin/python tools/build_interfaces.py --fixup-only --dry-run   # show what the fix-up would change
 
-Steps, one progress line each:
+Steps, a progress line as each starts (and every 20 s while a package compiles: minutes on a
+busy 2-core machine, which must not look hung):
 
 1. **tools**: cmake, a C and a C++ compiler, make, and the ROS build wheels in the venv
    (``ament_cmake``, ``rosidl_default_generators``; requirements.txt). A missing one stops the
@@ -23,7 +24,9 @@ Steps, one progress line each:
    nothing outside it changes; a copy would not work, because each exported CMake file finds its
    package's headers and libraries relative to its own location. Each file is written whole
    through a temporary file and a rename; the rewrite is idempotent (a second run changes
-   nothing) and every changed file is listed. ``pip install --force-reinstall`` of a wheel
+   nothing) and every changed file is listed in ``<venv>/.geodyn_interfaces/path_fixup.txt`` (on
+   stdout with ``--dry-run``): the fix-up is expected on every new venv, and its console line says
+   so in one line, not as a list that reads like a failure. ``pip install --force-reinstall`` of a wheel
    restores its original files. Any other build-machine path left in those files is an error.
 3. **tf2_msgs**, **actuator_msgs**, **px4_msgs**: each skipped where a real one is installed (an
    ament index entry under ``AMENT_PREFIX_PATH`` that this script did not write), else built from
@@ -74,6 +77,11 @@ def _progress(step: str, text: str) -> None:
     print(f"interfaces {step}: {text}", flush=True)
 
 
+def _duration(seconds: float) -> str:
+    """``42 s`` or ``3 min 05 s``."""
+    return f"{seconds:.0f} s" if seconds < 60 else f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+
+
 # ---------------------------------------------------------------------- 2. path fix-up
 def path_map(prefix: Path) -> list[tuple[re.Pattern, str]]:
     """(pattern, replacement) pairs of the build machine's Python paths -> this interpreter's."""
@@ -116,6 +124,14 @@ def fix_cmake_paths(prefix: Path, dry_run: bool = False) -> list[tuple[Path, dic
             os.chmod(tmp, path.stat().st_mode & 0o777)
             os.replace(tmp, path)
     return changed
+
+
+def fixup_report(changed, prefix: Path) -> list[str]:
+    """The lines that list a fix-up: each path mapping (``old -> new``), then each file changed
+    (relative to ``prefix``) with its count of paths."""
+    pairs = {old: new for _, p in changed for old, (new, _) in p.items()}
+    return [f"{old} -> {new}" for old, new in pairs.items()] + \
+        [f"{path.relative_to(prefix)} ({sum(n for _, n in p.values())})" for path, p in changed]
 
 
 # ---------------------------------------------------------------------- 1. tools
@@ -167,11 +183,37 @@ def _env(prefix: Path) -> dict:
     return env
 
 
-def _run(argv, log: Path, env: dict, what: str) -> None:
+#: seconds between two progress lines of a long build step (the build is silent otherwise: minutes
+#: on a loaded 2-core machine, which looked hung)
+PROGRESS_EVERY = 20.0
+#: CMake's Makefile generator's progress mark, ``[ 42%] Building C object ...``
+_PERCENT = re.compile(rb"\[\s*(\d+)%\]")
+
+
+def _run(argv, log: Path, env: dict, what: str, step: str = "") -> None:
+    """Run ``argv`` with its output appended to ``log``; every :data:`PROGRESS_EVERY` s a progress
+    line (``interfaces <step>: <what>: 42 %, 1 min 20 s so far``, the percentage CMake last
+    printed) so that a long compile never looks hung."""
+    t0 = time.monotonic()
     with open(log, "a") as f:
         f.write("$ " + " ".join(map(str, argv)) + "\n")
         f.flush()
-        rc = subprocess.run([str(a) for a in argv], stdout=f, stderr=subprocess.STDOUT, env=env).returncode
+        start = f.tell()
+        proc = subprocess.Popen([str(a) for a in argv], stdout=f, stderr=subprocess.STDOUT, env=env)
+        last = t0
+        while True:
+            try:
+                rc = proc.wait(timeout=1.0)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if time.monotonic() - last >= PROGRESS_EVERY:
+                last = time.monotonic()
+                with open(log, "rb") as r:
+                    r.seek(start)
+                    marks = _PERCENT.findall(r.read())
+                done = f"{int(marks[-1])} %, " if marks else ""
+                _progress(step, f"{what}: {done}{_duration(last - t0)} so far")
     if rc != 0:
         tail = log.read_text().splitlines()[-25:]
         sys.stderr.write("\n".join(tail) + "\n")
@@ -192,8 +234,9 @@ def _remove_previous_install(build: Path, prefix: Path) -> int:
     return n
 
 
-def build_package(name: str, source: Path, prefix: Path, jobs: int) -> None:
-    """CMake configure, build and install of one interface package into ``prefix``."""
+def build_package(name: str, source: Path, prefix: Path, jobs: int, step: str = "") -> None:
+    """CMake configure, build and install of one interface package into ``prefix`` (a progress
+    line every :data:`PROGRESS_EVERY` s, labelled ``step``)."""
     build = prefix / ".geodyn_interfaces" / "build" / name
     cache = build / "CMakeCache.txt"
     if cache.exists() and f"CMAKE_HOME_DIRECTORY:INTERNAL={Path(source).resolve()}\n" not in cache.read_text():
@@ -207,10 +250,10 @@ def build_package(name: str, source: Path, prefix: Path, jobs: int) -> None:
     _run(["cmake", "-S", source, "-B", build, f"-DCMAKE_INSTALL_PREFIX={prefix}",
           f"-DCMAKE_PREFIX_PATH={prefix}", f"-DPython3_EXECUTABLE={sys.executable}",
           "-DPython3_FIND_VIRTUALENV=ONLY", "-DBUILD_TESTING=OFF", "-DCMAKE_BUILD_TYPE=Release"],
-         log, env, f"{name}: cmake configure")
-    _run(["cmake", "--build", build, "--parallel", str(jobs)], log, env, f"{name}: build")
+         log, env, f"{name}: cmake configure", step)
+    _run(["cmake", "--build", build, "--parallel", str(jobs)], log, env, f"{name}: build", step)
     _remove_previous_install(build, prefix)
-    _run(["cmake", "--install", build], log, env, f"{name}: install")
+    _run(["cmake", "--install", build], log, env, f"{name}: install", step)
     if name in STAND_INS:
         (prefix / own_marker(name)).write_text(f"{name} built by geodyn_ros tools/build_interfaces.py from "
                                                f"{source.relative_to(ROOT)}\n")
@@ -240,16 +283,18 @@ def main(argv=None) -> int:
             tools = check_tools(prefix)
             _progress("1/5", "tools found: " + ", ".join(f"{k} {v}" for k, v in tools.items()))
         changed = fix_cmake_paths(prefix, dry_run=args.dry_run)
-        verb = "would rewrite" if args.dry_run else "rewrote"
-        if changed:
-            pairs = {old: new for _, p in changed for old, (new, _) in p.items()}
-            _progress("2/5", f"path fix-up: {verb} the build machine's Python paths in {len(changed)} exported "
-                             f"CMake files of {prefix}, in place ({sum(n for _, p in changed for _, n in p.values())} "
-                             f"paths):")
-            for old, new in pairs.items():
-                print(f"    {old} -> {new}")
-            for path, p in changed:
-                print(f"    {path.relative_to(prefix)} ({sum(n for _, n in p.values())})")
+        report = fixup_report(changed, prefix)
+        if changed and args.dry_run:
+            _progress("2/5", f"path fix-up: would point {len(changed)} exported CMake files of {prefix} at this Python:")
+            print("\n".join(f"    {line}" for line in report))
+        elif changed:
+            listing = prefix / ".geodyn_interfaces" / "path_fixup.txt"
+            listing.parent.mkdir(parents=True, exist_ok=True)
+            listing.write_text("\n".join(report) + "\n")
+            n = len(changed)
+            _progress("2/5", f"path fix-up done, as on every new venv: {n} CMake file{'s' * (n != 1)} of the ROS "
+                             "wheels pointed at this venv's Python, not the wheels' build machine "
+                             f"(list: {listing})")
         else:
             _progress("2/5", f"path fix-up: nothing to change (none of the {len(exported_cmake_files(prefix))} "
                              f"exported CMake files of {prefix} names a build-machine path)")
@@ -262,8 +307,9 @@ def main(argv=None) -> int:
                 _progress(step, f"{name}: skipped, a real {name} is installed in {real}")
                 continue
             t0 = time.monotonic()
-            _progress(step, f"{name}: building {source.relative_to(ROOT)} into {prefix} (about 30 s from scratch, seconds when unchanged)")
-            build_package(name, source, prefix, args.jobs)
+            _progress(step, f"{name}: building {source.relative_to(ROOT)} into {prefix} (10-40 s from scratch on "
+                            "a quiet 2-core machine, up to 7 minutes when both cores are busy; seconds when unchanged)")
+            build_package(name, source, prefix, args.jobs, step)
             built.append(name)
             _progress(step, f"{name}: installed in {time.monotonic() - t0:.0f} s")
         check_import(prefix, built)

@@ -403,20 +403,22 @@ def format_tables(obj: dict) -> str:
         for key, title in (("position_rms_m", "position RMS [m]"), ("joint_rms_deg", "joint RMS [deg]")):
             cols = [("level", "", 5)] + [(c, "[m]" if key == "position_rms_m" else "[deg]", 8) for c in conds]
             body = [[lv] + [_cell(rows[c].get(lv), key) for c in conds] for lv in shown]
+            legend = []   # one entry per row label the table prints beyond the levels
             if key == "position_rms_m":
                 body.append(["floor"] + [f"{v['floors'][c]['floor']:.2e}" for c in conds])
+                legend.append("floor: the small model's sensing floor")
                 ff2 = levels[-1]
-                pred = []
-                for c in conds:
-                    p = rows.get("perfect", {}).get(ff2)
-                    pred.append("-" if p is None or "diverged" in p else
-                                f"{math.hypot(p['position_rms_m'], v['floors'][c]['floor']):.2e}")
-                if "perfect" in conds:
+                if "perfect" in conds:   # the predicted row needs the perfect-sensing row
+                    pred = []
+                    for c in conds:
+                        p = rows["perfect"].get(ff2)
+                        pred.append("-" if p is None or "diverged" in p else
+                                    f"{math.hypot(p['position_rms_m'], v['floors'][c]['floor']):.2e}")
                     body.append([f"{ff2}~"] + pred)
-            lines += [f"{title} per level and sensing" + (" (floor: the small model's sensing floor;"
-                                                          if key == "position_rms_m" else "")]
-            if key == "position_rms_m":
-                lines.append(f"  {levels[-1]}~: sqrt(perfect^2 + floor^2), the {levels[-1]} row it predicts)")
+                    legend.append(f"{ff2}~: sqrt(perfect^2 + floor^2), the {ff2} row it predicts")
+            heads = [f"{title} per level and sensing" + (f" ({legend[0]}" if legend else "")]
+            heads += [f"  {entry}" for entry in legend[1:]]
+            lines += [h + (";" if i < len(legend) - 1 else ")" if legend else "") for i, h in enumerate(heads)]
             lines.append(text_table(cols, body))
         clips = [[lv] + [("-" if rows[c].get(lv) is None or "diverged" in rows[c][lv] else
                           f"{rows[c][lv]['rotor_saturations']}/{rows[c][lv]['joint_saturations']}") for c in conds]

@@ -97,3 +97,45 @@ def test_stand_ins_are_built_only_where_no_real_one_is_installed(tmp_path, monke
     (ros / f"share/ament_index/resource_index/packages/{name}").write_text("")
     monkeypatch.setenv("AMENT_PREFIX_PATH", os.pathsep.join((str(ros), str(venv))))
     assert tool.real_package(venv, name) == str(ros)                      # a ROS install's, a lab's: skip
+
+
+def test_the_fixup_says_in_one_line_that_it_is_expected(tmp_path, capsys):
+    """Issue 52.7: make venv printed "path fix-up: rewrote the build machine's Python paths in 14
+    exported CMake files of ..., in place" and a list of files, which read like a failure. The
+    console now has one line saying that this is done on every new venv, the list goes to a file,
+    and ``--dry-run`` still prints it."""
+    tool = _tool()
+    prefix = _fake_prefix(tmp_path)
+    assert tool.main(["--fixup-only", "--dry-run", "--prefix", str(prefix)]) == 0
+    dry = capsys.readouterr().out
+    assert "export_std_msgs__rosidl_generator_pyExport.cmake" in dry and BUILD_MACHINE in dry
+    assert tool.main(["--fixup-only", "--prefix", str(prefix)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1, out
+    line = out[0]
+    assert line.startswith("interfaces 2/5: path fix-up done, as on every new venv: 1 CMake file of the ROS wheels "
+                           "pointed at this venv's Python"), line
+    assert not any(w in line for w in ("rewrote", "in place", "error", "fail")), line
+    listing = prefix / ".geodyn_interfaces" / "path_fixup.txt"
+    assert str(listing) in line
+    assert "share/std_msgs/cmake/export_std_msgs__rosidl_generator_pyExport.cmake (2)" in listing.read_text()
+    assert tool.main(["--fixup-only", "--prefix", str(prefix)]) == 0     # the second run: nothing to change
+    assert "nothing to change" in capsys.readouterr().out
+
+
+def test_a_long_build_step_prints_progress(tmp_path, capsys, monkeypatch):
+    """Issue 52.6: the message build was silent for 8.8 minutes on a loaded machine. A step that
+    runs longer than PROGRESS_EVERY prints a line with the percentage CMake printed last, and its
+    output still goes to the log alone. (A command printing CMake's marks 0.4 s apart, progress
+    every 0.2 s: at least one line, whatever the load, since the command takes at least 1.2 s.)"""
+    tool = _tool()
+    monkeypatch.setattr(tool, "PROGRESS_EVERY", 0.2)
+    script = ("import time\nfor p in (10, 42, 77):\n    print(f'[ {p}%] Building C object x.c.o', flush=True)\n"
+              "    time.sleep(0.4)\n")
+    log = tmp_path / "build.log"
+    tool._run([sys.executable, "-c", script], log, dict(os.environ), "geodyn_msgs: build", "4/5")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines, "no progress line"
+    assert all(ln.startswith("interfaces 4/5: geodyn_msgs: build: ") and ln.endswith(" so far") for ln in lines), lines
+    assert any(" % " in ln or " %," in ln for ln in lines), lines
+    assert "[ 77%]" in log.read_text() and not any("Building C object" in ln for ln in lines)

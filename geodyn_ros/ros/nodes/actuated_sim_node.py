@@ -112,7 +112,11 @@ class ActuatedSimNode(SimNode):
                                  guard(self, self._on_motor_efforts, "cmd/motor_efforts"), qos)
         self.pub_motors = self.create_publisher(JointState, "motor_states", qos)
         if self.sim is not None:
-            self.publish_state()   # the start state again, now with motor_states
+            # the start state's motor_states (SimNode's constructor published odom and joint_states
+            # before this publisher existed); not the whole state again: a second odom and
+            # joint_states stamped 0 made every controller under input_policy latest warn
+            # "skipping cycle: joint_states: stamp 0.000000000 s is not newer ..." at each start
+            self._publish_motors()
 
     def _setup_model(self, sim, first: bool = True) -> None:
         """``geodyn_sim``'s set-up, plus the actuators: names, the ``motor_states`` message and the
@@ -198,6 +202,10 @@ class ActuatedSimNode(SimNode):
     def publish_state(self) -> None:
         """``geodyn_sim``'s state messages, then ``motor_states`` with the same stamp."""
         super().publish_state()
+        self._publish_motors()
+
+    def _publish_motors(self) -> None:
+        """``motor_states`` of the current state (motor angles, rates, spring torques)."""
         pub = getattr(self, "pub_motors", None)
         if pub is None:   # SimNode's constructor publishes before this node made its publisher
             return
