@@ -36,12 +36,12 @@ import yaml
 import geodyn_ros as gd
 from geodyn_ros.control.rotors import Allocation
 from geodyn_ros.vehicle import load_vehicle
-from gz_world import (NEEDS, add_force_torque_hold, gz_env, gz_server, parse_joint_velocities, parse_model_info,
-                      parse_wrench, urdf_to_sdf, world_sdf)
+from gz_world import (add_force_torque_hold, gz_server, skip_reason, parse_joint_velocities, parse_model_info, parse_wrench,
+                      urdf_to_sdf, world_sdf)
 
 xacro = pytest.importorskip("xacro")
-if gz_env() is None:
-    pytest.skip(NEEDS, allow_module_level=True)
+if skip_reason():
+    pytest.skip(skip_reason(), allow_module_level=True)
 
 REPO = Path(__file__).resolve().parents[2]
 URDF = REPO / "urdf"
@@ -117,21 +117,31 @@ def _steady_wrench(server, tries: int = 40) -> np.ndarray:
                          + server.log_text()[-2000:])
 
 
-@pytest.fixture(scope="module", params=sorted(VEHICLES))
+#: vehicles gz cannot fly as their files are, with why (found by these tests in gz-sim 8.14)
+KNOWN = {"iris": "iris.urdf's rotor joints are revolute with <limit velocity=\"0\">: gz-sim enforces it, so the "
+                 "motor model's rotors never turn (edit the URDF's rotor joints to continuous, or give a velocity limit)"}
+
+
+@pytest.fixture(scope="module", params=[pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN[n], strict=True))
+                                        if n in KNOWN else n for n in sorted(VEHICLES)])
 def measured(request, tmp_path_factory):
     """One gz server per vehicle: the model info, then each rotor alone at 70 % of its maxRotVelocity
     (the others at 0): (name, expanded URDF, gz links, [(k, w_k, wrench)], gz log)."""
     name = request.param
     tmp = tmp_path_factory.mktemp(name)
     xml = expand(name)
+    base = gd.load_urdf(xml).base_link
     model = urdf_to_sdf(xml, tmp)
-    add_force_torque_hold(model, FT_TOPIC)
+    add_force_torque_hold(model, FT_TOPIC, base)
     mot = motors(xml)
     ns = mot[0].findtext("robotNamespace")
     cmd_topic = f"/{ns}/{mot[0].findtext('commandSubTopic')}"
-    with gz_server(world_sdf(model, z=1.0), tmp) as server:
+    # package:// meshes become model:// ones in gz: found through GZ_SIM_RESOURCE_PATH (the share folder)
+    env = {"GZ_SIM_RESOURCE_PATH": f"{ERD.parent.parent}:{REPO.parent}"}
+    with gz_server(world_sdf(model, z=1.0), tmp, env) as server:
         info = {}
         for _ in range(60):
+            assert server.proc.poll() is None, f"{name}: gz sim stopped; its log:\n" + server.log_text()[-3000:]
             info = parse_model_info(server.cmd("model", "-m", MODEL, timeout=30))
             if info:
                 break
@@ -143,7 +153,7 @@ def measured(request, tmp_path_factory):
             _command_one_rotor(server, cmd_topic, mot, k, w, f"/world/probe/model/{MODEL}/joint_state")
             rows.append((k, w, _steady_wrench(server)))
         log = server.log_text()
-    return name, xml, info, rows, log
+    return name, xml, info, rows, log, base
 
 
 def test_each_rotor_alone_applies_the_allocation_column(measured):
@@ -151,7 +161,7 @@ def test_each_rotor_alone_applies_the_allocation_column(measured):
     base's weld) equals the controller's allocation column A[:, k] w_k^2 -- thrust direction,
     spin-sign drag torque and magnitude at once -- to 1e-6 of the column's largest entry (the
     readings settle to 1e-9; the rest is the solver's weld constraint) and, per entry, 1e-9 N / N m."""
-    name, xml, _, rows, log = measured
+    name, xml, _, rows, log, _ = measured
     _, _, urdf, vehicle = VEHICLES[name]
     cfg = load_vehicle(vehicle)
     _, frames = cfg.rotor_frames(cfg.load_model(str(urdf)))
@@ -183,10 +193,10 @@ def test_spawned_model_mass_com_inertia_equal_the_package_model(measured):
     (each number within 5e-7): mass 5e-7 per link, CoM 5e-6 m, inertia 2e-5 kg m^2 (rounding of the
     poses times the lever arms, summed over the links); a rotor link lost or doubled (5 g) or a
     misplaced one would show 100 times over."""
-    name, xml, info, _, _ = measured
+    name, xml, info, _, _, base = measured
     mot = motors(xml)
     model = gd.load_urdf(xml, locked_joints=[p.findtext("jointName") for p in mot])
-    base_pose = info["base_link"][5]
+    base_pose = info[base][5]
     groups: dict = {}
     for link, (m, R_i, p_i, I_i, R_w, p_w) in info.items():
         if link == "probe_anchor":
