@@ -15,7 +15,7 @@ MSG_SOURCES := $(wildcard geodyn_msgs/msg/*.msg) geodyn_msgs/CMakeLists.txt geod
 OUT    ?= out
 SPEED  ?= 1
 
-.PHONY: venv lint docs test test-fresh-clone test-real-launch two-robots demo actuated underactuated sensing-demo sensing budget figures lqr rejection bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize fly clean
+.PHONY: venv lint docs test test-fresh-clone test-real-launch test-gazebo two-robots demo actuated underactuated sensing-demo sensing budget figures lqr rejection bench-lqr bench-flat demo-ideal demo-actuated-ros demo-underactuated-ros bench-actuated paper bench bench-layouts bench-table4 bench-node bench-soak fd-sweep falling-cat bench-linearize fly clean
 
 # ament_index_python finds the package's share/ files under the venv prefix (pip install .)
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
@@ -57,10 +57,11 @@ $(STAMP): $(BASE_STAMP) $(MSG_SOURCES)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-## Run the whole test suite (CI runs this, then test-real-launch). The real-launch tests are skipped
-## here (GEODYN_REAL_LAUNCH=0): they start process trees and run alone in test-real-launch.
+## Run the whole test suite (CI runs this, then test-real-launch). The real-launch and the Gazebo
+## tests are skipped here (GEODYN_REAL_LAUNCH=0, GEODYN_GAZEBO=0): they start process trees and run
+## alone in test-real-launch and test-gazebo.
 test: $(STAMP)
-	GEODYN_REAL_LAUNCH=0 $(BIN)/python -m pytest -q -n 2 --durations=20 test
+	GEODYN_REAL_LAUNCH=0 GEODYN_GAZEBO=0 $(BIN)/python -m pytest -q -n 2 --durations=20 test
 
 ## The test suite in a fresh clone of the committed tree with nothing beside it (CI runs every step
 ## in such a clone: .ci/run).
@@ -71,6 +72,12 @@ test-fresh-clone:
 ## colcon build per launch; the first launch compiles the kernels (minutes, cached afterwards).
 test-real-launch: $(STAMP)
 	GEODYN_REAL_LAUNCH=1 $(BIN)/python -m pytest -q -rs -p no:xdist test/ros/loops/test_real_launch.py --durations=0
+
+## The tests against a real Gazebo (gz-sim 8, server only), alone: test/gazebo/. They find `gz` on
+## PATH, or source GEODYN_GZ_SETUP=<file> first (e.g. /opt/ros/jazzy/setup.bash), and skip in one
+## line without it. One gz server per vehicle (about 30 s each on an idle core).
+test-gazebo: $(STAMP)
+	$(BIN)/python -m pytest -q -rs -p no:xdist test/gazebo --durations=0
 
 ## The main job, both vehicles: the actuated (TiltHex) table, then the under-actuated (collinear
 ## hexarotor, flatness) table with its error budget; figures in $(OUT)/. A line per row as it

@@ -100,30 +100,74 @@ def namespace_arguments(namespace_description: str, frame_prefix: bool = True) -
     return out + [OpaqueFunction(function=check_arguments)]
 
 
-def gazebo_actions(world, with_model: dict, namespace, model_name: str, spawn_z, bridge_config) -> list:
-    """The Gazebo side shared by ``gazebo.launch.py`` and ``gazebo_underactuated.launch.py``:
-    gz sim (``-r``: running at once) with ``world``; ``robot_state_publisher`` with
-    ``with_model`` (its ``robot_description``, latched, also for the spawner, and the joints' TF);
-    ``ros_gz_sim create`` spawning ``model_name`` from the ``robot_description`` topic at height
-    ``spawn_z``; and ``ros_gz_bridge parameter_bridge`` with ``bridge_config``. Every node in
-    ``namespace``; the spawner and the bridge on simulated time."""
-    from launch.actions import IncludeLaunchDescription
-    from launch.launch_description_sources import PythonLaunchDescriptionSource
-    from launch.substitutions import PathJoinSubstitution
-    from launch_ros.actions import Node
-    from launch_ros.substitutions import FindPackageShare
+#: the stand the Gazebo models' start hold welds the base to (urdf/multirotor_gazebo_plugins.xacro,
+#: gz_start_hold): one massive link welded to the world, no collision, spawned before the robot
+GZ_STAND_SDF = ("<sdf version='1.9'><model name='geodyn_stand'><link name='link'><inertial><mass>1</mass>"
+                "</inertial></link><joint name='weld' type='fixed'><parent>world</parent><child>link</child>"
+                "</joint></model></sdf>")
+
+
+#: the ROS topic of the start hold's state (config/gz_bridge.yaml): geodyn_reference's start_topic
+GZ_START_TOPIC = "gz/start_hold"
+
+
+def gazebo_arguments() -> list:
+    """The launch arguments of :func:`gazebo_actions`: ``headless`` (``gz sim -s``, no GUI) and
+    ``robot_state_publisher`` (start it for the joints' TF; false where it is not installed)."""
+    from launch.actions import DeclareLaunchArgument
 
     return [
-        IncludeLaunchDescription(
-            PythonLaunchDescriptionSource(
-                PathJoinSubstitution([FindPackageShare("ros_gz_sim"), "launch", "gz_sim.launch.py"])),
-            launch_arguments={"gz_args": ["-r ", world]}.items(),
-        ),
+        DeclareLaunchArgument("headless", default_value="false", choices=["true", "false"],
+                              description="true: gz sim server only (-s), no GUI."),
+        DeclareLaunchArgument("robot_state_publisher", default_value="true", choices=["true", "false"],
+                              description="Start robot_state_publisher (the joints' TF for RViz)."),
+    ]
+
+
+def gazebo_actions(world, with_model: dict, namespace, model_name: str, spawn_z, bridge_config) -> list:
+    """The Gazebo side shared by the Gazebo launch files (declare :func:`gazebo_arguments` first):
+
+    * ``gz sim -r [-s] <world>`` (running at once; ``-s`` with ``headless:=true``), with this
+      package's share folder's parent on ``GZ_SIM_RESOURCE_PATH`` (``package://geodyn_ros/...`` meshes
+      are ``model://geodyn_ros/...`` to gz);
+    * ``robot_state_publisher`` with ``with_model`` (the joints' TF; ``robot_state_publisher:=false``
+      leaves it out: the spawner does not need it);
+    * ``ros_gz_sim create`` spawning the stand ``geodyn_stand`` (:data:`GZ_STAND_SDF`), and once it has
+      exited, ``model_name`` from ``with_model``'s ``robot_description`` (the ``string`` parameter) at
+      height ``spawn_z``: the model's start hold welds its base to the stand until the loop commands
+      the rotors (``gz_start_hold``), so it never falls while the nodes come up;
+    * ``ros_gz_bridge parameter_bridge`` with ``bridge_config``.
+
+    Every node in ``namespace``; the spawner and the bridge on simulated time."""
+    import os
+
+    from launch.actions import ExecuteProcess, RegisterEventHandler
+    from launch.conditions import IfCondition, UnlessCondition
+    from launch.event_handlers import OnProcessExit
+    from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+    from launch_ros.actions import Node
+    from launch_ros.parameter_descriptions import ParameterValue
+    from launch_ros.substitutions import FindPackageShare
+
+    share_parent = PathJoinSubstitution([FindPackageShare("geodyn_ros"), ".."])
+    resource = [share_parent] + ([":" + os.environ["GZ_SIM_RESOURCE_PATH"]] if os.environ.get("GZ_SIM_RESOURCE_PATH")
+                                 else [])
+    headless = LaunchConfiguration("headless")
+    gz = [ExecuteProcess(cmd=["gz", "sim", "-r", *flag, world], name="gz_sim", output="screen",
+                         additional_env={"GZ_SIM_RESOURCE_PATH": resource}, condition=cond)
+          for flag, cond in ((["-s"], IfCondition(headless)), ([], UnlessCondition(headless)))]
+    stand = Node(package="ros_gz_sim", executable="create", name="spawn_geodyn_stand", namespace=namespace,
+                 output="screen", parameters=[{"string": GZ_STAND_SDF, "name": "geodyn_stand", "use_sim_time": True}])
+    robot = Node(package="ros_gz_sim", executable="create", name="spawn_" + model_name, namespace=namespace,
+                 output="screen", parameters=[{"string": with_model["robot_description"], "name": model_name,
+                                               "z": ParameterValue(spawn_z, value_type=float), "use_sim_time": True}])
+    return [
+        *gz,
         Node(package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
-             namespace=namespace, output="screen", parameters=[with_model]),
-        Node(package="ros_gz_sim", executable="create", name="spawn_" + model_name, namespace=namespace,
-             output="screen", arguments=["-topic", "robot_description", "-name", model_name, "-z", spawn_z],
-             parameters=[{"use_sim_time": True}]),
+             namespace=namespace, output="screen", parameters=[with_model],
+             condition=IfCondition(LaunchConfiguration("robot_state_publisher"))),
+        stand,
+        RegisterEventHandler(OnProcessExit(target_action=stand, on_exit=[robot])),
         Node(package="ros_gz_bridge", executable="parameter_bridge", name="gz_bridge", namespace=namespace,
              output="screen", parameters=[{"config_file": bridge_config, "use_sim_time": True}]),
     ]

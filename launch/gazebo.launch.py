@@ -71,7 +71,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import gazebo_actions, message_types_argument, namespace_arguments, with_message_types
+from geodyn_ros_launch import GZ_START_TOPIC, gazebo_actions, gazebo_arguments, message_types_argument, namespace_arguments, with_message_types
 
 MODEL_NAME = "aerial_manipulator"
 # the continuous rotor joints of tilthex_manipulator_gazebo.xacro (config/tilthex.yaml rotor_prefix)
@@ -141,11 +141,12 @@ def generate_launch_description():
             description="0: allocation only; 1: + rotor-lag compensation (2 needs elastic joints).",
         ),
         message_types_argument(),
+        *gazebo_arguments(),
         *namespace_arguments("ROS namespace of every node (empty = the root); one robot per Gazebo world.",
                              frame_prefix=False),
         # gz sim, robot_state_publisher, the spawner and the bridge (config/gz_bridge.yaml)
         *gazebo_actions(world, with_model, namespace, MODEL_NAME, spawn_z, bridge_config),
-        geodyn("geodyn_reference", {"use_sim_time": True, "order": order}),
+        geodyn("geodyn_reference", {"use_sim_time": True, "start_topic": GZ_START_TOPIC, "order": order}),
         geodyn("geodyn_node", dict(with_model, input_policy="exact", order=order, output_representation="body",
                                    locked_joints=ROTOR_JOINTS)),
         geodyn("geodyn_actuated_controller", dict(

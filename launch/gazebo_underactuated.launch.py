@@ -70,7 +70,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from geodyn_ros_launch import gazebo_actions, message_types_argument, namespace_arguments, with_message_types
+from geodyn_ros_launch import GZ_START_TOPIC, gazebo_actions, gazebo_arguments, message_types_argument, namespace_arguments, with_message_types
 
 MODEL_NAME = "aerial_manipulator"
 
@@ -146,11 +146,12 @@ def generate_launch_description():
             description="Time scaling of the figure-eight reference.",
         ),
         message_types_argument(),
+        *gazebo_arguments(),
         *namespace_arguments("ROS namespace of every node (empty = the root); one robot per Gazebo world.",
                              frame_prefix=False),
         # gz sim, robot_state_publisher, the spawner and the bridge (config/gz_bridge.yaml)
         *gazebo_actions(world, with_model, namespace, MODEL_NAME, spawn_z, bridge_config),
-        geodyn("geodyn_reference", {"use_sim_time": True, "trajectory": "figure_eight", "order": order,
+        geodyn("geodyn_reference", {"use_sim_time": True, "start_topic": GZ_START_TOPIC, "trajectory": "figure_eight", "order": order,
                                     "speed": speed}),
         geodyn("geodyn_node", dict(with_model, input_policy="exact", input_mode="flat", order=order,
                                    actuation_config=actuation_config)),

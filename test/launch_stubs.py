@@ -183,6 +183,7 @@ _STUB_MODULES = {
                              "EnvironmentVariable"],
     "launch.launch_description_sources": ["PythonLaunchDescriptionSource"],
     "launch.conditions": ["IfCondition", "UnlessCondition"],
+    "launch.event_handlers": ["OnProcessExit"],
     "launch_ros": [],
     "launch_ros.actions": ["Node"],
     "launch_ros.parameter_descriptions": ["ParameterValue", "ParameterFile"],
@@ -325,6 +326,14 @@ PLUGIN_ELEMENTS = {
     "gz-sim-apply-joint-force-system": ("gz::sim::systems::ApplyJointForce", {"joint_name"}),
     "gz-sim-joint-state-publisher-system": ("gz::sim::systems::JointStatePublisher",
                                             {"joint_name", "topic", "update_rate"}),
+    # gz-sim8 branch at 4ada862 (8.14.0): detachable_joint/DetachableJoint.cc and
+    # triggered_publisher/TriggeredPublisher.cc, Configure; the start hold was run in gz-sim 8.14.0
+    # (test/gazebo/test_gz_start.py)
+    "gz-sim-detachable-joint-system": ("gz::sim::systems::DetachableJoint", {
+        "parent_link", "child_model", "child_link", "topic", "detach_topic", "attach_topic", "output_topic",
+        "suppress_child_warning"}),
+    "gz-sim-triggered-publisher-system": ("gz::sim::systems::TriggeredPublisher", {
+        "input", "output", "delay_ms", "service"}),
 }
 # ros_gz commit a4d00a9 (branch ros2), ros_gz_bridge/ros_gz_bridge/mappings.py: the (ROS, gz) pairs we
 # use. Checked again on the jazzy branch at 739cb42 (2024-10-18; ROS 2 Jazzy, the Harmonic pairing):
@@ -334,6 +343,7 @@ ROS_GZ_PAIRS = {
     ("sensor_msgs/msg/JointState", "gz.msgs.Model"), ("std_msgs/msg/Float64", "gz.msgs.Double"),
     ("actuator_msgs/msg/Actuators", "gz.msgs.Actuators"),
     ("ros_gz_interfaces/msg/EntityWrench", "gz.msgs.EntityWrench"),
+    ("std_msgs/msg/String", "gz.msgs.StringMsg"), ("tf2_msgs/msg/TFMessage", "gz.msgs.Pose_V"),
 }
 
 

@@ -117,7 +117,12 @@ PARAMETERS = {
               "rows 0..r+4 of the CoM, yaw and joints."),
     "speed": (1.0, "figure_eight: time scaling of the reference (2 = twice as fast); table3 ignores it."),
     "rate_hz": (1000.0, "Publication rate on the wall clock (ignored with use_sim_time)."),
-    "start_time": (0.0, "Node-clock time [s] at which the trajectory time is 0."),
+    "start_time": (0.0, "Node-clock time [s] at which the trajectory time is 0 (with start_topic: the delay [s] "
+                   "after the start message)."),
+    "start_topic": ("", "Empty: start at start_time. Else a std_msgs/String topic: the trajectory waits at its "
+                    "time 0 until a message on it reads start_value, and starts start_time seconds after it "
+                    "(the Gazebo launch files: the release of the start hold, gz-sim's DetachableJoint state)."),
+    "start_value": ("detached", "start_topic: the text of the message that starts the trajectory."),
     "world_frame": ("world", "Frame of the published base pose (typed: header.frame_id of reference / "
                     "flat_reference)."),
     "qos_depth": (2, "Keep-last depth of the reference topic."),
@@ -179,6 +184,15 @@ class ReferenceNode(Node):
             raise ConfigurationError(f"parameter 'rate_hz': must be > 0, got {p['rate_hz']}")
         self.order = p["order"]
         self.start_ns = int(round(p["start_time"] * 1e9))
+        self._start_delay_ns, self._waiting_start = self.start_ns, bool(p["start_topic"])
+        if self._waiting_start:
+            if self.waypoints:
+                raise ConfigurationError("parameter 'start_topic': not with trajectory 'waypoints' (a mission sets "
+                                         "its own start)")
+            from std_msgs.msg import String
+            self._start_value = str(p["start_value"])
+            self.create_subscription(String, p["start_topic"], guard(self, self._on_start, p["start_topic"]),
+                                     control_qos(10))
         self.types = MessageTypes(self, p["message_types"])
         self.frame = p["world_frame"]
         kind = "flat_reference" if self.flat else "reference"
@@ -441,6 +455,14 @@ class ReferenceNode(Node):
         K1 = self.order + 3
         return self._base(stamp_ns, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], TABLE3_JOINT_NAMES)
 
+    def _on_start(self, msg) -> None:
+        """start_topic: the first message reading start_value starts the trajectory start_time later."""
+        if self._waiting_start and msg.data == self._start_value:
+            self._waiting_start = False
+            self.start_ns = self.get_clock().now().nanoseconds + self._start_delay_ns
+            self.get_logger().info(f"trajectory starts at node time {self.start_ns * 1e-9:.3f} s "
+                                   f"('{msg.data}' on start_topic)")
+
     def _on_clock(self, msg) -> None:
         # A repeated /clock (the lock-step simulator republishing while it waits) is answered
         # again, so a consumer that missed the first sample still gets it.
@@ -450,6 +472,8 @@ class ReferenceNode(Node):
         self._publish(self.get_clock().now().nanoseconds)
 
     def _publish(self, stamp_ns: int) -> None:
+        if self._waiting_start:       # held at trajectory time 0 until the start message
+            self.start_ns = stamp_ns
         if self.waypoints:
             self._due(stamp_ns)
             if self.lockstep:     # the clock waits for the missions switching in by now (deterministic)

@@ -212,16 +212,39 @@ def test_sim_launch_feedforward_and_order(stub_launch):
         assert _is_launch_config(order.arg(0, "value"), "order")
 
 
+def _check_gazebo_side(launch):
+    """The Gazebo side of both Gazebo launch files (geodyn_ros_launch.gazebo_actions): ``gz sim -r``
+    (``-s`` under ``headless``) on the world argument with the package's share parent on
+    GZ_SIM_RESOURCE_PATH; the stand spawned first, then (on its exit) the robot from
+    robot_description at spawn_z; the reference starting on the start hold's release."""
+    from geodyn_ros_launch import GZ_STAND_SDF, GZ_START_TOPIC
+    gz = [e for e in _of_type(launch.objects, "ExecuteProcess") if e.kwargs.get("name") == "gz_sim"]
+    assert len(gz) == 2
+    for e in gz:
+        cmd = e.kwargs["cmd"]
+        assert cmd[:3] == ["gz", "sim", "-r"] and _is_launch_config(cmd[-1], "world"), cmd
+        assert ("-s" in cmd) == (type(e.kwargs["condition"]).__name__ == "IfCondition")
+        assert _is_launch_config(e.kwargs["condition"].arg(0, "predicate_expression"), "headless")
+        assert "GZ_SIM_RESOURCE_PATH" in e.kwargs["additional_env"]
+    creates = [n for n in launch.nodes if n.kwargs["executable"] == "create"]
+    stand = next(n for n in creates if n.kwargs["name"] == "spawn_geodyn_stand")
+    robot = next(n for n in creates if n.kwargs["name"] == "spawn_aerial_manipulator")
+    assert _Launch.inline_params(stand)["string"] == GZ_STAND_SDF
+    handler = _of_type(launch.objects, "OnProcessExit")[0]
+    assert handler.kwargs["target_action"] is stand and handler.kwargs["on_exit"] == [robot]
+    rp = _Launch.inline_params(robot)
+    assert rp["name"] == "aerial_manipulator" and _is_launch_config(rp["z"].arg(0, "value"), "spawn_z")
+    assert type(rp["string"]).__name__ == "ParameterValue"
+    assert all(_Launch.inline_params(n)["use_sim_time"] is True for n in creates)
+    ref = _Launch.inline_params(next(n for n in launch.nodes if n.kwargs["executable"] == "geodyn_reference"))
+    assert ref["start_topic"] == GZ_START_TOPIC
+    rsp = next(n for n in launch.nodes if n.kwargs["executable"] == "robot_state_publisher")
+    assert _is_launch_config(rsp.kwargs["condition"].arg(0, "predicate_expression"), "robot_state_publisher")
+
+
 def test_gazebo_launch_wiring(stub_launch):
     launch = _Launch("gazebo.launch.py")
-    includes = _of_type(launch.objects, "IncludeLaunchDescription")
-    assert len(includes) == 1
-    source = includes[0].arg(0, "launch_description_source")
-    path = source.arg(0, "launch_file_path")
-    head, *rest = path.arg(0, "substitutions")
-    assert head.arg(0, "package") == "ros_gz_sim" and rest == ["launch", "gz_sim.launch.py"]
-    gz_args = dict(includes[0].kwargs["launch_arguments"])["gz_args"]
-    assert any(_is_launch_config(a, "world") for a in gz_args)
+    _check_gazebo_side(launch)
 
     nodes = {n.kwargs["executable"]: n for n in launch.nodes}
     bridge = _Launch.inline_params(nodes["parameter_bridge"])
@@ -239,9 +262,6 @@ def test_gazebo_launch_wiring(stub_launch):
     rotor_joints = {j.get("name") for j in ET.fromstring(_expand(GZ_ACTUATED_XACRO)).iter("joint")
                     if j.get("type") == "continuous"}
     assert set(dyn["locked_joints"].split(",")) == rotor_joints and len(rotor_joints) == 6
-    create_args = list(nodes["create"].kwargs["arguments"])
-    assert create_args[create_args.index("-topic") + 1] == "robot_description"
-    assert create_args[create_args.index("-name") + 1] == "aerial_manipulator"
 
 
 def test_gazebo_underactuated_launch_wiring(stub_launch):
@@ -251,20 +271,11 @@ def test_gazebo_underactuated_launch_wiring(stub_launch):
     from geodyn_ros.control.flatness import FLATNESS_LEVELS
     from geodyn_ros.ros.nodes.flat_controller_node import _ORDER
     launch = _Launch("gazebo_underactuated.launch.py")
-    includes = _of_type(launch.objects, "IncludeLaunchDescription")
-    assert len(includes) == 1
-    path = includes[0].arg(0, "launch_description_source").arg(0, "launch_file_path")
-    head, *rest = path.arg(0, "substitutions")
-    assert head.arg(0, "package") == "ros_gz_sim" and rest == ["launch", "gz_sim.launch.py"]
-    assert any(_is_launch_config(a, "world") for a in dict(includes[0].kwargs["launch_arguments"])["gz_args"])
+    _check_gazebo_side(launch)
 
     nodes = {n.kwargs["executable"]: n for n in launch.nodes}
     params = {exe: _Launch.inline_params(n) for exe, n in nodes.items()}
     assert _is_launch_config(params["parameter_bridge"]["config_file"], "bridge_config")
-    create_args = list(nodes["create"].kwargs["arguments"])
-    assert create_args[create_args.index("-topic") + 1] == "robot_description"
-    assert create_args[create_args.index("-name") + 1] == "aerial_manipulator"
-    assert _is_launch_config(create_args[create_args.index("-z") + 1], "spawn_z")
 
     # one robot_description for robot_state_publisher (-> the spawner), geodyn_node and the
     # controller: xacro of the urdf argument with actuation_config:=<actuation>, an argument the
