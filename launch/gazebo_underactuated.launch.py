@@ -46,7 +46,7 @@ A namespace that ROS would refuse stops the launch with one line naming it.
 
 # ---------------------------------------------------------------------------------------
 # NOT TESTED ON THE DEVELOPMENT MACHINE: it has no Gazebo, no ros_gz and no ROS launch. The
-# checks (test/ros/loops/test_launch_files.py, test/ros/loops/test_gazebo_underactuated.py) are that this file builds
+# checks (test/ros/loops/test_launch_files.py, test/ros/gazebo/test_gazebo_underactuated.py) are that this file builds
 # a launch description against stub launch modules, that its nodes, arguments and parameters are
 # consistent with the nodes' parameter tables and with the xacro and bridge files, that the xacro
 # expands with plugin element names the gz-sim 8 sources read, and that the bridge pairs are

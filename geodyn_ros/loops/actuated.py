@@ -383,7 +383,7 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
                     diverged=diverged)
     res.session = sess
     res.world, res.external = pert, None if ext_log is None else ext_log[:n]
-    res.rejection = ctrl.rejection
+    res.rejection = getattr(ctrl, "rejection", None)   # (the baseline rows have none)
     return res
 
 

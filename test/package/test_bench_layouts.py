@@ -22,7 +22,8 @@ def test_main_tiny_writes_every_row(tmp_path, capsys):
     rows = bl.main(["--reps", "3", "--repeats", "1", "--orders", "0", "1", "--csv", str(path)])
     layout = [r for r in rows if r["kind"] == "layout"]
     assert {(r["function"], r["order"], r["variant"]) for r in layout} == {
-        (f, r, v) for f in ("inverse_dynamics", "forward_dynamics") for r in (0, 1) for v in bl.VARIANTS}
+        (f, r, v) for f in ("inverse_dynamics", "forward_dynamics", "Workspace.inverse_dynamics",
+                            "Workspace.forward_dynamics") for r in (0, 1) for v in bl.VARIANTS}
     parity = {r["function"]: r for r in rows if r["kind"] == "parity"}
     assert set(parity) == {"pin.rnea", "pin.aba", "gd.inverse_dynamics", "gd.forward_dynamics",
                            "Workspace.inverse_dynamics", "Workspace.forward_dynamics"}

@@ -119,7 +119,7 @@ def test_gz_bridge_config():
         assert set(entry) == keys, entry
         assert entry["direction"] in {"GZ_TO_ROS", "ROS_TO_GZ", "BIDIRECTIONAL"}, entry
         assert all(isinstance(entry[k], str) and entry[k] for k in keys), entry
-        assert re.fullmatch(r"[a-z_]+/msg/[A-Za-z0-9]+", entry["ros_type_name"]), entry
+        assert re.fullmatch(r"[a-z][a-z0-9_]*/msg/[A-Za-z0-9]+", entry["ros_type_name"]), entry
         assert entry["gz_type_name"].startswith("gz.msgs."), entry
     by_ros = {e["ros_topic_name"]: e for e in entries}
     assert len(by_ros) == len(entries), "duplicate ROS topic"
