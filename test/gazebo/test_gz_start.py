@@ -37,7 +37,7 @@ def _sim_time(server) -> float:
     m = re.search(r"sim_time\s*\{([^}]*)\}", text)
     if not m:
         return 0.0
-    sec = re.search(r"sec:\s*(\d+)", m.group(1))
+    sec = re.search(r"\bsec:\s*(\d+)", m.group(1))
     nsec = re.search(r"nsec:\s*(\d+)", m.group(1))
     return (int(sec.group(1)) if sec else 0) + (int(nsec.group(1)) if nsec else 0) * 1e-9
 
