@@ -196,6 +196,39 @@ class IncrementalInversion:
         return self.W_f + self.M @ (x_des - self.x_f)
 
 
+class RotorSampleMean:
+    """The mean squared rotor speed (n_rot,) [rad^2/s^2] over one IMU interval: the control steps'
+    measured speeds averaged into the interval the IMU's increment spans (both INDI controllers)."""
+
+    def __init__(self, n_rotors: int):
+        self._sum, self._n = np.zeros(n_rotors), 0
+
+    @property
+    def pending(self) -> bool:
+        """True when a sample is waiting for the next IMU interval."""
+        return self._n > 0
+
+    def reset(self) -> None:
+        self._sum[:] = 0.0
+        self._n = 0
+
+    def add(self, rotor_speed) -> None:
+        """One control step's measured rotor speeds (n_rot,) [rad/s]."""
+        w = np.asarray(rotor_speed, float)
+        if w.shape != self._sum.shape or not np.all(np.isfinite(w)):
+            raise ValueError(f"rotor_speed: expected {self._sum.size} finite speeds [rad/s], got {rotor_speed!r}")
+        self._sum += w * w
+        self._n += 1
+
+    def take(self) -> np.ndarray:
+        """The interval's mean of the squared speeds; the next interval starts empty."""
+        if self._n == 0:
+            raise ValueError("rotor_speed: no rotor sample in this IMU interval (call rotor_sample every step)")
+        mean = self._sum / self._n
+        self.reset()
+        return mean
+
+
 class IndiController:
     """INDI for a fully actuated multirotor with an arm (module docstring).
 
@@ -251,7 +284,7 @@ class IndiController:
         self._wmin = np.broadcast_to(np.asarray(allocation.min_rot_velocity, float), (nr,)).copy()
         self.elastic = elastic
         self.rotor_saturations = self.motor_saturations = 0
-        self._u_sum, self._u_n = np.zeros(nr), 0
+        self._rotors = RotorSampleMean(nr)
 
     def rotor_reference(self, W_b_jet) -> tuple:
         """``(omega_d, 0)`` of a body wrench (the loop's start state)."""
@@ -268,29 +301,20 @@ class IndiController:
         """Forget the measurements (the increment restarts from the next two IMU intervals): on the
         ground, where the accelerometer reads the contact and an increment would wind up."""
         self.core.reset()
-        self._u_sum[:] = 0.0
-        self._u_n = 0
+        self._rotors.reset()
 
     @property
     def has_rotor_sample(self) -> bool:
         """True when a rotor sample is waiting for the next IMU interval."""
-        return self._u_n > 0
+        return self._rotors.pending
 
     def rotor_sample(self, rotor_speed) -> None:
         """The measured rotor speeds (n_rot,) [rad/s] of this control step (averaged into the IMU interval)."""
-        w = np.asarray(rotor_speed, float)
-        if w.shape != self._u_sum.shape or not np.all(np.isfinite(w)):
-            raise ValueError(f"rotor_speed: expected {self._u_sum.size} finite speeds [rad/s], got {rotor_speed!r}")
-        self._u_sum += w * w
-        self._u_n += 1
+        self._rotors.add(rotor_speed)
 
     def imu(self, dt, gyro, accel) -> None:
         """One IMU interval (:meth:`IncrementalInversion.imu`) with the mean of the rotor samples since the last."""
-        if self._u_n == 0:
-            raise ValueError("rotor_speed: no rotor sample in this IMU interval (call rotor_sample every step)")
-        self.core.imu(dt, gyro, accel, self._u_sum / self._u_n)
-        self._u_sum[:] = 0.0
-        self._u_n = 0
+        self.core.imu(dt, gyro, accel, self._rotors.take())
 
     def command(self, C, V_body, q, qd, theta, thetad, C_d, V_body_d, q_d, accel_d) -> ActuatedCommand:
         """Rotor speeds and joint/motor torques for one cycle.

@@ -45,7 +45,7 @@ from ...algorithms.eom import gravity_vector, mass_matrix
 from ..flatness import FlatCommand, FlatnessGains, commanded_attitude, effort_limit_array, joint_gain_array
 from ..quadrotor import rigid_flat_map
 from ..rotors import Allocation
-from .indi import IncrementalInversion, IndiOptions, first_order_gain
+from .indi import IncrementalInversion, IndiOptions, RotorSampleMean, first_order_gain
 from .pd_gravity import joint_pd_gravity
 
 __all__ = ["IndiFlatController"]
@@ -106,7 +106,7 @@ class IndiFlatController:
         self._wmax = np.broadcast_to(np.asarray(allocation.max_rot_velocity, float), (nr,)).copy()
         self._wmin = np.broadcast_to(np.asarray(allocation.min_rot_velocity, float), (nr,)).copy()
         self.rotor_saturations = self.motor_saturations = 0
-        self._u_sum, self._u_n = np.zeros(nr), 0
+        self._rotors = RotorSampleMean(nr)
         # the cascade's separation: the thrust vector's increment low-passed at the attitude loop's
         # time constant 1 / sqrt(k_R / J) of its slowest tilt axis (module docstring)
         w_att = float(np.min(np.sqrt(self._kR[:2] / np.diag(self.J)[:2])))
@@ -117,30 +117,21 @@ class IndiFlatController:
         """Forget the measurements (the increment restarts from the next two IMU intervals): on the
         ground, where the accelerometer reads the contact and an increment would wind up."""
         self.core.reset()
-        self._u_sum[:] = 0.0
-        self._u_n = 0
+        self._rotors.reset()
         self._D = None
 
     @property
     def has_rotor_sample(self) -> bool:
         """True when a rotor sample is waiting for the next IMU interval."""
-        return self._u_n > 0
+        return self._rotors.pending
 
     def rotor_sample(self, rotor_speed) -> None:
         """The measured rotor speeds (n_rot,) [rad/s] of this control step (averaged into the IMU interval)."""
-        w = np.asarray(rotor_speed, float)
-        if w.shape != self._u_sum.shape or not np.all(np.isfinite(w)):
-            raise ValueError(f"rotor_speed: expected {self._u_sum.size} finite speeds [rad/s], got {rotor_speed!r}")
-        self._u_sum += w * w
-        self._u_n += 1
+        self._rotors.add(rotor_speed)
 
     def imu(self, dt, gyro, accel) -> None:
         """One IMU interval with the mean of the rotor samples since the last."""
-        if self._u_n == 0:
-            raise ValueError("rotor_speed: no rotor sample in this IMU interval (call rotor_sample every step)")
-        self.core.imu(dt, gyro, accel, self._u_sum / self._u_n)
-        self._u_sum[:] = 0.0
-        self._u_n = 0
+        self.core.imu(dt, gyro, accel, self._rotors.take())
         if self.core.ready:
             D = self.core.W_f[3:] - (self.core.M @ self.core.x_f)[3:]
             k = first_order_gain(float(dt), self.outer_time_constant)
