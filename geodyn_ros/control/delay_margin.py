@@ -30,6 +30,20 @@ shipped vehicles (hexarotor, TiltHex, Borinot) up and down are equal and nothing
 axes and gives each refused axis its bound (the largest bandwidth factor that keeps the margin,
 found by bisection); :func:`fit_rotation` lowers the rotation bandwidth in steps of 0.05 until the
 rule holds (the tables' design).
+
+**The observer's loop** (issue 53: PX4 SITL with the rejection options lost two of three
+flights). The whole-body observer (:mod:`geodyn_ros.control.rejection`) compares the measured
+momentum with the one of the commands it assumes applied (through the modelled rotor lag), and
+its estimate ``r = K_O / (s + K_O) (u_a + w - u)`` is subtracted from the next command. A delay
+``tau`` the model does not hold (the loop's) puts the observer in the loop: on the same axis, with
+the PD ``K(s) = k_d s + k_p``, the open loop at the actuator is
+
+    L(s) = e^(-s tau) [K(s) (s + K_O) / (I s^2) + K_O] / (s (T s + 1 + T K_O))
+
+(``K_O = 0``: the PD's ``L`` above; ``k_p = k_d = 0``, ``T = 0``: ``K_O e^(-s tau) / s``, an integrator
+whose delay margin is ``pi / (2 K_O)``). :func:`observer_delay_margin` is its margin (every
+crossover), :func:`observer_bandwidth` the largest ``K_O`` (at most the observer's default) whose
+margin on every axis keeps the rule ``margin >= MARGIN_RATIO x delay``.
 """
 from __future__ import annotations
 
@@ -39,7 +53,7 @@ from dataclasses import replace
 import numpy as np
 
 __all__ = ["MARGIN_RATIO", "ACTUATOR_STEPS", "delay_margin", "rotor_lag", "path_delay", "delay_loops",
-           "fit_rotation", "scale_rotation"]
+           "fit_rotation", "scale_rotation", "observer_delay_margin", "observer_bandwidth"]
 
 #: a loop's delay margin must be this many times the loop delay of its path: the small model is
 #: optimistic by about 30 % (module docstring)
@@ -174,3 +188,76 @@ def fit_rotation(gains, inertias: dict, lag: float, delay: float, ratio: float =
         if m >= ratio * delay or f <= 0.1:
             return g, f, m
         f = round(f - 0.05, 2)
+
+
+def _observer_loop(inertia, kp, kd, lag, bw, w):
+    s = 1j * w
+    return ((kd * s + kp) * (s + bw) / (inertia * s * s) + bw) / (s * (lag * s + 1.0 + lag * bw))
+
+
+def observer_delay_margin(inertia: float, kp: float, kd: float, lag: float, bandwidth: float) -> float:
+    """The delay margin [s] of one axis with the observer's feedforward in the loop (module
+    docstring: ``L(s)`` with ``K_O = bandwidth`` [rad/s]): the smallest phase margin over crossover
+    frequency of every crossover of ``|L| = 1`` (a log grid of 4000 points over 1e-3..1e6 rad/s,
+    each crossing refined by bisection). ``bandwidth = 0`` is :func:`delay_margin`'s loop."""
+    for name, v in (("inertia", inertia), ("kp", kp), ("kd", kd), ("lag", lag), ("bandwidth", bandwidth)):
+        if not (isinstance(v, (int, float, np.floating)) and math.isfinite(v) and v >= 0):
+            raise ValueError(f"{name}: expected a finite value >= 0, got {v!r}")
+    if inertia <= 0:
+        raise ValueError(f"inertia: expected a finite value > 0, got {inertia!r}")
+    if kp == 0 and kd == 0 and bandwidth == 0:
+        return math.inf
+    w = np.logspace(-3, 6, 4000)
+    mag = np.abs(_observer_loop(inertia, kp, kd, lag, bandwidth, w))
+    above = mag > 1.0
+    best = math.inf
+    for i in np.flatnonzero(above[:-1] != above[1:]):
+        lo, hi = float(w[i]), float(w[i + 1])
+        up = bool(above[i])
+        for _ in range(80):
+            mid = math.sqrt(lo * hi)
+            if (abs(_observer_loop(inertia, kp, kd, lag, bandwidth, mid)) > 1.0) == up:
+                lo = mid
+            else:
+                hi = mid
+        wc = math.sqrt(lo * hi)
+        L = _observer_loop(inertia, kp, kd, lag, bandwidth, wc)
+        pm = (math.pi + math.atan2(L.imag, L.real)) % (2.0 * math.pi)
+        best = min(best, pm / wc)
+    return best
+
+
+def observer_bandwidth(gains, inertias: dict, lag: float, delay: float, ratio: float = MARGIN_RATIO,
+                       cap: float | None = None) -> dict:
+    """The largest observer bandwidth ``K_O`` [rad/s] in (0, ``cap``] (None: the observer's default,
+    :data:`~geodyn_ros.control.rejection.observer.DEFAULT_BANDWIDTH`) whose
+    :func:`observer_delay_margin` on every axis of ``gains`` (CoM, roll, pitch, yaw) is at least
+    ``ratio x delay`` (bisection, 1e-3 relative). Returns ``{"bandwidth", "cap", "need_s",
+    "margins_s" (per axis at that bandwidth), "limited_by" (the axis, or None at the cap)}``;
+    ``bandwidth`` 0 when even a slow observer breaks the rule (the PD alone does not keep it)."""
+    from .rejection.observer import DEFAULT_BANDWIDTH
+    if not (math.isfinite(delay) and delay >= 0):
+        raise ValueError(f"delay: expected a finite time >= 0 [s], got {delay!r}")
+    cap = DEFAULT_BANDWIDTH if cap is None else float(cap)
+    need = ratio * delay
+    axes = _axes(gains, inertias)
+
+    def margins(bw):
+        return {f"{loop} {axis}": observer_delay_margin(I, kp, kd, lag, bw) for loop, axis, _, I, kp, kd in axes}
+
+    def ok(bw):
+        return min(margins(bw).values()) >= need
+
+    if ok(cap):
+        bw, limited = cap, None
+    elif not ok(1e-3 * cap):
+        bw, limited = 0.0, min(margins(1e-3 * cap).items(), key=lambda kv: kv[1])[0]
+    else:
+        lo, hi = 1e-3 * cap, cap
+        while hi - lo > 1e-3 * hi:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+        bw = lo
+        limited = min(margins(hi).items(), key=lambda kv: kv[1])[0]
+    return {"bandwidth": bw, "cap": cap, "need_s": need, "margins_s": margins(bw) if bw > 0 else {},
+            "limited_by": limited}

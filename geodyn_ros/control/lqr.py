@@ -647,7 +647,9 @@ class LqrController:
             if K is not None and K.shape[1] != lin.ns + 3:
                 raise ValueError(f"gains: integral_action needs the gains of the model with 3 integral states "
                                  f"({lin.ns + 3} columns, rejection.lqr.integral_model), got {K.shape[1]}")
-            if dt is not None and not rj.saturated:
+            if not rj.engaged:           # held at zero while disengaged (rejection.options: engage)
+                self.z = np.zeros(3)
+            elif dt is not None and not rj.saturated:
                 self.z = np.clip(self.z + dt * s[3:6], -self.z_limit, self.z_limit)
             s = np.concatenate([s, self.z])
         v = -K @ s if K is not None else np.zeros(lin.nu)

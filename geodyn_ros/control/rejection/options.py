@@ -45,6 +45,25 @@ before (bit-identical rows, ``bench/loops/rows_bit_identity.py``). What each opt
     force over the thrust): a stated limit. The component along the thrust is unobservable in
     hover and stays 0.
 
+**When the options act** (``engage``). An observer of a vehicle whose commands are not applied
+(disarmed, PX4 in another mode) or that is held (the ground, a stand) reads the holding force as
+an external wrench, and its feedforward and the integral then wind the command up to full
+thrust: PX4 SITL, issue 53, the command at a rotor limit on the ground before arming, two of
+three flights lost. ``engage``:
+
+* ``"always"`` (the default of the library: the in-process loops that start in flight): engaged
+  from the first sample;
+* ``"airborne"``: engaged once the base has risen ``takeoff_height`` (default the rotor arm, at
+  least 5 cm: far above any height noise, reached in 0.2 s at PX4's 1.5 m/s take-off speed) above
+  the lowest height seen while disengaged, and disengaged again when it comes back within half of
+  it (landed: hysteresis). Flies below its take-off height only with ``"always"`` or ``"armed"``;
+* ``"armed"``: engaged only by :meth:`Rejection.set_engaged` (the ROS nodes: the ``armed`` topic,
+  true while the autopilot applies the commands: PX4 armed and in offboard).
+
+While disengaged the observer restarts at every sample (no estimate, so no feedforward), the
+integrators are held at zero and the thrust-scale and CoM estimates do not learn (what was
+learned is kept). Engaging starts the observer from that sample.
+
 The state: :class:`Rejection` (one per controller). The controllers call :meth:`Rejection.observe`
 at the top of each cycle (the state of this sample, the command of the last one) and
 :meth:`Rejection.sent` with the command they return. The sampling period is the difference of
@@ -62,12 +81,16 @@ from ...model.model import Model
 from .observer import DEFAULT_BANDWIDTH, MomentumObserver, RigidBodyObserver, RotorSpeedModel, _cross
 from ..rotors import Allocation, ElasticJointParams, RotorParams
 
-__all__ = ["RejectionOptions", "Rejection", "REJECTION_OPTIONS", "INTEGRAL_FRACTION"]
+__all__ = ["RejectionOptions", "Rejection", "REJECTION_OPTIONS", "INTEGRAL_FRACTION", "ENGAGE_MODES"]
 
 #: the four switches (all False by default)
 REJECTION_OPTIONS = ("wrench_feedforward", "integral_action", "thrust_estimate", "com_estimate")
 #: the default integral bandwidth as a fraction of the position loop's natural frequency (module docstring)
 INTEGRAL_FRACTION = 0.1
+#: when the options act (module docstring)
+ENGAGE_MODES = ("always", "airborne", "armed")
+#: the smallest default take-off height [m]
+_MIN_TAKEOFF_HEIGHT = 0.05
 #: the fraction of the model's weight below which the thrust and CoM estimates freeze
 _MIN_THRUST_FRACTION = 0.3
 
@@ -96,6 +119,8 @@ class RejectionOptions:
       required).
     * ``frame``, ``frame_point``: the observer's named frame
       (:class:`~geodyn_ros.control.rejection.observer.WrenchEstimate`).
+    * ``engage``: ``"always"`` (default), ``"airborne"`` or ``"armed"`` (module docstring).
+    * ``takeoff_height`` [m]: the rise that engages ``"airborne"``; None: the rotor arm, at least 5 cm.
     """
 
     wrench_feedforward: bool = False
@@ -113,6 +138,8 @@ class RejectionOptions:
     timestep: float | None = None
     frame: str | None = None
     frame_point: tuple = (0.0, 0.0, 0.0)
+    engage: str = "always"
+    takeoff_height: float | None = None
 
     def __post_init__(self):
         for name in REJECTION_OPTIONS:
@@ -120,9 +147,11 @@ class RejectionOptions:
                 raise ValueError(f"{name}: expected True or False, got {getattr(self, name)!r}")
         if self.observer not in ("whole_body", "rigid_body"):
             raise ValueError(f"observer: expected 'whole_body' or 'rigid_body', got {self.observer!r}")
+        if not isinstance(self.engage, str) or self.engage not in ENGAGE_MODES:
+            raise ValueError(f"engage: expected one of {', '.join(ENGAGE_MODES)}, got {self.engage!r}")
         for name, opt in (("observer_bandwidth", False), ("integral_bandwidth", True), ("integral_limit", False),
                           ("thrust_estimate_bandwidth", False), ("com_estimate_bandwidth", False),
-                          ("com_estimate_limit", True), ("timestep", True)):
+                          ("com_estimate_limit", True), ("timestep", True), ("takeoff_height", True)):
             v = getattr(self, name)
             if v is None and opt:
                 continue
@@ -202,6 +231,8 @@ class Rejection:
         A = allocation.A
         self.arm = float(np.abs(A[:2]).max() / max(np.abs(A[5]).max(), 1e-300)) if A.size else 0.0
         self.com_limit = o.com_estimate_limit if o.com_estimate_limit is not None else 0.25 * self.arm
+        self.takeoff_height = (o.takeoff_height if o.takeoff_height is not None
+                               else max(self.arm, _MIN_TAKEOFF_HEIGHT))
         self._rotation_inertia = rotation_inertia
         self.set_gains(position_gain, rotation_gain)
         self.force_limit = o.integral_limit * self.weight
@@ -239,8 +270,42 @@ class Rejection:
         self.saturated = False
         self._started = False
         self.frozen = False
+        #: True while the options act (``engage``, module docstring)
+        self.engaged = self.options.engage == "always"
+        self._ground = None         # the lowest base height [m] seen while disengaged ("airborne")
         if self.rotor_model is not None:
             self.rotor_model.x = None
+
+    def set_engaged(self, flag: bool) -> None:
+        """Engage (True) or disengage (False) the options (``engage: "armed"``: the autopilot applies
+        the commands, or not). Disengaging zeroes the integrators and drops the estimate; the
+        observer starts again at the sample after engaging; the thrust-scale and CoM estimates
+        are kept. With ``"always"`` a False is refused (ValueError): nothing would engage again."""
+        flag = bool(flag)
+        if not flag and self.options.engage == "always":
+            raise ValueError("engage: the options are 'always' engaged; set engage 'armed' to gate them")
+        if flag == self.engaged:
+            return
+        self.engaged = flag
+        if not flag:
+            self.z_position = np.zeros(3)
+            self.z_rotation = np.zeros(3)
+            self._ground = None
+        self.estimate = None
+        self._started = False       # the observer starts again at the next sample
+
+    def _check_airborne(self, z: float) -> None:
+        """``engage: "airborne"``: engage at a rise of :attr:`takeoff_height` above the lowest
+        height seen while disengaged, disengage back within half of it (module docstring)."""
+        if not self.engaged:
+            self._ground = z if self._ground is None else min(self._ground, z)
+            if z - self._ground >= self.takeoff_height:
+                self.engaged = True
+                self._started = False
+        elif self._ground is not None and z - self._ground < 0.5 * self.takeoff_height:
+            ground = self._ground
+            self.set_engaged(False)
+            self._ground = min(ground, z)
 
     def restart(self) -> None:
         """Start the observer again at the next sample, keeping what was learned (the thrust scale,
@@ -301,7 +366,11 @@ class Rejection:
             spring = self._K * (th - np.asarray(q, float)[self._el])
         if rotor_speed is not None and not self.ideal_rotors:
             rotor_speed = _finite(rotor_speed, "rotor_speed", self.allocation.n_rotors)
+        if self.options.engage == "airborne":
+            self._check_airborne(float(np.asarray(C, float)[2, 3]))
         est = None
+        if not self.engaged:
+            self._started = False   # the observer restarts at every sample while disengaged
         if self._started and self._cmd is not None:
             om, jt, T, tau = self._cmd
             if self.ideal_rotors:
@@ -316,7 +385,7 @@ class Rejection:
             self._learn(est, Wx, dt, np.asarray(C, float), q)
         else:
             self.observer.reset(t, C, Vb, q, qd)
-            self._started = True
+            self._started = self.engaged
         if not self.ideal_rotors:
             if rotor_speed is not None:
                 self._x = np.asarray(rotor_speed, float).copy()
@@ -381,7 +450,7 @@ class Rejection:
     def integral_force(self, error, dt) -> np.ndarray:
         """``k_i z`` (3,) [N] after integrating the position error (3,) [m] over ``dt`` [s] (not while
         rotors clipped; clamped to the force limit). Zeros when ``integral_action`` is off."""
-        if not self.options.integral_action or self.ki_position is None:
+        if not self.options.integral_action or self.ki_position is None or not self.engaged:
             return np.zeros(3)
         if dt is not None and not self.saturated:
             self.z_position = self.z_position + dt * np.asarray(error, float)
@@ -392,7 +461,7 @@ class Rejection:
 
     def integral_moment(self, error, dt) -> np.ndarray:
         """``k_i,R z_R`` (3,) [N m] of the attitude error (3,) [rad] (as :meth:`integral_force`)."""
-        if not self.options.integral_action or self.ki_rotation is None:
+        if not self.options.integral_action or self.ki_rotation is None or not self.engaged:
             return np.zeros(3)
         if dt is not None and not self.saturated:
             self.z_rotation = self.z_rotation + dt * np.asarray(error, float)

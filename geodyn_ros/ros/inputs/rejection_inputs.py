@@ -33,6 +33,14 @@ frozen (no update, no integration; :attr:`Rejection.frozen`), and the observer r
 next measured sample keeping the learned thrust scale, CoM offset and integrators
 (:meth:`Rejection.restart`; also when the stamps go back, e.g. a simulator reset). A model
 replaced on the ``robot_description`` topic starts a new observer.
+
+**When they act** (``rejection_engage``, :mod:`geodyn_ros.control.rejection.options`): a vehicle
+on the ground or disarmed is held, and an observer reading the hold as an external wrench winds
+the command up (PX4 SITL, issue 53). The nodes' default is ``airborne`` (engaged once the base
+rose ``rejection_takeoff_height`` above where it stood, disengaged on landing); ``armed`` follows
+the ``armed`` topic (``std_msgs/Bool``, reliable, transient local; ``geodyn_px4_bridge``
+publishes PX4's armed-and-offboard; no message yet: disengaged); ``always`` is the library's
+(a simulator started in flight). Each engagement and disengagement is said in one log line.
 """
 from __future__ import annotations
 
@@ -78,6 +86,13 @@ REJECTION_PARAMETERS = {
                         "end-effector); publishes ~/external_wrench/frame. Empty = none."),
     "rejection_frame_point": ([0.0, 0.0, 0.0], "The point of rejection_frame where that force acts, in the "
                               "link's axes [m] (the tool point)."),
+    "rejection_engage": ("airborne", "When the options act: 'airborne' (the default: once the base rose "
+                         "rejection_takeoff_height above where it stood, off again on landing; a vehicle on the "
+                         "ground or disarmed would wind the observer up), 'armed' (while the 'armed' topic, "
+                         "std_msgs/Bool, is true: geodyn_px4_bridge publishes PX4's armed-and-offboard) or "
+                         "'always' (a simulator started in flight)."),
+    "rejection_takeoff_height": (0.0, "The rise [m] that engages rejection_engage 'airborne'; 0 = the rotor arm "
+                                 "(at least 0.05 m)."),
 }
 
 
@@ -87,7 +102,7 @@ def rejection_options(p: dict) -> RejectionOptions | None:
     kw = {}
     for name in REJECTION_PARAMETERS:
         field, v = name[len(_PREFIX):], p[name]
-        if field in ("integral_bandwidth", "com_estimate_limit"):
+        if field in ("integral_bandwidth", "com_estimate_limit", "takeoff_height"):
             if not (math.isfinite(v) and v >= 0):
                 raise ConfigurationError(f"parameter '{name}': expected 0 (the default) or a finite positive "
                                          f"number, got {v}")
@@ -139,6 +154,15 @@ class RejectionInputs:
 
         from ..common.runtime import control_qos
         qos = control_qos(p["qos_depth"])
+        self._rj_engaged = None         # the engagement last said (a log line at each change)
+        self._rj_armed = False          # the last 'armed' message (engage: armed)
+        if self.rejection_options.engage == "armed":
+            from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+            from std_msgs.msg import Bool
+
+            from ..common.diagnostics import guard
+            self.create_subscription(Bool, "armed", guard(self, self._on_armed, "armed"), QoSProfile(
+                depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         self._rj_pub = self.create_publisher(WrenchStamped, "~/external_wrench", qos)
         self._rj_msg = WrenchStamped()
         if self.rejection_options.frame is not None:
@@ -147,6 +171,10 @@ class RejectionInputs:
 
     def _check_rejection_model(self, model) -> None:
         _check_frame(self.rejection_options, model)
+
+    def _on_armed(self, msg) -> None:
+        """``armed`` (std_msgs/Bool): applied at the next cycle."""
+        self._rj_armed = bool(msg.data)
 
     @property
     def _rejection(self):
@@ -158,6 +186,8 @@ class RejectionInputs:
         cycle or when the stamps went back."""
         t = t_ns * 1e-9
         rj = self._rejection
+        if rj is not None and rj.options.engage == "armed" and rj.engaged != self._rj_armed:
+            rj.set_engaged(self._rj_armed)
         if rj is not None and not rj.frozen:
             last = rj.last_time
             if self._rj_restart or (last is not None and not t > last):
@@ -167,6 +197,22 @@ class RejectionInputs:
                 rj.restart()
             self._rj_restart = False
         return t
+
+    def _say_engagement(self, rj) -> None:
+        """One log line per change of :attr:`Rejection.engaged` (the first: where it starts)."""
+        first, self._rj_engaged = self._rj_engaged is None, rj.engaged
+        mode = rj.options.engage
+        if rj.engaged:
+            why = {"always": "engage: always", "armed": "armed (the 'armed' topic)",
+                   "airborne": f"airborne (rose {rj.takeoff_height:.3g} m)"}[mode]
+            self.get_logger().info(f"rejection: engaged, {why}")
+        elif first:
+            why = (f"until the base rises {rj.takeoff_height:.3g} m (rejection_engage: airborne)" if mode == "airborne"
+                   else "until the 'armed' topic says true (rejection_engage: armed)")
+            self.get_logger().info(f"rejection: waiting, {why}")
+        else:
+            why = "landed" if mode == "airborne" else "not armed"
+            self.get_logger().info(f"rejection: disengaged ({why}): integrators zeroed, estimate dropped")
 
     def _with_inputs(self, t_ns, values, state, t=None):
         """The failsafe's command on held inputs (:mod:`geodyn_ros.ros.inputs.failsafe_inputs`): with
@@ -186,6 +232,8 @@ class RejectionInputs:
         rj = self._rejection
         if rj is None or rj.frozen or self._rj_pub is None:
             return
+        if rj.engaged != self._rj_engaged:
+            self._say_engagement(rj)
         est = rj.estimate
         if est is None or int(round(est.t * 1e9)) != t_ns:
             return

@@ -31,6 +31,9 @@ Publishes
     ``direct_actuator`` ``/fmu/in/actuator_motors`` (``control[i]`` the relative thrust
     ``u_i = omega_i^2 / omega_max,i^2`` of rotor ``i``, NaN for the unused channels: "NaN maps to
     disarmed", ``msg/versioned/ActuatorMotors.msg``); one per accepted command.
+    ``armed`` (``std_msgs/Bool``, reliable, transient local: a late subscriber gets the last value):
+    true while PX4 applies this bridge's commands (armed and in offboard), on every change of
+    ``vehicle_status`` (false until the first): the controllers' ``rejection_engage: armed``.
     ``/fmu/in/offboard_control_mode`` (the chosen mode's flag) at ``proof_of_life_rate_hz`` while
     the commands are fresh; ``/fmu/in/vehicle_command`` for each action; ``/diagnostics``. Every
     message to PX4 has ``timestamp = 0``: PX4 stamps it on arrival (:mod:`.px4_wire`). The thrust
@@ -73,7 +76,7 @@ from ..common.params import (FRAME_PREFIX_DESCRIPTION, ConfigurationError, check
 from ..common.runtime import control_qos, run_nodes
 from ..wire.actuator_commands import require_actuator_msgs
 from ..wire.conversions import InputError
-from .offboard import OffboardProtocol
+from .offboard import ARMED, NAV_OFFBOARD, OffboardProtocol
 from .px4_wire import MAX_CONTROLS, StampMapper, odometry_msg, odometry_state, rotor_speeds
 
 #: the start-up refusal where std_srvs is missing (the package declares it: package.xml, requirements.txt)
@@ -189,6 +192,12 @@ class Px4BridgeNode(Node):
         self.odom_pub = self.create_publisher(Odometry, "odom", control_qos(10))
         self.mode_pub = self.create_publisher(OffboardControlMode, p["offboard_control_mode_topic"], out)
         self.command_pub = self.create_publisher(VehicleCommand, p["vehicle_command_topic"], out)
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import Bool
+        self.armed_pub = self.create_publisher(Bool, "armed", QoSProfile(
+            depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        self._armed_msg, self._armed = Bool(), None
+        self._publish_armed(False)
         if self.mode == "thrust_and_torque":
             self.thrust_pub = self.create_publisher(VehicleThrustSetpoint, p["thrust_setpoint_topic"], out)
             self.torque_pub = self.create_publisher(VehicleTorqueSetpoint, p["torque_setpoint_topic"], out)
@@ -293,11 +302,18 @@ class Px4BridgeNode(Node):
         lines = self.protocol.on_status(arming, int(msg.nav_state), bool(msg.failsafe), int(msg.system_id),
                                         int(msg.component_id))
         self.diag.notes["px4"] = self.protocol.describe()
+        self._publish_armed(arming == ARMED and int(msg.nav_state) == NAV_OFFBOARD)
         for line in lines:
             if line.startswith("PX4: "):
                 self._status_line(line)
             else:                       # an action's result: on the record, like the action
                 self._record(line)
+
+    def _publish_armed(self, flag: bool) -> None:
+        """``armed``: PX4 applies the commands (armed, offboard); published when it changes."""
+        if flag != self._armed:
+            self._armed = self._armed_msg.data = bool(flag)
+            self.armed_pub.publish(self._armed_msg)
 
     def _status_line(self, line: str) -> None:
         """A change of PX4's status: said at once when nothing was said for STATUS_PERIOD, else

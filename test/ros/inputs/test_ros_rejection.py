@@ -70,6 +70,9 @@ TOL = 1e-9
      r"^parameter 'rejection_frame': the force at a frame needs the whole-body observer"),
     ({"rejection_frame_point": [0.1, 0.0, 0.0]}, r"^parameter 'rejection_frame_point': set rejection_frame"),
     ({"rejection_frame": " link4"}, r"^parameter 'rejection_frame': ' link4' is not a link name"),
+    ({"rejection_engage": "sometimes", "rejection_integral_action": True},
+     r"^parameter 'rejection_engage': expected one of always, airborne, armed"),
+    ({"rejection_takeoff_height": -0.1}, r"^parameter 'rejection_takeoff_height': expected 0 \(the "),
 ])
 def test_bad_rejection_parameters_are_refused_in_one_line(h, node_cls, params, match):
     from geodyn_ros.loops.actuated import tilthex_source
@@ -113,7 +116,7 @@ def _attack_odom(h, kind, stamp, rng):
 
 def test_external_wrench_is_the_library_observers_through_attacks(h):
     opts = {"rejection_wrench_feedforward": True, "rejection_integral_action": True, "rejection_thrust_estimate": True,
-            "rejection_frame": TOOL[0], "rejection_frame_point": list(TOOL[1])}
+            "rejection_frame": TOOL[0], "rejection_frame_point": list(TOOL[1]), "rejection_engage": "always"}
     node = h.make(FlatControllerNode, {"urdf_path": XACRO, "level": "ff2", "input_policy": "exact", **opts})
     name = node.get_fully_qualified_name()
     ext = h.record(WrenchStamped, name + "/external_wrench", depth=100)
@@ -183,7 +186,7 @@ def test_a_stamp_going_back_restarts_the_observer(h):
     logs = rosout(h, "geodyn_flat_controller")
     node = h.make(FlatControllerNode, {"urdf_path": XACRO, "level": "ff2", "input_policy": "exact",
                                        "sync_stamps": False, "stale_timeout": 10.0,
-                                       "rejection_wrench_feedforward": True})
+                                       "rejection_wrench_feedforward": True, "rejection_engage": "always"})
     ext = h.record(WrenchStamped, node.get_fully_qualified_name() + "/external_wrench", depth=100)
     rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds", depth=100)
     for k, stamp in enumerate((5_000_000_000, 5_001_000_000, 4_000_000_000, 4_001_000_000)):
@@ -207,7 +210,7 @@ def test_lqr_node_with_integral_states_commands_what_the_library_commands(h):
     from geodyn_ros.control.rejection.lqr import integral_model, integral_weights
     opts = RejectionOptions(wrench_feedforward=True, integral_action=True)
     node = h.make(FlatControllerNode, {**lq.LQR, "rejection_wrench_feedforward": True,
-                                       "rejection_integral_action": True})
+                                       "rejection_integral_action": True, "rejection_engage": "always"})
     rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds", depth=10)
     ext = h.record(WrenchStamped, node.get_fully_qualified_name() + "/external_wrench", depth=10)
     lib = None
@@ -231,3 +234,50 @@ def test_lqr_node_with_integral_states_commands_what_the_library_commands(h):
     assert h.spin_until(lambda: len(ext) >= 1, 5.0)
     assert np.abs(_wrench(ext[-1]) - lib.rejection.estimate.wrench_body).max() < TOL
     assert np.abs(lib.z).max() > 0           # the integral states moved (and the commands still agree)
+
+
+def test_engage_armed_follows_the_armed_topic(h):
+    """``rejection_engage: armed``: no estimate (and the options-off command) until ``armed`` says
+    true, then ``~/external_wrench`` from the second sample; false again: none; one log line at
+    each change. Oracle: the library controller with the same options engaged by hand."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import Bool
+    logs = rosout(h, "geodyn_flat_controller")
+    node = h.make(FlatControllerNode, {"urdf_path": XACRO, "level": "ff2", "input_policy": "exact",
+                                       "rejection_wrench_feedforward": True, "rejection_integral_action": True,
+                                       "rejection_engage": "armed"})
+    ext = h.record(WrenchStamped, node.get_fully_qualified_name() + "/external_wrench", depth=100)
+    rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds", depth=100)
+    armed = h.probe.create_publisher(Bool, "armed", QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                                              durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    off = FlatnessController(MODEL, ALLOC, CFG.rotors, CFG.elastic, FlatnessGains(), "ff2")
+    stamps = []
+
+    def cycle(k):
+        n = len(rotors)
+        stamp = 3_000_000_000 + k * 1_000_000
+        _, flat, C, Vb, q, qd, th, thd = flat_controller_inputs(h, MODEL, NAMES, stamp, 0.8 + k * 1e-3)
+        assert h.spin_until(lambda: len(rotors) > n, 60.0)
+        stamps.append(stamp)
+        ref = figure_eight_reference(0.8 + k * 1e-3, 0)
+        return np.array(rotors[-1].velocity), off.command(C, Vb, q, qd, th, thd, ref.com, ref.yaw, ref.q, flat).omega
+    for k in range(3):                                    # not armed: the options-off law
+        got, want = cycle(k)
+        assert np.abs(got - want).max() < 1e-6
+    assert not ext
+    assert h.spin_until(lambda: any("rejection: waiting" in m.msg for m in logs), 5.0)
+    armed.publish(Bool(data=True))
+    h.spin_until(lambda: False, 0.3)
+    for k in range(3, 6):
+        cycle(k)
+    assert h.spin_until(lambda: len(ext) >= 2, 5.0)
+    assert [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in ext] == stamps[4:6]
+    assert h.spin_until(lambda: any("rejection: engaged, armed" in m.msg for m in logs), 5.0)
+    armed.publish(Bool(data=False))
+    h.spin_until(lambda: False, 0.3)
+    n = len(ext)
+    for k in range(6, 8):
+        cycle(k)
+    h.spin_until(lambda: False, 0.3)
+    assert len(ext) == n
+    assert h.spin_until(lambda: any("rejection: disengaged (not armed)" in m.msg for m in logs), 5.0)

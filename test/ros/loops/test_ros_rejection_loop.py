@@ -75,7 +75,8 @@ def test_rejection_options_remove_the_thrust_deficit_over_ros(plant_yaml):
     info = {}
     ros = run_ros_underactuated_loop("ff2", DURATION, wall_timeout=300, info=info, plant_actuation_config=plant_yaml,
                                      controller_parameters={"rejection_wrench_feedforward": True,
-                                                            "rejection_integral_action": True})
+                                                            "rejection_integral_action": True,
+                                                            "rejection_engage": "always"})
     mean_on, rms_on = _window(ros.log)
     print(f"mean CoM error over {WINDOW} s: off {np.round(mean_off * 1e3, 2)} mm, "
           f"on {np.round(mean_on * 1e3, 2)} mm (RMS {rms_on * 1e3:.2f} mm)")
