@@ -117,7 +117,8 @@ def px4_setup(urdf, vehicle, *, period: float = DEFAULT_PERIOD, latency: float =
     allocate, or a vehicle that is not collinear (this path flies the flatness controller). The
     vehicle's other checks are ``geodyn_vehicle``'s report's and ``geodyn_fly``'s
     (:func:`geodyn_ros.loops.fly.prepare`), run before."""
-    from geodyn_ros.control.delay_margin import MARGIN_RATIO, delay_loops, fit_rotation, path_delay, rotor_lag
+    from geodyn_ros.control.delay_margin import (MARGIN_RATIO, delay_loops, fit_rotation, observer_bandwidth, path_delay,
+                                                 rotor_lag)
     from geodyn_ros.control.gain_design import design_gains, model_inertias
     from geodyn_ros.control.gain_origin import designed_for
     from geodyn_ros.px4.offboard_path import px4_vehicle
@@ -162,8 +163,9 @@ def px4_setup(urdf, vehicle, *, period: float = DEFAULT_PERIOD, latency: float =
         notes.append(f"arm (a warning, not refused: its samples come from its own driver, and this model, a locked "
                      f"link with a whole step of delay, is conservative there): at {period * 1e3:g} ms the discrete "
                      f"check asks {', '.join(arm)}")
+    observer = observer_bandwidth(gains, inertias, lag, delay)     # the rejection options' observer on this path
     return {"prep": prep, "gains": gains, "gains_source": "file" if explicit else "designed", "factor": factor,
-            "design": design, "delay_s": delay, "lag_s": lag, "delay_loops": loops, "refusals": refusals,
+            "design": design, "observer": observer, "delay_s": delay, "lag_s": lag, "delay_loops": loops, "refusals": refusals,
             "notes": notes, "stamp": designed_for(model, period), "reference": reference, "level": level,
             "path": {"period_s": period, "latency_s": latency, "link_delay_s": link_delay, "actuator_step_s": step}}
 
@@ -229,7 +231,8 @@ def node_parameters(setup: dict) -> dict:
            "geodyn_node": {**model, "order": ORDER, "input_mode": "flat"},
            "geodyn_flat_controller": {**model, "order": ORDER, "level": setup["level"], "elastic_joints": elastic,
                                       "joint_states_max_age": 0.05, "motor_states_max_age": 0.05,
-                                      **_gain_parameters(setup["gains"]), "gains_designed_for": setup["stamp"]},
+                                      **_gain_parameters(setup["gains"]), "gains_designed_for": setup["stamp"],
+                                      **_rejection_parameters(setup)},
            "geodyn_px4_bridge": {**model, "px4_mode": "thrust_and_torque", "world_frame": "world"}}
     # an empty list has no ROS parameter type (no joints, no elastic joint): the node's default
     return {name: {k: v for k, v in p.items() if not (isinstance(v, list) and not v)} for name, p in out.items()}
@@ -330,6 +333,15 @@ def write_px4_config(setup: dict, out_dir) -> dict:
     return files
 
 
+def _rejection_parameters(setup) -> dict:
+    """The rejection options' safe settings on this path (they stay off: ``rejection_*`` switches):
+    engaged only while PX4 applies the commands (the bridge's ``armed``), and the observer no
+    faster than the delay-margin rule allows (:func:`~geodyn_ros.control.delay_margin.observer_bandwidth`;
+    none: the observer is left at its default and the report says to keep it off)."""
+    bw = setup["observer"]["bandwidth"]
+    return {"rejection_engage": "armed", **({"rejection_observer_bandwidth": round(bw, 3)} if bw > 0 else {})}
+
+
 def px4_commands(params_file, *, stand_in: bool = True, python: str | None = None) -> list:
     """The commands that start the PX4 path's nodes without ``ros2 launch``, one per node, in
     order (the stand-in first): each node's console script (``python``: ``"<python> -m <module>"``
@@ -374,6 +386,15 @@ def report_lines(setup: dict) -> list:
     L.append(f"discrete loop at {path['period_s'] * 1e3:g} ms (radius, ok):")
     L += ["  " + ", ".join(f"{lp['axis']} {lp['spectral_radius']:.4f} {'yes' if lp['ok'] else 'NO'}"
                            for lp in setup["design"].loops)]
+    ob = setup["observer"]
+    if ob["bandwidth"] >= ob["cap"]:
+        L.append(f"rejection observer: its default {ob['cap']:g} rad/s keeps the rule on this path")
+    elif ob["bandwidth"] > 0:
+        L.append(f"rejection observer: at most {ob['bandwidth']:.3g} rad/s on this path (the rule, limited by the "
+                 f"{ob['limited_by']} axis); the params file sets it, engaged while armed")
+    else:
+        L.append(f"rejection observer: no bandwidth keeps the rule on this path ({ob['limited_by']}); keep "
+                 "rejection_wrench_feedforward off")
     L += [f"  note: {n}" for n in setup["notes"]]
     L += [f"  REFUSED (PX4): {x}" for x in setup["refusals"]]
     return L

@@ -81,6 +81,25 @@ def test_the_gains_are_designed_from_the_model_for_px4s_path(written):
     assert all(e["ok"] for e in px4["delay_loops"]) and px4["refusals"] == []
     assert c["elastic_joints"] is False and len(c["kp_joints"]) == 2        # the arm's two rigid joints
     assert c["level"] == "ff2" and c["joint_states_max_age"] == 0.05
+    # the rejection options (left off) are set safe for this path: engaged only while PX4 applies
+    # the commands, the observer no faster than the rule with it in the loop allows (recomputed
+    # here from the written gains, the model's inertias and the path's figures)
+    from geodyn_ros.control.delay_margin import observer_bandwidth, observer_delay_margin
+    from geodyn_ros.control.flatness import FlatnessGains
+    from geodyn_ros.control.gain_design import model_inertias
+    from geodyn_ros.vehicle import load_vehicle
+    g = FlatnessGains(kp_position=c["kp_position"], kd_position=c["kd_position"], kp_rotation=tuple(c["kp_rotation"]),
+                      kd_rotation=tuple(c["kd_rotation"]))
+    inertias = model_inertias(load_vehicle(VEHICLE).load_model(URDF))
+    b = observer_bandwidth(g, inertias, 0.03, 0.0235)
+    assert c["rejection_engage"] == "armed" and not any(k in c for k in ("rejection_wrench_feedforward",
+                                                                            "rejection_integral_action"))
+    assert 0 < c["rejection_observer_bandwidth"] < 30.0
+    assert c["rejection_observer_bandwidth"] == pytest.approx(b["bandwidth"], rel=2e-3)
+    assert observer_delay_margin(Ic[0], c["kp_rotation"][0], c["kd_rotation"][0], 0.03,
+                                 c["rejection_observer_bandwidth"]) >= need * (1 - 1e-3)
+    assert observer_delay_margin(Ic[0], c["kp_rotation"][0], c["kd_rotation"][0], 0.03, 30.0) < need
+    assert "rejection observer: at most" in written["stdout"]
 
 
 def test_the_stand_ins_start_is_a_hover_on_the_reference(written):

@@ -383,3 +383,22 @@ def test_a_vehicle_px4_cannot_allocate_exactly_is_refused_at_start(h, tmp_path):
         h.make(Px4BridgeNode, {"actuation_config": path})
     msg = str(e.value)
     assert "\n" not in msg and "PX4 cannot allocate this vehicle exactly" in msg and "rounding" in msg
+
+
+def test_armed_says_when_px4_applies_the_commands(h, tmp_path):
+    """``armed`` (std_msgs/Bool, transient local): false at start (a late subscriber gets it), true
+    only while PX4 is armed AND in offboard, false again on disarm or another mode; once per change."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import Bool
+    node, pubs = _bridge(h, vehicle_file(tmp_path))
+    got = []
+    h.probe.create_subscription(Bool, "armed", lambda m: got.append(m.data), QoSProfile(
+        depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    assert h.spin_until(lambda: got == [False], 10.0)             # the latched start value, to a late reader
+    for st, want in ((status(), [False]), (status(arming=2), [False]), (status(arming=2, nav=14), [False, True]),
+                     (status(arming=2, nav=14), [False, True]), (status(arming=2, nav=4), [False, True, False]),
+                     (status(arming=2, nav=14), [False, True, False, True]),
+                     (status(arming=1, nav=14), [False, True, False, True, False])):
+        pubs[STATUS].publish(st)
+        h.spin_until(lambda: False, 0.2)
+        assert h.spin_until(lambda want=want: got == want, 5.0), (got, want)
