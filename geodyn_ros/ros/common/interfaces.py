@@ -46,6 +46,7 @@ _USED = Topic("~/inputs_used", "std_msgs/Float64MultiArray")   # the stamps each
 # the observer's estimate of the rejection options (geodyn_ros.ros.inputs.rejection_inputs)
 _REJECTION = (Topic("~/external_wrench", "geometry_msgs/WrenchStamped", "any rejection_* switch on"),
               Topic("~/external_wrench/frame", "geometry_msgs/WrenchStamped", "a switch on and rejection_frame set"))
+_ARMED = Topic("armed", "std_msgs/Bool", "rejection_engage armed (geodyn_px4_bridge publishes it)")
 _TF = (Topic("/tf", "tf2_msgs/TFMessage", "tf_rate_hz > 0"), Topic("/tf_static", "tf2_msgs/TFMessage", "tf_rate_hz > 0"),
        Topic("robot_description", "std_msgs/String", "robot_description or urdf_path set (latched)"))
 _ROTOR_MSG = "actuator_msgs/Actuators"
@@ -120,7 +121,7 @@ NODES = (
         subscribes=(Topic("odom", "nav_msgs/Odometry"), Topic("joint_states", "sensor_msgs/JointState"),
                     Topic("reference", _REF),
                     Topic("motor_states", "sensor_msgs/JointState", "elastic joints in actuation_config"),
-                    Topic("feedforward/jet", _JET), _DESC),
+                    Topic("feedforward/jet", _JET), _DESC, _ARMED),
         publishes=(Topic("cmd/rotor_speeds", _ROTOR_MSG), Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
                    Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), *_REJECTION,
                    _USED, _DIAG)),
@@ -134,7 +135,8 @@ NODES = (
                     Topic("feedforward/flat_jet", _JET),
                     Topic("geodyn_node/linearization", _LIN,
                           "feedback lqr (name: parameter linearization_topic)"),
-                    Topic("geodyn_node/linearization/labels", "std_msgs/String", "feedback lqr, message_types multiarray"), _DESC),
+                    Topic("geodyn_node/linearization/labels", "std_msgs/String", "feedback lqr, message_types multiarray"), _DESC,
+                    _ARMED),
         publishes=(Topic("cmd/rotor_speeds", _ROTOR_MSG), Topic("cmd/motor_efforts", "sensor_msgs/JointState"),
                    Topic("cmd/joint_effort/<joint>", "std_msgs/Float64", "per_joint_effort_topics"), *_REJECTION,
                    _USED, _DIAG)),
@@ -165,7 +167,9 @@ NODES = (
                    Topic("/fmu/in/vehicle_torque_setpoint", "px4_msgs/VehicleTorqueSetpoint",
                          "px4_mode thrust_and_torque (name: parameter torque_setpoint_topic)"),
                    Topic("/fmu/in/actuator_motors", "px4_msgs/ActuatorMotors",
-                         "px4_mode direct_actuator (name: parameter actuator_motors_topic)"), _DIAG)),    Executable(
+                         "px4_mode direct_actuator (name: parameter actuator_motors_topic)"),
+                   Topic("armed", "std_msgs/Bool", "on each change: PX4 armed and in offboard (latched)"), _DIAG)),
+    Executable(
         "geodyn_px4_sim", "geodyn_ros.ros.px4.standin_node",
         "geodyn_actuated_sim behind a PX4 stand-in: the /fmu/in offboard topics drive the rotors through PX4's "
         "allocation and thrust model, with PX4's proof-of-life, arming and offboard-loss rules; PX4's odometry "
