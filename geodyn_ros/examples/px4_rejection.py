@@ -150,19 +150,26 @@ def _stat(values):
 
 
 def format_table(obj: dict) -> str:
-    lines = [f"PX4 path in process ({obj['vehicle']}, {obj['level']}, {obj['profile']} sensing, loop delay "
-             f"{obj['delay_s'] * 1e3:.1f} ms), plant: {obj['world']}; rotors stopped for the first "
-             f"{obj['prearm_s']:g} s (disarmed) while the controller commands; {obj['duration_s']:g} s scored; "
-             f"{obj['seeds']} seeds (mean ± sample std)",
-             f"observer bandwidth: default 30 rad/s; the rule's {obj['observer_rule_rad_s']:.3g} rad/s "
+    """The table (rows, then each failing row's first line), within 100 columns."""
+    lines = [f"PX4 path in process: {obj['vehicle']} at {obj['level']}, {obj['profile']} sensing, loop delay "
+             f"{obj['delay_s'] * 1e3:.1f} ms;",
+             f"plant {obj['world']}; rotors stopped for the first {obj['prearm_s']:g} s (disarmed) while the "
+             f"controller commands;",
+             f"{obj['duration_s']:g} s scored; {obj['seeds']} seeds (mean ± sample std); observer default 30 rad/s, "
+             f"the rule's {obj['observer_rule_rad_s']:.3g} rad/s",
              f"(limited by the {obj['observer_limited_by']} axis)",
-             "", "| row | flew | steady z offset [mm] | position RMS [mm] | first failure |", "|---|---|---|---|---|"]
+             "", "| row | flew | steady z offset [mm] | position RMS [mm] |", "|---|---|---|---|"]
+    failures = []
     for r, per in obj["rows"].items():
         ok = [m for m in per.values() if "diverged" not in m]
         bad = [m["diverged"] for m in per.values() if "diverged" in m]
         off = _stat([m["offset_z_m"] for m in ok]) if ok else "-"
         rms = _stat([m["rms_m"] for m in ok]).lstrip("+") if ok else "-"
-        lines.append(f"| {r} | {len(ok)}/{len(per)} | {off} | {rms} | {bad[0] if bad else '-'} |")
+        lines.append(f"| {r} | {len(ok)}/{len(per)} | {off} | {rms} |")
+        if bad:
+            failures.append(f"  {r}: {bad[0]}")
+    if failures:
+        lines += ["", "first failure of each row that left a bound:"] + failures
     return "\n".join(lines)
 
 

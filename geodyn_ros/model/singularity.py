@@ -196,7 +196,10 @@ def structural_null_motion(model) -> str:
         found = found or r
     v, dofs = found
     a = np.abs(v)
-    names = [dofs[k] for k in np.argsort(-a) if a[k] > 0.1 * a.max()]
+    # largest parts first; parts equal to 1e-9 (a tie the LAPACK build breaks either way) in the
+    # order of the coordinates (the base's before the joints')
+    w = np.round(a / a.max(), 9)
+    names = [dofs[k] for k in sorted(range(a.size), key=lambda k: (-w[k], k)) if a[k] > 0.1 * a.max()]
     if len(names) == 1:
         return f"a motion of {names[0]} alone has zero kinetic energy"
     return f"the motion of {', '.join(names[:-1])} with {names[-1]} has zero kinetic energy"

@@ -235,9 +235,10 @@ def test_every_level_flies_the_default_reference_without_rotor_saturation(flown)
 def test_the_error_falls_with_the_level(flown):
     name, prep, rows = flown
     rms = [rows[lv].log.rms()["position_m"] for lv in ORDER[prep["rank"]]]
-    # rigid|pd >= ff0 >= ff1 >= ff2 (issue 33); equal levels (ff1 = ff2 without elastic joints)
-    # run the same commands, so ">=" is exact there, not within a tolerance
-    assert rms[0] >= rms[1] >= rms[2] >= rms[3], (name, rms)
+    # rigid|pd >= ff0 >= ff1 >= ff2 (issue 33). Levels that coincide (rigid = ff0 without an arm,
+    # ff1 = ff2 without elastic joints) fly the same law through different arithmetic, so they agree
+    # to rounding only (the iris: 4e-15 relative, measured): ">=" within 1e-9 relative
+    assert all(a >= b * (1 - 1e-9) for a, b in zip(rms, rms[1:])), (name, rms)
     # and the whole-body feedforward is a real gain over the baseline (measured: see the how-to)
     assert rms[3] < 0.5 * rms[0], (name, rms)
 

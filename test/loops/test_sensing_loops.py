@@ -96,7 +96,7 @@ def test_diverging_row_stops_with_one_line():
     m = re.match(r"t = (\d+\.\d{3}) s: (base position error|attitude error|joint \d+ error|rotor speed command"
                  r"|non-finite state|MuJoCo)", res.diverged)
     assert m, res.diverged
-    assert res.log.t.size == 0 or res.log.t[-1] <= float(m.group(1))
+    assert res.log.t.size == 0 or res.log.t[-1] <= float(m.group(1)) + 5e-4   # the line rounds to 1 ms
     text = format_table({"ff0": res.metrics() | {"diverged": res.diverged}})
     assert f"diverged: {res.diverged}" in text and "nan" not in text
 
