@@ -273,6 +273,11 @@ def main(argv=None) -> int:
     g.add_argument("--level", default="ff2", help="with --out: rigid, ff0, ff1 or ff2 (default ff2)")
     g.add_argument("--out", metavar="DIR", default=None, help="with --px4: write DIR/px4_params.yaml (the nodes' "
                    "parameters) and DIR/px4_params.txt (PX4's), and print the commands that start the nodes")
+    g = p.add_argument_group("Gazebo (doc/howto/gazebo.md)")
+    g.add_argument("--gz-bridge", metavar="FILE", default=None,
+                   help="write the ros_gz_bridge configuration of this vehicle (its arm joints, not J2..J7)")
+    g.add_argument("--gz-model", default="aerial_manipulator", help="with --gz-bridge: the spawned model's name")
+    g.add_argument("--gz-world", default="empty", help="with --gz-bridge: the world's name")
     a = p.parse_args(argv)
     if a.out is not None and not a.px4:
         p.error("--out: needs --px4")
@@ -293,6 +298,11 @@ def main(argv=None) -> int:
     except ValueError as exc:
         print(f"geodyn_vehicle: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
+    if a.gz_bridge is not None:
+        err = _write_gz_bridge(r, a)
+        if err:
+            print(f"geodyn_vehicle: error: {err}", file=sys.stderr)
+            return 2
     files = None
     if px4 is not None and a.out is not None and not px4["refusals"]:
         from .px4_setup import px4_commands, write_px4_config
@@ -319,6 +329,25 @@ def main(argv=None) -> int:
     if px4 is not None and px4["refusals"] and a.out is not None:
         print(f"geodyn_vehicle: nothing written to {a.out}: the gains are refused for PX4's path", file=sys.stderr)
     return 2 if r["gains"]["refusals"] or (px4 is not None and px4["refusals"]) else 0
+
+
+def _write_gz_bridge(r: dict, a) -> str:
+    """``--gz-bridge FILE``: the vehicle's bridge file (:mod:`geodyn_ros.vehicle.gz_bridge`); the
+    error line, or "" once written (said on stderr, so that --json stays one object)."""
+    from geodyn_ros.vehicle import load_vehicle
+    from geodyn_ros.vehicle.gz_bridge import arm_joints, bridge_yaml
+    try:
+        joints = arm_joints(load_vehicle(r["vehicle"]))
+        text = bridge_yaml(joints, a.gz_model, a.gz_world, source=f"{r['urdf']} and {r['vehicle']}")
+    except ValueError as exc:
+        return f"--gz-bridge: {exc}"
+    try:
+        Path(a.gz_bridge).write_text(text)
+    except OSError as exc:
+        return f"{a.gz_bridge}: --gz-bridge: cannot write ({exc.strerror}); give a writable path"
+    print(f"wrote {a.gz_bridge} (ros_gz_bridge: {len(joints)} arm joint(s): {', '.join(joints) or 'none'})",
+          file=sys.stderr)
+    return ""
 
 
 def _written(files: dict, commands: dict) -> str:
