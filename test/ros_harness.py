@@ -194,14 +194,14 @@ def flat_jet_inputs(model, names, stamp, ref, flat, multiarray: bool = False) ->
 
 
 def flat_controller_inputs(h, model, names, stamp, t=0.8, *, extra_topics=(), before_state=None,
-                           multiarray: bool = False):
+                           multiarray: bool = False, lift: float = 0.0):
     """Publish one consistent input set of ``geodyn_flat_controller`` stamped ``stamp``: the flat
     reference and geodyn_node's desired state and flat feedforward at ``t`` of the figure eight,
     then a state perturbed from it (seeded: base 1 cm and 0.02 rad/s or m/s, joints 0.01 rad,
     motors 3 mrad off). ``extra_topics``: more ``(topic, type)`` publishers, handed with the
     reference to ``before_state(pubs, ref, flat)``, which runs before the state is published.
     The jets are the typed messages of :func:`flat_jet_inputs` (``multiarray``: the deprecated
-    layouts, for a node with ``message_types: multiarray``).
+    layouts, for a node with ``message_types: multiarray``); ``lift`` [m] raises the state's base.
     Returns ``(ref, flat, C, Vb, q, qd, th, thd)``."""
     import geodyn_ros as gd
     from geodyn_ros.lie import Ad_inv
@@ -211,6 +211,7 @@ def flat_controller_inputs(h, model, names, stamp, t=0.8, *, extra_topics=(), be
     rng = np.random.default_rng(4)
     C = flat.base_pose.copy()
     C[:3, 3] += rng.normal(size=3) * 0.01
+    C[2, 3] += lift
     Vb = Ad_inv(C) @ flat.base_twist[0] + rng.normal(size=6) * 0.02
     q, qd = ref.q[0] + 0.01, ref.q[1] - 0.02
     th, thd = q + 0.003, qd + 0.01

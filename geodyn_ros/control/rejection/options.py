@@ -57,8 +57,11 @@ three flights lost. ``engage``:
   least 5 cm: far above any height noise, reached in 0.2 s at PX4's 1.5 m/s take-off speed) above
   the lowest height seen while disengaged, and disengaged again when it comes back within half of
   it (landed: hysteresis). Flies below its take-off height only with ``"always"`` or ``"armed"``;
-* ``"armed"``: engaged only by :meth:`Rejection.set_engaged` (the ROS nodes: the ``armed`` topic,
-  true while the autopilot applies the commands: PX4 armed and in offboard).
+* ``"armed"``: ``"airborne"`` counted from the arming only: after :meth:`Rejection.set_engaged`
+  (True) (the ROS nodes: the ``armed`` topic, true while the autopilot applies the commands: PX4
+  armed and in offboard) AND a rise of ``takeoff_height`` since; disarming disengages at once.
+  Armed on the ground is not enough: PX4 SITL (SIH, whose ground holds no torque) lost 6 of 9
+  flights with the observer engaged at arming, on the ground.
 
 While disengaged the observer restarts at every sample (no estimate, so no feedforward), the
 integrators are held at zero and the thrust-scale and CoM estimates do not learn (what was
@@ -272,39 +275,52 @@ class Rejection:
         self.frozen = False
         #: True while the options act (``engage``, module docstring)
         self.engaged = self.options.engage == "always"
+        #: ``engage: "armed"``: the last :meth:`set_engaged` (the autopilot applies the commands)
+        self.armed = False
         self._ground = None         # the lowest base height [m] seen while disengaged ("airborne")
         if self.rotor_model is not None:
             self.rotor_model.x = None
 
     def set_engaged(self, flag: bool) -> None:
-        """Engage (True) or disengage (False) the options (``engage: "armed"``: the autopilot applies
-        the commands, or not). Disengaging zeroes the integrators and drops the estimate; the
-        observer starts again at the sample after engaging; the thrust-scale and CoM estimates
-        are kept. With ``"always"`` a False is refused (ValueError): nothing would engage again."""
+        """Arm (True) or disarm (False). ``engage: "armed"``: True arms (the options engage at the
+        take-off rise that follows), False disengages at once; ``"airborne"``: engage or disengage
+        now (an override of the height rule). Disengaging zeroes the integrators and drops the
+        estimate; the observer starts again at the sample after engaging; the thrust-scale and CoM
+        estimates are kept. With ``"always"`` a False is refused (ValueError): nothing would engage
+        again."""
         flag = bool(flag)
         if not flag and self.options.engage == "always":
             raise ValueError("engage: the options are 'always' engaged; set engage 'armed' to gate them")
+        if self.options.engage == "armed":
+            self.armed = flag
+            self._ground = None          # the take-off is counted from here
+            if flag:
+                return
         if flag == self.engaged:
             return
+        self._set(flag)
+
+    def _set(self, flag: bool) -> None:
         self.engaged = flag
         if not flag:
             self.z_position = np.zeros(3)
             self.z_rotation = np.zeros(3)
-            self._ground = None
         self.estimate = None
         self._started = False       # the observer starts again at the next sample
 
     def _check_airborne(self, z: float) -> None:
-        """``engage: "airborne"``: engage at a rise of :attr:`takeoff_height` above the lowest
-        height seen while disengaged, disengage back within half of it (module docstring)."""
+        """``engage: "airborne"`` (and ``"armed"`` while armed): engage at a rise of
+        :attr:`takeoff_height` above the lowest height seen while disengaged, disengage back
+        within half of it (module docstring)."""
+        if self.options.engage == "armed" and not self.armed:
+            return
         if not self.engaged:
             self._ground = z if self._ground is None else min(self._ground, z)
             if z - self._ground >= self.takeoff_height:
-                self.engaged = True
-                self._started = False
+                self._set(True)
         elif self._ground is not None and z - self._ground < 0.5 * self.takeoff_height:
             ground = self._ground
-            self.set_engaged(False)
+            self._set(False)
             self._ground = min(ground, z)
 
     def restart(self) -> None:
@@ -366,7 +382,7 @@ class Rejection:
             spring = self._K * (th - np.asarray(q, float)[self._el])
         if rotor_speed is not None and not self.ideal_rotors:
             rotor_speed = _finite(rotor_speed, "rotor_speed", self.allocation.n_rotors)
-        if self.options.engage == "airborne":
+        if self.options.engage in ("airborne", "armed"):
             self._check_airborne(float(np.asarray(C, float)[2, 3]))
         est = None
         if not self.engaged:

@@ -37,10 +37,10 @@ replaced on the ``robot_description`` topic starts a new observer.
 **When they act** (``rejection_engage``, :mod:`geodyn_ros.control.rejection.options`): a vehicle
 on the ground or disarmed is held, and an observer reading the hold as an external wrench winds
 the command up (PX4 SITL, issue 53). The nodes' default is ``airborne`` (engaged once the base
-rose ``rejection_takeoff_height`` above where it stood, disengaged on landing); ``armed`` follows
-the ``armed`` topic (``std_msgs/Bool``, reliable, transient local; ``geodyn_px4_bridge``
-publishes PX4's armed-and-offboard; no message yet: disengaged); ``always`` is the library's
-(a simulator started in flight). Each engagement and disengagement is said in one log line.
+rose ``rejection_takeoff_height`` above where it stood, disengaged on landing); ``armed`` also
+needs the ``armed`` topic true (``std_msgs/Bool``, reliable, transient local; ``geodyn_px4_bridge``
+publishes PX4's armed-and-offboard; no message yet: disengaged), and then the same rise; ``always``
+is the library's (a simulator started in flight). Each engagement and disengagement is said in one log line.
 """
 from __future__ import annotations
 
@@ -88,10 +88,11 @@ REJECTION_PARAMETERS = {
                               "link's axes [m] (the tool point)."),
     "rejection_engage": ("airborne", "When the options act: 'airborne' (the default: once the base rose "
                          "rejection_takeoff_height above where it stood, off again on landing; a vehicle on the "
-                         "ground or disarmed would wind the observer up), 'armed' (while the 'armed' topic, "
-                         "std_msgs/Bool, is true: geodyn_px4_bridge publishes PX4's armed-and-offboard) or "
+                         "ground or disarmed would wind the observer up), 'armed' (the same rise counted from the 'armed' topic, "
+                         "std_msgs/Bool, turning true, and off at once when false: geodyn_px4_bridge publishes PX4's "
+                         "armed-and-offboard) or "
                          "'always' (a simulator started in flight)."),
-    "rejection_takeoff_height": (0.0, "The rise [m] that engages rejection_engage 'airborne'; 0 = the rotor arm "
+    "rejection_takeoff_height": (0.0, "The rise [m] that engages rejection_engage 'airborne' or 'armed'; 0 = the rotor arm "
                                  "(at least 0.05 m)."),
 }
 
@@ -186,7 +187,7 @@ class RejectionInputs:
         cycle or when the stamps went back."""
         t = t_ns * 1e-9
         rj = self._rejection
-        if rj is not None and rj.options.engage == "armed" and rj.engaged != self._rj_armed:
+        if rj is not None and rj.options.engage == "armed" and rj.armed != self._rj_armed:
             rj.set_engaged(self._rj_armed)
         if rj is not None and not rj.frozen:
             last = rj.last_time
@@ -203,15 +204,16 @@ class RejectionInputs:
         first, self._rj_engaged = self._rj_engaged is None, rj.engaged
         mode = rj.options.engage
         if rj.engaged:
-            why = {"always": "engage: always", "armed": "armed (the 'armed' topic)",
+            why = {"always": "engage: always", "armed": f"armed and airborne (rose {rj.takeoff_height:.3g} m)",
                    "airborne": f"airborne (rose {rj.takeoff_height:.3g} m)"}[mode]
             self.get_logger().info(f"rejection: engaged, {why}")
         elif first:
             why = (f"until the base rises {rj.takeoff_height:.3g} m (rejection_engage: airborne)" if mode == "airborne"
-                   else "until the 'armed' topic says true (rejection_engage: armed)")
+                   else f"until the 'armed' topic says true and the base rises {rj.takeoff_height:.3g} m "
+                        "(rejection_engage: armed)")
             self.get_logger().info(f"rejection: waiting, {why}")
         else:
-            why = "landed" if mode == "airborne" else "not armed"
+            why = "not armed" if mode == "armed" and not rj.armed else "landed"
             self.get_logger().info(f"rejection: disengaged ({why}): integrators zeroed, estimate dropped")
 
     def _with_inputs(self, t_ns, values, state, t=None):
@@ -235,7 +237,9 @@ class RejectionInputs:
         if rj.engaged != self._rj_engaged:
             self._say_engagement(rj)
         est = rj.estimate
-        if est is None or int(round(est.t * 1e9)) != t_ns:
+        # the estimate of this sample: its time is the float _rejection_time gave (t_ns * 1e-9); the
+        # round trip to integer ns is not exact at epoch stamps (2^53 ns is 104 days), so never compare in ns
+        if est is None or est.t != t_ns * 1e-9:
             return
         from ..wire.conversions import write_body_wrench
         W = est.wrench_body

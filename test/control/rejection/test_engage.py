@@ -83,8 +83,8 @@ def _held(ctrl, model, n, drop=0.1, t0=0.0, rise=None):
 def test_held_on_the_ground_always_winds_up_and_armed_does_not(hexa):
     """2 s on the ground, 0.1 m below the reference, commands not applied: with ``always`` the
     rotor commands climb to their limit (the SITL failure); with ``armed`` (not yet armed) every
-    command is the options-off controller's, bit for bit; after arming the estimate starts at the
-    second sample."""
+    command is the options-off controller's, bit for bit; armed, it waits for the take-off rise,
+    then the estimate starts at the second sample."""
     cfg, model, al = hexa
     opts = dict(wrench_feedforward=True, integral_action=True, thrust_estimate=True, com_estimate=True)
     off = FlatnessController(model, al, cfg.rotors, cfg.elastic, None, "ff2")
@@ -100,13 +100,16 @@ def test_held_on_the_ground_always_winds_up_and_armed_does_not(hexa):
     assert all(np.array_equal(a.omega, b.omega) and np.array_equal(a.u, b.u) for a, b in zip(base, gated))
     rj = armed.rejection
     assert not rj.engaged and rj.estimate is None and not np.any(rj.z_position)
-    rj.set_engaged(True)
-    _held(armed, model, 1, t0=2.0)
-    assert rj.estimate is None                                   # the observer starts at this sample
-    _held(armed, model, 1, t0=2.001)
+    rj.set_engaged(True)                                         # armed, still on the ground
+    _held(armed, model, 500, t0=2.0)
+    assert not rj.engaged and rj.estimate is None                # armed is not enough (PX4 SITL)
+    h = rj.takeoff_height
+    _held(armed, model, 1, t0=2.5, rise=lambda k: h)             # the take-off rise: engaged here
+    assert rj.engaged and rj.estimate is None                    # the observer starts at this sample
+    _held(armed, model, 1, t0=2.501, rise=lambda k: h)
     assert rj.estimate is not None
-    rj.set_engaged(False)                                        # disarmed again: integrators zeroed
-    assert rj.estimate is None and not np.any(rj.z_position)
+    rj.set_engaged(False)                                        # disarmed: disengaged at once
+    assert not rj.engaged and rj.estimate is None and not np.any(rj.z_position)
 
 
 def test_airborne_engages_at_the_takeoff_height_and_disengages_on_landing(hexa):

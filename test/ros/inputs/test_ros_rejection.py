@@ -237,26 +237,29 @@ def test_lqr_node_with_integral_states_commands_what_the_library_commands(h):
 
 
 def test_engage_armed_follows_the_armed_topic(h):
-    """``rejection_engage: armed``: no estimate (and the options-off command) until ``armed`` says
-    true, then ``~/external_wrench`` from the second sample; false again: none; one log line at
-    each change. Oracle: the library controller with the same options engaged by hand."""
+    """``rejection_engage: armed``: the options-off command (and no estimate) until ``armed`` says
+    true AND the base has risen ``rejection_takeoff_height`` (armed on the ground is not enough:
+    PX4 SITL); then ``~/external_wrench`` from the second sample after the rise; ``armed`` false:
+    none again. One log line at each change. The stamps are epoch-scale (2026), where a round trip
+    through integer nanoseconds is not exact (the bug SITL found: nothing was published). Oracle:
+    the library controller without options."""
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from std_msgs.msg import Bool
     logs = rosout(h, "geodyn_flat_controller")
     node = h.make(FlatControllerNode, {"urdf_path": XACRO, "level": "ff2", "input_policy": "exact",
                                        "rejection_wrench_feedforward": True, "rejection_integral_action": True,
-                                       "rejection_engage": "armed"})
+                                       "rejection_engage": "armed", "rejection_takeoff_height": 0.2})
     ext = h.record(WrenchStamped, node.get_fully_qualified_name() + "/external_wrench", depth=100)
     rotors = h.record(node.commands.rotors.msg_type, "cmd/rotor_speeds", depth=100)
     armed = h.probe.create_publisher(Bool, "armed", QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                                                              durability=DurabilityPolicy.TRANSIENT_LOCAL))
+                                                               durability=DurabilityPolicy.TRANSIENT_LOCAL))
     off = FlatnessController(MODEL, ALLOC, CFG.rotors, CFG.elastic, FlatnessGains(), "ff2")
     stamps = []
 
-    def cycle(k):
+    def cycle(k, lift=0.0):
         n = len(rotors)
-        stamp = 3_000_000_000 + k * 1_000_000
-        _, flat, C, Vb, q, qd, th, thd = flat_controller_inputs(h, MODEL, NAMES, stamp, 0.8 + k * 1e-3)
+        stamp = 1_796_000_000_123_456_789 + k * 1_000_000
+        _, flat, C, Vb, q, qd, th, thd = flat_controller_inputs(h, MODEL, NAMES, stamp, 0.8 + k * 1e-3, lift=lift)
         assert h.spin_until(lambda: len(rotors) > n, 60.0)
         stamps.append(stamp)
         ref = figure_eight_reference(0.8 + k * 1e-3, 0)
@@ -264,20 +267,23 @@ def test_engage_armed_follows_the_armed_topic(h):
     for k in range(3):                                    # not armed: the options-off law
         got, want = cycle(k)
         assert np.abs(got - want).max() < 1e-6
-    assert not ext
     assert h.spin_until(lambda: any("rejection: waiting" in m.msg for m in logs), 5.0)
     armed.publish(Bool(data=True))
     h.spin_until(lambda: False, 0.3)
-    for k in range(3, 6):
+    for k in range(3, 5):                                 # armed, still on the ground: nothing yet
         cycle(k)
+    h.spin_until(lambda: False, 0.3)
+    assert not ext
+    for k in range(5, 8):                                 # off the ground: engaged at 5, estimates at 6 and 7
+        cycle(k, lift=0.3)
     assert h.spin_until(lambda: len(ext) >= 2, 5.0)
-    assert [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in ext] == stamps[4:6]
-    assert h.spin_until(lambda: any("rejection: engaged, armed" in m.msg for m in logs), 5.0)
+    assert [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in ext] == stamps[6:8]
+    assert h.spin_until(lambda: any("rejection: engaged, armed and airborne" in m.msg for m in logs), 5.0)
     armed.publish(Bool(data=False))
     h.spin_until(lambda: False, 0.3)
     n = len(ext)
-    for k in range(6, 8):
-        cycle(k)
+    for k in range(8, 10):
+        cycle(k, lift=0.3)
     h.spin_until(lambda: False, 0.3)
     assert len(ext) == n
     assert h.spin_until(lambda: any("rejection: disengaged (not armed)" in m.msg for m in logs), 5.0)
