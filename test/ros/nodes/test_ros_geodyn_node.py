@@ -412,11 +412,17 @@ def test_console_script_serves_another_process_and_stops_on_sigint(monkeypatch):
             with open(f"/proc/{proc.pid}/stat") as fh:
                 f = fh.read().rsplit(")", 1)[1].split()
             return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-        time.sleep(1.0)   # let start-up work (numba cache load) finish
-        c0 = cpu()
-        time.sleep(1.0)
-        idle = cpu() - c0
-        assert idle < 0.5, f"idle node used {idle:.2f} s CPU in 1 s"
+        # the quietest of up to five 1 s windows: the tail of the start-up work (numba's cache load,
+        # the first-cycle set-up) can still run in the first ones (0.59 s measured in one on a
+        # machine running the suite's other worker); a busy-looping wait never gets quiet
+        idle = []
+        for _ in range(5):
+            c0 = cpu()
+            time.sleep(1.0)
+            idle.append(cpu() - c0)
+            if idle[-1] < 0.5:
+                break
+        assert min(idle) < 0.5, f"idle node used {min(idle):.2f} s CPU in its quietest second ({idle})"
         msg = _ref_msg(3.0, 1, time.time_ns())
         deadline = time.monotonic() + 30
         while not jets and time.monotonic() < deadline:
