@@ -92,19 +92,12 @@ def _prearmed(wrapped, prearm):
 def _row(args):
     """One flight in a worker: (row, seed, duration, prearm) -> (row, seed, metrics)."""
     row, seed, duration, prearm = args
-    from geodyn_ros.loops.sensed import Sensing
-    from geodyn_ros.px4.offboard_path import OffboardPath, px4_vehicle
+    from geodyn_ros.examples.px4_table import offboard_flight
     from geodyn_ros.sim.world_file import world_preset
     v, profile, _, bw = _setup()
-    _, frames = v.cfg.rotor_frames(v.model)
-    path = OffboardPath("thrust_and_torque", px4_vehicle(v.cfg, frames), delay=0.0)
-    period = 1.0 / profile.odometry.rate
-    kw = dict(v.kw)
-    kw.setdefault("config", v.cfg)
-    s = Sensing(profile, seed=seed, ground=True, log=None, rule="twist")
+    _, wrap, s, kw = offboard_flight(v, profile, "thrust_and_torque", seed=seed)
     res = v.run("ff2", duration, gains=v.gains, sensing=s, world=world_preset(WORLD), world_seed=seed,
-                rejection=_options(row, bw["bandwidth"]),
-                wrap_command=lambda c: _prearmed(path.wrap(c, period=period, timestep=v.timestep), prearm), **kw)
+                rejection=_options(row, bw["bandwidth"]), wrap_command=lambda c: _prearmed(wrap(c), prearm), **kw)
     if res.diverged:
         return row, seed, {"diverged": res.diverged}
     e = res.log.p - res.log.p_d
@@ -183,9 +176,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     ap.add_argument("--json-out", default=None, help="also write the JSON object to this file")
     a = ap.parse_args(argv)
-    rows = [x.strip() for x in a.rows.split(",") if x.strip()]
-    if not rows or any(x not in ROWS for x in rows):
-        ap.error(f"--rows: expected a subset of {','.join(ROWS)}, got {a.rows!r}")
+    from geodyn_ros.loops.report import comma_subset
+    rows = comma_subset(ap, "--rows", a.rows, ROWS)
     if not 1 <= a.seeds <= 100:
         ap.error("--seeds: expected 1 to 100")
     if not (math.isfinite(a.duration) and 0 < a.duration <= 600):

@@ -35,7 +35,7 @@ import math
 import sys
 from dataclasses import replace
 
-__all__ = ["VEHICLES", "PATHS", "design_delay", "run_table", "format_tables", "main"]
+__all__ = ["VEHICLES", "PATHS", "design_delay", "offboard_flight", "run_table", "format_tables", "main"]
 
 VEHICLES = ("underactuated", "borinot_flying_arm_2")
 #: column -> (the path's mode, run at the odometry rate (True) or at every step (False))
@@ -66,24 +66,35 @@ def _vehicle(name: str):
     return v
 
 
-def _row(args):
-    """One row in a worker: (vehicle, level, column, duration, seed, delay) -> metrics."""
-    vname, level, column, duration, seed, link_delay = args
-    from geodyn_ros.examples.sensing_table import condition_profile
+def offboard_flight(v, profile, mode: str, *, at_odometry: bool = True, link_delay: float = 0.0, seed: int = 0):
+    """The pieces of one flight through PX4's offboard path (module docstring), for the loaded
+    vehicle ``v`` (:func:`_vehicle`) under the sensing ``profile``: ``(path, wrap, sensing, kw)``:
+    the :class:`~geodyn_ros.px4.offboard_path.OffboardPath` of ``mode`` (its link delay only for the
+    PX4 modes), ``wrap(command)`` that runs the command every odometry period (``at_odometry``) or
+    every step and sends it through the path, the :class:`~geodyn_ros.loops.sensed.Sensing` of a
+    flight from the ground (seeded, the ``twist`` rule its published rows flew), and the run's
+    keywords (the vehicle's, with its config)."""
     from geodyn_ros.loops.sensed import Sensing
     from geodyn_ros.px4.offboard_path import OffboardPath, px4_vehicle
-    v = _vehicle(vname)
-    profile = condition_profile(PROFILE)
-    v.design(design_delay(profile, v.timestep))
-    mode, at_odometry = PATHS[column]
     _, frames = v.cfg.rotor_frames(v.model)
     path = OffboardPath(mode, px4_vehicle(v.cfg, frames), delay=0.0 if mode == "rotor_speeds" else link_delay)
     period = 1.0 / profile.odometry.rate if at_odometry else v.timestep
     kw = dict(v.kw)
     kw.setdefault("config", v.cfg)
-    s = Sensing(profile, seed=seed, ground=True, log=None, rule="twist")   # the rule its published rows flew
-    res = v.run(level, duration, gains=v.gains, sensing=s, wrap_command=lambda c: path.wrap(
-        c, period=period, timestep=v.timestep), **kw)
+    sensing = Sensing(profile, seed=seed, ground=True, log=None, rule="twist")
+    return path, (lambda c: path.wrap(c, period=period, timestep=v.timestep)), sensing, kw
+
+
+def _row(args):
+    """One row in a worker: (vehicle, level, column, duration, seed, delay) -> metrics."""
+    vname, level, column, duration, seed, link_delay = args
+    from geodyn_ros.examples.sensing_table import condition_profile
+    v = _vehicle(vname)
+    profile = condition_profile(PROFILE)
+    v.design(design_delay(profile, v.timestep))
+    mode, at_odometry = PATHS[column]
+    path, wrap, s, kw = offboard_flight(v, profile, mode, at_odometry=at_odometry, link_delay=link_delay, seed=seed)
+    res = v.run(level, duration, gains=v.gains, sensing=s, wrap_command=wrap, **kw)
     if res.diverged:
         return vname, level, column, {"diverged": res.diverged}
     r = res.log.rms()
@@ -174,15 +185,10 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     ap.add_argument("--json-out", default=None, help="also write the JSON object to this file")
     a = ap.parse_args(argv)
-    vehicles = [x.strip() for x in a.vehicles.split(",") if x.strip()]
-    if not vehicles or any(x not in VEHICLES for x in vehicles):
-        ap.error(f"--vehicles: expected a subset of {','.join(VEHICLES)}, got {a.vehicles!r}")
-    columns = [x.strip() for x in a.columns.split(",") if x.strip()]
-    if not columns or any(x not in PATHS for x in columns):
-        ap.error(f"--columns: expected a subset of {','.join(PATHS)}, got {a.columns!r}")
-    levels = None if a.levels is None else [x.strip() for x in a.levels.split(",") if x.strip()]
-    if levels is not None and (not levels or any(x not in ("rigid", "ff0", "ff1", "ff2") for x in levels)):
-        ap.error(f"--levels: expected a subset of rigid,ff0,ff1,ff2, got {a.levels!r}")
+    from geodyn_ros.loops.report import comma_subset
+    vehicles = comma_subset(ap, "--vehicles", a.vehicles, VEHICLES)
+    columns = comma_subset(ap, "--columns", a.columns, PATHS)
+    levels = None if a.levels is None else comma_subset(ap, "--levels", a.levels, ("rigid", "ff0", "ff1", "ff2"))
     if not (math.isfinite(a.duration) and 0 < a.duration <= 600):
         ap.error("--duration: expected seconds in (0, 600]")
     if not (math.isfinite(a.link_delay_ms) and 0 <= a.link_delay_ms <= 100):

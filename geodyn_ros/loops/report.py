@@ -169,6 +169,15 @@ def gains_text(gains, prefix: str = "gains: ") -> str:
                          break_on_hyphens=False)
 
 
+def comma_subset(parser, flag: str, text: str, allowed) -> list:
+    """The comma-separated names of ``text`` (spaces trimmed, empties dropped), each one of
+    ``allowed``; otherwise ``parser.error`` (exit 2) with one line naming ``flag``."""
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    if not names or any(x not in allowed for x in names):
+        parser.error(f"{flag}: expected a subset of {','.join(allowed)}, got {text!r}")
+    return names
+
+
 def emit_table(obj: dict, format_text, *, json_only: bool, json_out=None) -> None:
     """The end of a table example's ``main``: ``obj`` (JSON-able) written to ``json_out`` (its
     folder made) when given, then printed as one JSON line (``json_only``) or, after a blank

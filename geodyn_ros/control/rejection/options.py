@@ -384,9 +384,7 @@ class Rejection:
             rotor_speed = _finite(rotor_speed, "rotor_speed", self.allocation.n_rotors)
         if self.options.engage in ("airborne", "armed"):
             self._check_airborne(float(np.asarray(C, float)[2, 3]))
-        est = None
-        if not self.engaged:
-            self._started = False   # the observer restarts at every sample while disengaged
+        est = None                  # (disengaged, _started stays False: the observer restarts every sample)
         if self._started and self._cmd is not None:
             om, jt, T, tau = self._cmd
             if self.ideal_rotors:
