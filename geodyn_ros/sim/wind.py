@@ -39,6 +39,12 @@ Turbulence (MIL-F-8785C 3.7.2.2 and 3.7.3.4, the Dryden form; the same in MIL-HD
     covariance. The samples are those of the continuous process (no discretization error, no
     start-up transient), whatever ``dt``.
 
+Onset
+    A flight does not begin inside a steady wind on a vehicle trimmed for still air: it climbs
+    through the profile, which is 0 at ``z0``. :class:`Wind` can raise the whole wind (mean and
+    turbulence) from 0 over ``onset_steps`` with :func:`onset_profile` (a half cosine); the
+    worlds' default is 2 s (:data:`geodyn_ros.sim.world.WIND_ONSET_S`).
+
 Drag
     * body (parasitic) drag of a link, quadratic in the air-relative velocity
       ``v_r = v - w`` of a point on it: ``f = -1/2 rho |v_r| CdA o v_r`` in the link's axes
@@ -59,7 +65,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["FT", "KNOT", "INTENSITY_W20_KT", "Z0_CATEGORY_C", "MIN_AIRSPEED", "DrydenScales", "dryden_low_altitude",
-           "log_profile", "DrydenTurbulence", "Wind", "quadratic_drag", "rotor_drag", "turbulence_axes"]
+           "log_profile", "DrydenTurbulence", "Wind", "onset_profile", "quadratic_drag", "rotor_drag", "turbulence_axes"]
 
 FT = 0.3048                      #: [m] one foot
 KNOT = 1852.0 / 3600.0           #: [m/s] one knot
@@ -268,24 +274,50 @@ class DrydenTurbulence:
         return self._y[i:i + int(n)].copy()
 
 
+def onset_profile(x: float) -> float:
+    """The onset's rise: 0 for ``x <= 0``, ``(1 - cos(pi x)) / 2`` on ``[0, 1]``, 1 after (``x`` the
+    time since the start over the onset's duration)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    return 0.5 - 0.5 * math.cos(math.pi * x)
+
+
 class Wind:
     """The wind at the vehicle: ``mean`` (3,) [m/s] world axes, plus ``turbulence`` (a
     :class:`DrydenTurbulence` or None) along :func:`turbulence_axes` of the mean.
     :meth:`velocity` ``(k)`` [m/s] at step ``k``: uniform in space (the vehicle is small against
-    the scale lengths, tens of metres at low altitude)."""
+    the scale lengths, tens of metres at low altitude).
 
-    def __init__(self, mean, turbulence: DrydenTurbulence | None = None):
+    ``onset_steps`` (int >= 0): the whole wind (mean and turbulence) rises from 0 over this many
+    steps from the first step asked for, by :func:`onset_profile` (0: at full strength from the
+    first step, a step of the whole mean wind on a vehicle that was trimmed in still air). As
+    :class:`DrydenTurbulence`, an index before the start restarts the onset there."""
+
+    def __init__(self, mean, turbulence: DrydenTurbulence | None = None, onset_steps: int = 0):
         self.mean = np.array(mean, dtype=float).reshape(3)
         if not np.all(np.isfinite(self.mean)):
             raise ValueError(f"mean: expected 3 finite velocities [m/s], got {mean!r}")
+        if isinstance(onset_steps, bool) or not isinstance(onset_steps, (int, np.integer)) or onset_steps < 0:
+            raise ValueError(f"onset_steps: expected an integer >= 0, got {onset_steps!r}")
         self.turbulence = turbulence
         self.axes = turbulence_axes(self.mean)
+        self.onset_steps = int(onset_steps)
+        self._k_start = None
 
     def velocity(self, k: int) -> np.ndarray:
         """(3,) wind velocity [m/s] in world axes at step ``k``."""
         if self.turbulence is None:
-            return self.mean.copy()
-        return self.mean + self.axes @ self.turbulence.at(k)
+            v = self.mean.copy()
+        else:
+            v = self.mean + self.axes @ self.turbulence.at(k)
+        if self.onset_steps:
+            k = int(k)
+            if self._k_start is None or k < self._k_start:
+                self._k_start = k
+            v *= onset_profile((k - self._k_start) / self.onset_steps)
+        return v
 
 
 def quadratic_drag(v_rel_link, cda, air_density: float) -> np.ndarray:

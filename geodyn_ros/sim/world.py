@@ -57,6 +57,8 @@ AIR_DENSITY = 1.225
 HUMMINGBIRD_CDA = (2 * 0.5e-2 / AIR_DENSITY, 2 * 0.5e-2 / AIR_DENSITY, 2 * 1e-2 / AIR_DENSITY)
 #: [m] the Hummingbird's rotor distance from its centre (the same file: d = 0.17 m)
 HUMMINGBIRD_RADIUS = 0.17
+#: [s] the default rise of a world's wind from the flight's start (:class:`WindSpec`)
+WIND_ONSET_S = 2.0
 #: the second entropy word of a world's seed: its draws are independent of the sensor streams' of the same seed
 WORLD_SEED_KEY = 0x574F524C
 _G = 9.81
@@ -72,7 +74,12 @@ class WindSpec:
     ``+x`` about ``+z``; mean: ``"log_profile"`` (the mean ``w20 ln(h/z0)/ln(20 ft/z0)`` along
     ``direction_deg``) or a (3,) velocity [m/s] in world axes; turbulence: Dryden on (True) or off;
     airspeed [m/s]: the speed the frozen field passes at (None: the mean's horizontal speed, at least
-    :data:`~geodyn_ros.sim.wind.MIN_AIRSPEED`); z0 [m]: the profile's roughness length.
+    :data:`~geodyn_ros.sim.wind.MIN_AIRSPEED`); z0 [m]: the profile's roughness length; onset [s]:
+    the whole wind rises from 0 over this time from the flight's first step
+    (:func:`~geodyn_ros.sim.wind.onset_profile`, a half cosine). Default :data:`WIND_ONSET_S`: a
+    vehicle meets the wind as it climbs through the profile, which is 0 at ``z0``, in about the time
+    of a take-off (2 m at 1 m/s); 0 steps the whole mean wind onto a vehicle trimmed in still air,
+    a start no field flight has (a 6 m/s step tips the collinear hexarotor 26 degrees).
     """
 
     w20: float = 0.0
@@ -82,6 +89,7 @@ class WindSpec:
     turbulence: bool = True
     airspeed: float | None = None
     z0: float = Z0_CATEGORY_C
+    onset: float = WIND_ONSET_S
 
     def mean_velocity(self) -> np.ndarray:
         """(3,) the mean wind [m/s], world axes."""
@@ -105,7 +113,7 @@ class WindSpec:
         if self.turbulence and self.w20 > 0:
             turb = DrydenTurbulence(dryden_low_altitude(self.altitude, self.w20), self.passing_speed(), timestep,
                                     seed_sequence)
-        return Wind(self.mean_velocity(), turb)
+        return Wind(self.mean_velocity(), turb, onset_steps=int(round(self.onset / timestep)))
 
     def line(self) -> str:
         m = self.mean_velocity()
@@ -116,6 +124,7 @@ class WindSpec:
             s = dryden_low_altitude(self.altitude, self.w20)
             out += (f", Dryden sigma u/v/w {s.sigma_u:.2f}/{s.sigma_v:.2f}/{s.sigma_w:.2f} m/s, L u/v/w "
                     f"{s.L_u:.1f}/{s.L_v:.1f}/{s.L_w:.1f} m, carried at {self.passing_speed():.2f} m/s")
+        out += f", rising over {self.onset:g} s" if self.onset > 0 else ", at full strength from the start"
         return out
 
 

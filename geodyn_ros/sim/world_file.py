@@ -16,7 +16,7 @@ Schema (doc/reference/world_file.md lists every key with its unit)::
               inertia: <error>                 # relative, per principal second moment
           rotors: {motor_constant: <error>, moment_constant: <error>, time_constant: <error>}
           elastic_joints: {stiffness: <error>, motor_inertia: <error>}
-        wind: {w20 | intensity, altitude, direction_deg, mean, turbulence, airspeed, z0}
+        wind: {w20 | intensity, altitude, direction_deg, mean, turbulence, airspeed, z0, onset}
         drag: {<link> | base: auto | <C_D A> | [x, y, z] | {cda, point}}
         rotor_drag: {d: [dx, dy, dz], point: rotors | [x, y, z]}
         pushes: [{link, force | weight_fraction, point, start, duration, ramp}, ...]
@@ -42,7 +42,7 @@ from ..model.validate import FileKeys, Range, read_yaml, short_repr
 from ..vehicle.params import default_actuation_config_path
 from .model_error import ELASTIC_KEYS, LINK_GROUPS, ROTOR_KEYS, BodyErrorSpec, Distribution, ModelErrorSpec
 from .wind import INTENSITY_W20_KT, KNOT, Z0_CATEGORY_C
-from .world import AIR_DENSITY, LinkDrag, Push, RotorDrag, WindSpec, World
+from .world import AIR_DENSITY, WIND_ONSET_S, LinkDrag, Push, RotorDrag, WindSpec, World
 
 __all__ = ["load_worlds", "world_preset", "default_worlds_path", "WORLD_KEYS"]
 
@@ -50,7 +50,7 @@ _TOP = ("worlds",)
 WORLD_KEYS = ("description", "model_error", "wind", "drag", "rotor_drag", "pushes", "air_density")
 _ME = ("bodies", "rotors", "elastic_joints")
 _BODY = ("links", "mass", "com", "inertia")
-_WIND = ("w20", "intensity", "altitude", "direction_deg", "mean", "turbulence", "airspeed", "z0")
+_WIND = ("w20", "intensity", "altitude", "direction_deg", "mean", "turbulence", "airspeed", "z0", "onset")
 _DRAG = ("cda", "point")
 _ROTOR_DRAG = ("d", "point")
 _PUSH = ("link", "force", "weight_fraction", "point", "start", "duration", "ramp")
@@ -71,6 +71,7 @@ ROTOR_D = Range(0.0, 5.0, "1/s", "Faessler et al.'s identified quadrotor has d =
                 "give mass-normalised coefficients in 1/s")
 FORCE = Range(-1e4, 1e4, "N", "a push beyond 10 kN is a unit slip", "give newtons in world axes")
 FRACTION = Range(-10.0, 10.0, "", "a push of more than 10 weights", "give fractions of the weight, e.g. 0.1")
+ONSET = Range(0.0, 60.0, "s", "an onset of a minute or more outlasts the flight", "give seconds, e.g. 2")
 DENSITY = Range(0.5, 1.5, "kg/m^3", "ISA: 1.225 at sea level, 0.74 at 5000 m", "give kg/m^3, e.g. 1.225")
 TIME = Range(-1e6, 1e6, "s", "a time beyond 10^6 s", "give seconds of simulated time")
 
@@ -194,7 +195,8 @@ def _wind(c, key, v) -> WindSpec:
         airspeed = c.ranged(f"{key}.airspeed", airspeed, Range(0.0, 100.0, "m/s", "beyond 100 m/s"), allow_zero=False)
     z0 = c.ranged(f"{key}.z0", v.get("z0", Z0_CATEGORY_C), Range(0.0, 6.096, "m", "below the 20 ft reference height"),
                   allow_zero=False)
-    return WindSpec(float(w20), alt, direction, mean, turb == "dryden", airspeed, z0)
+    onset = c.ranged(f"{key}.onset", v.get("onset", WIND_ONSET_S), ONSET)
+    return WindSpec(float(w20), alt, direction, mean, turb == "dryden", airspeed, z0, onset)
 
 
 def _drag(c, key, v) -> tuple:

@@ -122,7 +122,7 @@ def test_a_sensed_flight_flies_a_world():
     from geodyn_ros.loops.sensed import Sensing
     from geodyn_ros.sim.sensor_file import sensor_profile
     s = Sensing(sensor_profile("mocap"), seed=1, log=None)
-    r = simulate_underactuated("ff2", 1.0, preroll=1.0, sensing=s, world=world_preset("wind_light"), world_seed=2)
+    r = simulate_underactuated("ff2", 1.0, preroll=2.0, sensing=s, world=world_preset("wind_light"), world_seed=2)
     assert r.diverged is None
     f_world = np.einsum("kij,kj->ki", r.log.R, r.external[:, 3:6])     # the base force in world axes [N]
     m, w = 4.03, 5.96

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy.signal import welch
 
-from geodyn_ros.sim.wind import (FT, KNOT, DrydenTurbulence, Wind, dryden_low_altitude, log_profile,
+from geodyn_ros.sim.wind import (FT, KNOT, DrydenTurbulence, Wind, dryden_low_altitude, log_profile, onset_profile,
                                  turbulence_axes)
 
 
@@ -147,3 +147,29 @@ def test_wind_is_the_mean_plus_turbulence_along_its_axes():
     for bad in ({"airspeed": 0.0}, {"timestep": -1.0}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             DrydenTurbulence(s, **{"airspeed": 6.0, "timestep": 1e-3, **bad})
+
+
+def test_the_onset_raises_the_whole_wind_by_a_half_cosine_from_the_first_step():
+    """Against the closed form ``(1 - cos(pi x)) / 2`` (0, 1/2, 1 at the start, the middle and the
+    end; 0 before and 1 after), on the mean and the turbulence together: the onset scales the
+    same samples (the seed's sequence is not redrawn), so the ratio to the wind without an onset
+    is the profile to round-off (1e-12)."""
+    s = dryden_low_altitude(2.0, 15 * KNOT)
+    mean = [5.0, 1.0, 0.0]
+    full = Wind(mean, DrydenTurbulence(s, 5.1, 1e-3, seed=7))
+    ramp = Wind(mean, DrydenTurbulence(s, 5.1, 1e-3, seed=7), onset_steps=2000)
+    k0 = -3000
+    for k in (k0, k0 + 1, k0 + 500, k0 + 1000, k0 + 1999, k0 + 2000, k0 + 5000):
+        x = (k - k0) / 2000
+        want = 0.5 - 0.5 * math.cos(math.pi * min(x, 1.0))
+        assert onset_profile(x) == pytest.approx(want, abs=1e-15)
+        assert np.allclose(ramp.velocity(k), want * full.velocity(k), rtol=1e-12, atol=1e-12), k
+    assert np.array_equal(ramp.velocity(k0), np.zeros(3)) and ramp.velocity(k0 + 1000) == pytest.approx(
+        0.5 * full.velocity(k0 + 1000), rel=1e-12)
+    assert onset_profile(-0.5) == 0.0 and onset_profile(7.0) == 1.0
+    # an index before the start restarts the onset there (the turbulence restarts its sequence alike)
+    assert np.array_equal(ramp.velocity(k0 - 10), np.zeros(3))
+    assert np.array_equal(Wind(mean, onset_steps=0).velocity(-5), np.array(mean, float))   # 0: full at once
+    for bad in (-1, 2.5, True, "2"):
+        with pytest.raises(ValueError, match="onset_steps"):
+            Wind(mean, onset_steps=bad)

@@ -30,6 +30,8 @@ def test_the_shipped_worlds():
                                             "motor_inertia": Distribution.uniform(0.10)}
     assert w["wind_light"].wind.w20 == pytest.approx(15 * KNOT) and w["wind_moderate"].wind.w20 == pytest.approx(30 * KNOT)
     assert w["wind_light"].rotor_drag.d == (0.544, 0.386, 0.0)
+    assert w["wind_light"].wind.onset == w["wind_moderate"].wind.onset == 2.0
+    assert "rising over 2 s" in w["wind_light"].wind.line()
     assert w["thrust_minus5"].model_error.rotors == {"motor_constant": Distribution.fixed(-0.05)}
     p = w["push_base"].pushes[0]
     assert p.link == "base" and p.weight_fraction and p.force == (0.0, 0.2, 0.0) and p.duration == 1.0
@@ -101,6 +103,9 @@ BAD = [
     ("{wind: {w20: 5, turbulence: vonkarman}, drag: {base: auto}}", "worlds.w.wind.turbulence", "not a turbulence"),
     ("{wind: {w20: 5, airspeed: 0}, drag: {base: auto}}", "worlds.w.wind.airspeed", "zero"),
     ("{wind: {w20: 5, z0: 10}, drag: {base: auto}}", "worlds.w.wind.z0", "plausible range"),
+    ("{wind: {w20: 5, onset: -1}, drag: {base: auto}}", "worlds.w.wind.onset", "negative"),
+    ("{wind: {w20: 5, onset: 2000}, drag: {base: auto}}", "worlds.w.wind.onset", "outlasts the flight"),
+    ("{wind: {w20: 5, onset: soon}, drag: {base: auto}}", "worlds.w.wind.onset", "finite number"),
     ("{wind: {w20: 5}}", "worlds.w.wind", "acts only through drag"),
     ("{wind: [5]}", "worlds.w.wind", "expected a mapping"),
     ("{drag: {}}", "worlds.w.drag", "is empty"),

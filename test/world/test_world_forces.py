@@ -15,6 +15,7 @@ Independent references:
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import mujoco
@@ -200,7 +201,9 @@ def test_without_a_world_nothing_changes(cfg):
 
 def test_a_drawn_wind_is_reproducible_in_the_simulator(cfg):
     from geodyn_ros.sim.world_file import world_preset
-    pert = world_preset("wind_light").draw(3, hexarotor_source(), cfg)
+    w = world_preset("wind_light")
+    w = dataclasses.replace(w, wind=dataclasses.replace(w.wind, onset=0.0))     # at full strength at once
+    pert = w.draw(3, hexarotor_source(), cfg)
     out = []
     for _ in range(2):
         sim = pert.build(timestep=1e-3, ideal_rotors=True, ideal_joints=True)
@@ -210,7 +213,7 @@ def test_a_drawn_wind_is_reproducible_in_the_simulator(cfg):
     for a, b in zip(*out):
         assert np.array_equal(a, b)
     assert np.linalg.norm(out[0][1]) > 1.0                                 # light turbulence: ~6 m/s mean wind
-    other = world_preset("wind_light").draw(4, hexarotor_source(), cfg).build(timestep=1e-3)
+    other = w.draw(4, hexarotor_source(), cfg).build(timestep=1e-3)
     other.reset(np.eye(4), np.zeros(6), np.zeros(6), np.zeros(6), time=-0.5)
     other.step(200)
     assert not np.array_equal(other.world.wind_velocity(), out[0][1])
