@@ -41,9 +41,16 @@ before (bit-identical rows, ``bench/loops/rows_bit_identity.py``). What each opt
     non-gravity force (rotors plus residual), gives ``delta = (n_c x f) / |f|^2``, low-passed at
     ``com_estimate_bandwidth`` and clamped to ``com_estimate_limit`` (default a quarter of the
     rotor arm). The flatness controller then regulates the estimated true CoM; the LQR shifts its
-    nominal base position. A wind moment about the CoM reads as a CoM offset (its lever arm times
-    force over the thrust): a stated limit. The component along the thrust is unobservable in
-    hover and stays 0.
+    nominal base position. The component along the thrust is unobservable in hover and stays 0.
+    A CoM error exerts no residual force, only the moment of the weight at the wrong point; a
+    residual force has a moment of its own, and read whole it would be taken for a CoM offset
+    (a 15 N push on the collinear hexarotor's base, 10 cm above its CoM: 25 mm off, where 1 mm
+    is left without the estimate). So before ``delta`` is read, ``n_c`` loses the moment of the
+    residual force: its vertical part (world ``z``: a weight or thrust error) taken at the CoM,
+    its horizontal part (wind, rotor drag, a push) at ``com_estimate_force_point`` (base axes;
+    default the base origin, where the frame's drag and, on a flat multirotor, the rotor plane
+    are; None: at the CoM too, reading the whole moment). A horizontal force applied elsewhere
+    (the end-effector) still reads its lever arm from that point: a stated limit.
 
 **When the options act** (``engage``). An observer of a vehicle whose commands are not applied
 (disarmed, PX4 in another mode) or that is held (the ground, a stand) reads the holding force as
@@ -118,6 +125,8 @@ class RejectionOptions:
       the observer).
     * ``com_estimate_limit`` [m]; None: a quarter of the rotor arm (the allocation's moment per
       thrust).
+    * ``com_estimate_force_point`` (3,) [m] base axes, or None: where the CoM estimate takes a
+      horizontal residual force to act (module docstring; default the base origin).
     * ``timestep`` [s]: the control period when ``command`` is called without ``t`` (None: ``t``
       required).
     * ``frame``, ``frame_point``: the observer's named frame
@@ -138,6 +147,7 @@ class RejectionOptions:
     thrust_scale_limits: tuple = (0.5, 1.5)
     com_estimate_bandwidth: float = 0.5
     com_estimate_limit: float | None = None
+    com_estimate_force_point: tuple | None = (0.0, 0.0, 0.0)
     timestep: float | None = None
     frame: str | None = None
     frame_point: tuple = (0.0, 0.0, 0.0)
@@ -174,6 +184,13 @@ class RejectionOptions:
         if fp.shape != (3,) or not np.all(np.isfinite(fp)):
             raise ValueError(f"frame_point: expected 3 finite numbers [m], got {self.frame_point!r}")
         object.__setattr__(self, "frame_point", tuple(fp.tolist()))
+        if self.com_estimate_force_point is not None:
+            cp = np.asarray(self.com_estimate_force_point, float) if not isinstance(
+                self.com_estimate_force_point, (str, bytes)) else np.zeros(0)
+            if cp.shape != (3,) or not np.all(np.isfinite(cp)):
+                raise ValueError(f"com_estimate_force_point: expected 3 finite numbers [m] in base axes, or None, got "
+                                 f"{self.com_estimate_force_point!r}")
+            object.__setattr__(self, "com_estimate_force_point", tuple(cp.tolist()))
 
     @classmethod
     def all(cls, **kw) -> "RejectionOptions":
@@ -441,6 +458,10 @@ class Rejection:
             rc = R.T @ (center_of_mass(self.model, C, None, q)[0] - C[:3, 3])   # the model's CoM, base axes
             f = self.thrust_scale * Wx[3:] + Wr[3:]                          # non-gravity force, base axes
             nc = Wr[:3] - _cross(rc, Wr[3:])                                 # residual moment about the CoM
+            if o.com_estimate_force_point is not None:    # the horizontal residual force's own moment
+                ez = R[2]                                                    # world z in base axes
+                fh = Wr[3:] - (Wr[3:] @ ez) * ez
+                nc = nc - _cross(np.asarray(o.com_estimate_force_point) - rc, fh)
             d = _cross(nc, f) / max(float(f @ f), 1e-300)
             a = -math.expm1(-o.com_estimate_bandwidth * dt)
             c = self.com_offset + a * (d - self.com_offset)

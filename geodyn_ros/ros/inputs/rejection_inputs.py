@@ -82,6 +82,9 @@ REJECTION_PARAMETERS = {
     "rejection_com_estimate_bandwidth": (_D.com_estimate_bandwidth, "Low-pass of the CoM-offset estimate [rad/s]."),
     "rejection_com_estimate_limit": (0.0, "Clamp of the CoM-offset estimate's norm [m]; 0 = a quarter of the "
                                      "rotor arm."),
+    "rejection_com_estimate_force_point": ([0.0, 0.0, 0.0], "Where the CoM estimate takes a horizontal residual "
+                                           "force (wind, rotor drag, a push) to act, base axes [m]; its moment is "
+                                           "not read as a CoM offset (the base origin: frame drag, a flat rotor plane)."),
     "rejection_frame": ("", "A link at which the whole-body observer also estimates the force (the "
                         "end-effector); publishes ~/external_wrench/frame. Empty = none."),
     "rejection_frame_point": ([0.0, 0.0, 0.0], "The point of rejection_frame where that force acts, in the "
@@ -112,7 +115,7 @@ def rejection_options(p: dict) -> RejectionOptions | None:
             if v != v.strip() or any(not c.isprintable() for c in v):
                 raise ConfigurationError(f"parameter '{name}': {v!r} is not a link name")
             v = v or None
-        elif field in ("thrust_scale_limits", "frame_point"):
+        elif field in ("thrust_scale_limits", "frame_point", "com_estimate_force_point"):
             v = tuple(v)
         kw[field] = v
     try:
