@@ -112,6 +112,8 @@ class Allocation:
     A4, A4_pinv : (4, n) and (n, 4), both kinds
         For a fully actuated set ``A4_pinv`` allocates ``(T, tau)`` with zero lateral force.
     singular_values : of ``A`` (fully actuated) or ``A4`` (collinear)
+    rotor_points : (n, 3) [m] or None
+        The rotors' origins in the base frame when built by :meth:`from_frames` (else None).
     """
 
     def __init__(self, A, max_rot_velocity=1000.0, weights=None, *, min_rot_velocity=0.0):
@@ -129,6 +131,7 @@ class Allocation:
             raise ValueError(f"weights: expected {n} finite positive values, got {weights!r}")
         self.A = A
         self.weights = w
+        self.rotor_points = None      # (n, 3) [m] the rotors' origins in the base frame (from_frames only)
         Qi = np.diag(1.0 / w)
         fz_scale = np.abs(A[5]).max() if n else 0.0
         collinear = n > 0 and fz_scale > 0 and np.abs(A[3:5]).max() <= COLLINEAR_RTOL * fz_scale
@@ -183,7 +186,9 @@ class Allocation:
             F = np.asarray(frames, float)
             A = np.column_stack([rotor_wrench_columns(F[i:i + 1], cf[i], cd[i:i + 1])[:, 0] for i in range(n)])
         vmin = getattr(rotors, "min_rot_velocity", 0.0)
-        return cls(A, rotors.max_rot_velocity, weights, min_rot_velocity=vmin)
+        out = cls(A, rotors.max_rot_velocity, weights, min_rot_velocity=vmin)
+        out.rotor_points = np.array(np.asarray(frames, float)[:, :3, 3])
+        return out
 
     @property
     def n_rotors(self) -> int:

@@ -47,10 +47,12 @@ before (bit-identical rows, ``bench/loops/rows_bit_identity.py``). What each opt
     (a 15 N push on the collinear hexarotor's base, 10 cm above its CoM: 25 mm off, where 1 mm
     is left without the estimate). So before ``delta`` is read, ``n_c`` loses the moment of the
     residual force: its vertical part (world ``z``: a weight or thrust error) taken at the CoM,
-    its horizontal part (wind, rotor drag, a push) at ``com_estimate_force_point`` (base axes;
-    default the base origin, where the frame's drag and, on a flat multirotor, the rotor plane
-    are; None: at the CoM too, reading the whole moment). A horizontal force applied elsewhere
-    (the end-effector) still reads its lever arm from that point: a stated limit.
+    its horizontal part (wind, rotor drag, a push) at ``com_estimate_force_point``: ``"rotors"``
+    (the default: the centroid of the rotors' origins, where rotor drag, the largest force of the
+    wind on a multirotor, acts; the base origin when the allocation was not built from rotor
+    frames), a point (3,) [m] in base axes, or None (at the CoM too: the whole moment is read as a
+    CoM offset). A horizontal force applied elsewhere (the end-effector) still reads its lever
+    arm from that point: a stated limit.
 
 **When the options act** (``engage``). An observer of a vehicle whose commands are not applied
 (disarmed, PX4 in another mode) or that is held (the ground, a stand) reads the holding force as
@@ -125,8 +127,8 @@ class RejectionOptions:
       the observer).
     * ``com_estimate_limit`` [m]; None: a quarter of the rotor arm (the allocation's moment per
       thrust).
-    * ``com_estimate_force_point`` (3,) [m] base axes, or None: where the CoM estimate takes a
-      horizontal residual force to act (module docstring; default the base origin).
+    * ``com_estimate_force_point``: ``"rotors"`` (default), (3,) [m] base axes, or None: where the
+      CoM estimate takes a horizontal residual force to act (module docstring).
     * ``timestep`` [s]: the control period when ``command`` is called without ``t`` (None: ``t``
       required).
     * ``frame``, ``frame_point``: the observer's named frame
@@ -147,7 +149,7 @@ class RejectionOptions:
     thrust_scale_limits: tuple = (0.5, 1.5)
     com_estimate_bandwidth: float = 0.5
     com_estimate_limit: float | None = None
-    com_estimate_force_point: tuple | None = (0.0, 0.0, 0.0)
+    com_estimate_force_point: object = "rotors"
     timestep: float | None = None
     frame: str | None = None
     frame_point: tuple = (0.0, 0.0, 0.0)
@@ -184,12 +186,15 @@ class RejectionOptions:
         if fp.shape != (3,) or not np.all(np.isfinite(fp)):
             raise ValueError(f"frame_point: expected 3 finite numbers [m], got {self.frame_point!r}")
         object.__setattr__(self, "frame_point", tuple(fp.tolist()))
-        if self.com_estimate_force_point is not None:
-            cp = np.asarray(self.com_estimate_force_point, float) if not isinstance(
-                self.com_estimate_force_point, (str, bytes)) else np.zeros(0)
+        fpt = self.com_estimate_force_point
+        if fpt is not None and not (isinstance(fpt, str) and fpt == "rotors"):
+            try:
+                cp = np.zeros(0) if isinstance(fpt, (str, bytes)) else np.asarray(fpt, float)
+            except (TypeError, ValueError):
+                cp = np.zeros(0)
             if cp.shape != (3,) or not np.all(np.isfinite(cp)):
-                raise ValueError(f"com_estimate_force_point: expected 3 finite numbers [m] in base axes, or None, got "
-                                 f"{self.com_estimate_force_point!r}")
+                raise ValueError(f"com_estimate_force_point: expected 'rotors', 3 finite numbers [m] in base axes, or "
+                                 f"None, got {fpt!r}")
             object.__setattr__(self, "com_estimate_force_point", tuple(cp.tolist()))
 
     @classmethod
@@ -251,6 +256,11 @@ class Rejection:
         A = allocation.A
         self.arm = float(np.abs(A[:2]).max() / max(np.abs(A[5]).max(), 1e-300)) if A.size else 0.0
         self.com_limit = o.com_estimate_limit if o.com_estimate_limit is not None else 0.25 * self.arm
+        fpt = o.com_estimate_force_point
+        if isinstance(fpt, str):         # "rotors": their centroid (the base origin without rotor frames)
+            pts = getattr(allocation, "rotor_points", None)
+            fpt = np.zeros(3) if pts is None or not len(pts) else np.asarray(pts, float).mean(axis=0)
+        self.force_point = None if fpt is None else np.asarray(fpt, float)
         self.takeoff_height = (o.takeoff_height if o.takeoff_height is not None
                                else max(self.arm, _MIN_TAKEOFF_HEIGHT))
         self._rotation_inertia = rotation_inertia
@@ -458,10 +468,10 @@ class Rejection:
             rc = R.T @ (center_of_mass(self.model, C, None, q)[0] - C[:3, 3])   # the model's CoM, base axes
             f = self.thrust_scale * Wx[3:] + Wr[3:]                          # non-gravity force, base axes
             nc = Wr[:3] - _cross(rc, Wr[3:])                                 # residual moment about the CoM
-            if o.com_estimate_force_point is not None:    # the horizontal residual force's own moment
+            if self.force_point is not None:             # the horizontal residual force's own moment
                 ez = R[2]                                                    # world z in base axes
                 fh = Wr[3:] - (Wr[3:] @ ez) * ez
-                nc = nc - _cross(np.asarray(o.com_estimate_force_point) - rc, fh)
+                nc = nc - _cross(self.force_point - rc, fh)
             d = _cross(nc, f) / max(float(f @ f), 1e-300)
             a = -math.expm1(-o.com_estimate_bandwidth * dt)
             c = self.com_offset + a * (d - self.com_offset)

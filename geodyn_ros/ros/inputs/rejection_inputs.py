@@ -82,9 +82,10 @@ REJECTION_PARAMETERS = {
     "rejection_com_estimate_bandwidth": (_D.com_estimate_bandwidth, "Low-pass of the CoM-offset estimate [rad/s]."),
     "rejection_com_estimate_limit": (0.0, "Clamp of the CoM-offset estimate's norm [m]; 0 = a quarter of the "
                                      "rotor arm."),
-    "rejection_com_estimate_force_point": ([0.0, 0.0, 0.0], "Where the CoM estimate takes a horizontal residual "
-                                           "force (wind, rotor drag, a push) to act, base axes [m]; its moment is "
-                                           "not read as a CoM offset (the base origin: frame drag, a flat rotor plane)."),
+    "rejection_com_estimate_force_point": ("rotors", "Where the CoM estimate takes a horizontal residual force "
+                                           "(wind, rotor drag, a push) to act, so that its moment is not read as a CoM "
+                                           "offset: 'rotors' (their centroid), 'x, y, z' in base axes [m], or 'com' "
+                                           "(the whole moment read as a CoM offset)."),
     "rejection_frame": ("", "A link at which the whole-body observer also estimates the force (the "
                         "end-effector); publishes ~/external_wrench/frame. Empty = none."),
     "rejection_frame_point": ([0.0, 0.0, 0.0], "The point of rejection_frame where that force acts, in the "
@@ -98,6 +99,22 @@ REJECTION_PARAMETERS = {
     "rejection_takeoff_height": (0.0, "The rise [m] that engages rejection_engage 'airborne' or 'armed'; 0 = the rotor arm "
                                  "(at least 0.05 m)."),
 }
+
+
+def _force_point(name: str, v: str):
+    """``rejection_com_estimate_force_point``'s text as the option: ``"rotors"``, None (``"com"``) or
+    three numbers (``"x, y, z"``), else :class:`ConfigurationError` naming ``name``."""
+    t = str(v).strip()
+    if t in ("rotors", "com"):
+        return None if t == "com" else t
+    try:
+        xyz = tuple(float(x) for x in t.split(","))
+    except ValueError:
+        xyz = ()
+    if len(xyz) != 3 or not all(math.isfinite(x) for x in xyz):
+        raise ConfigurationError(f"parameter '{name}': expected 'rotors', 'com' or 'x, y, z' (3 finite numbers "
+                                 f"[m] in base axes), got {str(v)[:60]!r}")
+    return xyz
 
 
 def rejection_options(p: dict) -> RejectionOptions | None:
@@ -115,7 +132,9 @@ def rejection_options(p: dict) -> RejectionOptions | None:
             if v != v.strip() or any(not c.isprintable() for c in v):
                 raise ConfigurationError(f"parameter '{name}': {v!r} is not a link name")
             v = v or None
-        elif field in ("thrust_scale_limits", "frame_point", "com_estimate_force_point"):
+        elif field == "com_estimate_force_point":
+            v = _force_point(name, v)
+        elif field in ("thrust_scale_limits", "frame_point"):
             v = tuple(v)
         kw[field] = v
     try:

@@ -69,10 +69,12 @@ TOL = 1e-9
     ({"rejection_frame": "link4", "rejection_observer": "rigid_body", "rejection_integral_action": True},
      r"^parameter 'rejection_frame': the force at a frame needs the whole-body observer"),
     ({"rejection_frame_point": [0.1, 0.0, 0.0]}, r"^parameter 'rejection_frame_point': set rejection_frame"),
-    ({"rejection_com_estimate_force_point": [0.0, float("nan"), 0.0], "rejection_com_estimate": True},
-     r"^parameter 'rejection_com_estimate_force_point': expected 3 finite numbers \[m\] in base axes"),
-    ({"rejection_com_estimate_force_point": [0.1], "rejection_com_estimate": True},
-     r"^parameter 'rejection_com_estimate_force_point': expected 3 finite numbers"),
+    ({"rejection_com_estimate_force_point": "0, nan, 0", "rejection_com_estimate": True},
+     r"^parameter 'rejection_com_estimate_force_point': expected 'rotors', 'com' or 'x, y, z'"),
+    ({"rejection_com_estimate_force_point": "0.1", "rejection_com_estimate": True},
+     r"^parameter 'rejection_com_estimate_force_point': expected 'rotors', 'com' or 'x, y, z'"),
+    ({"rejection_com_estimate_force_point": "rotor", "rejection_com_estimate": True},
+     r"^parameter 'rejection_com_estimate_force_point': expected .* got 'rotor'$"),
     ({"rejection_frame": " link4"}, r"^parameter 'rejection_frame': ' link4' is not a link name"),
     ({"rejection_engage": "sometimes", "rejection_integral_action": True},
      r"^parameter 'rejection_engage': expected one of always, airborne, armed"),
@@ -291,3 +293,12 @@ def test_engage_armed_follows_the_armed_topic(h):
     h.spin_until(lambda: False, 0.3)
     assert len(ext) == n
     assert h.spin_until(lambda: any("rejection: disengaged (not armed)" in m.msg for m in logs), 5.0)
+
+
+def test_the_com_force_point_parameter_reads_its_three_forms():
+    """``rejection_com_estimate_force_point`` is text (a ROS parameter has one type): ``rotors``,
+    ``com`` (the option's None) or three numbers; the defaults of the others from the table."""
+    from geodyn_ros.ros.inputs.rejection_inputs import REJECTION_PARAMETERS, rejection_options
+    base = {k: v[0] for k, v in REJECTION_PARAMETERS.items()} | {"rejection_com_estimate": True}
+    for text, want in (("rotors", "rotors"), ("com", None), (" 0, 0, 0.05 ", (0.0, 0.0, 0.05))):
+        assert rejection_options({**base, "rejection_com_estimate_force_point": text}).com_estimate_force_point == want
