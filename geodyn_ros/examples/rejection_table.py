@@ -29,8 +29,9 @@ turbulence, body and rotor drag), and, on request only, ``model_error`` (CAD mas
 rotors and datasheet springs drawn per seed).
 
 Modes: ``off`` (``rejection=None``: the controllers of the tables, bit for bit) and ``on``
-(:meth:`~geodyn_ros.control.rejection.RejectionOptions.all`: the whole-body observer's
-feedforward, integral action, the thrust-scale and the CoM estimates).
+(:func:`on_options`: :meth:`~geodyn_ros.control.rejection.RejectionOptions.all`, the whole-body
+observer's feedforward, integral action, the thrust-scale and the CoM estimates, with the
+end-effector as the observer's frame).
 
 Per flight: the **steady offset** (the norm of the mean position error over the scored window:
 the CoM for the collinear vehicles, the base origin for the actuated one) and the RMS error.
@@ -64,7 +65,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["VEHICLES", "CASES", "DONE_WHEN_CASES", "fly_one", "observer_readings", "com_shift", "summarize",
+__all__ = ["VEHICLES", "CASES", "DONE_WHEN_CASES", "on_options", "fly_one", "observer_readings", "com_shift", "summarize",
            "done_when", "main"]
 
 #: vehicle -> (description, levels)
@@ -171,12 +172,21 @@ def com_shift(row) -> np.ndarray:
     return out / max(len(row.log.R), 1)
 
 
+def on_options(vehicle):
+    """The ``on`` mode's options: every switch (:meth:`RejectionOptions.all`) with the vehicle's
+    end-effector as the observer's frame (:data:`END_EFFECTOR`), as a lab with an arm sets
+    ``rejection_frame``: the CoM estimate then reads the base's share of the residual, not a
+    push at the tool."""
+    from geodyn_ros.control.rejection import RejectionOptions
+    link, point = END_EFFECTOR[vehicle]
+    return RejectionOptions.all(frame=link, frame_point=point)
+
+
 def fly_one(vehicle, level, case, mode, seed, preroll, duration, push) -> dict:
     """One flight (module docstring): a JSON-ready dict of its figures."""
-    from geodyn_ros.control.rejection import RejectionOptions
     t0 = time.perf_counter()
     row = _flight(vehicle, level, _world(vehicle, case, preroll, push), seed,
-                  RejectionOptions.all() if mode == "on" else None, duration, preroll)
+                  on_options(vehicle) if mode == "on" else None, duration, preroll)
     out = {"vehicle": vehicle, "level": level, "case": case, "mode": mode, "seed": seed,
            "wall_s": time.perf_counter() - t0, "diverged": row.diverged or None}
     if row.diverged or not len(row.log.t):

@@ -51,8 +51,11 @@ before (bit-identical rows, ``bench/loops/rows_bit_identity.py``). What each opt
     (the default: the centroid of the rotors' origins, where rotor drag, the largest force of the
     wind on a multirotor, acts; the base origin when the allocation was not built from rotor
     frames), a point (3,) [m] in base axes, or None (at the CoM too: the whole moment is read as a
-    CoM offset). A horizontal force applied elsewhere (the end-effector) still reads its lever
-    arm from that point: a stated limit.
+    CoM offset). With a ``frame`` (the end-effector), the whole-body observer's joint rows give
+    the force there and the remainder on the base (``frame_force`` and
+    ``base_wrench_body``): the CoM estimate reads the remainder, so a push at the tool is not
+    taken for a CoM error either. Without a frame, a horizontal force applied elsewhere than the
+    force point reads its lever arm from that point: a stated limit.
 
 **When the options act** (``engage``). An observer of a vehicle whose commands are not applied
 (disarmed, PX4 in another mode) or that is held (the ground, a stand) reads the holding force as
@@ -467,10 +470,13 @@ class Rejection:
         if o.com_estimate:
             rc = R.T @ (center_of_mass(self.model, C, None, q)[0] - C[:3, 3])   # the model's CoM, base axes
             f = self.thrust_scale * Wx[3:] + Wr[3:]                          # non-gravity force, base axes
-            nc = Wr[:3] - _cross(rc, Wr[3:])                                 # residual moment about the CoM
+            # with a frame, its force (the joint rows' share, at its point) and that force's moment
+            # are not a CoM error: the base's remainder is read (module docstring)
+            Wc = est.base_wrench_body if est.frame is not None else Wr
+            nc = Wc[:3] - _cross(rc, Wc[3:])                                 # residual moment about the CoM
             if self.force_point is not None:             # the horizontal residual force's own moment
                 ez = R[2]                                                    # world z in base axes
-                fh = Wr[3:] - (Wr[3:] @ ez) * ez
+                fh = Wc[3:] - (Wc[3:] @ ez) * ez
                 nc = nc - _cross(self.force_point - rc, fh)
             d = _cross(nc, f) / max(float(f @ f), 1e-300)
             a = -math.expm1(-o.com_estimate_bandwidth * dt)
