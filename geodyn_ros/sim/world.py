@@ -43,7 +43,7 @@ import numpy as np
 
 from .model_error import ModelErrorSpec, arm_links
 from .mujoco_sim import ExternalWrench
-from .wind import (MIN_AIRSPEED, Z0_CATEGORY_C, DrydenTurbulence, Wind, dryden_low_altitude, log_profile,
+from .wind import (MIN_AIRSPEED, Z0_CATEGORY_C, DrydenTurbulence, Wind, dryden_low_altitude, log_profile, onset_profile,
                    quadratic_drag, rotor_drag)
 
 __all__ = ["World", "WindSpec", "LinkDrag", "RotorDrag", "Push", "Perturbation", "WorldForces", "ExternalWrench",
@@ -176,9 +176,9 @@ class Push:
             return 0.0
         if r > 0.0:
             if t < t0 + r:
-                return 0.5 - 0.5 * math.cos(math.pi * (t - t0) / r)
+                return onset_profile((t - t0) / r)
             if t > t1 - r:
-                return 0.5 - 0.5 * math.cos(math.pi * (t1 - t) / r)
+                return onset_profile((t1 - t) / r)
         return 1.0
 
     def force_at(self, t: float, weight: float = 1.0) -> np.ndarray:
