@@ -19,7 +19,13 @@ from ...lie import Ad_inv
 from ..flatness import commanded_attitude
 from .options import Rejection
 
-__all__ = ["integral_model", "integral_weights", "lqr_nominal"]
+__all__ = ["integral_model", "integral_weights", "lqr_nominal", "limit_moment_feedforward", "FEEDBACK_HEADROOM"]
+
+#: the share of the rotor speed range ``[min_rot_velocity, max_rot_velocity]`` the moved nominal
+#: leaves free at each end for the LQR's feedback (:func:`limit_moment_feedforward`): 0.1 of the
+#: hexarotor's 1000 rad/s is 100 rad/s, ``LqrWeights.rotor_command``, the command deviation its
+#: Bryson weights accept
+FEEDBACK_HEADROOM = 0.1
 def integral_model(A, B, dt, rows=(3, 4, 5)):
     """``(A_a, B_a)`` of the discrete model ``s+ = A s + B v`` with integral states
     ``z+ = z + dt s[rows]`` appended (default the base position part of the LQR's ``delta``)."""
@@ -58,7 +64,9 @@ def lqr_nominal(rj: Rejection, lin, flat, q_d, nom, lag_gain):
     moment, the base position puts the estimated true CoM (model CoM plus ``delta``) on the
     reference CoM, the rotor speeds are those of this wrench through the allocation divided by the
     thrust scale ``k`` (the lag term of the flat jet scaled too), and the motors' Spong references
-    take ``tau_d - r_q``. Returns ``(nom, omega_ff, u_ff)``.
+    take ``tau_d - r_q``. The residual moment is cancelled only as far as the rotors leave the
+    feedback room (:func:`limit_moment_feedforward`; the scales used are ``rj.moment_scale``).
+    Returns ``(nom, omega_ff, u_ff)``.
     """
     C_d, _, qn, qdn, Wb, tau, _, _, _ = nom
     al, k = lin.allocation, rj.thrust_scale
@@ -70,7 +78,8 @@ def lqr_nominal(rj: Rejection, lin, flat, q_d, nom, lag_gain):
     if We is not None:
         F = T * R_d[:, 2] - R_d @ We[3:]
         R_n = commanded_attitude(F, yaw_of(R_d))
-        T, tb = float(F @ R_n[:, 2]), tb - We[:3]
+        T = float(F @ R_n[:, 2])
+        tb, rj.moment_scale = limit_moment_feedforward(al, k, T, tb, We[:3])
     Cn = C_d
     if We is not None or rj.options.com_estimate:
         rc = R_d.T @ (center_of_mass(lin.model, C_d, None, qn)[0] - p_d)       # the model's CoM, base axes
@@ -91,3 +100,38 @@ def lqr_nominal(rj: Rejection, lin, flat, q_d, nom, lag_gain):
     Vbn = Ad_inv(Cn) @ flat.base_twist[0]
     Wn = np.r_[tb, 0.0, 0.0, T]
     return (Cn, Vbn, qn, qdn, Wn, tau_n, th, thd, x), om_ff, u_ff
+
+
+def limit_moment_feedforward(al, k, T, tb, moment, headroom=FEEDBACK_HEADROOM):
+    """``(tb - s * moment, (s_roll_pitch, s_yaw))``: the body torque [N m] (3,) of the LQR's moved
+    nominal, with the residual ``moment`` [N m] (3,, base axes about the base origin) cancelled as
+    far as every rotor's nominal input ``u = A4^+ (T, tb - s moment) / k`` stays within
+    ``[(w_min + h)^2, (w_max - h)^2]``, ``h = headroom (w_max - w_min)`` (``al``: the
+    :class:`~geodyn_ros.control.rotors.Allocation`, ``k`` the thrust scale).
+
+    Yaw gives way first, then roll and pitch (each scale is the largest in [0, 1] that fits, in
+    closed form: ``u`` is linear in it), as a multirotor mixer gives up yaw before attitude
+    (PX4's control allocator desaturates yaw last-priority). Why: the LQR's feedback ``v = -K s``
+    is linear about the nominal's rotor speeds. A nominal at a rotor's limit leaves it no room,
+    the clipped command then moves thrust and roll/pitch as well, and the loop diverges: the
+    collinear hexarotor's yaw authority at hover is about 0.61 N m, and a 2 N push at its tool
+    was read as up to 0.6 N m of yaw (``doc/howto/model_error.md``). A nominal torque ``tb``
+    that already leaves no room is kept as it is (scales 0): the moment is not cancelled."""
+    w_lo, w_hi = float(al.min_rot_velocity), float(al.max_rot_velocity)
+    h = headroom * (w_hi - w_lo)
+    lo, hi = (w_lo + h) ** 2, (w_hi - h) ** 2
+    m = np.asarray(moment, float)
+    m_rp = np.array([m[0], m[1], 0.0])
+    m_y = np.array([0.0, 0.0, m[2]])
+
+    def largest(a, b):          # the largest s in [0, 1] with lo <= a + s b <= hi, rotor by rotor
+        if np.any(a < lo) or np.any(a > hi):
+            return 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bound = np.where(b > 0.0, (hi - a) / b, np.where(b < 0.0, (lo - a) / b, np.inf))
+        return float(np.clip(bound.min(), 0.0, 1.0))
+
+    s_rp = largest(al.allocate_thrust_torque(T, tb) / k, al.allocate_thrust_torque(0.0, -m_rp) / k)
+    tb_rp = tb - s_rp * m_rp
+    s_y = largest(al.allocate_thrust_torque(T, tb_rp) / k, al.allocate_thrust_torque(0.0, -m_y) / k)
+    return tb_rp - s_y * m_y, (s_rp, s_y)

@@ -270,6 +270,9 @@ class Rejection:
         self.set_gains(position_gain, rotation_gain)
         self.force_limit = o.integral_limit * self.weight
         self.moment_limit = self.force_limit * max(self.arm, 1e-3)
+        #: the LQR's last (roll/pitch, yaw) scales of the residual moment it cancelled (1: all;
+        #: :func:`geodyn_ros.control.rejection.lqr.limit_moment_feedforward`)
+        self.moment_scale = (1.0, 1.0)
         self.reset()
 
     def set_gains(self, position_gain=None, rotation_gain=None) -> None:
