@@ -21,7 +21,7 @@ import numpy as np
 from ..model.model import Model
 from . import constrained
 from .batch import forward_dynamics_batch, inverse_dynamics_batch
-from .checks import (_ERRORS, _F64, _ND, _check_model, _check_order, _check_regular, _has_time_axis, _hot_args, _jet,
+from .checks import (_ERRORS, _F64, _ND, _check_model, _check_order, _check_regular, _has_time_axis, _hot_arg, _jet,
                      _pose, _raise)
 from .constrained import expand_mimic
 from .dynamics import (_FD_HOT, _ID_HOT, DEFAULT_GRAVITY, ForwardDynamicsResult, HybridDynamicsResult,
@@ -90,8 +90,9 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
             if _has_time_axis(base_pose):
                 hot = None   # a trajectory: straight to the batch kernels
             else:
-                base_pose, base_twist, q = _hot_args(("base_pose", base_pose), ("base_twist", base_twist),
-                                                     ("q", q))
+                base_pose = base_pose if type(base_pose) is _ND and base_pose.dtype is _F64 else _hot_arg(base_pose, "base_pose")
+                base_twist = base_twist if type(base_twist) is _ND and base_twist.dtype is _F64 else _hot_arg(base_twist, "base_twist")
+                q = q if type(q) is _ND and q.dtype is _F64 else _hot_arg(q, "q")
         if hot is not None:
             w = _empty(hot[1])
             tau = _empty(hot[2])
@@ -175,9 +176,11 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
             if _has_time_axis(base_pose):
                 hot = None   # a trajectory: straight to the batch kernels
             else:
-                base_pose, base_twist, q, base_wrench, tau = _hot_args(
-                    ("base_pose", base_pose), ("base_twist", base_twist), ("q", q),
-                    ("base_wrench", base_wrench), ("tau", tau))
+                base_pose = base_pose if type(base_pose) is _ND and base_pose.dtype is _F64 else _hot_arg(base_pose, "base_pose")
+                base_twist = base_twist if type(base_twist) is _ND and base_twist.dtype is _F64 else _hot_arg(base_twist, "base_twist")
+                q = q if type(q) is _ND and q.dtype is _F64 else _hot_arg(q, "q")
+                base_wrench = base_wrench if type(base_wrench) is _ND and base_wrench.dtype is _F64 else _hot_arg(base_wrench, "base_wrench")
+                tau = tau if type(tau) is _ND and tau.dtype is _F64 else _hot_arg(tau, "tau")
         if hot is not None:
             Vo = _empty(hot[1])
             qo = _empty(hot[2])

@@ -120,12 +120,23 @@ def _kernel_ready(a):
     return f.c_contiguous and f.writeable and f.aligned
 
 
+def _hot_arg(x, name):
+    """The hot path's input ``x`` as the compiled entries take it: a float64 ndarray as it is (any
+    layout), another real ndarray converted once by ``astype``, anything else by :func:`_f64`
+    (None is left for the validating path to report). Call sites test ``type(x) is _ND and
+    x.dtype is _F64`` inline first, so a float64 argument costs no call (a float32 ``q`` cost
+    1.5x the float64 call through the older generic helper, ``bench/core/bench_layouts.py``)."""
+    if type(x) is _ND:
+        if x.dtype is _F64:
+            return x
+        if x.dtype.kind in "iuf":
+            return x.astype(_F64)
+    return x if x is None else _f64(x, name)
+
+
 def _hot_args(*named):
-    """The hot path's inputs with every argument that is not a float64 ndarray converted once by
-    :func:`_f64` (float64 arrays of any layout are taken as they are by the compiled entries;
-    None is left for the validating path to report)."""
-    return [(x if x.dtype is _F64 else x.astype(_F64) if x.dtype.kind in "iuf" else _f64(x, name))
-            if type(x) is _ND else x if x is None else _f64(x, name) for name, x in named]
+    """:func:`_hot_arg` over ``(name, x)`` pairs (the paths that are not per-cycle)."""
+    return [_hot_arg(x, name) for name, x in named]
 
 
 def _pose(x):
