@@ -21,16 +21,21 @@ import numpy as np
 from ..model.model import Model
 from . import constrained
 from .batch import forward_dynamics_batch, inverse_dynamics_batch
-from .checks import (_ERRORS, _F64, _ND, _check_model, _check_order, _check_regular, _has_time_axis, _hot_arg, _jet,
-                     _pose, _raise)
+from .checks import (_ERRORS, _F64, _ND, _check_model, _check_order, _check_regular, _f32_twin, _has_time_axis,
+                     _hot_arg, _jet, _pose, _raise)
 from .constrained import expand_mimic
 from .dynamics import (_FD_HOT, _ID_HOT, DEFAULT_GRAVITY, ForwardDynamicsResult, HybridDynamicsResult,
                        InverseDynamicsResult, KinematicsResult, _empty, _forward_dynamics_checked,
                        _forward_kinematics, _gravity, _hybrid, _inverse_dynamics_checked, _new_tuple,
                        _prescribed_mask)
 from .kernels import common as K
+from .kernels import hybrid as _KH
+from .kernels import inverse as _KI
 from .kernels.kinematics import center_of_mass as _COM
 from .representations import _dynamics_in
+
+_ID_HOT32 = _KI.inverse_dynamics_ws32
+_FD_HOT32 = _KH.forward_dynamics_ws32
 
 __all__ = ["inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "forward_kinematics", "center_of_mass"]
 
@@ -84,11 +89,14 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
     if (type(order) is int and gravity is DEFAULT_GRAVITY and ext_wrench is None
             and ext_torque is None and type(model) is Model and representation == "spatial"):
         hot = model._id_ws.get(order)
+        entry = _ID_HOT
         if hot is not None and not (type(base_pose) is _ND and base_pose.dtype is _F64 and base_pose.ndim == 2
                                     and type(base_twist) is _ND and base_twist.dtype is _F64
                                     and type(q) is _ND and q.dtype is _F64):
             if _has_time_axis(base_pose):
                 hot = None   # a trajectory: straight to the batch kernels
+            elif _f32_twin(q, base_pose, base_twist):
+                entry = _ID_HOT32   # float32 (all, or q alone): converted inside the compiled call
             else:
                 base_pose = base_pose if type(base_pose) is _ND and base_pose.dtype is _F64 else _hot_arg(base_pose, "base_pose")
                 base_twist = base_twist if type(base_twist) is _ND and base_twist.dtype is _F64 else _hot_arg(base_twist, "base_twist")
@@ -97,7 +105,7 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
             w = _empty(hot[1])
             tau = _empty(hot[2])
             try:
-                code = _ID_HOT(hot[0], base_pose, base_twist, q, order, w, tau)
+                code = entry(hot[0], base_pose, base_twist, q, order, w, tau)
             except TypeError:   # a wrong number of dimensions (the validating path names it)
                 code = -1
             if code == 0:
@@ -168,6 +176,7 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
     if (type(order) is int and gravity is DEFAULT_GRAVITY and ext_wrench is None and ext_torque is None
             and type(model) is Model and representation == "spatial"):   # hot path, as inverse_dynamics
         hot = model._fd_ws.get(order)
+        entry = _FD_HOT
         if hot is not None and not (type(base_pose) is _ND and base_pose.dtype is _F64 and base_pose.ndim == 2
                                     and type(base_twist) is _ND and base_twist.dtype is _F64
                                     and type(q) is _ND and q.dtype is _F64
@@ -175,6 +184,8 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
                                     and type(tau) is _ND and tau.dtype is _F64):
             if _has_time_axis(base_pose):
                 hot = None   # a trajectory: straight to the batch kernels
+            elif _f32_twin(q, base_pose, base_twist, base_wrench, tau):
+                entry = _FD_HOT32   # as in inverse_dynamics
             else:
                 base_pose = base_pose if type(base_pose) is _ND and base_pose.dtype is _F64 else _hot_arg(base_pose, "base_pose")
                 base_twist = base_twist if type(base_twist) is _ND and base_twist.dtype is _F64 else _hot_arg(base_twist, "base_twist")
@@ -185,7 +196,7 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
             Vo = _empty(hot[1])
             qo = _empty(hot[2])
             try:
-                code = _FD_HOT(hot[0], base_pose, base_twist, q, base_wrench, tau, order, Vo, qo)
+                code = entry(hot[0], base_pose, base_twist, q, base_wrench, tau, order, Vo, qo)
             except TypeError:   # None, or a wrong number of dimensions
                 code = -1
             if code == 0:

@@ -87,6 +87,22 @@ def _fast(x):
 
 
 _F64 = np.dtype(np.float64)
+_F32 = np.dtype(np.float32)
+
+
+def _f32_twin(q, a, b, *more) -> bool:
+    """True when the compiled float32 twins of the hot entries (``kernels.common._f32_sigs``) take
+    the arguments as they are: ``q`` a float32 ndarray and the others (``a``, ``b``, ``more``) all
+    float32 or all float64 ndarrays (the caller has already found that they are not all float64)."""
+    if type(q) is not _ND or q.dtype is not _F32 or type(a) is not _ND or type(b) is not _ND:
+        return False
+    d = a.dtype
+    if (d is not _F32 and d is not _F64) or b.dtype is not d:
+        return False
+    for x in more:
+        if type(x) is not _ND or x.dtype is not d:
+            return False
+    return True
 
 
 def _f64(x, name):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .api import forward_dynamics, inverse_dynamics
-from .checks import _F64, _ND, _check_model, _check_order, _hot_arg
+from .checks import _F32, _F64, _ND, _check_model, _check_order, _f32_twin, _hot_arg
 from .dynamics import DEFAULT_GRAVITY, ForwardDynamicsResult, InverseDynamicsResult, _gravity
 from .kernels import hybrid as KH
 from .kernels import inverse as KI
@@ -33,6 +33,8 @@ __all__ = ["Workspace"]
 
 _ID_INTO = KI.inverse_dynamics_into
 _FD_INTO = KH.forward_dynamics_into
+_ID_INTO32 = KI.inverse_dynamics_into32
+_FD_INTO32 = KH.forward_dynamics_into32
 
 
 def _owned(buf, start, shape):
@@ -88,11 +90,20 @@ class Workspace:
         the workspace's outputs: ``base_wrench`` (order+1, 6), ``tau`` (order+1, n). The returned
         arrays are overwritten by the next call (module docstring)."""
         # Fast path: the compiled entry takes float64 2-D arrays (any layout) and nothing else (its
-        # signatures are fixed, so numba compiles no new ones). Anything else is converted first:
+        # signatures are fixed, so numba compiles no new ones); float32 (every input, or q alone) goes
+        # to its compiled twin, which converts inside the call. Anything else is converted first:
         # numba's TypeError for an unmatched signature costs ~0.5 ms to build (a float32 q took 75x
         # the float64 call before this check; bench/core/bench_layouts.py times the workspace too).
         if not (type(q) is _ND and q.dtype is _F64 and type(base_twist) is _ND and base_twist.dtype is _F64
                 and type(base_pose) is _ND and base_pose.dtype is _F64):
+            d = base_pose.dtype if type(base_pose) is _ND else None   # _f32_twin, inline (a call is 7 % here)
+            if (type(q) is _ND and q.dtype is _F32 and type(base_twist) is _ND and base_twist.dtype is d
+                    and (d is _F32 or d is _F64)):   # float32: the compiled twin converts inside
+                try:
+                    code = _ID_INTO32(self._idb, base_pose, base_twist, q, self.order)
+                except TypeError:   # a wrong number of dimensions
+                    code = -1
+                return self._declined_id(base_pose, base_twist, q) if code else self._id_res
             return self._converted_id(base_pose, base_twist, q)
         try:
             code = _ID_INTO(self._idb, base_pose, base_twist, q, self.order)
@@ -103,7 +114,8 @@ class Workspace:
         return self._id_res
 
     def _converted_id(self, base_pose, base_twist, q):
-        """Inputs of another type (float32, lists, read-only, ...): one conversion, then the kernel."""
+        """Inputs of another type than float64 and the float32 twin's (lists, integers, other
+        mixes): one conversion here, then the kernel."""
         base_pose = base_pose if type(base_pose) is _ND and base_pose.dtype is _F64 else _hot_arg(base_pose, "base_pose")
         base_twist = base_twist if type(base_twist) is _ND and base_twist.dtype is _F64 else _hot_arg(base_twist, "base_twist")
         q = q if type(q) is _ND and q.dtype is _F64 else _hot_arg(q, "q")
@@ -122,6 +134,12 @@ class Workspace:
         if not (type(q) is _ND and q.dtype is _F64 and type(base_twist) is _ND and base_twist.dtype is _F64
                 and type(base_pose) is _ND and base_pose.dtype is _F64 and type(base_wrench) is _ND
                 and base_wrench.dtype is _F64 and type(tau) is _ND and tau.dtype is _F64):   # as in inverse_dynamics
+            if _f32_twin(q, base_pose, base_twist, base_wrench, tau):
+                try:
+                    code = _FD_INTO32(self._fdb, base_pose, base_twist, q, base_wrench, tau, self.order)
+                except TypeError:   # None (a singular model), or a wrong number of dimensions
+                    code = -1
+                return self._declined_fd(base_pose, base_twist, q, base_wrench, tau) if code else self._fd_res
             return self._converted_fd(base_pose, base_twist, q, base_wrench, tau)
         try:       # fast path, as in inverse_dynamics
             code = _FD_INTO(self._fdb, base_pose, base_twist, q, base_wrench, tau, self.order)

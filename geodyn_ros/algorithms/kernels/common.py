@@ -227,3 +227,24 @@ def _hot_sigs(n_in, tail):
     """[C-contiguous inputs, any-layout inputs] signatures of a hot-path entry: the work buffer,
     ``n_in`` 2-D float64 inputs, then ``tail`` (order, outputs)."""
     return [types.int64(_F1, *([x] * n_in), *tail) for x in (_F2, _A2)]
+
+
+#: read-only float32 array of any layout: the float32 entries' inputs (:func:`_f32_sigs`)
+_S2 = types.Array(types.float32, 2, "A", readonly=True)
+
+
+def _f32_sigs(n_in, tail):
+    """The two float32 signatures of a hot-path entry's float32 twin: every input float32, or only
+    the third (``q``) float32 and the others float64; any layout, read-only or not."""
+    q_only = [_A2, _A2, _S2] + [_A2] * (n_in - 3)
+    return [types.int64(_F1, *([_S2] * n_in), *tail), types.int64(_F1, *q_only, *tail)]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _as_f64(a):
+    """A fresh C-contiguous float64 copy of a 2-D array (float32 to float64 is exact)."""
+    out = np.empty((a.shape[0], a.shape[1]))
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j]
+    return out

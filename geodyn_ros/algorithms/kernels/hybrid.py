@@ -7,7 +7,7 @@ from numba import carray, njit, types
 
 from .common import (_all_finite, _carve, _check_common, _check_pose, ERR_Q_NONFINITE, ERR_RESULT_NONFINITE,
                      ERR_SHAPE, ERR_SINGULAR_BASE, ERR_SINGULAR_JOINT, ERR_TAU_NONFINITE,
-                     ERR_TWIST_NONFINITE, ERR_WRENCH_NONFINITE, _F2, _factorials, _FAST, _hot_sigs, _i64_ptr,
+                     ERR_TWIST_NONFINITE, ERR_WRENCH_NONFINITE, _as_f64, _F2, _f32_sigs, _factorials, _FAST, _hot_sigs, _i64_ptr,
                      _model_header, _model_views, _NO_TEXT_K, _NO_WEXT_K, OK, SINGULAR_RTOL, work_offset)
 from .kinematics import (_angmom_coeff, _body_inertia0, _body_pose, _com_coeff, _com_complete, _fm_coeff,
                          _inertia_coeff, _screw_coeff, _twist_coeff, _wrench_coeff)
@@ -516,3 +516,17 @@ def forward_dynamics_into(ws, C, Vd, qd, wd, taud, order):
     g, presc, out_w, out_tau = _fd_hot_views(ws, o, N, n, order)
     return _hybrid_core(bodyi, bodyf, C, Vd, qd, wd, taud, order, g, _NO_WEXT_K, _NO_TEXT_K, presc,
                         True, out_V, out_q, out_w, out_tau, ws, o)
+
+
+# --------------------------------------------------------------------------- float32 twins (as in .inverse)
+@njit(_f32_sigs(5, (types.int64, _F2, _F2)), cache=True, error_model="numpy", fastmath=_FAST)
+def forward_dynamics_ws32(ws, C, Vd, qd, wd, taud, order, out_V, out_q):
+    """:func:`forward_dynamics_ws` of float32 inputs (:func:`~.common._f32_sigs`)."""
+    return forward_dynamics_ws(ws, _as_f64(C), _as_f64(Vd), _as_f64(qd), _as_f64(wd), _as_f64(taud), order,
+                               out_V, out_q)
+
+
+@njit(_f32_sigs(5, (types.int64,)), cache=True, error_model="numpy", fastmath=_FAST)
+def forward_dynamics_into32(ws, C, Vd, qd, wd, taud, order):
+    """:func:`forward_dynamics_into` of float32 inputs (:func:`~.common._f32_sigs`)."""
+    return forward_dynamics_into(ws, _as_f64(C), _as_f64(Vd), _as_f64(qd), _as_f64(wd), _as_f64(taud), order)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from numba import njit, types
 
 from .common import (_all_finite, _carve, _check_common, _check_pose, ERR_Q_NONFINITE, ERR_SHAPE,
-                     ERR_TWIST_NONFINITE, _F2, _factorials, _FAST, _hot_sigs, _model_header, _model_views,
+                     ERR_TWIST_NONFINITE, _as_f64, _F2, _f32_sigs, _factorials, _FAST, _hot_sigs, _model_header, _model_views,
                      _NO_TEXT_K, _NO_WEXT_K, OK, work_offset)
 from .kinematics import (_angmom_coeff, _body_inertia0, _com_coeff, _fm_coeff, _inertia_coeff, _kinematics,
                          _wrench_coeff)
@@ -216,3 +216,19 @@ def inverse_dynamics_into(ws, C, Vd, qd, order):
         return ERR_SHAPE
     return _id_core(bodyi, bodyf, C, Vd, qd, order, _carve(ws, o, 3), _NO_WEXT_K, _NO_TEXT_K,
                     out_w, out_tau, ws, o)
+
+
+# --------------------------------------------------------------------------- float32 twins
+# float32 inputs (every one, or only q) copied to float64 inside the compiled call, then the entry
+# above: the same bits as converting first, without a numpy conversion per argument in Python
+# (0.25 us each, as much as the whole lean call at order 0; bench/core/bench_layouts.py).
+@njit(_f32_sigs(3, (types.int64, _F2, _F2)), cache=True, error_model="numpy", fastmath=_FAST)
+def inverse_dynamics_ws32(ws, C, Vd, qd, order, out_w, out_tau):
+    """:func:`inverse_dynamics_ws` of float32 inputs (:func:`~.common._f32_sigs`)."""
+    return inverse_dynamics_ws(ws, _as_f64(C), _as_f64(Vd), _as_f64(qd), order, out_w, out_tau)
+
+
+@njit(_f32_sigs(3, (types.int64,)), cache=True, error_model="numpy", fastmath=_FAST)
+def inverse_dynamics_into32(ws, C, Vd, qd, order):
+    """:func:`inverse_dynamics_into` of float32 inputs (:func:`~.common._f32_sigs`)."""
+    return inverse_dynamics_into(ws, _as_f64(C), _as_f64(Vd), _as_f64(qd), order)
