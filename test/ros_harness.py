@@ -1,7 +1,7 @@
 """In-process rclpy test harness: a private context, an EventsExecutor and a probe node.
 
 Importing this module isolates the test process's ROS traffic: each pytest process gets its
-own ``ROS_DOMAIN_ID`` (derived from its pid) and ``ROS_AUTOMATIC_DISCOVERY_RANGE=OFF``, so
+own ``ROS_DOMAIN_ID`` (``ros_domain.worker_domain``: 1-100, distinct between the xdist workers) and ``ROS_AUTOMATIC_DISCOVERY_RANGE=OFF``, so
 parallel test workers (``pytest -n 2``) and other ROS graphs on the machine never hear each
 other. This must happen before any rclpy context is initialised.
 """
@@ -12,7 +12,9 @@ import signal
 import subprocess
 import time
 
-os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
+from ros_domain import worker_domain  # noqa: E402
+
+os.environ["ROS_DOMAIN_ID"] = str(worker_domain(0))
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "OFF"
 
 import numpy as np  # noqa: E402

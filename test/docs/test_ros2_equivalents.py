@@ -46,6 +46,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ros_domain import worker_domain  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "doc"
 BIN = Path(sys.executable).parent
@@ -398,7 +401,7 @@ def runner(tmp_path):
     env.pop("VIRTUAL_ENV", None)
     env["PATH"] = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep)
                                   if d and Path(d).resolve() != BIN.resolve()) or "/usr/bin:/bin"
-    env["ROS_DOMAIN_ID"] = str(101 + os.getpid() % 100)
+    env["ROS_DOMAIN_ID"] = str(worker_domain(100))     # 101-200: apart from ros_harness's 1-100
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     share = tmp_path / "prefix"
     subprocess.run([sys.executable, str(ROOT / "tools" / "link_share.py"), "--prefix", str(share)], check=True,
