@@ -35,7 +35,8 @@ ELSEWHERE = {"falling_cat": ("test_falling_cat_example.py", "test_main_writes_pn
              "plan_mission": ("test_planning.py", "test_plan_mission_example_text"),
              "px4_table": ("test_px4_table.py", "test_px4_table_text"),
              "rejection_table": ("test_rejection_table.py", "test_the_command_runs_quick"),
-             "px4_rejection": ("test_px4_rejection.py", "test_the_px4_rejection_table_runs_as_written")}
+             "px4_rejection": ("test_px4_rejection.py", "test_the_px4_rejection_table_runs_as_written"),
+             "gain_sweep": ("test_gain_sweep.py", "test_the_command_runs_as_written")}
 #: examples run in text mode here (test functions of this file)
 HERE = {"actuated_loop": "test_actuated_loop_text", "underactuated_loop": "test_underactuated_loop_text",
         "underactuated_budget": "test_underactuated_budget_text", "lqr_loop": "test_lqr_loop_text",

@@ -1,0 +1,275 @@
+"""Each feedforward level at its own best gains, under one robustness rule common to every level
+(issue 55 item 4).
+
+The sensing table flies every level with the same gains: the right ablation, but not the
+engineering comparison. Here each level of a flatness vehicle flies a grid of bandwidth scales
+``s``: the CoM loop and the base rotation loop get ``kp x s^2`` and ``kd x s`` (their damping
+ratios kept; the joint gains stay the vehicle's). A scale is **admissible** when every loop the
+delay-margin rule covers (the CoM and roll, pitch and yaw, :func:`geodyn_ros.control.delay_margin.delay_loops`)
+has a delay margin of at least :data:`~geodyn_ros.control.delay_margin.MARGIN_RATIO` times the
+condition's loop delay (:func:`geodyn_ros.examples.sensing_table.loop_delay`). That rule, the
+same for every level, is the one stated constraint. A scale at which any seed diverges does not
+win either.
+
+Fairness: every cell (level, scale) flies the same seeds (the sensor errors of a seed are the same
+draw for every level and scale), from the same start on the ground, scored over the same window.
+Per cell: the mean of the position RMS over the seeds with its 95 % confidence interval (Student's
+t). Per level: the winner (the admissible scale of least mean RMS), the same-gains row (``s = 1``,
+the vehicle's gains) and their paired difference over the seeds, with its interval.
+
+Usage::
+
+    python -m geodyn_ros.examples.gain_sweep                      # collinear hexarotor, mocap, 10 seeds
+    python -m geodyn_ros.examples.gain_sweep --quick              # 2 seeds, 1 s scored, 3 scales
+    python -m geodyn_ros.examples.gain_sweep --vehicles underactuated borinot_flying_arm_2 \\
+        --conditions mocap onboard --scales 0.5 0.71 1 1.41 2 --seeds 10 --jobs 2 --json out/gains.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import replace
+
+import numpy as np
+
+__all__ = ["DEFAULT_SCALES", "scale_gains", "admissible", "mean_ci", "run_sweep", "format_sweep", "main"]
+
+#: the bandwidth scales of the grid: factors of sqrt(2) from 0.5 to 2
+DEFAULT_SCALES = (0.5, 0.71, 1.0, 1.41, 2.0)
+#: the vehicles whose gains the rule covers (FlatnessGains: CoM and rotation axes)
+VEHICLES = ("underactuated", "borinot_flying_arm_2")
+QUICK = {"seeds": 2, "duration": 1.0, "scales": (0.71, 1.0, 1.41)}
+
+
+def scale_gains(gains, s: float):
+    """``gains`` (a FlatnessGains) with the CoM and rotation loops' bandwidth times ``s``:
+    ``kp x s^2``, ``kd x s`` (the damping ratio kept); the joint gains unchanged."""
+    if not (isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) and s > 0):
+        raise ValueError(f"scale: expected a finite number > 0, got {s!r}")
+
+    def sc(v, c):
+        return tuple(float(x) * c for x in v) if isinstance(v, (tuple, list, np.ndarray)) else float(v) * c
+    return replace(gains, kp_position=gains.kp_position * s * s, kd_position=gains.kd_position * s,
+                   kp_rotation=sc(gains.kp_rotation, s * s), kd_rotation=sc(gains.kd_rotation, s))
+
+
+def admissible(gains, inertias, lag, delay):
+    """``(ok, margin_s, loop)``: whether every loop of ``gains`` keeps the delay-margin rule at
+    ``delay`` [s], with the smallest margin [s] and the loop that sets it."""
+    from geodyn_ros.control.delay_margin import delay_loops
+    loops = delay_loops(gains, inertias, lag, delay)
+    worst = min(loops, key=lambda e: e["margin_s"])
+    return all(e["ok"] for e in loops), float(worst["margin_s"]), f"{worst['loop']} {worst['axis']}"
+
+
+def mean_ci(x, level: float = 0.95):
+    """``(mean, half_width)`` of the ``level`` confidence interval of the mean of ``x`` (Student's
+    t with ``n - 1`` degrees of freedom; half-width nan for one sample)."""
+    from scipy.stats import t
+    a = np.asarray(x, float)
+    if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)):
+        raise ValueError(f"x: expected a non-empty 1-D array of finite numbers, got {x!r}")
+    if a.size == 1:
+        return float(a[0]), math.nan
+    return float(a.mean()), float(t.ppf(0.5 + level / 2, a.size - 1) * a.std(ddof=1) / math.sqrt(a.size))
+
+
+# ----------------------------------------------------------------------------- flights
+def _flight(args):
+    """(vehicle, level, condition, scale, seed, duration) -> (key, position RMS [m] or the divergence)."""
+    vname, level, cond, s, seed, duration = args
+    from geodyn_ros.examples.sensing_table import _VEHICLE_CACHE, _rule_for, _Vehicle, condition_profile
+    from geodyn_ros.loops.sensed import Sensing
+    v = _VEHICLE_CACHE.get(vname) or _VEHICLE_CACHE.setdefault(vname, _Vehicle(vname))
+    prof = condition_profile(cond)
+    sensing = Sensing(prof, seed=seed, ground=True, log=None, rule=_rule_for(None, prof))
+    res = v.run(level, duration, gains=scale_gains(v.gains0, s), sensing=sensing, **v.kw)
+    out = {"diverged": res.diverged} if res.diverged else {"rms_m": float(res.log.rms()["position_m"])}
+    return (vname, cond, level, s, seed), out
+
+
+def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFAULT_SCALES, seeds=10,
+              duration=3.0, jobs=1, progress=None) -> dict:
+    """Every admissible (level, scale) cell of each vehicle and condition over ``seeds`` seeds
+    (module docstring): ``{"settings", "vehicles": {v: {c: {"delay_s", "scales": {s: {"admissible",
+    "margin_s", "loop"}}, "levels": {lv: {"cells": {s: {"rms_m": [...], "diverged": [...], "mean_m",
+    "ci_m"}}, "best", "same", "paired"}}}}}}``."""
+    from geodyn_ros.examples.sensing_table import _VEHICLE_CACHE, _Vehicle, condition_profile, loop_delay
+    for name, v in (("vehicles", vehicles), ("conditions", conditions), ("scales", scales)):
+        if isinstance(v, (str, bytes)) or not len(v):
+            raise ValueError(f"{name}: expected a non-empty list, got {v!r}")
+    for vn in vehicles:
+        if vn not in VEHICLES:
+            raise ValueError(f"vehicles: expected some of {', '.join(VEHICLES)}, got {vn!r}")
+    for s in scales:
+        if isinstance(s, bool) or not isinstance(s, (int, float)) or not (math.isfinite(s) and s > 0):
+            raise ValueError(f"scales: expected finite numbers > 0, got {s!r}")
+    scales = tuple(sorted(set(float(s) for s in scales)))
+    if 1.0 not in scales:
+        raise ValueError(f"scales: must hold 1 (the same-gains row), got {scales!r}")
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 2:
+        raise ValueError(f"seeds: expected an integer >= 2 (an interval needs two), got {seeds!r}")
+    if not (isinstance(duration, (int, float)) and math.isfinite(duration) and duration > 0):
+        raise ValueError(f"duration: expected a finite time > 0 [s], got {duration!r}")
+    out = {"settings": {"scales": list(scales), "seeds": seeds, "duration_s": duration,
+                        "rule": "delay margin >= MARGIN_RATIO x loop delay on the CoM and rotation axes"},
+           "vehicles": {}}
+    tasks = []
+    for vn in vehicles:
+        v = _VEHICLE_CACHE.get(vn) or _VEHICLE_CACHE.setdefault(vn, _Vehicle(vn))
+        out["vehicles"][vn] = {}
+        for c in conditions:
+            delay = loop_delay(condition_profile(c))
+            sc = {}
+            for s in scales:
+                ok, m, loop = admissible(scale_gains(v.gains0, s), v.inertias, v.lag, delay)
+                sc[s] = {"admissible": ok, "margin_s": m, "loop": loop}
+            levels = {lv: {"cells": {s: {"rms_m": [], "diverged": []} for s in scales if sc[s]["admissible"]}}
+                      for lv in v.levels}
+            out["vehicles"][vn][c] = {"delay_s": delay, "scales": sc, "levels": levels, "what": v.what}
+            tasks += [(vn, lv, c, s, seed, duration) for lv in v.levels for s in scales if sc[s]["admissible"]
+                      for seed in range(seeds)]
+    if not tasks:
+        raise ValueError("scales: no scale is admissible under the delay-margin rule; add smaller scales")
+
+    def record(key, res, k):
+        vn, c, lv, s, seed = key
+        cell = out["vehicles"][vn][c]["levels"][lv]["cells"][s]
+        if "rms_m" in res:
+            cell["rms_m"].append((seed, res["rms_m"]))
+        else:
+            cell["diverged"].append((seed, res["diverged"]))
+        if progress:
+            what = f"{res['rms_m'] * 1e3:.3f} mm" if "rms_m" in res else f"diverged: {res['diverged']}"
+            progress(f"[{k}/{len(tasks)}] {vn} {c} {lv} x{s:g} seed {seed}: {what}")
+
+    if jobs > 1:
+        import multiprocessing as mp
+        with mp.get_context("fork").Pool(jobs) as pool:
+            for k, (key, res) in enumerate(pool.imap_unordered(_flight, tasks), 1):
+                record(key, res, k)
+    else:
+        for k, t in enumerate(tasks, 1):
+            record(*_flight(t), k)
+    for vn, per in out["vehicles"].items():
+        for c, d in per.items():
+            for lv, L in d["levels"].items():
+                _summarize(L, seeds)
+    return out
+
+
+def _summarize(L, seeds):
+    for cell in L["cells"].values():
+        cell["rms_m"] = [r for _, r in sorted(cell["rms_m"])]
+        cell["seeds_flown"] = len(cell["rms_m"])
+        if cell["rms_m"] and not cell["diverged"]:
+            cell["mean_m"], cell["ci_m"] = mean_ci(cell["rms_m"])
+    ok = {s: c for s, c in L["cells"].items() if not c["diverged"] and c["seeds_flown"] == seeds}
+    L["best"] = min(ok, key=lambda s: ok[s]["mean_m"]) if ok else None
+    L["same"] = 1.0 if 1.0 in ok else None
+    L["paired"] = None
+    if L["best"] is not None and L["same"] is not None:
+        d = np.array(L["cells"][L["best"]]["rms_m"]) - np.array(L["cells"][1.0]["rms_m"])
+        L["paired"] = (0.0, 0.0) if L["best"] == 1.0 else mean_ci(d)
+
+
+# ----------------------------------------------------------------------------- the report
+def _ratio():
+    from geodyn_ros.control.delay_margin import MARGIN_RATIO
+    return MARGIN_RATIO
+
+
+def _mm(m, ci):
+    return f"{m * 1e3:.3f} ± {ci * 1e3:.3f}"
+
+
+def format_sweep(res: dict) -> str:
+    """The sweep as markdown: per vehicle and condition, the grid (mean ± 95 % CI of the position
+    RMS [mm] per level and scale) and each level's winner against the same gains."""
+    lines = []
+    st = res["settings"]
+    for vn, per in res["vehicles"].items():
+        for c, d in per.items():
+            lines.append(f"\n{vn} ({d['what']}), {c}: loop delay {d['delay_s'] * 1e3:.1f} ms")
+            lines.append(f"position RMS [mm], mean ± 95 % CI over {st['seeds']} seeds, {st['duration_s']:g} s scored")
+            lines.append(f"margin: the smallest delay margin of the CoM and rotation loops (>= {_ratio():g} x the delay)")
+            scales = [float(s) for s in st["scales"]]
+            lines.append("")
+            lines.append("| level | " + " | ".join(f"x{s:g}" for s in scales) + " |")
+            lines.append("|---|" + "---|" * len(scales))
+            row = ["margin"]
+            for s in scales:
+                e = d["scales"][s]
+                row.append(f"{e['margin_s'] * 1e3:.1f} ms{'' if e['admissible'] else ' (refused)'}")
+            lines.append("| " + " | ".join(row) + " |")
+            for lv, L in d["levels"].items():
+                row = [lv]
+                for s in scales:
+                    cell = L["cells"].get(s)
+                    if cell is None:
+                        row.append("refused")
+                    elif cell["diverged"]:
+                        row.append(f"{len(cell['diverged'])}/{st['seeds']} diverged")
+                    else:
+                        txt = _mm(cell["mean_m"], cell["ci_m"])
+                        row.append(f"**{txt}**" if s == L["best"] else txt)
+                lines.append("| " + " | ".join(row) + " |")
+            lines.append("")
+            lines.append("| level | same gains (x1) | best | best - same, paired |")
+            lines.append("|---|---|---|---|")
+            for lv, L in d["levels"].items():
+                same = L["cells"].get(1.0) if L["same"] is not None else None
+                best = L["cells"].get(L["best"]) if L["best"] is not None else None
+                lines.append(f"| {lv} | {_mm(same['mean_m'], same['ci_m']) if same else '-'} | "
+                             + (f"x{L['best']:g}: {_mm(best['mean_m'], best['ci_m'])}" if best else "-") + " | "
+                             + (_mm(*L["paired"]) if L["paired"] else "-") + " |")
+            order = [lv for lv in d["levels"] if d["levels"][lv]["best"] is not None]
+            ratios = []
+            for a, b in zip(order, order[1:]):
+                ma = d["levels"][a]["cells"][d["levels"][a]["best"]]["mean_m"]
+                mb = d["levels"][b]["cells"][d["levels"][b]["best"]]["mean_m"]
+                ratios.append(f"{a} -> {b} x{ma / mb:.2f}")
+            if ratios:
+                lines.append("\nat each level's best gains: " + ", ".join(ratios))
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m geodyn_ros.examples.gain_sweep",
+                                description="Each level at its own best gains under the delay-margin rule (issue 55).")
+    p.add_argument("--vehicles", nargs="+", default=["underactuated"], choices=VEHICLES)
+    p.add_argument("--conditions", nargs="+", default=["mocap"], help="sensing profiles (default mocap)")
+    p.add_argument("--scales", nargs="+", type=float, default=None, help=f"default {' '.join(map(str, DEFAULT_SCALES))}")
+    p.add_argument("--seeds", type=int, default=None, help="seeds per cell (default 10; --quick 2)")
+    p.add_argument("--duration", type=float, default=None, help="[s] scored after take-off (default 3; --quick 1)")
+    p.add_argument("--jobs", type=int, default=1, help="flights in parallel (processes; default 1)")
+    p.add_argument("--quick", action="store_true", help="2 seeds, 1 s scored, scales 0.71 1 1.41")
+    p.add_argument("--json", help="write every figure here")
+    a = p.parse_args(argv)
+    if a.jobs < 1:
+        p.error(f"--jobs: expected an integer >= 1, got {a.jobs}")
+    q = QUICK if a.quick else {}
+    try:
+        t0 = time.perf_counter()
+        res = run_sweep(a.vehicles, a.conditions, scales=a.scales or q.get("scales", DEFAULT_SCALES),
+                        seeds=a.seeds if a.seeds is not None else q.get("seeds", 10),
+                        duration=a.duration if a.duration is not None else q.get("duration", 3.0), jobs=a.jobs,
+                        progress=lambda line: print(line, file=sys.stderr, flush=True))
+    except ValueError as exc:
+        print(f"gain_sweep: {exc}", file=sys.stderr)
+        return 2
+    print(format_sweep(res), end="")
+    n = sum(c["seeds_flown"] + len(c["diverged"]) for per in res["vehicles"].values() for d in per.values()
+            for L in d["levels"].values() for c in L["cells"].values())
+    print(f"\n{n} flights in {time.perf_counter() - t0:.0f} s")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""``geodyn_ros.examples.gain_sweep``: each level at its own best gains under the delay-margin rule.
+
+Independent references:
+* the delay margin of a scaled loop from a brute-force frequency sweep of its open loop
+  ``L(jw) = (k_d jw + k_p) / (I (jw)^2 (T jw + 1))`` (the crossover found on a log grid, the
+  phase margin over it), not from ``delay_margin``'s own root finding;
+* the confidence interval from ``scipy.stats.t.interval`` (the module uses ``t.ppf``);
+* the command run as a user runs it, its table against its ``--json`` of the same flights.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from geodyn_ros.control.flatness import FlatnessGains
+from geodyn_ros.examples.gain_sweep import admissible, mean_ci, run_sweep, scale_gains
+from geodyn_ros.examples.sensing_table import _Vehicle, condition_profile, loop_delay
+
+
+def test_scale_keeps_the_damping_and_the_joints():
+    g = FlatnessGains(kp_joint=(1.0, 2.0), kd_joint=0.3)
+    h = scale_gains(g, 1.5)
+    assert h.kp_position == pytest.approx(64.0 * 2.25) and h.kd_position == pytest.approx(29.0 * 1.5)
+    assert h.kp_rotation == pytest.approx((90.0, 90.0, 22.5)) and h.kd_rotation == pytest.approx((4.8, 4.8, 2.4))
+    assert h.kp_joint == g.kp_joint and h.kd_joint == g.kd_joint
+    # the damping ratio kd / (2 sqrt(kp m)) is unchanged on the CoM loop
+    assert h.kd_position / np.sqrt(h.kp_position) == pytest.approx(g.kd_position / np.sqrt(g.kp_position))
+    for bad in (0.0, -1.0, float("nan"), float("inf"), True, "2"):
+        with pytest.raises(ValueError, match=r"^scale: "):
+            scale_gains(g, bad)
+
+
+def _margin_brute(I, kp, kd, T):
+    w = np.logspace(-2, 4, 400001)
+    L = (kd * 1j * w + kp) / (I * (1j * w) ** 2 * (T * 1j * w + 1))
+    k = int(np.argmin(np.abs(np.abs(L) - 1.0)))
+    phase_margin = np.pi + np.unwrap(np.angle(L))[k]
+    return phase_margin / w[k]
+
+
+@pytest.mark.parametrize("s", [0.71, 1.41, 2.0])
+def test_admissible_is_the_delay_rule_on_every_loop(s):
+    """Under mocap (7.8 ms of loop delay): the smallest margin over the CoM and the three rotation
+    axes, from the brute-force sweep, matches the one reported within 0.5 % (the grid's step of
+    3.5e-5 decades in w is far finer), and the verdict is margin >= 1.5 x delay. x2 is refused
+    (8.6 ms < 11.7 ms), x1.41 admitted (16.2 ms)."""
+    v = _Vehicle("underactuated")
+    delay = loop_delay(condition_profile("mocap"))
+    g = scale_gains(v.gains0, s)
+    ok, m, loop = admissible(g, v.inertias, v.lag, delay)
+    Ic = np.diag(np.asarray(v.inertias["inertia_com"], float))
+    axes = [(float(v.inertias["mass"]), g.kp_position, g.kd_position)] + \
+        [(float(Ic[i]), g.kp_rotation[i], g.kd_rotation[i]) for i in range(3)]
+    brute = min(_margin_brute(I, kp, kd, v.lag) for I, kp, kd in axes)
+    assert m == pytest.approx(brute, rel=5e-3)
+    assert ok == (brute >= 1.5 * delay)
+    assert ok == (s < 2.0)
+
+
+def test_mean_ci_is_students_t():
+    x = np.array([1.0, 1.3, 0.8, 1.1, 0.95])
+    m, h = mean_ci(x)
+    lo, hi = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+    assert m == pytest.approx(x.mean()) and h == pytest.approx((hi - lo) / 2, rel=1e-12)
+    assert np.isnan(mean_ci([2.0])[1])
+    for bad in ([], [1.0, np.nan], [[1.0, 2.0]]):
+        with pytest.raises(ValueError, match=r"^x: "):
+            mean_ci(bad)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(vehicles=["actuated"]), r"^vehicles: "), (dict(vehicles="underactuated"), r"^vehicles: "),
+    (dict(scales=[0.5, 2.0]), r"^scales: must hold 1"), (dict(scales=[1.0, -1.0]), r"^scales: "),
+    (dict(scales=[1.0, True]), r"^scales: "), (dict(seeds=1), r"^seeds: "), (dict(seeds=2.5), r"^seeds: "),
+    (dict(duration=0.0), r"^duration: "), (dict(conditions=[]), r"^conditions: ")])
+def test_run_sweep_refuses_in_one_line(kw, match):
+    with pytest.raises(ValueError, match=match):
+        run_sweep(**kw)
+
+
+def test_the_command_runs_as_written(tmp_path):
+    """``python -m geodyn_ros.examples.gain_sweep --quick`` with two scales, one of them refused
+    (x2 under mocap): the refused column says so and flies nothing, every level's x1 cell is
+    printed as the --json's mean and interval, and the count line is the flights flown."""
+    out = tmp_path / "g.json"
+    p = subprocess.run([sys.executable, "-m", "geodyn_ros.examples.gain_sweep", "--quick", "--scales", "1", "2",
+                        "--json", str(out)], capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads(out.read_text())
+    d = res["vehicles"]["underactuated"]["mocap"]
+    assert d["scales"]["2.0"]["admissible"] is False and d["scales"]["1.0"]["admissible"] is True
+    lines = p.stdout.splitlines()
+    assert max(len(ln) for ln in lines) <= 100
+    for lv, L in d["levels"].items():
+        c = L["cells"]["1.0"]
+        assert len(c["rms_m"]) == 2 and not c["diverged"]
+        row = next(ln for ln in lines if ln.startswith(f"| {lv} |"))
+        assert f"{c['mean_m'] * 1e3:.3f} ± {c['ci_m'] * 1e3:.3f}" in row and "refused" in row
+        assert L["best"] == 1.0
+    assert lines[-1].startswith(f"{2 * len(d['levels'])} flights in ")
+    assert "[8/8]" in p.stderr
+
+
+def test_bad_command_line_is_one_line():
+    p = subprocess.run([sys.executable, "-m", "geodyn_ros.examples.gain_sweep", "--scales", "0.5", "2"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and p.stderr.strip().splitlines() == \
+        ["gain_sweep: scales: must hold 1 (the same-gains row), got (0.5, 2.0)"], p.stderr
