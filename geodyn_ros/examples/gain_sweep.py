@@ -226,6 +226,24 @@ def format_sweep(res: dict) -> str:
                 lines.append(f"| {lv} | {_mm(same['mean_m'], same['ci_m']) if same else '-'} | "
                              + (f"x{L['best']:g}: {_mm(best['mean_m'], best['ci_m'])}" if best else "-") + " | "
                              + (_mm(*L["paired"]) if L["paired"] else "-") + " |")
+            lvs = list(d["levels"])
+            pairs = list(zip(lvs, lvs[1:]))
+            lines.append("")
+            lines.append("adjacent orders at the same scale, paired over the seeds: lower - higher [mm] (ratio of means)")
+            lines.append("")
+            lines.append("| scale | " + " | ".join(f"{a} - {b}" for a, b in pairs) + " |")
+            lines.append("|---|" + "---|" * len(pairs))
+            for sc in scales:
+                row = [f"x{sc:g}"]
+                for a, b in pairs:
+                    ca, cb = d["levels"][a]["cells"].get(sc), d["levels"][b]["cells"].get(sc)
+                    if not ca or not cb or ca["diverged"] or cb["diverged"] or len(ca["rms_m"]) < 2:
+                        row.append("-")
+                        continue
+                    m, h = mean_ci(np.array(ca["rms_m"]) - np.array(cb["rms_m"]))
+                    row.append(f"{m * 1e3:+.3f} ± {h * 1e3:.3f} (x{ca['mean_m'] / cb['mean_m']:.2f})")
+                if len(row) > 1 and any(c != "-" for c in row[1:]):
+                    lines.append("| " + " | ".join(row) + " |")
             order = [lv for lv in d["levels"] if d["levels"][lv]["best"] is not None]
             ratios = []
             for a, b in zip(order, order[1:]):
