@@ -22,7 +22,7 @@ from ..model.model import Model
 from . import constrained
 from .batch import forward_dynamics_batch, inverse_dynamics_batch
 from .checks import (_ERRORS, _F64, _ND, _check_model, _check_order, _check_regular, _f32_twin, _has_time_axis,
-                     _hot_arg, _jet, _pose, _raise)
+                     _hot_args, _jet, _pose, _raise)
 from .constrained import expand_mimic
 from .dynamics import (_FD_HOT, _ID_HOT, DEFAULT_GRAVITY, ForwardDynamicsResult, HybridDynamicsResult,
                        InverseDynamicsResult, KinematicsResult, _empty, _forward_dynamics_checked,
@@ -98,9 +98,8 @@ def inverse_dynamics(model: Model, base_pose, base_twist, q, order: int = 0, *,
             elif _f32_twin(q, base_pose, base_twist):
                 entry = _ID_HOT32   # float32 (all, or q alone): converted inside the compiled call
             else:
-                base_pose = base_pose if type(base_pose) is _ND and base_pose.dtype is _F64 else _hot_arg(base_pose, "base_pose")
-                base_twist = base_twist if type(base_twist) is _ND and base_twist.dtype is _F64 else _hot_arg(base_twist, "base_twist")
-                q = q if type(q) is _ND and q.dtype is _F64 else _hot_arg(q, "q")
+                base_pose, base_twist, q = _hot_args(("base_pose", base_pose), ("base_twist", base_twist),
+                                                     ("q", q))
         if hot is not None:
             w = _empty(hot[1])
             tau = _empty(hot[2])
@@ -187,11 +186,9 @@ def forward_dynamics(model: Model, base_pose, base_twist, q, base_wrench, tau, o
             elif _f32_twin(q, base_pose, base_twist, base_wrench, tau):
                 entry = _FD_HOT32   # as in inverse_dynamics
             else:
-                base_pose = base_pose if type(base_pose) is _ND and base_pose.dtype is _F64 else _hot_arg(base_pose, "base_pose")
-                base_twist = base_twist if type(base_twist) is _ND and base_twist.dtype is _F64 else _hot_arg(base_twist, "base_twist")
-                q = q if type(q) is _ND and q.dtype is _F64 else _hot_arg(q, "q")
-                base_wrench = base_wrench if type(base_wrench) is _ND and base_wrench.dtype is _F64 else _hot_arg(base_wrench, "base_wrench")
-                tau = tau if type(tau) is _ND and tau.dtype is _F64 else _hot_arg(tau, "tau")
+                base_pose, base_twist, q, base_wrench, tau = _hot_args(
+                    ("base_pose", base_pose), ("base_twist", base_twist), ("q", q),
+                    ("base_wrench", base_wrench), ("tau", tau))
         if hot is not None:
             Vo = _empty(hot[1])
             qo = _empty(hot[2])

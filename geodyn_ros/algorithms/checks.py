@@ -151,7 +151,8 @@ def _hot_arg(x, name):
 
 
 def _hot_args(*named):
-    """:func:`_hot_arg` over ``(name, x)`` pairs (the paths that are not per-cycle)."""
+    """:func:`_hot_arg` over ``(name, x)`` pairs: the conversion paths (lists, integers, mixes the
+    float32 twins do not take), after the float64 and float32 calls are dispatched."""
     return [_hot_arg(x, name) for name, x in named]
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..model.model import Model
 from .checks import (_F64, _ND, MAX_ORDER, _check_model, _check_order, _check_regular, _f64, _fast, _has_time_axis,
-                     _hot_arg, _jet, _pose, _raise)
+                     _hot_args, _jet, _pose, _raise)
 from .kernels import common as K
 from .kernels import hybrid as KH
 from .kernels import inverse as KI
@@ -277,9 +277,11 @@ def _inverse_dynamics(model, base_pose, base_twist, q, order, gravity=DEFAULT_GR
             and type(model) is Model):
         hot = model._id_ws.get(order)
         if hot is not None and not _has_time_axis(base_pose):
-            C = base_pose if type(base_pose) is _ND and base_pose.dtype is _F64 else _hot_arg(base_pose, "base_pose")
-            V = base_twist if type(base_twist) is _ND and base_twist.dtype is _F64 else _hot_arg(base_twist, "base_twist")
-            Q = q if type(q) is _ND and q.dtype is _F64 else _hot_arg(q, "q")
+            if (type(base_pose) is _ND and base_pose.dtype is _F64 and type(base_twist) is _ND
+                    and base_twist.dtype is _F64 and type(q) is _ND and q.dtype is _F64):
+                C, V, Q = base_pose, base_twist, q   # float64 of any layout: as they are, no call
+            else:
+                C, V, Q = _hot_args(("base_pose", base_pose), ("base_twist", base_twist), ("q", q))
             w = _empty(hot[1])
             tau = _empty(hot[2])
             try:

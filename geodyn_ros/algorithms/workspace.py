@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .api import forward_dynamics, inverse_dynamics
-from .checks import _F32, _F64, _ND, _check_model, _check_order, _f32_twin, _hot_arg
+from .checks import _F32, _F64, _ND, _check_model, _check_order, _f32_twin, _hot_args
 from .dynamics import DEFAULT_GRAVITY, ForwardDynamicsResult, InverseDynamicsResult, _gravity
 from .kernels import hybrid as KH
 from .kernels import inverse as KI
@@ -116,9 +116,7 @@ class Workspace:
     def _converted_id(self, base_pose, base_twist, q):
         """Inputs of another type than float64 and the float32 twin's (lists, integers, other
         mixes): one conversion here, then the kernel."""
-        base_pose = base_pose if type(base_pose) is _ND and base_pose.dtype is _F64 else _hot_arg(base_pose, "base_pose")
-        base_twist = base_twist if type(base_twist) is _ND and base_twist.dtype is _F64 else _hot_arg(base_twist, "base_twist")
-        q = q if type(q) is _ND and q.dtype is _F64 else _hot_arg(q, "q")
+        base_pose, base_twist, q = _hot_args(("base_pose", base_pose), ("base_twist", base_twist), ("q", q))
         try:
             code = _ID_INTO(self._idb, base_pose, base_twist, q, self.order)
         except TypeError:   # a wrong number of dimensions
@@ -150,11 +148,9 @@ class Workspace:
         return self._fd_res
 
     def _converted_fd(self, base_pose, base_twist, q, base_wrench, tau):
-        base_pose = base_pose if type(base_pose) is _ND and base_pose.dtype is _F64 else _hot_arg(base_pose, "base_pose")
-        base_twist = base_twist if type(base_twist) is _ND and base_twist.dtype is _F64 else _hot_arg(base_twist, "base_twist")
-        q = q if type(q) is _ND and q.dtype is _F64 else _hot_arg(q, "q")
-        base_wrench = base_wrench if type(base_wrench) is _ND and base_wrench.dtype is _F64 else _hot_arg(base_wrench, "base_wrench")
-        tau = tau if type(tau) is _ND and tau.dtype is _F64 else _hot_arg(tau, "tau")
+        base_pose, base_twist, q, base_wrench, tau = _hot_args(
+            ("base_pose", base_pose), ("base_twist", base_twist), ("q", q), ("base_wrench", base_wrench),
+            ("tau", tau))
         try:
             code = _FD_INTO(self._fdb, base_pose, base_twist, q, base_wrench, tau, self.order)
         except TypeError:   # None, or a wrong number of dimensions

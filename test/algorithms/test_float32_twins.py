@@ -13,8 +13,7 @@ import pytest
 from numba.core.registry import CPUDispatcher
 
 import geodyn_ros as gd
-import geodyn_ros.algorithms.api as api
-import geodyn_ros.algorithms.workspace as wsmod
+import geodyn_ros.algorithms.checks as checks
 from geodyn_ros.algorithms import kernels
 from geodyn_ros.lie import exp_se3
 
@@ -49,8 +48,7 @@ LAYOUTS = {"C": lambda a: a, "fortran": np.asfortranarray, "strided": _strided, 
 def _no_python_conversion(monkeypatch):
     def refuse(x, name):
         raise AssertionError(f"{name} converted in Python: the float32 twin was not taken")
-    monkeypatch.setattr(api, "_hot_arg", refuse)
-    monkeypatch.setattr(wsmod, "_hot_arg", refuse)
+    monkeypatch.setattr(checks, "_hot_arg", refuse)   # the one converter every conversion path calls
 
 
 def _close(got, want):
