@@ -35,7 +35,7 @@ from dataclasses import replace
 
 import numpy as np
 
-__all__ = ["DEFAULT_SCALES", "scale_gains", "admissible", "mean_ci", "run_sweep", "format_sweep", "main"]
+__all__ = ["DEFAULT_SCALES", "ERROR_CHARS", "scale_gains", "admissible", "mean_ci", "run_sweep", "format_sweep", "main"]
 
 #: the bandwidth scales of the grid: factors of sqrt(2) from 0.5 to 2
 DEFAULT_SCALES = (0.5, 0.71, 1.0, 1.41, 2.0)
@@ -91,12 +91,27 @@ def _flight(args):
     return (vname, cond, level, s, seed), out
 
 
+#: the longest error message a failed flight keeps (the report stays bounded)
+ERROR_CHARS = 200
+
+
+def _flight_job(args):
+    """:func:`_flight`, with a flight that cannot run (an exception) reported as ``{"error": ...}``
+    and the others flown on, as ``rejection_table`` does."""
+    try:
+        return _flight(args)
+    except Exception as exc:      # a flight that cannot run is reported, the others go on
+        vname, level, cond, s, seed, _ = args
+        return (vname, cond, level, s, seed), {"error": f"{type(exc).__name__}: {exc}"[:ERROR_CHARS]}
+
+
 def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFAULT_SCALES, seeds=10,
               duration=3.0, jobs=1, progress=None) -> dict:
     """Every admissible (level, scale) cell of each vehicle and condition over ``seeds`` seeds
     (module docstring): ``{"settings", "vehicles": {v: {c: {"delay_s", "scales": {s: {"admissible",
-    "margin_s", "loop"}}, "levels": {lv: {"cells": {s: {"rms_m": [...], "diverged": [...], "mean_m",
-    "ci_m"}}, "best", "same", "paired"}}}}}}``."""
+    "margin_s", "loop"}}, "levels": {lv: {"cells": {s: {"rms_m": [...], "diverged": [...], "failed": [...],
+    "mean_m", "ci_m"}}, "best", "same", "paired"}}}}}}``. A flight that raises is kept in its cell's
+    ``failed`` as ``(seed, "Type: message")`` (at most :data:`ERROR_CHARS`); its cell wins nothing."""
     from geodyn_ros.examples.sensing_table import _VEHICLE_CACHE, _Vehicle, condition_profile, loop_delay
     for name, v in (("vehicles", vehicles), ("conditions", conditions), ("scales", scales)):
         if isinstance(v, (str, bytes)) or not len(v):
@@ -127,7 +142,7 @@ def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFA
             for s in scales:
                 ok, m, loop = admissible(scale_gains(v.gains0, s), v.inertias, v.lag, delay)
                 sc[s] = {"admissible": ok, "margin_s": m, "loop": loop}
-            levels = {lv: {"cells": {s: {"rms_m": [], "diverged": []} for s in scales if sc[s]["admissible"]}}
+            levels = {lv: {"cells": {s: {"rms_m": [], "diverged": [], "failed": []} for s in scales if sc[s]["admissible"]}}
                       for lv in v.levels}
             out["vehicles"][vn][c] = {"delay_s": delay, "scales": sc, "levels": levels, "what": v.what}
             tasks += [(vn, lv, c, s, seed, duration) for lv in v.levels for s in scales if sc[s]["admissible"]
@@ -140,20 +155,23 @@ def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFA
         cell = out["vehicles"][vn][c]["levels"][lv]["cells"][s]
         if "rms_m" in res:
             cell["rms_m"].append((seed, res["rms_m"]))
+        elif "error" in res:
+            cell["failed"].append((seed, res["error"]))
         else:
             cell["diverged"].append((seed, res["diverged"]))
         if progress:
-            what = f"{res['rms_m'] * 1e3:.3f} mm" if "rms_m" in res else f"diverged: {res['diverged']}"
+            what = (f"{res['rms_m'] * 1e3:.3f} mm" if "rms_m" in res else f"failed: {res['error']}" if "error" in res
+                    else f"diverged: {res['diverged']}")
             progress(f"[{k}/{len(tasks)}] {vn} {c} {lv} x{s:g} seed {seed}: {what}")
 
     if jobs > 1:
         import multiprocessing as mp
         with mp.get_context("fork").Pool(jobs) as pool:
-            for k, (key, res) in enumerate(pool.imap_unordered(_flight, tasks), 1):
+            for k, (key, res) in enumerate(pool.imap_unordered(_flight_job, tasks), 1):
                 record(key, res, k)
     else:
         for k, t in enumerate(tasks, 1):
-            record(*_flight(t), k)
+            record(*_flight_job(t), k)
     for vn, per in out["vehicles"].items():
         for c, d in per.items():
             for lv, L in d["levels"].items():
@@ -165,9 +183,10 @@ def _summarize(L, seeds):
     for cell in L["cells"].values():
         cell["rms_m"] = [r for _, r in sorted(cell["rms_m"])]
         cell["seeds_flown"] = len(cell["rms_m"])
-        if cell["rms_m"] and not cell["diverged"]:
+        cell["failed"] = sorted(cell["failed"])
+        if cell["rms_m"] and not cell["diverged"] and not cell["failed"]:
             cell["mean_m"], cell["ci_m"] = mean_ci(cell["rms_m"])
-    ok = {s: c for s, c in L["cells"].items() if not c["diverged"] and c["seeds_flown"] == seeds}
+    ok = {s: c for s, c in L["cells"].items() if not c["diverged"] and not c["failed"] and c["seeds_flown"] == seeds}
     L["best"] = min(ok, key=lambda s: ok[s]["mean_m"]) if ok else None
     L["same"] = 1.0 if 1.0 in ok else None
     L["paired"] = None
@@ -211,6 +230,8 @@ def format_sweep(res: dict) -> str:
                     cell = L["cells"].get(s)
                     if cell is None:
                         row.append("refused")
+                    elif cell["failed"]:
+                        row.append(f"{len(cell['failed'])}/{st['seeds']} failed")
                     elif cell["diverged"]:
                         row.append(f"{len(cell['diverged'])}/{st['seeds']} diverged")
                     else:
@@ -237,7 +258,7 @@ def format_sweep(res: dict) -> str:
                 row = [f"x{sc:g}"]
                 for a, b in pairs:
                     ca, cb = d["levels"][a]["cells"].get(sc), d["levels"][b]["cells"].get(sc)
-                    if not ca or not cb or ca["diverged"] or cb["diverged"] or len(ca["rms_m"]) < 2:
+                    if not ca or not cb or "mean_m" not in ca or "mean_m" not in cb or len(ca["rms_m"]) < 2:
                         row.append("-")
                         continue
                     m, h = mean_ci(np.array(ca["rms_m"]) - np.array(cb["rms_m"]))
@@ -280,13 +301,16 @@ def main(argv=None) -> int:
         print(f"gain_sweep: {exc}", file=sys.stderr)
         return 2
     print(format_sweep(res), end="")
-    n = sum(c["seeds_flown"] + len(c["diverged"]) for per in res["vehicles"].values() for d in per.values()
-            for L in d["levels"].values() for c in L["cells"].values())
-    print(f"\n{n} flights in {time.perf_counter() - t0:.0f} s")
+    cells = [c for per in res["vehicles"].values() for d in per.values() for L in d["levels"].values()
+             for c in L["cells"].values()]
+    n = sum(c["seeds_flown"] + len(c["diverged"]) + len(c["failed"]) for c in cells)
+    failed = [e for c in cells for _, e in c["failed"]]
+    print(f"\n{n} flights in {time.perf_counter() - t0:.0f} s" + (f"; {len(failed)} failed (first: {failed[0]})"
+                                                                 if failed else ""))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1, default=str)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -111,3 +111,42 @@ def test_bad_command_line_is_one_line():
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and p.stderr.strip().splitlines() == \
         ["gain_sweep: scales: must hold 1 (the same-gains row), got (0.5, 2.0)"], p.stderr
+
+
+def test_a_flight_that_raises_is_reported_and_the_others_fly(monkeypatch, capsys, tmp_path):
+    """A flight that cannot run (here: ff1 at x1.41, seed 1, raising) is kept in its cell as
+    ``failed`` with its one-line error, cut at ERROR_CHARS; its cell wins nothing and prints as
+    failed; every other flight is still flown and scored; the count line names the failure and the
+    command exits 1 (as ``rejection_table`` does). The flights are stand-ins (RMS = scale x 1 mm +
+    seed x 0.1 mm), so the winner is known without flying: the smallest admissible scale."""
+    from geodyn_ros.examples import gain_sweep as gs
+
+    flown = []
+
+    def fake(args):
+        vname, level, cond, s, seed, _ = args
+        flown.append(args)
+        if (level, s, seed) == ("ff1", 1.41, 1):
+            raise RuntimeError("kernel exploded: " + "x" * 500)
+        return (vname, cond, level, s, seed), {"rms_m": 1e-3 * s + 1e-4 * seed}
+
+    monkeypatch.setattr(gs, "_flight", fake)
+    out = tmp_path / "g.json"
+    rc = gs.main(["--scales", "0.71", "1", "1.41", "--seeds", "2", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 1
+    res = json.loads(out.read_text())["vehicles"]["underactuated"]["mocap"]
+    levels = res["levels"]
+    assert len(flown) == 3 * 2 * len(levels)
+    bad = levels["ff1"]["cells"]["1.41"]
+    assert [s for s, _ in bad["failed"]] == [1] and bad["rms_m"] == [pytest.approx(1.41e-3)]
+    err = bad["failed"][0][1]
+    assert err.startswith("RuntimeError: kernel exploded: ") and len(err) == gs.ERROR_CHARS
+    assert "mean_m" not in bad
+    for lv, L in levels.items():
+        assert L["best"] == 0.71                          # the stand-ins' least RMS
+        assert L["cells"]["1.0"]["mean_m"] == pytest.approx(1.05e-3)
+    row = next(ln for ln in text.splitlines() if ln.startswith("| ff1 |"))
+    assert "1/2 failed" in row
+    assert text.splitlines()[-1].startswith(f"{3 * 2 * len(levels)} flights in ")
+    assert "; 1 failed (first: RuntimeError: kernel exploded: " in text.splitlines()[-1]
