@@ -10,12 +10,12 @@ call compiles a new numba specialisation.
 """
 import numpy as np
 import pytest
+from array_layouts import hot_state, readonly, strided
 from numba.core.registry import CPUDispatcher
 
 import geodyn_ros as gd
 import geodyn_ros.algorithms.checks as checks
 from geodyn_ros.algorithms import kernels
-from geodyn_ros.lie import exp_se3
 
 
 @pytest.fixture(scope="module")
@@ -23,26 +23,7 @@ def model(aerial_manipulator):
     return aerial_manipulator
 
 
-def _state(model, r, seed):
-    rng = np.random.default_rng(seed)
-    n = model.n_joints
-    return [exp_se3(rng.normal(size=6) * 0.5), rng.normal(size=(r + 2, 6)) * 0.5,
-            rng.normal(size=(r + 3, n)) * 0.5, rng.normal(size=(r + 1, 6)), rng.normal(size=(r + 1, n)) * 0.1]
-
-
-def _strided(a):
-    big = np.zeros((a.shape[0], 2 * a.shape[1]), a.dtype)
-    big[:, ::2] = a
-    return big[:, ::2]
-
-
-def _readonly(a):
-    b = a.copy()
-    b.flags.writeable = False
-    return b
-
-
-LAYOUTS = {"C": lambda a: a, "fortran": np.asfortranarray, "strided": _strided, "readonly": _readonly}
+LAYOUTS = {"C": lambda a: a, "fortran": np.asfortranarray, "strided": strided, "readonly": readonly}
 
 
 def _no_python_conversion(monkeypatch):
@@ -70,7 +51,7 @@ def _signatures():
 @pytest.mark.parametrize("which", ["all", "q"])
 def test_float32_takes_the_twin_and_gives_the_float64_answer(model, monkeypatch, r, layout, which):
     ws = gd.Workspace(model, r)
-    C, V, q, W, tau = _state(model, r, 11 + r)
+    C, V, q, W, tau = hot_state(model, r, 11 + r)
     f32 = [x.astype(np.float32) for x in (C, V, q, W, tau)]
     ref = [x.astype(np.float64) for x in f32]          # the same numbers in float64
     conv = LAYOUTS[layout]
@@ -89,7 +70,7 @@ def test_float32_takes_the_twin_and_gives_the_float64_answer(model, monkeypatch,
 
 def test_other_mixes_are_converted_and_right(model):
     """A float32 pose with float64 jets is no twin's signature: converted in Python, same answer."""
-    C, V, q, W, tau = _state(model, 1, 3)
+    C, V, q, W, tau = hot_state(model, 1, 3)
     C32 = C.astype(np.float32)
     want = gd.inverse_dynamics(model, C32.astype(np.float64), V, q, 1)
     _close(gd.inverse_dynamics(model, C32, V, q, 1), want)
@@ -103,7 +84,7 @@ def test_other_mixes_are_converted_and_right(model):
 def test_float32_errors_are_the_float64_errors(model, entry, bad, match):
     """A float32 input the entry cannot take is refused as the float64 one is, naming it."""
     r = 1
-    C, V, q, W, tau = [x.astype(np.float32) for x in _state(model, r, 4)]
+    C, V, q, W, tau = [x.astype(np.float32) for x in hot_state(model, r, 4)]
     if bad == "nan_q":
         q[1, 2] = np.nan
     elif bad == "inf_twist":
@@ -127,5 +108,5 @@ def test_float32_errors_are_the_float64_errors(model, entry, bad, match):
         with pytest.raises(ValueError, match=match):
             gd.inverse_dynamics(model, C, V, q, r) if entry == "plain" else ws.inverse_dynamics(C, V, q)
     # the next good call gives the answer
-    C, V, q, W, tau = _state(model, r, 4)
+    C, V, q, W, tau = hot_state(model, r, 4)
     _close(ws.inverse_dynamics(C, V, q), gd.inverse_dynamics(model, C, V, q, r))

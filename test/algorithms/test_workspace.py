@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import geodyn_ros as gd
-from geodyn_ros.lie import exp_se3
+from array_layouts import hot_state
 
 
 @pytest.fixture(scope="module")
@@ -20,19 +20,12 @@ def model(aerial_manipulator):
     return aerial_manipulator
 
 
-def _state(model, r, seed):
-    rng = np.random.default_rng(seed)
-    n = model.n_joints
-    return (exp_se3(rng.normal(size=6) * 0.5), rng.normal(size=(r + 2, 6)) * 0.5,
-            rng.normal(size=(r + 3, n)) * 0.5, rng.normal(size=(r + 1, 6)), rng.normal(size=(r + 1, n)) * 0.1)
-
-
 @pytest.mark.parametrize("r", [0, 1, 3])
 @pytest.mark.parametrize("gravity", [gd.DEFAULT_GRAVITY, (0.3, -1.0, -9.0)])
 def test_same_bits_as_the_plain_functions(model, r, gravity):
     ws = gd.Workspace(model, r, gravity=gravity)
     for seed in range(3):
-        C, V, q, W, tau = _state(model, r, seed)
+        C, V, q, W, tau = hot_state(model, r, seed)
         a = ws.inverse_dynamics(C, V, q)
         b = gd.inverse_dynamics(model, C, V, q, r, gravity=gravity)
         for x, y in ((a.base_wrench, b.base_wrench), (a.tau, b.tau)):
@@ -46,7 +39,7 @@ def test_same_bits_as_the_plain_functions(model, r, gravity):
 
 def test_gravity_matters(model):
     """The workspace's gravity is used (a non-default gravity changes the answer)."""
-    C, V, q, _, _ = _state(model, 0, 7)
+    C, V, q, _, _ = hot_state(model, 0, 7)
     a = gd.Workspace(model, 0).inverse_dynamics(C, V, q).tau.copy()
     b = gd.Workspace(model, 0, gravity=(0.0, 0.0, -3.0)).inverse_dynamics(C, V, q).tau
     assert not np.array_equal(a, b)
@@ -54,7 +47,7 @@ def test_gravity_matters(model):
 
 def test_outputs_are_owned_and_overwritten(model):
     ws = gd.Workspace(model, 1)
-    s1, s2 = _state(model, 1, 1), _state(model, 1, 2)
+    s1, s2 = hot_state(model, 1, 1), hot_state(model, 1, 2)
     a = ws.inverse_dynamics(*s1[:3])
     first = a.tau.copy()
     b = ws.inverse_dynamics(*s2[:3])
@@ -71,7 +64,7 @@ def test_outputs_are_owned_and_overwritten(model):
 
 def test_declined_inputs_raise_the_plain_errors_and_recover(model):
     ws = gd.Workspace(model, 2)
-    C, V, q, W, tau = _state(model, 2, 3)
+    C, V, q, W, tau = hot_state(model, 2, 3)
     ok = ws.inverse_dynamics(C, V, q).tau.copy()
     bad = q.copy()
     bad[1, 2] = np.nan
@@ -105,7 +98,7 @@ def test_every_accepted_layout_gives_the_float64_answer(model, layout):
     for float64 layouts, which may run the any-layout specialisation). Before, a non-float64
     input went through numba's TypeError for an unmatched signature (~0.5 ms per call)."""
     ws = gd.Workspace(model, 1)
-    C, V, q, W, tau = _state(model, 1, 5)
+    C, V, q, W, tau = hot_state(model, 1, 5)
     conv = {"float32": lambda a: a.astype(np.float32), "int": lambda a: np.round(a * 3).astype(np.int64),
             "list": lambda a: a.tolist(), "fortran": np.asfortranarray,
             "readonly": lambda a: np.frombuffer(a.tobytes(), dtype=a.dtype).reshape(a.shape)}[layout]

@@ -14,6 +14,7 @@ process and one loaded from numba's cache), which changes last bits, not answers
 """
 import numpy as np
 import pytest
+from array_layouts import readonly, strided
 
 import geodyn_ros as gd
 from geodyn_ros.lie import exp_se3
@@ -30,20 +31,7 @@ def _transposed(a):
     return np.ascontiguousarray(a.T).T
 
 
-def _strided(a):
-    big = np.full(tuple(2 * s for s in a.shape), np.nan)
-    view = big[tuple(slice(None, None, 2) for _ in a.shape)]
-    view[...] = a
-    return view
-
-
-def _readonly(a):
-    b = a.copy()
-    b.flags.writeable = False
-    return b
-
-
-LAYOUTS = {"fortran": _fortran, "transposed": _transposed, "strided": _strided, "readonly": _readonly,
+LAYOUTS = {"fortran": _fortran, "transposed": _transposed, "strided": strided, "readonly": readonly,
            "float32": lambda a: a.astype(np.float32), "list": lambda a: a.tolist()}
 
 
