@@ -43,6 +43,7 @@ diverged number as a result.
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -227,6 +228,7 @@ class SensedInputs:
         self.rule = rule
         self.model_rate = None
         self.dr = ImuPropagator(sim.gravity) if profile.imu is not None else None   # the IMU rule; the dead reckoning
+        self._imu_buf = deque(maxlen=512)                # the delivered IMU samples, for imu_since (INDI)
         self.elastic = bool(getattr(sim, "elastic_joints", ()))
         # one exact sample of the start state (module docstring)
         t_ns = int(round(start * 1e9))
@@ -262,6 +264,7 @@ class SensedInputs:
                     self._last_jts = tuple(data)
             elif self.dr is not None:
                 self.dr.imu(stamp, data.dt, data.gyro, data.accel)
+                self._imu_buf.append((stamp, data.dt, data.gyro, data.accel))
         t_ns = int(round(t * 1e9))
         if self.failsafe is not None:
             age = None if self.odo.stamp_ns is None else (t_ns - self.odo.stamp_ns) * 1e-9
