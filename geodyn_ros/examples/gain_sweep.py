@@ -2,9 +2,12 @@
 (issue 55 item 4).
 
 The sensing table flies every level with the same gains: the right ablation, but not the
-engineering comparison. Here each level of a flatness vehicle flies a grid of bandwidth scales
-``s``: the CoM loop and the base rotation loop get ``kp x s^2`` and ``kd x s`` (their damping
-ratios kept; the joint gains stay the vehicle's). A scale is **admissible** when every loop the
+engineering comparison. Here each level (and, with ``baselines``, each baseline: PD plus gravity
+and INDI on the TiltHex, INDI on the collinear vehicles) flies a grid of bandwidth scales ``s``:
+the CoM (or base position) loop and the base rotation loop get ``kp x s^2`` and ``kd x s`` (their
+damping ratios kept; the joint gains stay the vehicle's). ``x1`` is the gains the sensing table
+flies under the condition (:func:`base_gains`: the vehicle's, with the rotation loop lowered by
+the table's design where the delay demands it; the TiltHex's x0.85 under mocap). A scale is **admissible** when every loop the
 delay-margin rule covers (the CoM and roll, pitch and yaw, :func:`geodyn_ros.control.delay_margin.delay_loops`)
 has a delay margin of at least :data:`~geodyn_ros.control.delay_margin.MARGIN_RATIO` times the
 condition's loop delay (:func:`geodyn_ros.examples.sensing_table.loop_delay`). That rule, the
@@ -23,6 +26,7 @@ Usage::
     python -m geodyn_ros.examples.gain_sweep --quick              # 2 seeds, 1 s scored, 3 scales
     python -m geodyn_ros.examples.gain_sweep --vehicles underactuated borinot_flying_arm_2 \\
         --conditions mocap onboard --scales 0.5 0.71 1 1.41 2 --seeds 10 --jobs 2 --json out/gains.json
+    python -m geodyn_ros.examples.gain_sweep --vehicles actuated --baselines --jobs 2   # the TiltHex, pd_g, indi
 """
 from __future__ import annotations
 
@@ -39,8 +43,9 @@ __all__ = ["DEFAULT_SCALES", "ERROR_CHARS", "scale_gains", "admissible", "mean_c
 
 #: the bandwidth scales of the grid: factors of sqrt(2) from 0.5 to 2
 DEFAULT_SCALES = (0.5, 0.71, 1.0, 1.41, 2.0)
-#: the vehicles whose gains the rule covers (FlatnessGains: CoM and rotation axes)
-VEHICLES = ("underactuated", "borinot_flying_arm_2")
+#: the vehicles whose gains the rule covers: the CoM (or base position) loop and the rotation axes of
+#: FlatnessGains (the collinear vehicles) and of TrackingGains (the fully actuated TiltHexes)
+VEHICLES = ("actuated", "underactuated", "borinot_flying_arm_2", "hextilt_flying_arm_5")
 QUICK = {"seeds": 2, "duration": 1.0, "scales": (0.71, 1.0, 1.41)}
 
 
@@ -78,15 +83,24 @@ def mean_ci(x, level: float = 0.95):
 
 
 # ----------------------------------------------------------------------------- flights
+def base_gains(v, delay):
+    """The gains ``x1`` stands for: the vehicle's, with the rotation loop lowered as the sensing
+    table lowers it for ``delay`` [s] (:func:`~geodyn_ros.examples.sensing_table.fit_gains`), so
+    that the same-gains column is the sensing table's row. (The collinear vehicles keep their own
+    gains under mocap and onboard; the TiltHex flies its rotation loop x0.85 under mocap.)"""
+    from geodyn_ros.examples.sensing_table import fit_gains
+    return fit_gains(v.gains0, v.kind, v.inertias, v.lag, delay)[0]
+
+
 def _flight(args):
     """(vehicle, level, condition, scale, seed, duration) -> (key, position RMS [m] or the divergence)."""
     vname, level, cond, s, seed, duration = args
-    from geodyn_ros.examples.sensing_table import _VEHICLE_CACHE, _rule_for, _Vehicle, condition_profile
+    from geodyn_ros.examples.sensing_table import _VEHICLE_CACHE, _rule_for, _Vehicle, condition_profile, loop_delay
     from geodyn_ros.loops.sensed import Sensing
     v = _VEHICLE_CACHE.get(vname) or _VEHICLE_CACHE.setdefault(vname, _Vehicle(vname))
     prof = condition_profile(cond)
     sensing = Sensing(prof, seed=seed, ground=True, log=None, rule=_rule_for(None, prof))
-    res = v.run(level, duration, gains=scale_gains(v.gains0, s), sensing=sensing, **v.kw)
+    res = v.run(level, duration, gains=scale_gains(base_gains(v, loop_delay(prof)), s), sensing=sensing, **v.kw)
     out = {"diverged": res.diverged} if res.diverged else {"rms_m": float(res.log.rms()["position_m"])}
     return (vname, cond, level, s, seed), out
 
@@ -106,13 +120,13 @@ def _flight_job(args):
 
 
 def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFAULT_SCALES, seeds=10,
-              duration=3.0, jobs=1, progress=None) -> dict:
+              duration=3.0, jobs=1, progress=None, baselines=False) -> dict:
     """Every admissible (level, scale) cell of each vehicle and condition over ``seeds`` seeds
     (module docstring): ``{"settings", "vehicles": {v: {c: {"delay_s", "scales": {s: {"admissible",
     "margin_s", "loop"}}, "levels": {lv: {"cells": {s: {"rms_m": [...], "diverged": [...], "failed": [...],
     "mean_m", "ci_m"}}, "best", "same", "paired"}}}}}}``. A flight that raises is kept in its cell's
     ``failed`` as ``(seed, "Type: message")`` (at most :data:`ERROR_CHARS`); its cell wins nothing."""
-    from geodyn_ros.examples.sensing_table import _VEHICLE_CACHE, _Vehicle, condition_profile, loop_delay
+    from geodyn_ros.examples.sensing_table import BASELINE_ROWS, _VEHICLE_CACHE, _Vehicle, condition_profile, loop_delay
     for name, v in (("vehicles", vehicles), ("conditions", conditions), ("scales", scales)):
         if isinstance(v, (str, bytes)) or not len(v):
             raise ValueError(f"{name}: expected a non-empty list, got {v!r}")
@@ -140,12 +154,15 @@ def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFA
             delay = loop_delay(condition_profile(c))
             sc = {}
             for s in scales:
-                ok, m, loop = admissible(scale_gains(v.gains0, s), v.inertias, v.lag, delay)
+                ok, m, loop = admissible(scale_gains(base_gains(v, delay), s), v.inertias, v.lag, delay)
                 sc[s] = {"admissible": ok, "margin_s": m, "loop": loop}
+            rows = tuple(v.levels) + (BASELINE_ROWS["actuated" if v.kind == "actuated" else "underactuated"]
+                                      if baselines else ())
             levels = {lv: {"cells": {s: {"rms_m": [], "diverged": [], "failed": []} for s in scales if sc[s]["admissible"]}}
-                      for lv in v.levels}
-            out["vehicles"][vn][c] = {"delay_s": delay, "scales": sc, "levels": levels, "what": v.what}
-            tasks += [(vn, lv, c, s, seed, duration) for lv in v.levels for s in scales if sc[s]["admissible"]
+                      for lv in rows}
+            out["vehicles"][vn][c] = {"delay_s": delay, "scales": sc, "levels": levels, "what": v.what,
+                                      "orders": list(v.levels), "baselines": list(rows[len(v.levels):])}
+            tasks += [(vn, lv, c, s, seed, duration) for lv in rows for s in scales if sc[s]["admissible"]
                       for seed in range(seeds)]
     if not tasks:
         raise ValueError("scales: no scale is admissible under the delay-margin rule; add smaller scales")
@@ -247,7 +264,7 @@ def format_sweep(res: dict) -> str:
                 lines.append(f"| {lv} | {_mm(same['mean_m'], same['ci_m']) if same else '-'} | "
                              + (f"x{L['best']:g}: {_mm(best['mean_m'], best['ci_m'])}" if best else "-") + " | "
                              + (_mm(*L["paired"]) if L["paired"] else "-") + " |")
-            lvs = list(d["levels"])
+            lvs = d.get("orders", list(d["levels"]))
             pairs = list(zip(lvs, lvs[1:]))
             lines.append("")
             lines.append("adjacent orders at the same scale, paired over the seeds: lower - higher [mm] (ratio of means)")
@@ -265,7 +282,7 @@ def format_sweep(res: dict) -> str:
                     row.append(f"{m * 1e3:+.3f} ± {h * 1e3:.3f} (x{ca['mean_m'] / cb['mean_m']:.2f})")
                 if len(row) > 1 and any(c != "-" for c in row[1:]):
                     lines.append("| " + " | ".join(row) + " |")
-            order = [lv for lv in d["levels"] if d["levels"][lv]["best"] is not None]
+            order = [lv for lv in lvs if d["levels"][lv]["best"] is not None]
             ratios = []
             for a, b in zip(order, order[1:]):
                 ma = d["levels"][a]["cells"][d["levels"][a]["best"]]["mean_m"]
@@ -273,6 +290,15 @@ def format_sweep(res: dict) -> str:
                 ratios.append(f"{a} -> {b} x{ma / mb:.2f}")
             if ratios:
                 lines.append("\nat each level's best gains: " + ", ".join(ratios))
+            ref = next((lv for lv in ("ff0",) if lv in order), None)
+            for b in d.get("baselines", ()):
+                L = d["levels"][b]
+                if ref is None or L["best"] is None:
+                    continue
+                mb = L["cells"][L["best"]]["mean_m"]
+                mr = d["levels"][ref]["cells"][d["levels"][ref]["best"]]["mean_m"]
+                lines.append(f"baseline {b} at its best (x{L['best']:g}) against {ref} at its best "
+                             f"(x{d['levels'][ref]['best']:g}): x{mb / mr:.2f}")
     return "\n".join(lines).lstrip("\n") + "\n"
 
 
@@ -286,6 +312,8 @@ def main(argv=None) -> int:
     p.add_argument("--duration", type=float, default=None, help="[s] scored after take-off (default 3; --quick 1)")
     p.add_argument("--jobs", type=int, default=1, help="flights in parallel (processes; default 1)")
     p.add_argument("--quick", action="store_true", help="2 seeds, 1 s scored, scales 0.71 1 1.41")
+    p.add_argument("--baselines", action="store_true",
+                   help="also the baselines (actuated: pd_g PD plus gravity, indi INDI; collinear: indi)")
     p.add_argument("--json", help="write every figure here")
     a = p.parse_args(argv)
     if a.jobs < 1:
@@ -296,6 +324,7 @@ def main(argv=None) -> int:
         res = run_sweep(a.vehicles, a.conditions, scales=a.scales or q.get("scales", DEFAULT_SCALES),
                         seeds=a.seeds if a.seeds is not None else q.get("seeds", 10),
                         duration=a.duration if a.duration is not None else q.get("duration", 3.0), jobs=a.jobs,
+                        baselines=a.baselines,
                         progress=lambda line: print(line, file=sys.stderr, flush=True))
     except ValueError as exc:
         print(f"gain_sweep: {exc}", file=sys.stderr)

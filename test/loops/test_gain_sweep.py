@@ -18,7 +18,7 @@ import pytest
 from scipy import stats
 
 from geodyn_ros.control.flatness import FlatnessGains
-from geodyn_ros.examples.gain_sweep import admissible, mean_ci, run_sweep, scale_gains
+from geodyn_ros.examples.gain_sweep import admissible, base_gains, mean_ci, run_sweep, scale_gains
 from geodyn_ros.examples.sensing_table import _Vehicle, condition_profile, loop_delay
 
 
@@ -74,7 +74,7 @@ def test_mean_ci_is_students_t():
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(vehicles=["actuated"]), r"^vehicles: "), (dict(vehicles="underactuated"), r"^vehicles: "),
+    (dict(vehicles=["iris"]), r"^vehicles: "), (dict(vehicles="underactuated"), r"^vehicles: "),
     (dict(scales=[0.5, 2.0]), r"^scales: must hold 1"), (dict(scales=[1.0, -1.0]), r"^scales: "),
     (dict(scales=[1.0, True]), r"^scales: "), (dict(seeds=1), r"^seeds: "), (dict(seeds=2.5), r"^seeds: "),
     (dict(duration=0.0), r"^duration: "), (dict(conditions=[]), r"^conditions: ")])
@@ -150,3 +150,53 @@ def test_a_flight_that_raises_is_reported_and_the_others_fly(monkeypatch, capsys
     assert "1/2 failed" in row
     assert text.splitlines()[-1].startswith(f"{3 * 2 * len(levels)} flights in ")
     assert "; 1 failed (first: RuntimeError: kernel exploded: " in text.splitlines()[-1]
+
+
+def test_x1_is_the_sensing_tables_gains():
+    """``x1`` is the gains the sensing table flies under the same condition: the collinear
+    hexarotor's own (its rotation margin 27.3 ms clears mocap's 11.7 ms and onboard's 24.8 ms), the
+    TiltHex's with its rotation bandwidth x0.85 under mocap (its own 60 N m/rad would leave a
+    margin under 1.5 x 7.8 ms). The TiltHex's margin at x1 and x1.41 from the brute-force sweep of
+    its open loops: x1 admitted, x1.41 refused."""
+    from geodyn_ros.control.feedback import TrackingGains
+    u = _Vehicle("underactuated")
+    for c in ("mocap", "onboard"):
+        assert base_gains(u, loop_delay(condition_profile(c))) == u.gains0
+    a = _Vehicle("actuated")
+    delay = loop_delay(condition_profile("mocap"))
+    g = base_gains(a, delay)
+    assert g.kp_rotation == pytest.approx(TrackingGains().kp_rotation * 0.85 ** 2)
+    assert g.kd_rotation == pytest.approx(TrackingGains().kd_rotation * 0.85)
+    a.design(delay)
+    assert g == a.gains                               # the sensing table's own design
+    for s, want in ((1.0, True), (1.41, False)):
+        h = scale_gains(g, s)
+        Ic = np.diag(np.asarray(a.inertias["inertia_com"], float))
+        axes = [(float(a.inertias["mass"]), h.kp_position, h.kd_position)] + \
+            [(float(Ic[i]), h.kp_rotation, h.kd_rotation) for i in range(3)]
+        brute = min(_margin_brute(I, kp, kd, a.lag) for I, kp, kd in axes)
+        ok, m, _ = admissible(h, a.inertias, a.lag, delay)
+        assert m == pytest.approx(brute, rel=5e-3) and ok == want == (brute >= 1.5 * delay)
+
+
+def test_baselines_are_swept_beside_the_orders(monkeypatch, capsys):
+    """``--baselines`` on the TiltHex adds ``pd_g`` and ``indi`` at every admissible scale; the
+    adjacent-order pairs stay among the orders (pd, ff0, ff1, ff2), and each baseline's best is
+    set against ff0's best. Stand-in flights (RMS = level's factor x scale), so every figure is
+    known: pd_g is 3 x ff0 at x0.71, the smallest admissible scale."""
+    from geodyn_ros.examples import gain_sweep as gs
+    factor = {"pd": 100.0, "ff0": 1.0, "ff1": 0.9, "ff2": 0.8, "pd_g": 3.0, "indi": 30.0}
+
+    def fake(args):
+        vname, level, cond, s, seed, _ = args
+        return (vname, cond, level, s, seed), {"rms_m": 1e-3 * factor[level] * s * (1 + 0.01 * seed)}
+
+    monkeypatch.setattr(gs, "_flight", fake)
+    assert gs.main(["--vehicles", "actuated", "--baselines", "--scales", "0.71", "1", "1.41", "--seeds", "2"]) == 0
+    text = capsys.readouterr().out
+    for lv in factor:
+        assert any(ln.startswith(f"| {lv} |") for ln in text.splitlines()), lv
+    assert "| scale | pd - ff0 | ff0 - ff1 | ff1 - ff2 |" in text
+    assert "baseline pd_g at its best (x0.71) against ff0 at its best (x0.71): x3.00" in text
+    assert "baseline indi at its best (x0.71) against ff0 at its best (x0.71): x30.00" in text
+    assert "x1.41" in text and "refused" in text
