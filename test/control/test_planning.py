@@ -20,8 +20,12 @@
 * a short ``ff2`` flight in MuJoCo on a planned mission, used as the loop uses the built-in
   references; the example's comparison (``python -m geodyn_ros.examples.plan_mission``): the
   rigid baselines' timings saturate the rotors in flight, the whole-body timing does not;
+* the mission at the limit under sensing (``plan_mission --sensing``): its text against its
+  ``--json-out``, the exact order-1 feedforward against the rigid flat map under exact sensing,
+  every refusal in one line, a failed or diverged flight kept in its cell while the others fly;
 * bad inputs: one ValueError naming the argument.
 """
+import json
 import math
 
 import numpy as np
@@ -399,6 +403,165 @@ def test_plan_mission_example_text(capsys):
     assert wb_margin["whole_body"] >= 0.1 - 5e-5 and saturations["whole_body"] == 0
     for rigid in ("rigid_rates", "frozen_arm"):
         assert alpha[rigid] < alpha["whole_body"] and wb_margin[rigid] < 0 and saturations[rigid] > 0
+
+
+# ----------------------------------------------------------------------------- the mission under sensing
+def _mission_tables(text):
+    """``{title: {first cell: [other cells]}}`` of the markdown tables :func:`format_mission` printed:
+    ``"timings"``, and per profile ``profile`` (the levels) and ``"profile pairs"`` (the speeds)."""
+    tables, title, cur = {}, None, None
+    for line in text.splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if cur is None:
+                key = (title if cells[0] == "level" else "timings" if cells[1].startswith("duration")
+                       else f"{title} pairs")
+                cur = tables.setdefault(key, {})
+            elif not set(cells[0]) <= {"-"}:
+                cur[cells[0]] = cells[1:]
+        else:
+            cur = None
+            if line.strip():
+                title = line.split(":")[0]
+    return tables
+
+
+def test_mission_under_sensing_runs_as_written(tmp_path, capsys):
+    """``python -m geodyn_ros.examples.plan_mission --sensing`` on a small set (perfect once, mocap on
+    two seeds; rigid and ff1; the fastest timing): the timing keeps the whole-body margin, the text
+    agrees with ``--json-out``, and the exact order-1 feedforward beats the rigid flat map where
+    sensing is exact. Read back from the printed text."""
+    from geodyn_ros.examples import plan_mission as ex
+
+    out = tmp_path / "mission.json"
+    assert ex.main(["--sensing", "--profiles", "perfect", "mocap", "--levels", "rigid", "ff1", "--speeds", "1",
+                    "--seeds", "2", "--jobs", "2", "--json-out", str(out)]) == 0
+    cap = capsys.readouterr()
+    tabs = _mission_tables(cap.out)
+    assert cap.out.rstrip().splitlines()[-1].startswith("6 flights in ")
+    assert all(len(line) <= 100 for line in cap.out.splitlines())
+    progress = [line for line in cap.err.splitlines() if line.startswith("[")]
+    assert len(progress) == 6 and any(line.startswith("[6/6] ") for line in progress)
+    # 0.1 is the default margin, kept by the scaling (to the printed digits)
+    assert float(tabs["timings"]["1x"][1]) >= 0.1 - 5e-5
+    assert set(tabs["mocap pairs"]) == {"1x"} and "(x" in tabs["mocap pairs"]["1x"][0]
+    obj = json.loads(out.read_text())
+    for prof, n in (("perfect", 1), ("mocap", 2)):
+        for lv in ("rigid", "ff1"):
+            cell = obj["cells"][prof]["1.0"][lv]
+            assert cell["seeds"] == list(range(n)) and not cell["failed"] and not cell["diverged"]
+            mean, ci = (float(x) for x in tabs[prof][lv][0].split(" (")[0].split(" ± "))
+            # the text rounds to 1 um; the interval is Student's t over the seeds (0 for perfect)
+            assert mean == pytest.approx(cell["mean_m"] * 1e3, abs=6e-4) == pytest.approx(
+                np.mean(cell["com_rms_m"]) * 1e3, abs=6e-4)
+            assert (ci == 0.0) == (n == 1)
+    # exact sensing: ff1 adds the jerk's feedforward the rigid flat map lacks on the swinging arm;
+    # measured 0.068 mm against 0.882 mm (x13); x3 leaves room for the integrator, and fails if the
+    # levels were swapped or flew the same controller
+    p = obj["cells"]["perfect"]["1.0"]
+    assert p["ff1"]["mean_m"] * 3 < p["rigid"]["mean_m"]
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(profiles=["nope"]), "nope"),
+    (dict(profiles="mocap"), "profiles"),
+    (dict(profiles=[]), "profiles"),
+    (dict(levels=["ff3"]), "levels"),
+    (dict(speeds=[0.0]), "speeds"),
+    (dict(speeds=[1.5]), "speeds"),
+    (dict(speeds=[math.nan]), "speeds"),
+    (dict(speeds=[True]), "speeds"),
+    (dict(seeds=1), "seeds"),
+    (dict(seeds=2.0), "seeds"),
+    (dict(jobs=0), "jobs"),
+    (dict(world="windy"), "worlds.windy: no such world"),
+])
+def test_mission_under_sensing_refuses_in_one_line(kw, match):
+    from geodyn_ros.examples.plan_mission import fly_mission
+
+    with pytest.raises(ValueError, match=match) as e:
+        fly_mission(**{"profiles": ["mocap"], **kw})
+    assert "\n" not in str(e.value) and len(str(e.value)) < 400     # one line (the world file lists its names)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--seeds", "3"], "--seeds: only with --sensing"),
+    (["--profiles", "mocap"], "--profiles: only with --sensing"),
+    (["--world", "wind_light"], "--world: only with --sensing"),
+    (["--rejection"], "--rejection: only with --sensing"),
+])
+def test_mission_sensing_flags_need_sensing(argv, match, capsys):
+    from geodyn_ros.examples import plan_mission as ex
+
+    with pytest.raises(SystemExit) as e:
+        ex.main(argv)
+    assert e.value.code == 2 and match in capsys.readouterr().err
+
+
+def test_mission_bad_value_is_one_line(capsys):
+    from geodyn_ros.examples import plan_mission as ex
+
+    assert ex.main(["--sensing", "--speeds", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("plan_mission: speeds:")
+
+
+def test_mission_flight_that_raises_is_kept_and_the_others_fly(monkeypatch, capsys):
+    """A flight that raises is reported in its cell (one line, at most 200 characters), a diverged
+    one is counted as diverged, the others fly on, and the command exits 1 naming the first failure.
+    The flights are stubbed: this is the bookkeeping, not the physics."""
+    from types import SimpleNamespace
+
+    from geodyn_ros.examples import gain_sweep, sensing_table
+    from geodyn_ros.examples import plan_mission as ex
+
+    def run(level, duration, *, gains, sensing, reference):
+        assert duration == reference.duration
+        if level == "ff0":
+            raise RuntimeError("boom " + "x" * 500)
+        rms = {"position_m": 1e-3 * (1 + sensing.seed), "max_position_m": 2e-3, "joint_deg": 0.5}
+        return SimpleNamespace(diverged="CoM 1 m off" if level == "ff1" else None, rotor_saturations=3,
+                               log=SimpleNamespace(rms=lambda: rms))
+
+    monkeypatch.setitem(sensing_table._VEHICLE_CACHE, "underactuated", SimpleNamespace(run=run))
+    monkeypatch.setattr(gain_sweep, "base_gains", lambda v, delay: None)
+    assert ex.main(["--sensing", "--profiles", "mocap", "--speeds", "1", "--seeds", "2"]) == 1
+    out = capsys.readouterr().out
+    tab = _mission_tables(out)["mocap"]
+    assert tab["rigid"][0] == "1.500 ± 6.353 (6)"        # seeds 0, 1: 1 and 2 mm; t(0.975, 1) = 12.706
+    assert tab["ff0"][0] == "2/2 failed" and tab["ff1"][0] == "2/2 diverged" and tab["ff2"][0].startswith("1.500")
+    last = out.rstrip().splitlines()[-1]
+    assert last.startswith("8 flights in ") and "; 2 failed (first: RuntimeError: boom xx" in last
+    assert len(last) < 300
+
+
+def test_mission_in_a_world_starts_in_a_hover_and_draws_per_seed(monkeypatch, capsys):
+    """``--world``: every flight gets the world drawn with its seed, starts in flight with the
+    stated pre-roll (not on the ground), and ``perfect`` flies every seed (the draw differs per
+    seed); ``--rejection`` passes the rejection table's ``on`` options. Flights stubbed."""
+    from types import SimpleNamespace
+
+    from geodyn_ros.control.rejection import RejectionOptions
+    from geodyn_ros.examples import gain_sweep, sensing_table
+    from geodyn_ros.examples import plan_mission as ex
+    from geodyn_ros.sim.world import World
+
+    seen = []
+
+    def run(level, duration, *, gains, sensing, reference, world, world_seed, preroll, rejection):
+        assert isinstance(world, World) and world.name == "wind_light" and isinstance(rejection, RejectionOptions)
+        seen.append((sensing.profile.name, world_seed, sensing.seed, sensing.ground, preroll))
+        return SimpleNamespace(diverged=None, rotor_saturations=0, log=SimpleNamespace(
+            rms=lambda: {"position_m": 1e-3, "max_position_m": 1e-3, "joint_deg": 0.1}))
+
+    monkeypatch.setitem(sensing_table._VEHICLE_CACHE, "underactuated", SimpleNamespace(run=run))
+    monkeypatch.setattr(gain_sweep, "base_gains", lambda v, delay: None)
+    assert ex.main(["--sensing", "--profiles", "perfect", "--levels", "ff1", "--speeds", "1", "--seeds", "3",
+                    "--world", "wind_light", "--rejection"]) == 0
+    assert sorted(seen) == [("perfect", k, k, False, ex.WORLD_PREROLL_S) for k in range(3)]
+    out = capsys.readouterr().out
+    assert "in the world 'wind_light' (drawn per seed); every rejection option on" in out
+    assert _mission_tables(out)["perfect"]["ff1"][0] == "1.000 ± 0.000 (0)"
 
 
 # ----------------------------------------------------------------------------- bad input
