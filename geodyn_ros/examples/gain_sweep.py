@@ -39,7 +39,7 @@ from dataclasses import replace
 
 import numpy as np
 
-__all__ = ["DEFAULT_SCALES", "ERROR_CHARS", "scale_gains", "admissible", "mean_ci", "run_sweep", "format_sweep", "main"]
+__all__ = ["DEFAULT_SCALES", "ERROR_CHARS", "scale_gains", "admissible", "mean_ci", "fly_tasks", "run_sweep", "format_sweep", "main"]
 
 #: the bandwidth scales of the grid: factors of sqrt(2) from 0.5 to 2
 DEFAULT_SCALES = (0.5, 0.71, 1.0, 1.41, 2.0)
@@ -103,6 +103,17 @@ def _flight(args):
     res = v.run(level, duration, gains=scale_gains(base_gains(v, loop_delay(prof)), s), sensing=sensing, **v.kw)
     out = {"diverged": res.diverged} if res.diverged else {"rms_m": float(res.log.rms()["position_m"])}
     return (vname, cond, level, s, seed), out
+
+
+def fly_tasks(job, tasks, jobs: int):
+    """``(k, job(task))`` for every task, ``k`` counting from 1 in the order they finish: in
+    ``jobs`` forked processes when ``jobs > 1``, else here, in order."""
+    if jobs > 1:
+        import multiprocessing as mp
+        with mp.get_context("fork").Pool(jobs) as pool:
+            yield from enumerate(pool.imap_unordered(job, tasks), 1)
+    else:
+        yield from enumerate(map(job, tasks), 1)
 
 
 #: the longest error message a failed flight keeps (the report stays bounded)
@@ -181,14 +192,8 @@ def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFA
                     else f"diverged: {res['diverged']}")
             progress(f"[{k}/{len(tasks)}] {vn} {c} {lv} x{s:g} seed {seed}: {what}")
 
-    if jobs > 1:
-        import multiprocessing as mp
-        with mp.get_context("fork").Pool(jobs) as pool:
-            for k, (key, res) in enumerate(pool.imap_unordered(_flight_job, tasks), 1):
-                record(key, res, k)
-    else:
-        for k, t in enumerate(tasks, 1):
-            record(*_flight_job(t), k)
+    for k, (key, res) in fly_tasks(_flight_job, tasks, jobs):
+        record(key, res, k)
     for vn, per in out["vehicles"].items():
         for c, d in per.items():
             for lv, L in d["levels"].items():

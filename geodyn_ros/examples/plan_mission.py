@@ -148,6 +148,7 @@ def _mission_flight(args):
     model), drawn with the seed; rejection: the rejection table's ``on`` options or none."""
     prof_name, level, f, seed, margin, speeds, world, rejection = args
     key = (prof_name, f, level, seed)
+    from geodyn_ros.examples.gain_sweep import ERROR_CHARS
     try:
         from geodyn_ros.examples.gain_sweep import base_gains
         from geodyn_ros.examples.sensing_table import _VEHICLE_CACHE, _rule_for, _Vehicle, condition_profile, loop_delay
@@ -165,12 +166,12 @@ def _mission_flight(args):
             kw.update(rejection=on_options("collinear"))
         res = v.run(level, traj.duration, gains=base_gains(v, loop_delay(prof)), sensing=sensing, reference=traj, **kw)
         if res.diverged:
-            return key, {"diverged": str(res.diverged)[:200]}
+            return key, {"diverged": str(res.diverged)[:ERROR_CHARS]}
         r = res.log.rms()
         return key, {"com_rms_m": float(r["position_m"]), "com_max_m": float(r["max_position_m"]),
                      "joint_rms_deg": float(r["joint_deg"]), "rotor_saturations": int(res.rotor_saturations)}
     except Exception as exc:      # a flight that cannot run is reported, the others go on
-        return key, {"error": f"{type(exc).__name__}: {exc}"[:200]}
+        return key, {"error": f"{type(exc).__name__}: {exc}"[:ERROR_CHARS]}
 
 
 def fly_mission(profiles=PROFILES, *, levels=SENSING_LEVELS, speeds=SPEEDS, seeds: int = 5, margin: float = 0.1,
@@ -182,7 +183,7 @@ def fly_mission(profiles=PROFILES, *, levels=SENSING_LEVELS, speeds=SPEEDS, seed
     world: a preset of ``config/world.yaml`` the plant flies in (drawn per seed; ``perfect`` then
     flies every seed too), or None; rejection: the controllers with every rejection option on
     (:func:`geodyn_ros.examples.rejection_table.on_options`)."""
-    from geodyn_ros.examples.gain_sweep import mean_ci
+    from geodyn_ros.examples.gain_sweep import fly_tasks, mean_ci
     from geodyn_ros.sim.sensor_file import sensor_profile
     for name, val, allowed in (("profiles", profiles, None), ("levels", levels, SENSING_LEVELS), ("speeds", speeds, None)):
         if isinstance(val, (str, bytes)) or not len(val):
@@ -230,14 +231,8 @@ def fly_mission(profiles=PROFILES, *, levels=SENSING_LEVELS, speeds=SPEEDS, seed
                     else f"failed: {res['error']}" if "error" in res else f"diverged: {res['diverged']}")
             progress(f"[{k}/{len(tasks)}] {p} {f:g}x {lv} seed {seed}: {what}")
 
-    if jobs > 1:
-        import multiprocessing as mp
-        with mp.get_context("fork").Pool(jobs) as pool:
-            for k, (key, res) in enumerate(pool.imap_unordered(_mission_flight, tasks), 1):
-                record(k, key, res)
-    else:
-        for k, t in enumerate(tasks, 1):
-            record(k, *_mission_flight(t))
+    for k, (key, res) in fly_tasks(_mission_flight, tasks, jobs):
+        record(k, key, res)
     for p, per in out["cells"].items():
         for f, row in per.items():
             for lv, cell in row.items():
