@@ -124,7 +124,8 @@ def gazebo_arguments() -> list:
     ]
 
 
-def gazebo_actions(world, with_model: dict, namespace, model_name: str, spawn_z, bridge_config) -> list:
+def gazebo_actions(world, with_model: dict, namespace, model_name: str, spawn_z, bridge_config,
+                   spawn: dict | None = None) -> list:
     """The Gazebo side shared by the Gazebo launch files (declare :func:`gazebo_arguments` first):
 
     * ``gz sim -r [-s] <world>`` (running at once; ``-s`` with ``headless:=true``), with this
@@ -134,7 +135,8 @@ def gazebo_actions(world, with_model: dict, namespace, model_name: str, spawn_z,
       leaves it out: the spawner does not need it);
     * ``ros_gz_sim create`` spawning the stand ``geodyn_stand`` (:data:`GZ_STAND_SDF`), and once it has
       exited, ``model_name`` from ``with_model``'s ``robot_description`` (the ``string`` parameter) at
-      height ``spawn_z``: the model's start hold welds its base to the stand until the loop commands
+      height ``spawn_z`` (and, with ``spawn``, the pose ``{"x", "y", "R", "P", "Y"}`` [m, rad] of
+      ``ros_gz_sim create``): the model's start hold welds its base to the stand until the loop commands
       the rotors (``gz_start_hold``), so it never falls while the nodes come up;
     * ``ros_gz_bridge parameter_bridge`` with ``bridge_config``.
 
@@ -160,7 +162,8 @@ def gazebo_actions(world, with_model: dict, namespace, model_name: str, spawn_z,
                  output="screen", parameters=[{"string": GZ_STAND_SDF, "name": "geodyn_stand", "use_sim_time": True}])
     robot = Node(package="ros_gz_sim", executable="create", name="spawn_" + model_name, namespace=namespace,
                  output="screen", parameters=[{"string": with_model["robot_description"], "name": model_name,
-                                               "z": ParameterValue(spawn_z, value_type=float), "use_sim_time": True}])
+                                               "z": ParameterValue(spawn_z, value_type=float), "use_sim_time": True,
+                                               **{k: float(v) for k, v in (spawn or {}).items() if k != "z"}}])
     return [
         *gz,
         Node(package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
