@@ -7,6 +7,7 @@ or SIGTERM during those imports must exit 0 with no traceback, like a stop at an
 (see ``geodyn_ros.ros.common.runtime``). Here both signals raise ``KeyboardInterrupt`` before
 anything heavy is imported, and the entry catches it.
 """
+import os
 import signal
 import sys
 import time
@@ -84,7 +85,11 @@ def _print_help(module: str, executable: str) -> int:
             return mod.main(["--help"])
         from geodyn_ros.ros.common.interfaces import help_text
         text = help_text(executable, getattr(mod, "PARAMETERS", None))
-    print(text)
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:      # `geodyn_fly --help | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -53,3 +53,12 @@ def test_help_imports_nothing_heavy(exe):
     imported = {ln.split("|")[-1].strip() for ln in out.stderr.splitlines() if ln.startswith("import time:")}
     heavy = sorted(m for m in imported if m.split(".")[0] in HEAVY)
     assert not heavy, f"{exe} --help imported {heavy[:8]}"
+
+
+def test_help_into_a_closed_pipe_is_quiet():
+    """``geodyn_fly --help | head -1``: the reader stops after one line; the executable exits 0 and
+    prints no BrokenPipeError traceback (it did)."""
+    res = subprocess.run(f"'{BIN / 'geodyn_fly'}' --help | head -1", shell=True, capture_output=True, text=True,
+                         timeout=120, executable="/bin/bash")
+    assert res.stdout.startswith("usage: geodyn_fly") and res.stdout.count("\n") == 1
+    assert res.stderr == "", res.stderr

@@ -51,10 +51,8 @@ never "process has died").
 from __future__ import annotations
 
 import fcntl
-import importlib.util
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -63,6 +61,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from launch_runner import CANNOT_RUN, HAVE_LAUNCH_ROS, SCRIPT, START_TIMEOUT, _clean_stop, _launch, _stop
 from ros_harness import Harness, decode_reference
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -78,15 +77,8 @@ from geodyn_ros.ros.wire.typed import make_reference_jet
 from geodyn_ros.trajectories import table3_reference
 
 ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = Path(os.environ.get("GEODYN_REAL_LAUNCH_SCRIPT") or ROOT.parent / "shared" / "tools" / "real_launch.sh")
-HAVE_LAUNCH_ROS = importlib.util.find_spec("launch_ros") is not None and shutil.which("ros2") is not None
 FORCE_SKIP = os.environ.get("GEODYN_REAL_LAUNCH") == "0"
-CANNOT_RUN = ("needs launch_ros: a ROS 2 install with this package built and sourced (colcon build; "
-              "source install/setup.bash; make test-real-launch), or the steering folder's "
-              "../shared/tools/real_launch.sh beside the repository (or GEODYN_REAL_LAUNCH_SCRIPT=<path>)")
 NAMES = ("J2", "J3", "J4", "J5", "J6", "J7")
-START_TIMEOUT = 900.0   # s: a cold start (script venv, colcon build, kernel compile) on a loaded 2-core machine
-STOP_TIMEOUT = 300.0    # s after SIGINT
 STALE_TIMEOUT = 30.0    # geodyn_node's stale_timeout in the test config
 NAMESPACES = [pytest.param("", id="root"), pytest.param("robot1", id="robot1")]
 
@@ -108,64 +100,6 @@ def test_config(tmp_path_factory):
     return str(path)
 
 
-_INTERFACES_READY = []
-
-
-def _script_interfaces(env: dict) -> None:
-    """Build ``geodyn_msgs`` (and the ``tf2_msgs``, ``actuator_msgs`` and ``px4_msgs`` stand-ins) into the
-    script's venv, once, as ``make
-    venv`` does for the clone's (``tools/build_interfaces.py``: the CMake path fix-up, then the
-    build). The script's ``colcon build`` builds the root package alone (colcon's default crawl
-    stops at it), as a user's bare ``colcon build`` would; the nodes' default ``message_types:
-    typed`` needs the messages. A venv the script has not made yet is made by one short launch; one
-    made from older requirements is brought up to date first."""
-    if _INTERFACES_READY:
-        return
-    venv = Path(env.get("REAL_LAUNCH_VENV", "/tmp/real-launch-venv"))
-    py = venv / "bin" / "python"
-    if not (venv / "bin" / "colcon").exists():
-        subprocess.run(["bash", str(SCRIPT), str(ROOT), "geodyn.launch.py", "1"], env=env, capture_output=True,
-                       timeout=START_TIMEOUT)
-    probe = subprocess.run([str(py), "-c", "import geodyn_msgs.msg, tf2_msgs.msg, px4_msgs.msg, actuator_msgs.msg, "
-                            "std_srvs.srv"], env=env,
-                           capture_output=True)
-    if probe.returncode != 0:
-        # the script makes its venv once, from the requirements of that day: bring it to today's
-        # (the interface build's wheels), then build
-        for argv in ([str(py), "-m", "pip", "install", "-q", "-r", str(ROOT / "requirements.txt")],
-                     [str(py), str(ROOT / "tools" / "build_interfaces.py")]):
-            res = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=START_TIMEOUT)
-            assert res.returncode == 0, f"{' '.join(argv[1:])} in {venv} failed:\n{res.stdout[-3000:]}{res.stderr[-3000:]}"
-    _INTERFACES_READY.append(True)
-
-
-def _launch(file, *args):
-    env = dict(os.environ)
-    env.setdefault("NUMBA_CACHE_DIR", "/tmp/geodyn-real-launch-numba-cache")
-    env.setdefault("REAL_LAUNCH_WS", "/tmp/geodyn-real-launch-ws")   # one path: the numba cache stays valid
-    if HAVE_LAUNCH_ROS:
-        cmd = ["ros2", "launch", "geodyn_ros", file, *args]
-    else:
-        _script_interfaces(env)
-        venv = env.get("REAL_LAUNCH_VENV", "/tmp/real-launch-venv")
-        env["AMENT_PREFIX_PATH"] = venv + (":" + env["AMENT_PREFIX_PATH"] if env.get("AMENT_PREFIX_PATH") else "")
-        cmd = ["bash", str(SCRIPT), str(ROOT), file, str(int(START_TIMEOUT + 600)), *args]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                            start_new_session=True)
-
-
-def _stop(proc, timeout=STOP_TIMEOUT):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        pytest.fail(f"the launch did not stop within {timeout:g} s of SIGINT:\n" + out[-4000:])
-    return proc.returncode, out
-
-
 @pytest.fixture
 def harness(monkeypatch):
     """A probe on LOCALHOST discovery; one real launch at a time on this machine (the script's
@@ -178,13 +112,6 @@ def harness(monkeypatch):
             yield h
         finally:
             h.close()
-
-
-def _clean_stop(out, processes):
-    assert "process has died" not in out, out[-4000:]
-    for p in processes:
-        assert re.search(rf"\[INFO\] \[{p}-\d+\]: process has finished cleanly", out), out[-4000:]
-    assert "Traceback" not in out, out[-4000:]
 
 
 def _ns_args(ns):

@@ -1,0 +1,176 @@
+"""Every Gazebo launch file flown for real (issue 54): headless ``gz sim`` under the real launch_ros
+(``ros2 launch`` where installed, else the steering folder's ``real_launch.sh``: test/launch_runner.py),
+the real ``ros_gz_bridge`` and ``ros_gz_sim create``, and the geodyn nodes, as a lab runs them.
+
+Cases: ``gazebo.launch.py`` (TiltHex, actuated), ``gazebo_underactuated.launch.py`` (collinear
+hexarotor with arm, flatness) and ``gazebo_vehicle.launch.py vehicle:=<name>`` for the three vehicles
+of ``config/vehicles/``. Each: the model is held on its stand until the controller commands the rotors,
+released (``gz/start_hold``: "detached"), then flies its reference for :data:`FLY_S` simulated
+seconds. A probe records ``/clock``, ``odom``, ``joint_states`` and the reference the nodes publish;
+the tracked point (the system CoM at rank 4, the base origin at rank 6; the package's model of the
+same Gazebo file, rotor joints locked) is paired with the reference of the same stamp.
+
+Checked: the release happens, the flight stays within :data:`MAX_RMS_M` of its reference and never
+falls (the vehicle's height stays within 0.5 m of its reference), no published state is NaN, and
+SIGINT stops every process cleanly. The figures (RMS, peaks, real-time factor) are printed, one
+line per case, and written to ``$GEODYN_GZ_FLY_JSON`` when set (doc/howto/gazebo.md's table).
+
+Skips in one line without Gazebo (``gz_world.NEEDS``) or without a real launch
+(``launch_runner.CANNOT_RUN``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gz_world import gz_env, ros_gz_executable, skip_reason
+from launch_runner import CANNOT_RUN, START_TIMEOUT, _clean_stop, _launch, _stop, can_launch
+
+xacro = pytest.importorskip("xacro")
+if skip_reason():
+    pytest.skip(skip_reason(), allow_module_level=True)
+if not can_launch():
+    pytest.skip(CANNOT_RUN, allow_module_level=True)
+if ros_gz_executable("ros_gz_bridge", "parameter_bridge") is None:
+    pytest.skip("needs ros_gz (ros_gz_bridge parameter_bridge, ros_gz_sim create) in the Gazebo environment's "
+                "AMENT_PREFIX_PATH", allow_module_level=True)
+
+from nav_msgs.msg import Odometry  # noqa: E402  (after the skips: rclpy)
+from rosgraph_msgs.msg import Clock as ClockMsg  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+from geodyn_msgs.msg import FlatReference, ReferenceJet  # noqa: E402
+from ros_harness import Harness  # noqa: E402
+
+import geodyn_ros as gd  # noqa: E402
+from geodyn_ros.lie import quat_to_matrix  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+FLY_S = float(os.environ.get("GEODYN_GZ_FLY_S", "8"))   # simulated seconds flown after the release
+#: a loop that tracks (the MuJoCo loops track these references to 1e-4..1e-3 m; Gazebo's lagging
+#: odometry and its unmodelled rotor filter cost more); above this, the loop is not flying its reference
+MAX_RMS_M = 0.05
+MOTOR = "gz-sim-multicopter-motor-model-system"
+#: case -> (launch file, arguments)
+CASES = {
+    "tilthex": ("gazebo.launch.py", []),
+    "hexarotor": ("gazebo_underactuated.launch.py", []),
+    "borinot_flying_arm_2": ("gazebo_vehicle.launch.py", ["vehicle:=borinot_flying_arm_2"]),
+    "hextilt_flying_arm_5": ("gazebo_vehicle.launch.py", ["vehicle:=hextilt_flying_arm_5"]),
+    "iris": ("gazebo_vehicle.launch.py", ["vehicle:=iris"]),
+}
+
+
+def _model(case: str, tmp: Path):
+    """(rank, the package's model of the spawned Gazebo file with the rotor joints locked)."""
+    if case == "tilthex":
+        xml, rank = xacro.process_file(str(REPO / "urdf" / "tilthex_manipulator_gazebo.xacro")).toxml(), 6
+    elif case == "hexarotor":
+        xml, rank = xacro.process_file(str(REPO / "urdf" / "hexarotor_manipulator_gazebo.xacro"), mappings={
+            "actuation_config": str(REPO / "config" / "hexarotor.yaml")}).toxml(), 4
+    else:
+        from geodyn_ros.ros.loops.gazebo_vehicle import gazebo_parameters
+        res = gazebo_parameters("", case, "figure8", "ff1", tmp / "files")
+        xml, rank = Path(res["model"]).read_text(), res["rank"]
+    locked = [p.findtext("jointName") for p in ET.fromstring(xml).iter("plugin") if p.get("filename") == MOTOR]
+    return rank, gd.load_urdf(xml, locked_joints=locked)
+
+
+def _stamp(msg) -> int:
+    return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+
+
+def _score(rank, model, odom, js, refs, t0_ns):
+    """Errors of the tracked point against the reference of the same stamp (within 0.5 ms), from
+    the release ``t0_ns`` on: ``{"position_rms_m", "position_max_m", "joint_rms_deg", "samples",
+    "min_height_margin_m"}``."""
+    by_js = {_stamp(m): m for m in js}
+    ref_t = np.array([_stamp(m) for m in refs])
+    err, jerr, dz = [], [], []
+    for o in odom:
+        t = _stamp(o)
+        j = by_js.get(t)
+        if t < t0_ns or j is None or not len(ref_t):
+            continue
+        k = int(np.argmin(np.abs(ref_t - t)))
+        if abs(ref_t[k] - t) > 500_000:
+            continue
+        r = refs[k]
+        p, q_ = o.pose.pose.position, o.pose.pose.orientation
+        C = np.eye(4)
+        C[:3, 3], C[:3, :3] = (p.x, p.y, p.z), quat_to_matrix([q_.x, q_.y, q_.z, q_.w], "xyzw")
+        pos = dict(zip(j.name, j.position))
+        q = np.array([pos[n] for n in model.joint_names])
+        rq = dict(zip(r.joint_names, np.asarray(r.q)[:len(r.joint_names)]))
+        if rank == 4:
+            x, xd = gd.center_of_mass(model, C, None, q[None])[0], np.array([r.com[0].x, r.com[0].y, r.com[0].z])
+        else:
+            bp = r.base_pose.position
+            x, xd = C[:3, 3], np.array([bp.x, bp.y, bp.z])
+        assert np.isfinite(x).all() and np.isfinite(q).all(), "a NaN in the published state"
+        err.append(x - xd)
+        dz.append(x[2] - xd[2])
+        if model.joint_names:
+            jerr.append(q - np.array([rq[n] for n in model.joint_names]))
+    e = np.array(err)
+    assert len(e) > 100, f"only {len(e)} odometry samples paired with a joint state and a reference"
+    n = np.linalg.norm(e, axis=1)
+    return {"position_rms_m": float(np.sqrt((n ** 2).mean())), "position_max_m": float(n.max()),
+            "joint_rms_deg": float(np.degrees(np.sqrt((np.array(jerr) ** 2).mean()))) if jerr else None,
+            "samples": int(len(e)), "min_height_margin_m": float(-np.abs(dz).max())}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_gazebo_launch_file_flies(case, tmp_path, monkeypatch):
+    file, args = CASES[case]
+    rank, model = _model(case, tmp_path)
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    env = dict(gz_env(), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+               ROS_DOMAIN_ID=os.environ.get("ROS_DOMAIN_ID", "0"),
+               GZ_PARTITION=f"geodyn_fly_{os.getpid()}_{time.monotonic_ns()}")
+    h = Harness()
+    try:
+        clocks = h.record(ClockMsg, "/clock", depth=10)
+        odom = h.record(Odometry, "odom", depth=100000)
+        js = h.record(JointState, "joint_states", depth=100000)
+        refs = h.record(FlatReference if rank == 4 else ReferenceJet,
+                        "flat_reference" if rank == 4 else "reference", depth=100000)
+        hold = h.record(String, "gz/start_hold", depth=100)
+        proc = _launch(file, "headless:=true", "robot_state_publisher:=false", *args, env=env)
+        try:
+            def sim_ns():
+                return clocks[-1].clock.sec * 10**9 + clocks[-1].clock.nanosec if clocks else 0
+            deadline = time.monotonic() + START_TIMEOUT
+            while time.monotonic() < deadline and proc.poll() is None and not any(m.data == "detached" for m in hold):
+                h.spin_for(0.2)
+            assert any(m.data == "detached" for m in hold), (
+                f"{file}: the start hold was never released within {START_TIMEOUT:g} s "
+                f"({'running' if proc.poll() is None else 'exited'})\n" + ("" if proc.poll() is None else
+                                                                         proc.communicate()[0][-4000:]))
+            t0, w0 = sim_ns(), time.monotonic()
+            while proc.poll() is None and sim_ns() < t0 + FLY_S * 1e9 and time.monotonic() < w0 + 60 * FLY_S:
+                h.spin_for(0.2)
+            wall, sim = time.monotonic() - w0, (sim_ns() - t0) * 1e-9
+        finally:
+            code, out = _stop(proc)
+    finally:
+        h.close()
+    assert sim >= 0.9 * FLY_S, f"{file}: only {sim:.2f} s simulated in {wall:.0f} s after the release\n{out[-3000:]}"
+    m = _score(rank, model, list(odom), list(js), list(refs), t0)
+    m.update(case=case, launch=file, args=args, simulated_s=sim, wall_s=wall, real_time_factor=sim / wall)
+    print(f"\n{case}: {file} {' '.join(args)}: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                                                        for k, v in m.items() if k not in ("case", "launch", "args")))
+    if os.environ.get("GEODYN_GZ_FLY_JSON"):
+        path = Path(os.environ["GEODYN_GZ_FLY_JSON"])
+        rows = json.loads(path.read_text()) if path.exists() else {}
+        rows[case] = m
+        path.write_text(json.dumps(rows, indent=1))
+    _clean_stop(out, ["geodyn_reference", "geodyn_node"])
+    assert m["position_rms_m"] < MAX_RMS_M, m
+    assert m["min_height_margin_m"] > -0.5, m
