@@ -25,7 +25,13 @@ from geodyn_ros.vehicle.gz_bridge import arm_joints, bridge_entries
 REPO = Path(__file__).resolve().parents[3]
 MOTOR = "gz-sim-multicopter-motor-model-system"
 # shipped vehicle -> its allocation rank
-VEHICLES = {"borinot_flying_arm_2": 4, "hextilt_flying_arm_5": 6, "iris": 4}
+VEHICLES = {"borinot_flying_arm_2": 4, "hextilt_flying_arm_5": 6, "iris": 4, "tilthex": 6, "hexarotor": 4}
+
+
+def _expanded(urdf: Path) -> ET.Element:
+    """The user's URDF (a xacro expanded: the shipped TiltHex and hexarotor files are xacros)."""
+    import xacro
+    return ET.fromstring(xacro.process_file(str(urdf)).toxml())
 
 
 def _child(tmp_path, *args):
@@ -75,7 +81,7 @@ def test_nodes_model_is_the_spawned_model(written):
     gz_cfg = load_vehicle(res["vehicle"])
     model = gz_cfg.load_model(res["model"])
     assert model.total_mass == pytest.approx(masses, rel=1e-12)
-    own = sum(float(m.get("value")) for m in ET.parse(urdf).getroot().iter("mass"))
+    own = sum(float(m.get("value")) for m in _expanded(urdf).iter("mass"))
     cfg = load_vehicle(vehicle)
     added = cfg.rotors.n_rotors * cfg.rotor_mass if cfg.rotor_geometry == "list" else 0.0
     assert masses == pytest.approx(own + added, rel=1e-12)
@@ -130,7 +136,7 @@ def test_rotor_joints_pinned_by_zero_limits_are_freed_in_the_gazebo_model_only(w
         if j.get("name") in motors:
             lim = j.find("limit")
             assert lim is None or all(float(lim.get(k, "1")) != 0.0 for k in ("velocity", "effort")), j.get("name")
-    pinned = [j.get("name") for j in ET.parse(urdf).getroot().iter("joint") if j.get("name") in motors
+    pinned = [j.get("name") for j in _expanded(urdf).iter("joint") if j.get("name") in motors
               and j.find("limit") is not None and float(j.find("limit").get("velocity", "1")) == 0.0]
     assert len(res["corrections"]) == len(pinned) == (4 if name == "iris" else 0)
     lines = [ln for ln in err.splitlines() if ln]
