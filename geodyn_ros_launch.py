@@ -112,8 +112,9 @@ GZ_START_TOPIC = "gz/start_hold"
 
 
 def gazebo_arguments() -> list:
-    """The launch arguments of :func:`gazebo_actions`: ``headless`` (``gz sim -s``, no GUI) and
-    ``robot_state_publisher`` (start it for the joints' TF; false where it is not installed)."""
+    """The launch arguments of :func:`gazebo_actions`: ``headless`` (``gz sim -s``, no GUI),
+    ``robot_state_publisher`` (start it for the joints' TF; false where it is not installed) and
+    ``update_rate`` (``gz sim -z``; empty: the world's own rate)."""
     from launch.actions import DeclareLaunchArgument
 
     return [
@@ -121,30 +122,60 @@ def gazebo_arguments() -> list:
                               description="true: gz sim server only (-s), no GUI."),
         DeclareLaunchArgument("robot_state_publisher", default_value="true", choices=["true", "false"],
                               description="Start robot_state_publisher (the joints' TF for RViz)."),
+        DeclareLaunchArgument("update_rate", default_value="",
+                              description="gz sim -z: simulation steps per wall-clock second (empty: the world's "
+                                          "own, real time). Lower it where the machine cannot run the nodes at the "
+                                          "world's rate: e.g. 250 runs empty.sdf's 1 ms steps at a quarter of real "
+                                          "time, and the loop's delays in simulated time shrink fourfold."),
     ]
+
+
+def _gz_sim(context, resource, uses=None):
+    """``gz sim -r [-s] [-z RATE] <world>`` from the launch configurations ``world``, ``headless`` and
+    ``update_rate`` (refused in one line unless empty or a number > 0), read from ``context`` by
+    those names; ``uses``: their ``LaunchConfiguration`` substitutions (unused here: passed so that
+    the launch description shows the arguments used)."""
+    import math
+
+    from launch.actions import ExecuteProcess
+
+    cfg = context.launch_configurations
+    rate = cfg.get("update_rate", "").strip()
+    if rate:
+        try:
+            ok = math.isfinite(float(rate)) and float(rate) > 0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"launch argument 'update_rate': {rate!r} is not a number > 0 [Hz] (gz sim -z); "
+                             "leave it empty for the world's own rate")
+    cmd = ["gz", "sim", "-r", *(["-s"] if cfg.get("headless", "false") == "true" else []),
+           *(["-z", rate] if rate else []), cfg["world"]]
+    return [ExecuteProcess(cmd=cmd, name="gz_sim", output="screen", additional_env={"GZ_SIM_RESOURCE_PATH": resource})]
 
 
 def gazebo_actions(world, with_model: dict, namespace, model_name: str, spawn_z, bridge_config,
                    spawn: dict | None = None) -> list:
     """The Gazebo side shared by the Gazebo launch files (declare :func:`gazebo_arguments` first):
 
-    * ``gz sim -r [-s] <world>`` (running at once; ``-s`` with ``headless:=true``), with this
+    * ``gz sim -r [-s] [-z RATE] <world>`` (running at once; ``-s`` with ``headless:=true``, ``-z`` with
+      ``update_rate:=RATE``; the launch argument ``world`` is read), with this
       package's share folder's parent on ``GZ_SIM_RESOURCE_PATH`` (``package://geodyn_ros/...`` meshes
       are ``model://geodyn_ros/...`` to gz);
     * ``robot_state_publisher`` with ``with_model`` (the joints' TF; ``robot_state_publisher:=false``
       leaves it out: the spawner does not need it);
     * ``ros_gz_sim create`` spawning the stand ``geodyn_stand`` (:data:`GZ_STAND_SDF`), and once it has
       exited, ``model_name`` from ``with_model``'s ``robot_description`` (the ``string`` parameter) at
-      height ``spawn_z`` (and, with ``spawn``, the pose ``{"x", "y", "R", "P", "Y"}`` [m, rad] of
-      ``ros_gz_sim create``): the model's start hold welds its base to the stand until the loop commands
+      height ``spawn_z`` (or, with ``spawn``, the pose ``{"x", "y", "z", "R", "P", "Y"}`` [m, rad] of
+      ``ros_gz_sim create``, numbers or launch substitutions, which replaces it): the model's start hold welds its base to the stand until the loop commands
       the rotors (``gz_start_hold``), so it never falls while the nodes come up;
     * ``ros_gz_bridge parameter_bridge`` with ``bridge_config``.
 
     Every node in ``namespace``; the spawner and the bridge on simulated time."""
     import os
 
-    from launch.actions import ExecuteProcess, RegisterEventHandler
-    from launch.conditions import IfCondition, UnlessCondition
+    from launch.actions import OpaqueFunction, RegisterEventHandler
+    from launch.conditions import IfCondition
     from launch.event_handlers import OnProcessExit
     from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
     from launch_ros.actions import Node
@@ -154,16 +185,16 @@ def gazebo_actions(world, with_model: dict, namespace, model_name: str, spawn_z,
     share_parent = PathJoinSubstitution([FindPackageShare("geodyn_ros"), ".."])
     resource = [share_parent] + ([":" + os.environ["GZ_SIM_RESOURCE_PATH"]] if os.environ.get("GZ_SIM_RESOURCE_PATH")
                                  else [])
-    headless = LaunchConfiguration("headless")
-    gz = [ExecuteProcess(cmd=["gz", "sim", "-r", *flag, world], name="gz_sim", output="screen",
-                         additional_env={"GZ_SIM_RESOURCE_PATH": resource}, condition=cond)
-          for flag, cond in ((["-s"], IfCondition(headless)), ([], UnlessCondition(headless)))]
+    uses = {"world": world, "headless": LaunchConfiguration("headless"), "update_rate": LaunchConfiguration("update_rate")}
+    gz = [OpaqueFunction(function=_gz_sim, args=[resource], kwargs={"uses": uses})]
     stand = Node(package="ros_gz_sim", executable="create", name="spawn_geodyn_stand", namespace=namespace,
                  output="screen", parameters=[{"string": GZ_STAND_SDF, "name": "geodyn_stand", "use_sim_time": True}])
     robot = Node(package="ros_gz_sim", executable="create", name="spawn_" + model_name, namespace=namespace,
                  output="screen", parameters=[{"string": with_model["robot_description"], "name": model_name,
-                                               "z": ParameterValue(spawn_z, value_type=float), "use_sim_time": True,
-                                               **{k: float(v) for k, v in (spawn or {}).items() if k != "z"}}])
+                                               "use_sim_time": True,
+                                               **{k: float(v) if isinstance(v, (int, float)) else
+                                                  ParameterValue(v, value_type=float)
+                                                  for k, v in ({"z": spawn_z} if spawn is None else spawn).items()}}])
     return [
         *gz,
         Node(package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",

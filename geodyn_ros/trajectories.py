@@ -26,6 +26,8 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from functools import lru_cache
+from math import comb
 from typing import Sequence
 
 import numpy as np
@@ -42,6 +44,10 @@ __all__ = [
     "spatial_twist_jet",
     "table3_reference",
     "table3_times",
+    "START_RAMP_SMOOTHNESS",
+    "start_ramp",
+    "warp_jet",
+    "warp_twist_jet",
 ]
 
 #: Joint columns of the Table 3 joint trajectories (``model.joint_names`` of the shipped URDF).
@@ -402,3 +408,104 @@ def figure_eight_reference(
         q[:, j] = qa[j] * _sin_jet(t, 2.0 * math.pi / qp[j] * speed, rq)
     q[0] += q0v
     return FlatReference(com=com, yaw=yaw, q=q)
+
+
+# ---- a trajectory started from rest: the start ramp ---------------------------------------
+# A reference that begins in motion (the figure eights leave ``t = 0`` at 0.4-0.6 m/s with the arm
+# joints at 1-2.6 rad/s) cannot be *held* at its start: held, its position stays while its
+# velocity does not, and a controller facing that reference on a vehicle that cannot move (the
+# Gazebo launch files' start hold) winds every loop up. Flown through a time warp ``tau(t)`` instead,
+#
+#     x_t(t) = x(tau(t)),  tau(t) = T Sigma(t / T) for 0 <= t <= T,  tau = 0 before, t - T/2 after,
+#
+# the reference is at rest, at its start point, until ``t = 0`` and reaches full speed at ``t = T``
+# with every derivative continuous: ``tau' = S(u)`` is the regularized incomplete beta function
+# ``I_u(m+1, m+1)`` (``S' ~ u^m (1 - u)^m``, :data:`SMOOTHNESS` ``m = 8``), so ``tau^(k)`` is
+# continuous for ``k <= m + 1`` at both ends. After the ramp the trajectory is the original one,
+# ``T/2`` late.
+#
+# The derivatives of ``x(tau(t))`` are Faa di Bruno's formula with the partial Bell polynomials
+# ``B_{n,k}(tau', tau'', ...)``:
+#
+#     d^n/dt^n x(tau(t)) = sum_{k=1..n} x^(k)(tau) B_{n,k}(tau', ..., tau^(n-k+1)),
+#
+# exact (no finite difference). A twist jet (body or spatial, ``V_t = tau' V(tau)`` either way, as
+# ``dC/dt = tau' dC/dtau``) is warped as the derivatives of a position whose first derivative is
+# ``V`` (:func:`warp_twist_jet`).
+
+
+#: ``m``: tau' = S(u) with S' proportional to u^m (1 - u)^m; tau^(k) continuous for k <= m + 1
+START_RAMP_SMOOTHNESS = 6
+
+
+@lru_cache(maxsize=1)
+def _polys():
+    """``(P, S, Sigma)``: S' = P = u^m (1-u)^m / B(m+1, m+1), S = int_0^u P, Sigma = int_0^u S."""
+    from numpy.polynomial import Polynomial
+    u = Polynomial([0.0, 1.0])
+    P = u ** START_RAMP_SMOOTHNESS * (1 - u) ** START_RAMP_SMOOTHNESS
+    P = P / P.integ()(1.0)
+    S = P.integ()
+    return P, S, S.integ()
+
+
+def start_ramp(t: float, duration: float, n: int) -> np.ndarray:
+    """``(n + 1,)`` the trajectory time ``tau`` and its derivatives ``tau', ..., tau^(n)`` at node
+    time ``t`` [s] (0 = the start) for a ramp of ``duration`` [s] (module docstring): rest before 0,
+    full speed after ``duration``, ``tau = t - duration / 2`` then. ``duration`` 0: no ramp
+    (``tau = max(t, 0)``, ``tau' = 1`` from 0 on)."""
+    t, T = float(t), float(duration)
+    if not (np.isfinite(t) and np.isfinite(T) and T >= 0.0):
+        raise ValueError(f"start_ramp: t and duration must be finite, duration >= 0; got t={t!r}, duration={T!r}")
+    out = np.zeros(n + 1)
+    if t <= 0.0:
+        return out
+    if T == 0.0 or t >= T:
+        out[0] = t - 0.5 * T
+        if n >= 1:
+            out[1] = 1.0
+        return out
+    P, S, Sig = _polys()
+    u = t / T
+    out[0] = T * Sig(u)
+    if n >= 1:
+        out[1] = S(u)
+    d = P
+    for k in range(2, n + 1):
+        out[k] = d(u) / T ** (k - 1)
+        d = d.deriv()
+    return out
+
+
+def _bell(d: np.ndarray, n: int) -> np.ndarray:
+    """``B[i, k]`` (i, k = 0..n), the partial Bell polynomials of ``d = (tau', tau'', ...)``."""
+    B = np.zeros((n + 1, n + 1))
+    B[0, 0] = 1.0
+    for i in range(1, n + 1):
+        for k in range(1, i + 1):
+            B[i, k] = sum(comb(i - 1, j - 1) * d[j - 1] * B[i - j, k - 1] for j in range(1, i - k + 2))
+    return B
+
+
+def warp_jet(jet, tau) -> np.ndarray:
+    """The rows ``d^i/dt^i x(tau(t))``, ``i = 0..K-1``, of a jet ``jet`` (K, ...) holding
+    ``x^(i)(tau)`` (row i = the i-th derivative with respect to tau, at ``tau[0]``), given
+    ``tau`` (at least K,) = ``tau, tau', ...`` (:func:`start_ramp`). Faa di Bruno; exact."""
+    x = np.asarray(jet, float)
+    K = x.shape[0]
+    tau = np.asarray(tau, float)
+    if tau.shape[0] < K:
+        raise ValueError(f"tau: needs {K} rows (tau and its derivatives to order {K - 1}), got {tau.shape[0]}")
+    B = _bell(tau[1:K], K - 1)
+    out = np.zeros_like(x)
+    out[0] = x[0]
+    for i in range(1, K):
+        out[i] = np.tensordot(B[i, 1:i + 1], x[1:i + 1], axes=1)
+    return out
+
+
+def warp_twist_jet(twist_jet, tau) -> np.ndarray:
+    """A twist jet (K, 6) ``V^(0..K-1)`` with respect to tau (body or spatial) as the jet of the
+    same motion in t: the derivatives 1..K of a position whose tau-derivative is ``V``."""
+    V = np.asarray(twist_jet, float)
+    return warp_jet(np.concatenate([np.zeros((1,) + V.shape[1:]), V]), tau)[1:]

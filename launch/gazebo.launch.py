@@ -12,7 +12,10 @@ urdf               robot model, run through xacro. Default:
 config             geodyn parameter file. Default: share/geodyn_ros/config/geodyn.yaml.
 bridge_config      ros_gz_bridge file. Default: share/geodyn_ros/config/gz_bridge.yaml.
 world              SDF world for `gz sim` (default: empty.sdf).
-spawn_z            initial base height [m] (default 1.0).
+spawn_x, spawn_z   initial base position [m] (default 1.0, 0.0: where the Table 3 reference starts;
+                   the base is held there until the loop runs, so it starts on its reference. The
+                   models have no collisions: the paper's circle at z = 0 is flown through gz's
+                   ground plane).
 order              derivative order r of geodyn_node and geodyn_reference (default 2).
 use_feedforward    add the feedforward in the controller (default true; false = the "pd" row).
 feedforward_order  0: allocation of W_b only; 1: + rotor-lag compensation (default). The
@@ -125,8 +128,12 @@ def generate_launch_description():
             description="SDF world for gz sim.",
         ),
         DeclareLaunchArgument(
-            "spawn_z", default_value="1.0",
-            description="Initial height of the base [m].",
+            "spawn_x", default_value="1.0",
+            description="Initial x of the base [m] (default: where the Table 3 reference starts, (1, 0, 0)).",
+        ),
+        DeclareLaunchArgument(
+            "spawn_z", default_value="0.0",
+            description="Initial height of the base [m] (default: the Table 3 reference's, 0).",
         ),
         DeclareLaunchArgument(
             "order", default_value="2",
@@ -145,7 +152,8 @@ def generate_launch_description():
         *namespace_arguments("ROS namespace of every node (empty = the root); one robot per Gazebo world.",
                              frame_prefix=False),
         # gz sim, robot_state_publisher, the spawner and the bridge (config/gz_bridge.yaml)
-        *gazebo_actions(world, with_model, namespace, MODEL_NAME, spawn_z, bridge_config),
+        *gazebo_actions(world, with_model, namespace, MODEL_NAME, spawn_z, bridge_config,
+                        spawn={"x": LaunchConfiguration("spawn_x"), "z": spawn_z}),
         geodyn("geodyn_reference", {"use_sim_time": True, "start_topic": GZ_START_TOPIC, "order": order}),
         geodyn("geodyn_node", dict(with_model, input_policy="exact", order=order, output_representation="body",
                                    locked_joints=ROTOR_JOINTS)),

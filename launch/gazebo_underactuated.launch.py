@@ -26,8 +26,8 @@ actuation     actuation YAML of the model (xacro), geodyn_node and the controlle
 bridge_config ros_gz_bridge file. Default: share/geodyn_ros/config/gz_bridge.yaml.
 world         SDF world for `gz sim` (default: empty.sdf; the bridge's joint_state topic assumes
               the world is named "empty").
-spawn_z       initial base height [m] (default 1.1: the base above the figure eight's centre,
-              CoM 1.0 m with the arms hanging).
+spawn_z       initial base height [m] (default 1.104218: the base where the figure eight starts,
+              CoM 1.0 m with the arms hanging; held there until the loop runs).
 order         derivative order r of geodyn_node, geodyn_reference and the controller (default 2).
 level         rigid, ff0, ff1 or ff2 (default ff1: + rotor-lag compensation). With the rigid
               joints of Gazebo (elastic_joints false here) ff2 commands the same as ff1: its
@@ -59,8 +59,9 @@ A namespace that ROS would refuse stops the launch with one line naming it.
 #   * gz-sim's OdometryPublisher's first ~10 samples carry huge linear velocities: the controller
 #     ignores odometry for its first odom_startup_discard = 0.05 s; its angular velocity is a
 #     10-sample mean (~5 ms late at 1 kHz), not corrected;
-#   * the robot is spawned at rest at (0, 0, spawn_z); the reference runs on simulated time from
-#     0, so the controller starts away from it (a transient, not measured here).
+#   * the robot is spawned at rest at (0, 0, spawn_z), where the figure eight starts, and held
+#     there; the reference waits at rest at its start and, on the release, speeds up from rest
+#     over geodyn_reference's start_ramp (3 s: a time warp, exact in every derivative).
 # ---------------------------------------------------------------------------------------
 
 from launch import LaunchDescription
@@ -130,8 +131,9 @@ def generate_launch_description():
             description="SDF world for gz sim.",
         ),
         DeclareLaunchArgument(
-            "spawn_z", default_value="1.1",
-            description="Initial height of the base [m].",
+            "spawn_z", default_value="1.104218",
+            description="Initial height of the base [m] (default: where the figure eight starts, "
+                        "config/underactuated.yaml's start state).",
         ),
         DeclareLaunchArgument(
             "order", default_value="2",

@@ -78,7 +78,7 @@ def _actions(context):
     nodes = [Node(package="geodyn_ros", executable=name, name=name, output="screen",
                   parameters=[setup["parameters"], with_message_types(name, {"robot_description": robot_description})])
              for name in ("geodyn_reference", "geodyn_node", setup["controller"])]
-    return [*gazebo_actions(LaunchConfiguration("world"), with_model, "", MODEL_NAME, str(spawn["z"]), setup["bridge"],
+    return [*gazebo_actions(LaunchConfiguration("world"), with_model, "", MODEL_NAME, None, setup["bridge"],
                             spawn=spawn), *nodes]
 
 

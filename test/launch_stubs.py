@@ -112,7 +112,7 @@ EXPECTED = {
         "external": {("robot_state_publisher", "robot_state_publisher"),
                      ("ros_gz_sim", "create"), ("ros_gz_bridge", "parameter_bridge")},
         "sim_time": True,
-        "arg_defaults": {"order": "2", "level": "ff1", "speed": "1.0", "world": "empty.sdf", "spawn_z": "1.1",
+        "arg_defaults": {"order": "2", "level": "ff1", "speed": "1.0", "world": "empty.sdf", "spawn_z": "1.104218",
                          "namespace": ""},
         "share_defaults": {"urdf": "urdf/hexarotor_manipulator_gazebo.xacro",
                            "config": "config/underactuated.yaml",

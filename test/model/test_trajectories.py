@@ -189,3 +189,66 @@ def test_bad_times_and_jets_raise():
 def test_exported_constants_are_read_only():
     with pytest.raises(ValueError):
         TABLE3_Q0[0] = 1.0
+
+
+# ---- the start ramp (time warp) ---------------------------------------------------------------
+
+def test_start_ramp_derivatives_are_the_derivatives_of_its_polynomial():
+    """Inside the ramp tau(t) is a polynomial of t: its derivatives from numpy's Polynomial (built
+    here from u^m (1-u)^m, not the module's) equal start_ramp's rows to 1e-10 (relative to the row's
+    peak, float cancellation of a degree-15 polynomial); tau(T) = T/2 and the rows match the constant-speed values at both ends (continuity)."""
+    from numpy.polynomial import Polynomial
+    from geodyn_ros.trajectories import START_RAMP_SMOOTHNESS as m, start_ramp
+    T = 3.0
+    u = Polynomial([0.0, 1.0 / T])          # u = t / T as a polynomial of t
+    P = u ** m * (1 - u) ** m
+    P = P / P.integ()(T)                    # tau'(t) = int_0^t P, normalised so that tau'(T) = 1
+    tau = (P.integ()).integ()
+    ts = np.linspace(0.01, T - 0.01, 37)
+    for k in range(0, 8):
+        want = np.array([tau.deriv(k)(t) if k else tau(t) for t in ts])
+        got = np.array([start_ramp(t, T, 7)[k] for t in ts])
+        # 1e-10: both sides evaluate a degree-15 polynomial in the monomial basis; near u = 1 its
+        # terms cancel to ~1e-12 of their size (seen: 2.5e-12 on tau')
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-10 * max(1.0, np.abs(want).max()))
+    assert start_ramp(T, T, 3).tolist() == [T / 2, 1.0, 0.0, 0.0]
+    # 1e-4: the top row evaluates P^(5) next to its root in the monomial basis (seen: 1.2e-5, of a
+    # peak near 70 /s^7)
+    np.testing.assert_allclose(start_ramp(T * (1 - 1e-9), T, 7), [T / 2, 1, 0, 0, 0, 0, 0, 0], atol=1e-4)
+    np.testing.assert_allclose(start_ramp(T * 1e-9, T, 7), np.zeros(8), atol=1e-4)
+    assert start_ramp(-1.0, T, 3).tolist() == [0.0] * 4
+    assert start_ramp(2.0, 0.0, 2).tolist() == [2.0, 1.0, 0.0]       # no ramp: full speed at once
+
+
+def test_warp_jet_is_the_chain_rule():
+    """x(tau) = tau^3 - 2 tau on a ramped tau(t): x(tau(t)) is a polynomial of t whose exact
+    derivatives (numpy composition) equal warp_jet's rows (Faa di Bruno) to 1e-11; a body twist of
+    the constant screw xi, C(tau) = exp(tau xi), gives V_t^(k) = tau^(k+1) xi."""
+    from numpy.polynomial import Polynomial
+    from geodyn_ros.trajectories import start_ramp, warp_jet, warp_twist_jet
+    T = 2.0
+    x = Polynomial([0.0, -2.0, 0.0, 1.0])
+    for t in (0.3, 1.0, 1.6, 2.4):
+        tau = start_ramp(t, T, 6)
+        jet = np.array([x.deriv(k)(tau[0]) if k else x(tau[0]) for k in range(7)])
+        got = warp_jet(jet[:, None] * [1.0, -3.0], tau)
+        # the composite's derivatives: numpy composition of x with tau's Taylor polynomial at t
+        taylor = Polynomial([tau[k] / math.factorial(k) for k in range(7)])
+        comp = x(taylor)
+        want = np.array([comp.deriv(k)(0.0) if k else comp(0.0) for k in range(7)])
+        np.testing.assert_allclose(got[:, 0], want, rtol=1e-11, atol=1e-11 * (1 + np.abs(want).max()))
+        np.testing.assert_allclose(got[:, 1], -3.0 * want, rtol=1e-11, atol=1e-11 * (1 + np.abs(want).max()))
+        xi = np.array([0.1, -0.2, 0.3, 1.0, 0.5, -0.4])
+        V = np.zeros((5, 6))
+        V[0] = xi
+        np.testing.assert_allclose(warp_twist_jet(V, tau), tau[1:6, None] * xi, rtol=0, atol=1e-14)
+
+
+def test_start_ramp_refusals_name_the_argument():
+    from geodyn_ros.trajectories import start_ramp, warp_jet
+    with pytest.raises(ValueError, match="start_ramp: t and duration must be finite, duration >= 0"):
+        start_ramp(1.0, -1.0, 2)
+    with pytest.raises(ValueError, match="start_ramp"):
+        start_ramp(float("nan"), 1.0, 2)
+    with pytest.raises(ValueError, match="^tau: needs 3 rows"):
+        warp_jet(np.zeros((3, 2)), np.zeros(2))

@@ -85,7 +85,8 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rosgraph_msgs.msg import Clock as ClockMsg
 from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
 
-from geodyn_ros.trajectories import TABLE3_JOINT_NAMES, figure_eight_reference, table3_reference
+from geodyn_ros.trajectories import (TABLE3_JOINT_NAMES, figure_eight_reference, start_ramp, table3_reference, warp_jet,
+                                     warp_twist_jet)
 
 from ..wire.conversions import stamp_to_ns
 from ..common.diagnostics import DiagnosticsReporter, guard, guard_time_source
@@ -123,6 +124,10 @@ PARAMETERS = {
                     "time 0 until a message on it reads start_value, and starts start_time seconds after it "
                     "(the Gazebo launch files: the release of the start hold, gz-sim's DetachableJoint state)."),
     "start_value": ("detached", "start_topic: the text of the message that starts the trajectory."),
+    "start_ramp": (3.0, "start_topic: seconds over which the trajectory speeds up from rest after the start "
+                   "(a time warp exact in every derivative, geodyn_ros.trajectories.start_ramp: at rest at its "
+                   "start point while waiting, full speed after start_ramp, then start_ramp/2 late); 0 = "
+                   "start at full speed (a step in velocity; held, a moving reference winds the loops up)."),
     "world_frame": ("world", "Frame of the published base pose (typed: header.frame_id of reference / "
                     "flat_reference)."),
     "qos_depth": (2, "Keep-last depth of the reference topic."),
@@ -160,6 +165,8 @@ class ReferenceNode(Node):
                                      f"'{p['trajectory']}'")
         if not (p["speed"] > 0 and p["speed"] < float("inf")):
             raise ConfigurationError(f"parameter 'speed': must be a finite number > 0, got {p['speed']}")
+        if not (0.0 <= p["start_ramp"] < float("inf")):
+            raise ConfigurationError(f"parameter 'start_ramp': must be a finite number >= 0 [s], got {p['start_ramp']}")
         self.flat = p["trajectory"] in ("figure_eight", "waypoints")
         self.waypoints = p["trajectory"] == "waypoints"
         self._vehicle_ref = None
@@ -185,6 +192,8 @@ class ReferenceNode(Node):
         self.order = p["order"]
         self.start_ns = int(round(p["start_time"] * 1e9))
         self._start_delay_ns, self._waiting_start = self.start_ns, bool(p["start_topic"])
+        #: the start ramp [s] (start_topic only; 0: none, the jets as they are)
+        self._ramp_s = float(p["start_ramp"]) if p["start_topic"] else 0.0
         if self._waiting_start:
             if self.waypoints:
                 raise ConfigurationError("parameter 'start_topic': not with trajectory 'waypoints' (a mission sets "
@@ -439,21 +448,35 @@ class ReferenceNode(Node):
             t, K1 = np.array([stamp_ns * 1e-9]), self.order + 5
             q = traj.q.jets(t, K1)[0] if traj.q is not None else np.zeros((K1, 0))
             return self._flat(stamp_ns, traj.com.jets(t, K1)[0], traj.yaw.jets(t, K1)[0, :, 0], q, self.joint_names)
+        t = (stamp_ns - self.start_ns) * 1e-9
+        tau = start_ramp(t, self._ramp_s, self.order + 5) if self._ramp_s else None
+        t = t if tau is None else float(tau[0])
         if self._vehicle_ref is not None:   # the same jets as the in-process loop's reference(t, order)
-            t = (stamp_ns - self.start_ns) * 1e-9
             if self.flat:
                 ref, K1 = self._vehicle_ref(t, self.order + 2), self.order + 5
-                return self._flat(stamp_ns, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], self.joint_names)
+                return self._flat_ramped(stamp_ns, tau, ref, K1, self.joint_names)
             ref, K1 = self._vehicle_ref(t, self.order + 1), self.order + 3
-            return self._base(stamp_ns, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], self.joint_names)
+            return self._base_ramped(stamp_ns, tau, ref, K1, self.joint_names)
         if self.flat:
-            ref = figure_eight_reference((stamp_ns - self.start_ns) * 1e-9, self.order + 2, speed=self.speed)
-            K1 = self.order + 5
-            return self._flat(stamp_ns, ref.com[:K1], ref.yaw[:K1], ref.q[:K1], TABLE3_JOINT_NAMES)
-        t = max(0.0, (stamp_ns - self.start_ns) * 1e-9)
-        ref = table3_reference(t, self.order + 1)
-        K1 = self.order + 3
-        return self._base(stamp_ns, ref.base_pose, ref.base_twist[:K1], ref.q[:K1], TABLE3_JOINT_NAMES)
+            ref = figure_eight_reference(t, self.order + 2, speed=self.speed)
+            return self._flat_ramped(stamp_ns, tau, ref, self.order + 5, TABLE3_JOINT_NAMES)
+        ref = table3_reference(max(0.0, t), self.order + 1)
+        return self._base_ramped(stamp_ns, tau, ref, self.order + 3, TABLE3_JOINT_NAMES)
+
+    def _flat_ramped(self, stamp_ns, tau, ref, K1, names):
+        """:meth:`_flat` of rows ``0..K1-1`` of a ``FlatReference``, through the start ramp's time warp
+        ``tau`` (None: as they are)."""
+        com, yaw, q = ref.com[:K1], ref.yaw[:K1], ref.q[:K1]
+        if tau is not None:
+            com, yaw, q = warp_jet(com, tau), warp_jet(yaw, tau), warp_jet(q, tau)
+        return self._flat(stamp_ns, com, yaw, q, names)
+
+    def _base_ramped(self, stamp_ns, tau, ref, K1, names):
+        """:meth:`_base` of rows ``0..K1-1`` of a base ``Reference``, through the time warp ``tau``."""
+        V, q = ref.base_twist[:K1], ref.q[:K1]
+        if tau is not None:
+            V, q = warp_twist_jet(V, tau), warp_jet(q, tau)
+        return self._base(stamp_ns, ref.base_pose, V, q, names)
 
     def _on_start(self, msg) -> None:
         """start_topic: the first message reading start_value starts the trajectory start_time later."""

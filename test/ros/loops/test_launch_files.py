@@ -18,6 +18,7 @@ import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -136,7 +137,9 @@ def test_launch_namespace_reaches_every_node(stub_launch, filename):
 def _check_arguments(launch):
     """The launch file's argument check (an OpaqueFunction), which must run before any node."""
     entities = launch.description.entities
-    checks = [i for i, e in enumerate(entities) if type(e).__name__ == "OpaqueFunction"]
+    from geodyn_ros_launch import check_arguments
+    checks = [i for i, e in enumerate(entities) if type(e).__name__ == "OpaqueFunction"
+              and e.kwargs.get("function") is check_arguments]
     assert len(checks) == 1, "one OpaqueFunction checking the arguments"
     starts = [i for i, e in enumerate(entities) if type(e).__name__ in ("Node", "IncludeLaunchDescription")]
     assert checks[0] < min(starts), "the argument check must come before the first node"
@@ -218,14 +221,21 @@ def _check_gazebo_side(launch):
     GZ_SIM_RESOURCE_PATH; the stand spawned first, then (on its exit) the robot from
     robot_description at spawn_z; the reference starting on the start hold's release."""
     from geodyn_ros_launch import GZ_STAND_SDF, GZ_START_TOPIC
-    gz = [e for e in _of_type(launch.objects, "ExecuteProcess") if e.kwargs.get("name") == "gz_sim"]
-    assert len(gz) == 2
-    for e in gz:
-        cmd = e.kwargs["cmd"]
-        assert cmd[:3] == ["gz", "sim", "-r"] and _is_launch_config(cmd[-1], "world"), cmd
-        assert ("-s" in cmd) == (type(e.kwargs["condition"]).__name__ == "IfCondition")
-        assert _is_launch_config(e.kwargs["condition"].arg(0, "predicate_expression"), "headless")
-        assert "GZ_SIM_RESOURCE_PATH" in e.kwargs["additional_env"]
+    from geodyn_ros_launch import _gz_sim
+    (gz,) = [o for o in _of_type(launch.objects, "OpaqueFunction") if o.kwargs.get("function") is _gz_sim]
+    assert {"headless", "update_rate", "world"} <= set(launch.declared)
+
+    def cmd(**cfg):
+        ctx = types.SimpleNamespace(launch_configurations={"world": "w.sdf", **cfg})
+        (e,) = gz.kwargs["function"](ctx, *gz.kwargs["args"])
+        assert e.kwargs["name"] == "gz_sim" and "GZ_SIM_RESOURCE_PATH" in e.kwargs["additional_env"]
+        return e.kwargs["cmd"]
+    assert cmd(headless="false", update_rate="") == ["gz", "sim", "-r", "w.sdf"]
+    assert cmd(headless="true", update_rate="") == ["gz", "sim", "-r", "-s", "w.sdf"]
+    assert cmd(headless="true", update_rate="250") == ["gz", "sim", "-r", "-s", "-z", "250", "w.sdf"]
+    for bad in ("fast", "0", "-5", "nan"):
+        with pytest.raises(ValueError, match=rf"^launch argument 'update_rate': '{bad}' is not a number > 0"):
+            cmd(headless="true", update_rate=bad)
     creates = [n for n in launch.nodes if n.kwargs["executable"] == "create"]
     stand = next(n for n in creates if n.kwargs["name"] == "spawn_geodyn_stand")
     robot = next(n for n in creates if n.kwargs["name"] == "spawn_aerial_manipulator")
@@ -234,6 +244,8 @@ def _check_gazebo_side(launch):
     assert handler.kwargs["target_action"] is stand and handler.kwargs["on_exit"] == [robot]
     rp = _Launch.inline_params(robot)
     assert rp["name"] == "aerial_manipulator" and _is_launch_config(rp["z"].arg(0, "value"), "spawn_z")
+    if "spawn_x" in launch.declared:
+        assert _is_launch_config(rp["x"].arg(0, "value"), "spawn_x")
     assert type(rp["string"]).__name__ == "ParameterValue"
     assert all(_Launch.inline_params(n)["use_sim_time"] is True for n in creates)
     ref = _Launch.inline_params(next(n for n in launch.nodes if n.kwargs["executable"] == "geodyn_reference"))
@@ -245,6 +257,13 @@ def _check_gazebo_side(launch):
 def test_gazebo_launch_wiring(stub_launch):
     launch = _Launch("gazebo.launch.py")
     _check_gazebo_side(launch)
+    # spawned (and held) where the Table 3 reference starts: it was spawned 1.41 m away, at (0, 0, 1),
+    # and the held loops wound up until the release flipped it (seen in gz-sim 8.14)
+    from geodyn_ros.trajectories import table3_reference
+    start = table3_reference(0.0, 0).base_pose[:3, 3]
+    spawn = [float(launch.declared[f"spawn_{a}"].kwargs["default_value"]) if f"spawn_{a}" in launch.declared else 0.0
+             for a in "xyz"]
+    np.testing.assert_allclose(spawn, start, atol=1e-12)
 
     nodes = {n.kwargs["executable"]: n for n in launch.nodes}
     bridge = _Launch.inline_params(nodes["parameter_bridge"])
@@ -304,10 +323,11 @@ def test_gazebo_underactuated_launch_wiring(stub_launch):
     # the defaults the controller accepts: a level it knows, of order <= the default order
     level, order = launch.declared["level"].kwargs["default_value"], launch.declared["order"].kwargs["default_value"]
     assert level in FLATNESS_LEVELS and _ORDER[level] <= int(order)
-    # the spawn height: the figure eight's base height at t = 0 (base 0.104 m above the CoM), to 1 cm
+    # the spawn height: the figure eight's base height at t = 0 (base 0.104 m above the CoM), to
+    # 1 um: the base is held there, and an offset would wind the loops up while held
     from geodyn_ros.ros.loops.underactuated_closed_loop import flat_start_parameters
     z0 = flat_start_parameters()["initial_base_pose"][2]
-    assert abs(float(launch.declared["spawn_z"].kwargs["default_value"]) - z0) < 0.01, z0
+    assert abs(float(launch.declared["spawn_z"].kwargs["default_value"]) - z0) < 1e-6, z0
 
 
 def test_actuated_sim_launch_wiring(stub_launch):
