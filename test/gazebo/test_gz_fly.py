@@ -10,8 +10,8 @@ reference leaving rest), then :data:`FLY_S` simulated seconds, scored. A probe r
 the tracked point (the system CoM at rank 4, the base origin at rank 6; the package's model of the
 same Gazebo file, rotor joints locked) is paired with the reference of the same stamp.
 
-Checked: the release happens, the flight stays within :data:`MAX_RMS_M` of its reference and never
-falls (the vehicle's height stays within 0.5 m of its reference), no published state is NaN, and
+Checked: the release happens, the flight stays within :data:`MAX_RMS_M` of its reference, the arm
+within :data:`MAX_JOINT_RMS_DEG` (except :data:`KNOWN_JOINT_STALL`), and it never falls (the vehicle's height stays within 0.5 m of its reference), no published state is NaN, and
 SIGINT stops every process cleanly. The figures (RMS, peaks, real-time factor) are printed, one
 line per case, and written to ``$GEODYN_GZ_FLY_JSON`` when set (doc/howto/gazebo.md's table).
 
@@ -67,8 +67,9 @@ UPDATE_RATE = os.environ.get("GEODYN_GZ_UPDATE_RATE", "250")
 #: doc/howto/gazebo.md); the JSON rows are keyed "<case> <args>" then
 EXTRA_ARGS = os.environ.get("GEODYN_GZ_FLY_ARGS", "").split()
 MOTOR = "gz-sim-multicopter-motor-model-system"
-#: an arm that tracks (the MuJoCo loops: 0.01-0.4 deg)
-MAX_JOINT_RMS_DEG = 2.0
+#: an arm that tracks: the MuJoCo loops 0.01-0.4 deg, these flights 0.1-2.2 deg over the runs measured
+#: here (a run whose nodes fall behind is worse); a stalled arm shows the reference's own RMS, ~25 deg
+MAX_JOINT_RMS_DEG = 5.0
 #: arms known not to track in Gazebo, and why (the test fails once one tracks: then remove it here)
 KNOWN_JOINT_STALL = {
     "hextilt_flying_arm_5": "its URDF gives every arm joint <dynamics> friction 0.1 N m and damping 0.1 N m s/rad, "
