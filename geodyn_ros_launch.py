@@ -64,6 +64,21 @@ def check_arguments(context):
     return []
 
 
+def run_child(module: str, *args: str, refusal: str = ""):
+    """``python -m module args...`` in a child process (the launch process does not import the
+    dynamics package), its ``subprocess.CompletedProcess`` (text stdout and stderr) on success. A
+    refusal (non-zero exit) raises ``ValueError(refusal + the child's last stderr line)``, which
+    LaunchService prints before exiting non-zero: the child's own one-line error, not a traceback."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True)
+    if res.returncode != 0:
+        last = (res.stderr.strip().splitlines() or ["exit status " + str(res.returncode)])[-1]
+        raise ValueError(refusal + last)
+    return res
+
+
 def _mission(context) -> None:
     """``mission:=FILE`` (``underactuated_sim.launch.py``): refuse a missing or invalid mission in
     one line, and set the launch configurations ``mission`` (absolute path), ``reference_trajectory``
@@ -71,18 +86,13 @@ def _mission(context) -> None:
     mission's plan, written by ``python -m geodyn_ros.ros.nodes.mission start-parameters`` in a child
     process (this process does not import the dynamics package)."""
     import os
-    import subprocess
-    import sys
     import tempfile
 
     cfg = context.launch_configurations
     path = os.path.abspath(cfg["mission"])     # a file that cannot be read: the child says so, as the loader does
     out = os.path.join(tempfile.mkdtemp(prefix="geodyn_mission_"), "sim_start.yaml")
-    res = subprocess.run([sys.executable, "-m", "geodyn_ros.ros.nodes.mission", "start-parameters", path, cfg["urdf"],
-                          cfg["actuation"], out], capture_output=True, text=True)
-    if res.returncode != 0:
-        last = (res.stderr.strip().splitlines() or ["exit status " + str(res.returncode)])[-1]
-        raise ValueError(f"launch argument 'mission': {last}")
+    run_child("geodyn_ros.ros.nodes.mission", "start-parameters", path, cfg["urdf"], cfg["actuation"], out,
+              refusal="launch argument 'mission': ")
     cfg["mission"], cfg["reference_trajectory"], cfg["mission_sim_start"] = path, "waypoints", out
 
 

@@ -43,7 +43,7 @@ from launch.substitutions import Command
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
-from geodyn_ros_launch import message_types_argument, with_message_types
+from geodyn_ros_launch import message_types_argument, run_child, with_message_types
 
 
 def _nodes(context):
@@ -51,8 +51,6 @@ def _nodes(context):
     raises ValueError with the child's one line (LaunchService prints it and exits non-zero)."""
     import json
     import os
-    import subprocess
-    import sys
     import tempfile
 
     cfg = context.launch_configurations
@@ -62,12 +60,8 @@ def _nodes(context):
                              "vehicle:=my_vehicle.yaml)")
     urdf, vehicle = os.path.abspath(cfg["urdf"]), os.path.abspath(cfg["vehicle"])
     out = os.path.join(tempfile.mkdtemp(prefix="geodyn_fly_"), "parameters.yaml")
-    res = subprocess.run([sys.executable, "-m", "geodyn_ros.ros.loops.fly_closed_loop", "launch-parameters", urdf, vehicle,
-                          cfg.get("reference", "figure8"), cfg.get("level", "ff2"), out],
-                         capture_output=True, text=True)
-    if res.returncode != 0:
-        last = (res.stderr.strip().splitlines() or ["exit status " + str(res.returncode)])[-1]
-        raise ValueError(last)
+    res = run_child("geodyn_ros.ros.loops.fly_closed_loop", "launch-parameters", urdf, vehicle,
+                    cfg.get("reference", "figure8"), cfg.get("level", "ff2"), out)
     setup = json.loads(res.stdout.strip().splitlines()[-1])
     robot_description = ParameterValue(Command(["xacro ", urdf]), value_type=str)
     return [Node(package="geodyn_ros", executable=name, name=name, output="screen",

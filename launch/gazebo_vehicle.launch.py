@@ -40,7 +40,7 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from geodyn_ros_launch import gazebo_actions, gazebo_arguments, message_types_argument, with_message_types
+from geodyn_ros_launch import gazebo_actions, gazebo_arguments, message_types_argument, run_child, with_message_types
 
 MODEL_NAME = "aerial_manipulator"
 
@@ -50,7 +50,6 @@ def _actions(context):
     refusal raises ValueError with the child's one line (LaunchService prints it and exits non-zero)."""
     import json
     import os
-    import subprocess
     import sys
     import tempfile
 
@@ -62,12 +61,8 @@ def _actions(context):
     vehicle = cfg["vehicle"]
     vehicle = os.path.abspath(vehicle) if os.path.exists(vehicle) else vehicle
     out = tempfile.mkdtemp(prefix="geodyn_gazebo_vehicle_")
-    res = subprocess.run([sys.executable, "-m", "geodyn_ros.ros.loops.gazebo_vehicle", urdf, vehicle,
-                          cfg.get("reference", "figure8"), cfg.get("level", "ff1"), out],
-                         capture_output=True, text=True)
-    if res.returncode != 0:
-        last = (res.stderr.strip().splitlines() or ["exit status " + str(res.returncode)])[-1]
-        raise ValueError(last)
+    res = run_child("geodyn_ros.ros.loops.gazebo_vehicle", urdf, vehicle, cfg.get("reference", "figure8"),
+                    cfg.get("level", "ff1"), out)
     for line in res.stderr.strip().splitlines():      # the model's corrections, one line each
         print(line, file=sys.stderr)
     setup = json.loads(res.stdout.strip().splitlines()[-1])

@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gz_world import gz_env, ros_gz_executable, skip_reason
-from launch_runner import CANNOT_RUN, START_TIMEOUT, _clean_stop, _launch, _stop, can_launch
+from gz_world import ros_gz_executable, skip_reason
+from launch_runner import CANNOT_RUN, _clean_stop, can_launch
 
 xacro = pytest.importorskip("xacro")
 if skip_reason():
@@ -42,11 +42,9 @@ if ros_gz_executable("ros_gz_bridge", "parameter_bridge") is None:
                 "AMENT_PREFIX_PATH", allow_module_level=True)
 
 from nav_msgs.msg import Odometry  # noqa: E402  (after the skips: rclpy)
-from rosgraph_msgs.msg import Clock as ClockMsg  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
 from geodyn_msgs.msg import FlatReference, ReferenceJet  # noqa: E402
-from ros_harness import Harness  # noqa: E402
+from gz_flight import UPDATE_RATE, gz_flight  # noqa: E402
 
 import geodyn_ros as gd  # noqa: E402
 from geodyn_ros.lie import quat_to_matrix  # noqa: E402
@@ -58,11 +56,7 @@ RAMP_S = 3.0
 #: a loop that tracks (the MuJoCo loops track these references to 1e-4..1e-3 m; Gazebo's lagging
 #: odometry and its unmodelled rotor filter cost more); above this, the loop is not flying its reference
 MAX_RMS_M = 0.05
-#: gz sim -z (the launch files' update_rate): simulated steps per wall second. 250 = a quarter of
-#: real time at the worlds' 1 ms steps: the three Python nodes at 1 kHz, gz, the bridge and this
-#: probe share two cores here, and at real time the controller ran at ~300 Hz with gaps of 0.1-0.7 s
-#: of simulated time (the vehicle fell). GEODYN_GZ_UPDATE_RATE="" flies at the world's own rate.
-UPDATE_RATE = os.environ.get("GEODYN_GZ_UPDATE_RATE", "250")
+#: the launch files' update_rate: gz_flight.UPDATE_RATE ($GEODYN_GZ_UPDATE_RATE, default 250)
 #: more launch arguments for every case, e.g. GEODYN_GZ_FLY_ARGS="level:=ff0" (the measurements of
 #: doc/howto/gazebo.md); the JSON rows are keyed "<case> <args>" then
 EXTRA_ARGS = os.environ.get("GEODYN_GZ_FLY_ARGS", "").split()
@@ -153,38 +147,14 @@ def test_gazebo_launch_file_flies(case, tmp_path, monkeypatch):
     args = args + EXTRA_ARGS
     rank, model = _model(case, tmp_path)
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    env = dict(gz_env(), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               ROS_DOMAIN_ID=os.environ.get("ROS_DOMAIN_ID", "0"),
-               GZ_PARTITION=f"geodyn_fly_{os.getpid()}_{time.monotonic_ns()}")
-    h = Harness()
-    try:
-        clocks = h.record(ClockMsg, "/clock", depth=10)
-        odom = h.record(Odometry, "odom", depth=100000)
-        js = h.record(JointState, "joint_states", depth=100000)
-        refs = h.record(FlatReference if rank == 4 else ReferenceJet,
-                        "flat_reference" if rank == 4 else "reference", depth=100000)
-        hold = h.record(String, "gz/start_hold", depth=100)
-        proc = _launch(file, "headless:=true", "robot_state_publisher:=false", f"update_rate:={UPDATE_RATE}", *args,
-                       env=env)
-        try:
-            def sim_ns():
-                return clocks[-1].clock.sec * 10**9 + clocks[-1].clock.nanosec if clocks else 0
-            deadline = time.monotonic() + START_TIMEOUT
-            while time.monotonic() < deadline and proc.poll() is None and not any(m.data == "detached" for m in hold):
-                h.spin_for(0.2)
-            assert any(m.data == "detached" for m in hold), (
-                f"{file}: the start hold was never released within {START_TIMEOUT:g} s "
-                f"({'running' if proc.poll() is None else 'exited'})\n" + ("" if proc.poll() is None else
-                                                                         proc.communicate()[0][-4000:]))
-            t_rel, w0 = sim_ns(), time.monotonic()
-            t0 = t_rel + int(RAMP_S * 1e9)        # scored from the end of the start ramp
-            while proc.poll() is None and sim_ns() < t0 + FLY_S * 1e9 and time.monotonic() < w0 + 60 * (FLY_S + RAMP_S):
-                h.spin_for(0.2)
-            wall, sim = time.monotonic() - w0, (sim_ns() - t_rel) * 1e-9
-        finally:
-            code, out = _stop(proc)
-    finally:
-        h.close()
+    ref_topic = "flat_reference" if rank == 4 else "reference"
+    with gz_flight(file, args, {"odom": Odometry, "joint_states": JointState,
+                                ref_topic: FlatReference if rank == 4 else ReferenceJet}) as f:
+        t0 = f.released_ns + int(RAMP_S * 1e9)        # scored from the end of the start ramp
+        f.fly_until(t0 + int(FLY_S * 1e9), 60 * (FLY_S + RAMP_S))
+        wall, sim = time.monotonic() - f.released_wall, (f.sim_ns() - f.released_ns) * 1e-9
+    out, rec = f.out, f.h.received
+    odom, js, refs = rec["odom"], rec["joint_states"], rec[ref_topic]
     assert sim >= 0.9 * (FLY_S + RAMP_S), f"{file}: only {sim:.2f} s simulated in {wall:.0f} s after the release\n{out[-3000:]}"
     m = _score(rank, model, list(odom), list(js), list(refs), t0)
     m.update(case=case, launch=file, args=args, update_rate=UPDATE_RATE, simulated_s=sim, wall_s=wall,
