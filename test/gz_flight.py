@@ -51,21 +51,31 @@ class Flight:
 
 
 @contextmanager
-def gz_flight(file: str, args: list, records: dict):
-    """Launch ``file`` (``headless:=true robot_state_publisher:=false update_rate:=UPDATE_RATE`` and
-    ``args``), record ``records`` (topic -> message type, into ``flight.h.received[topic]``), and wait
+def gz_flight(file: str, args: list, records: dict, robot_state_publisher: bool = False):
+    """Launch ``file`` (``headless:=true robot_state_publisher:=<robot_state_publisher>
+    update_rate:=UPDATE_RATE`` and ``args``), record ``records`` (topic -> message type, into ``flight.h.received[topic]``), and wait
     until the start hold is released ("detached" on ``gz/start_hold``). Yields the :class:`Flight`;
     stops the launch with SIGINT on exit (``flight.out``, ``flight.code``)."""
     env = dict(gz_env(), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
                ROS_DOMAIN_ID=os.environ.get("ROS_DOMAIN_ID", "0"),
                GZ_PARTITION=f"geodyn_fly_{os.getpid()}_{time.monotonic_ns()}")
-    h = Harness()
+    # the probe hears the launch's nodes (ros_harness turns discovery OFF for in-process tests)
+    before = os.environ.get("ROS_AUTOMATIC_DISCOVERY_RANGE")
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    try:
+        h = Harness()
+    finally:
+        if before is None:
+            os.environ.pop("ROS_AUTOMATIC_DISCOVERY_RANGE")
+        else:
+            os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = before
     try:
         clocks = h.record(ClockMsg, "/clock", depth=10)
         for topic, msg_type in records.items():
             h.record(msg_type, topic, depth=100000)
         hold = h.record(String, "gz/start_hold", depth=100)
-        proc = _launch(file, "headless:=true", "robot_state_publisher:=false", f"update_rate:={UPDATE_RATE}", *args,
+        rsp = f"robot_state_publisher:={str(robot_state_publisher).lower()}"
+        proc = _launch(file, "headless:=true", rsp, f"update_rate:={UPDATE_RATE}", *args,
                        env=env)
         flight = Flight(h, proc, env, clocks)
         try:

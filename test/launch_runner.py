@@ -82,8 +82,11 @@ def _launch(file, *args, env: dict | None = None):
 
 
 def _stop(proc, timeout=STOP_TIMEOUT):
+    """Ctrl-C as a terminal gives it: SIGINT to the launch's whole process group. (Sent to the launch
+    process alone, LaunchService takes the SIGINT for the user's, assumes its children got it too
+    (``Shutdown(due_to_sigint=True)``: no SIGINT of its own) and SIGTERMs them 5 s later.)"""
     if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -95,6 +98,7 @@ def _stop(proc, timeout=STOP_TIMEOUT):
 
 def _clean_stop(out, processes):
     assert "process has died" not in out, out[-4000:]
+    assert "failed to terminate" not in out, "a process outlived SIGINT by 5 s (SIGTERMed):\n" + out[-4000:]
     for p in processes:
         assert re.search(rf"\[INFO\] \[{p}-\d+\]: process has finished cleanly", out), out[-4000:]
     assert "Traceback" not in out, out[-4000:]

@@ -1,6 +1,7 @@
 """Every Gazebo launch file flown for real (issue 54): headless ``gz sim`` under the real launch_ros
 (``ros2 launch`` where installed, else the steering folder's ``real_launch.sh``: test/launch_runner.py),
-the real ``ros_gz_bridge`` and ``ros_gz_sim create``, and the geodyn nodes, as a lab runs them.
+the real ``ros_gz_bridge`` and ``ros_gz_sim create``, ``robot_state_publisher`` where it is installed
+(the launch files' default), and the geodyn nodes, as a lab runs them (test/gz_flight.py).
 
 Cases: ``gazebo.launch.py`` (TiltHex, actuated), ``gazebo_underactuated.launch.py`` (collinear
 hexarotor with arm, flatness) and ``gazebo_vehicle.launch.py vehicle:=<name>`` for the three vehicles
@@ -12,7 +13,7 @@ same Gazebo file, rotor joints locked) is paired with the reference of the same 
 
 Checked: the release happens, the flight stays within :data:`MAX_RMS_M` of its reference, the arm
 within :data:`MAX_JOINT_RMS_DEG` (except :data:`KNOWN_JOINT_STALL`), and it never falls (the vehicle's height stays within 0.5 m of its reference), no published state is NaN, and
-SIGINT stops every process cleanly. The figures (RMS, peaks, real-time factor) are printed, one
+Ctrl-C (SIGINT to the launch's process group) stops every process cleanly, none SIGTERMed. The figures (RMS, peaks, real-time factor) are printed, one
 line per case, and written to ``$GEODYN_GZ_FLY_JSON`` when set (doc/howto/gazebo.md's table).
 
 Skips in one line without Gazebo (``gz_world.NEEDS``) or without a real launch
@@ -61,6 +62,8 @@ MAX_RMS_M = 0.05
 #: doc/howto/gazebo.md); the JSON rows are keyed "<case> <args>" then
 EXTRA_ARGS = os.environ.get("GEODYN_GZ_FLY_ARGS", "").split()
 MOTOR = "gz-sim-multicopter-motor-model-system"
+#: the launch files' default robot_state_publisher:=true where it is installed (as a lab flies), else false
+WITH_RSP = ros_gz_executable("robot_state_publisher", "robot_state_publisher") is not None
 #: an arm that tracks: the MuJoCo loops 0.01-0.4 deg, these flights 0.1-2.2 deg over the runs measured
 #: here (a run whose nodes fall behind is worse); a stalled arm shows the reference's own RMS, ~25 deg
 MAX_JOINT_RMS_DEG = 5.0
@@ -142,14 +145,14 @@ def _score(rank, model, odom, js, refs, t0_ns):
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_gazebo_launch_file_flies(case, tmp_path, monkeypatch):
+def test_gazebo_launch_file_flies(case, tmp_path):
     file, args = CASES[case]
     args = args + EXTRA_ARGS
     rank, model = _model(case, tmp_path)
-    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     ref_topic = "flat_reference" if rank == 4 else "reference"
     with gz_flight(file, args, {"odom": Odometry, "joint_states": JointState,
-                                ref_topic: FlatReference if rank == 4 else ReferenceJet}) as f:
+                                ref_topic: FlatReference if rank == 4 else ReferenceJet},
+                   robot_state_publisher=WITH_RSP) as f:
         t0 = f.released_ns + int(RAMP_S * 1e9)        # scored from the end of the start ramp
         f.fly_until(t0 + int(FLY_S * 1e9), 60 * (FLY_S + RAMP_S))
         wall, sim = time.monotonic() - f.released_wall, (f.sim_ns() - f.released_ns) * 1e-9
@@ -157,7 +160,7 @@ def test_gazebo_launch_file_flies(case, tmp_path, monkeypatch):
     odom, js, refs = rec["odom"], rec["joint_states"], rec[ref_topic]
     assert sim >= 0.9 * (FLY_S + RAMP_S), f"{file}: only {sim:.2f} s simulated in {wall:.0f} s after the release\n{out[-3000:]}"
     m = _score(rank, model, list(odom), list(js), list(refs), t0)
-    m.update(case=case, launch=file, args=args, update_rate=UPDATE_RATE, simulated_s=sim, wall_s=wall,
+    m.update(case=case, launch=file, args=args, update_rate=UPDATE_RATE, robot_state_publisher=WITH_RSP, simulated_s=sim, wall_s=wall,
              real_time_factor=sim / wall)
     print(f"\n{case}: {file} {' '.join(args)}: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                                                         for k, v in m.items() if k not in ("case", "launch", "args", "joint_rms_deg_each")))
