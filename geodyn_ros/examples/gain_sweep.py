@@ -27,6 +27,13 @@ Usage::
     python -m geodyn_ros.examples.gain_sweep --vehicles underactuated borinot_flying_arm_2 \\
         --conditions mocap onboard --scales 0.5 0.71 1 1.41 2 --seeds 10 --jobs 2 --json out/gains.json
     python -m geodyn_ros.examples.gain_sweep --vehicles actuated --baselines --jobs 2   # the TiltHex, pd_g, indi
+    python -m geodyn_ros.examples.gain_sweep --worlds exact model_error --speeds 1 1.5 --seeds 20 --jobs 2
+
+``--worlds`` (config/world.yaml) and ``--speeds`` cross every condition (:func:`cell_label`); a world
+other than ``exact`` flies with the disturbance rejection on. Found: a world with wind
+(``wind_light``, ``disturbed``) tips every level over during the take-off from the ground (the rotor
+drag of :mod:`geodyn_ros.sim.wind` acts at full strength on the stopped rotors): such worlds give
+"diverged" cells here until the drag scales with rotor speed.
 """
 from __future__ import annotations
 
@@ -39,7 +46,7 @@ from dataclasses import replace
 
 import numpy as np
 
-__all__ = ["DEFAULT_SCALES", "ERROR_CHARS", "scale_gains", "admissible", "mean_ci", "fly_tasks", "run_sweep", "format_sweep", "main"]
+__all__ = ["DEFAULT_SCALES", "ERROR_CHARS", "cell_label", "scale_gains", "admissible", "mean_ci", "fly_tasks", "run_sweep", "format_sweep", "main"]
 
 #: the bandwidth scales of the grid: factors of sqrt(2) from 0.5 to 2
 DEFAULT_SCALES = (0.5, 0.71, 1.0, 1.41, 2.0)
@@ -92,17 +99,34 @@ def base_gains(v, delay):
     return fit_gains(v.gains0, v.kind, v.inertias, v.lag, delay)[0]
 
 
+def cell_label(cond: str, world: str = "exact", speed: float = 1.0) -> str:
+    """The key of a (sensing condition, world, speed) column: the condition alone for the exact
+    world at speed 1 (the sweep as it was), else ``"<condition> | <world> | x<speed>"``."""
+    return cond if (world, float(speed)) == ("exact", 1.0) else f"{cond} | {world} | x{float(speed):g}"
+
+
 def _flight(args):
-    """(vehicle, level, condition, scale, seed, duration) -> (key, position RMS [m] or the divergence)."""
-    vname, level, cond, s, seed, duration = args
+    """(vehicle, level, condition, scale, seed, duration[, world, speed]) -> (key, position RMS [m] or
+    the divergence). A world other than ``exact`` (config/world.yaml) is drawn by the seed and flown
+    with the disturbance rejection on (the observer and integral action, ``RejectionOptions.all()``:
+    what a lab turns on in wind); ``speed`` scales the reference's time."""
+    vname, level, cond, s, seed, duration, *rest = args
+    world, speed = rest if rest else ("exact", 1.0)
     from geodyn_ros.examples.sensing_table import _VEHICLE_CACHE, _rule_for, _Vehicle, condition_profile, loop_delay
     from geodyn_ros.loops.sensed import Sensing
     v = _VEHICLE_CACHE.get(vname) or _VEHICLE_CACHE.setdefault(vname, _Vehicle(vname))
     prof = condition_profile(cond)
     sensing = Sensing(prof, seed=seed, ground=True, log=None, rule=_rule_for(None, prof))
-    res = v.run(level, duration, gains=scale_gains(base_gains(v, loop_delay(prof)), s), sensing=sensing, **v.kw)
+    kw = dict(v.kw)
+    if world != "exact":
+        from geodyn_ros.control.rejection import RejectionOptions
+        from geodyn_ros.sim.world_file import world_preset
+        kw.update(world=world_preset(world), world_seed=seed, rejection=RejectionOptions.all())
+    if float(speed) != 1.0:
+        kw["speed"] = float(speed)
+    res = v.run(level, duration, gains=scale_gains(base_gains(v, loop_delay(prof)), s), sensing=sensing, **kw)
     out = {"diverged": res.diverged} if res.diverged else {"rms_m": float(res.log.rms()["position_m"])}
-    return (vname, cond, level, s, seed), out
+    return (vname, cell_label(cond, world, speed), level, s, seed), out
 
 
 def fly_tasks(job, tasks, jobs: int):
@@ -126,21 +150,36 @@ def _flight_job(args):
     try:
         return _flight(args)
     except Exception as exc:      # a flight that cannot run is reported, the others go on
-        vname, level, cond, s, seed, _ = args
-        return (vname, cond, level, s, seed), {"error": f"{type(exc).__name__}: {exc}"[:ERROR_CHARS]}
+        vname, level, cond, s, seed, _, *rest = args
+        return (vname, cell_label(cond, *rest), level, s, seed), {"error": f"{type(exc).__name__}: {exc}"[:ERROR_CHARS]}
 
 
 def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFAULT_SCALES, seeds=10,
-              duration=3.0, jobs=1, progress=None, baselines=False) -> dict:
+              duration=3.0, jobs=1, progress=None, baselines=False, worlds=("exact",), speeds=(1.0,)) -> dict:
     """Every admissible (level, scale) cell of each vehicle and condition over ``seeds`` seeds
     (module docstring): ``{"settings", "vehicles": {v: {c: {"delay_s", "scales": {s: {"admissible",
     "margin_s", "loop"}}, "levels": {lv: {"cells": {s: {"rms_m": [...], "diverged": [...], "failed": [...],
     "mean_m", "ci_m"}}, "best", "same", "paired"}}}}}}``. A flight that raises is kept in its cell's
-    ``failed`` as ``(seed, "Type: message")`` (at most :data:`ERROR_CHARS`); its cell wins nothing."""
+    ``failed`` as ``(seed, "Type: message")`` (at most :data:`ERROR_CHARS`); its cell wins nothing.
+
+    ``worlds`` (names of config/world.yaml) and ``speeds`` (time scalings of the reference) cross
+    every condition: each (condition, world, speed) is one column of the result, keyed
+    :func:`cell_label` (the condition alone for ``exact`` at 1, so the defaults give the sweep as it
+    was, bit for bit), with its ``"sensing"``, ``"world"`` and ``"speed"``. A seed draws the sensor
+    errors and the world alike, the same draw for every level and scale."""
     from geodyn_ros.examples.sensing_table import BASELINE_ROWS, _VEHICLE_CACHE, _Vehicle, condition_profile, loop_delay
-    for name, v in (("vehicles", vehicles), ("conditions", conditions), ("scales", scales)):
+    for name, v in (("vehicles", vehicles), ("conditions", conditions), ("scales", scales), ("worlds", worlds),
+                    ("speeds", speeds)):
         if isinstance(v, (str, bytes)) or not len(v):
             raise ValueError(f"{name}: expected a non-empty list, got {v!r}")
+    for sp in speeds:
+        if isinstance(sp, bool) or not isinstance(sp, (int, float)) or not (math.isfinite(sp) and sp > 0):
+            raise ValueError(f"speeds: expected finite numbers > 0, got {sp!r}")
+    from geodyn_ros.sim.world_file import world_preset
+    for w in worlds:
+        if not isinstance(w, str):
+            raise ValueError(f"worlds: expected names of config/world.yaml, got {w!r}")
+        world_preset(w)       # an unknown name: the world file's one-line refusal
     for vn in vehicles:
         if vn not in VEHICLES:
             raise ValueError(f"vehicles: expected some of {', '.join(VEHICLES)}, got {vn!r}")
@@ -155,13 +194,18 @@ def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFA
     if not (isinstance(duration, (int, float)) and math.isfinite(duration) and duration > 0):
         raise ValueError(f"duration: expected a finite time > 0 [s], got {duration!r}")
     out = {"settings": {"scales": list(scales), "seeds": seeds, "duration_s": duration,
-                        "rule": "delay margin >= MARGIN_RATIO x loop delay on the CoM and rotation axes"},
+                        "rule": "delay margin >= MARGIN_RATIO x loop delay on the CoM and rotation axes",
+                        "worlds": list(worlds), "speeds": [float(x) for x in speeds]},
            "vehicles": {}}
     tasks = []
     for vn in vehicles:
         v = _VEHICLE_CACHE.get(vn) or _VEHICLE_CACHE.setdefault(vn, _Vehicle(vn))
+        if "reference" in v.kw and any(float(sp) != 1.0 for sp in speeds):
+            raise ValueError(f"speeds: {vn} flies geodyn_fly's scaled reference, which has no time scaling here; "
+                             "give it speed 1 only")
         out["vehicles"][vn] = {}
-        for c in conditions:
+        for c, w, sp in ((c, w, float(sp)) for c in conditions for w in worlds for sp in speeds):
+            label = cell_label(c, w, sp)
             delay = loop_delay(condition_profile(c))
             sc = {}
             for s in scales:
@@ -171,9 +215,11 @@ def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFA
                                       if baselines else ())
             levels = {lv: {"cells": {s: {"rms_m": [], "diverged": [], "failed": []} for s in scales if sc[s]["admissible"]}}
                       for lv in rows}
-            out["vehicles"][vn][c] = {"delay_s": delay, "scales": sc, "levels": levels, "what": v.what,
-                                      "orders": list(v.levels), "baselines": list(rows[len(v.levels):])}
-            tasks += [(vn, lv, c, s, seed, duration) for lv in rows for s in scales if sc[s]["admissible"]
+            out["vehicles"][vn][label] = {"delay_s": delay, "scales": sc, "levels": levels, "what": v.what,
+                                          "orders": list(v.levels), "baselines": list(rows[len(v.levels):]),
+                                          "sensing": c, "world": w, "speed": sp}
+            extra = () if (w, sp) == ("exact", 1.0) else (w, sp)
+            tasks += [(vn, lv, c, s, seed, duration, *extra) for lv in rows for s in scales if sc[s]["admissible"]
                       for seed in range(seeds)]
     if not tasks:
         raise ValueError("scales: no scale is admissible under the delay-margin rule; add smaller scales")
@@ -319,6 +365,11 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="2 seeds, 1 s scored, scales 0.71 1 1.41")
     p.add_argument("--baselines", action="store_true",
                    help="also the baselines (actuated: pd_g PD plus gravity, indi INDI; collinear: indi)")
+    p.add_argument("--worlds", nargs="+", default=["exact"],
+                   help="worlds of config/world.yaml crossed with every condition (default exact; e.g. exact "
+                        "disturbed: the model error and light wind, flown with the disturbance rejection on)")
+    p.add_argument("--speeds", nargs="+", type=float, default=[1.0],
+                   help="time scalings of the reference crossed with every condition (default 1)")
     p.add_argument("--json", help="write every figure here")
     a = p.parse_args(argv)
     if a.jobs < 1:
@@ -329,7 +380,7 @@ def main(argv=None) -> int:
         res = run_sweep(a.vehicles, a.conditions, scales=a.scales or q.get("scales", DEFAULT_SCALES),
                         seeds=a.seeds if a.seeds is not None else q.get("seeds", 10),
                         duration=a.duration if a.duration is not None else q.get("duration", 3.0), jobs=a.jobs,
-                        baselines=a.baselines,
+                        baselines=a.baselines, worlds=a.worlds, speeds=a.speeds,
                         progress=lambda line: print(line, file=sys.stderr, flush=True))
     except ValueError as exc:
         print(f"gain_sweep: {exc}", file=sys.stderr)

@@ -200,3 +200,42 @@ def test_baselines_are_swept_beside_the_orders(monkeypatch, capsys):
     assert "baseline pd_g at its best (x0.71) against ff0 at its best (x0.71): x3.00" in text
     assert "baseline indi at its best (x0.71) against ff0 at its best (x0.71): x30.00" in text
     assert "x1.41" in text and "refused" in text
+
+
+def test_worlds_and_speeds_refuse_bad_input_in_one_line():
+    for kw, match in ((dict(worlds=()), r"^worlds: expected a non-empty list"),
+                      (dict(worlds="exact"), r"^worlds: expected a non-empty list"),
+                      (dict(worlds=(3,)), r"^worlds: expected names"),
+                      (dict(worlds=("windy",)), r"worlds\.windy: no such world"),
+                      (dict(speeds=()), r"^speeds: expected a non-empty list"),
+                      (dict(speeds=(0.0,)), r"^speeds: expected finite numbers > 0"),
+                      (dict(speeds=(float("nan"),)), r"^speeds: expected finite numbers > 0"),
+                      (dict(speeds=(True,)), r"^speeds: expected finite numbers > 0")):
+        with pytest.raises(ValueError, match=match) as e:
+            run_sweep(("underactuated",), ("perfect",), scales=(1.0,), seeds=2, duration=0.1, **kw)
+        assert "\n" not in str(e.value)
+    # geodyn_fly's vehicles fly their own scaled reference: no time scaling, said so
+    with pytest.raises(ValueError, match=r"^speeds: borinot_flying_arm_2 flies geodyn_fly's scaled reference"):
+        run_sweep(("borinot_flying_arm_2",), ("perfect",), scales=(1.0,), seeds=2, duration=0.1, speeds=(1.0, 1.5))
+
+
+def test_cell_label_keeps_the_old_keys():
+    from geodyn_ros.examples.gain_sweep import cell_label
+    assert cell_label("mocap") == cell_label("mocap", "exact", 1.0) == "mocap"
+    assert cell_label("mocap", "model_error", 1.0) == "mocap | model_error | x1"
+    assert cell_label("perfect", "exact", 1.5) == "perfect | exact | x1.5"
+
+
+def test_a_world_and_a_speed_are_flown_and_the_exact_column_is_unchanged():
+    """One seed pair, one level, 0.2 s: the exact column equals the sweep without the new axes bit
+    for bit; the drawn model error (a seed draws masses, CoM, rotor constants) and the faster
+    reference each give other figures (they do fly what they name)."""
+    from geodyn_ros.examples import gain_sweep as gs
+    old = gs._flight(("underactuated", "ff1", "perfect", 1.0, 0, 0.2))
+    new = gs._flight(("underactuated", "ff1", "perfect", 1.0, 0, 0.2, "exact", 1.0))
+    assert old == new
+    err = gs._flight(("underactuated", "ff1", "perfect", 1.0, 0, 0.2, "model_error", 1.0))
+    fast = gs._flight(("underactuated", "ff1", "perfect", 1.0, 0, 0.2, "exact", 1.5))
+    assert err[0][1] == "perfect | model_error | x1" and fast[0][1] == "perfect | exact | x1.5"
+    assert "rms_m" in err[1] and "rms_m" in fast[1]
+    assert err[1]["rms_m"] != old[1]["rms_m"] and fast[1]["rms_m"] != old[1]["rms_m"]

@@ -16,7 +16,7 @@ def test_the_shipped_worlds():
     w = load_worlds()
     for name in ("exact", "cad", "thrust_stand", "sea", "model_error", "wind_light", "wind_moderate", "rotor_drag",
                  "push_base", "arm_mass_plus10", "thrust_minus5", "base_com_5mm", "lag_plus30", "mass_plus10",
-                 "mass_minus10"):
+                 "mass_minus10", "disturbed"):
         assert name in w, name
         assert w[name].where == str(default_worlds_path())
     assert w["exact"].exact and not any(v.exact for k, v in w.items() if k != "exact")
@@ -31,6 +31,9 @@ def test_the_shipped_worlds():
     assert w["wind_light"].wind.w20 == pytest.approx(15 * KNOT) and w["wind_moderate"].wind.w20 == pytest.approx(30 * KNOT)
     assert w["wind_light"].rotor_drag.d == (0.544, 0.386, 0.0)
     assert w["wind_light"].wind.onset == w["wind_moderate"].wind.onset == 2.0
+    # disturbed = model_error's draws and wind_light's air, together
+    assert w["disturbed"].model_error == w["model_error"].model_error and w["disturbed"].wind == w["wind_light"].wind
+    assert w["disturbed"].drag == w["wind_light"].drag and w["disturbed"].rotor_drag == w["wind_light"].rotor_drag
     assert "rising over 2 s" in w["wind_light"].wind.line()
     assert w["thrust_minus5"].model_error.rotors == {"motor_constant": Distribution.fixed(-0.05)}
     p = w["push_base"].pushes[0]
