@@ -197,8 +197,6 @@ class ActuatedSim(MujocoSim):
         d.qfrc_applied[self._madr_v] = self._u
         self._qfrc_air[:] = 0.0                      # mj_resetData zeroed qfrc_applied
         self._apply_rotor_forces()
-        if self._world is not None:                  # its rotor drag reads the rotor speeds just set
-            self._world.apply(self)
         mujoco.mj_forward(self.mj_model, d)
 
     def set_rotor_command(self, omega) -> None:

@@ -146,11 +146,7 @@ class RotorDrag:
     """The linear rotor drag ``f = -m R diag(d) R^T v_r`` (Faessler et al. 2018) on the base: ``d``
     (3,) [1/s] mass-normalised coefficients along the base axes, ``m`` the simulated vehicle's
     mass, ``v_r`` the air-relative velocity of ``point`` ((3,) [m] in the base frame, or
-    ``"rotors"``: the centroid of the rotor frames' origins), where the force acts. ``d`` holds at
-    hover: with simulated rotors (an ``ActuatedSim``), ``f`` is scaled by the rotors' mean speed over
-    their hover speed ``omega_h = sqrt(m g / sum_i c_f,i z_i.e_z)``, as the drag is linear in rotor
-    speed (Faessler et al., eq. (2)): stopped rotors feel none, and a vehicle on the ground in wind
-    is not pushed over by it. With ideal rotors (a commanded wrench) ``f`` is unscaled."""
+    ``"rotors"``: the centroid of the rotor frames' origins), where the force acts."""
 
     d: tuple = (0.0, 0.0, 0.0)
     point: object = "rotors"
@@ -410,17 +406,6 @@ class WorldForces:
                 cda = np.broadcast_to(np.asarray(dg.cda, float), (3,)).copy()
             pt = np.array(m.body_ipos[b], float) if dg.point is None else np.asarray(dg.point, float).reshape(3)
             self._drags.append((b, pt, cda))
-        # the rotor drag is linear in each rotor's speed (Faessler et al. 2018, eq. (2), fold the hover
-        # speed into d): with simulated rotors (an ActuatedSim) it is scaled by the rotors' mean speed
-        # over the speed at which they carry the weight, so stopped rotors on the ground feel none.
-        # omega_h^2 = m g / sum_i c_f,i z_i.e_z (z_i the rotor's thrust axis in the base frame, upright)
-        self._hover_speed = None
-        if (rotor_drag is not None and frames is not None and len(frames) and not getattr(sim, "ideal_rotors", True)
-                and hasattr(sim, "rotor_speed")):
-            cf = np.broadcast_to(np.asarray(sim.config.rotors.motor_constant, float), (len(frames),))
-            lift = float(np.sum(cf * np.asarray(frames, float)[:, 2, 2]))
-            if lift > 0.0:
-                self._hover_speed = math.sqrt(self.weight / lift)
         self._rotor = None
         if rotor_drag is not None:
             pt = self._rotor_centroid if isinstance(rotor_drag.point, str) else np.asarray(rotor_drag.point, float)
@@ -469,8 +454,7 @@ class WorldForces:
             R = d.xmat[b].reshape(3, 3)
             p = d.xpos[b] + R @ self._rotor[1]
             v_r = self._point_velocity(m, d, b, p) - w
-            scale = 1.0 if self._hover_speed is None else float(np.mean(np.abs(sim.rotor_speed()))) / self._hover_speed
-            out.append(("rotor_drag", b, p, scale * rotor_drag(R, v_r, self._rotor[0], self.mass)))
+            out.append(("rotor_drag", b, p, rotor_drag(R, v_r, self._rotor[0], self.mass)))
         for b, pt, push in self._pushes:
             f = push.force_at(t, self.weight)
             out.append(("push", b, d.xpos[b] + d.xmat[b].reshape(3, 3) @ pt, f))

@@ -217,25 +217,3 @@ def test_a_drawn_wind_is_reproducible_in_the_simulator(cfg):
     other.reset(np.eye(4), np.zeros(6), np.zeros(6), np.zeros(6), time=-0.5)
     other.step(200)
     assert not np.array_equal(other.world.wind_velocity(), out[0][1])
-
-
-def test_rotor_drag_scales_with_the_rotors_speed(cfg):
-    """Linear in rotor speed (Faessler et al. 2018, eq. (2), d taken at hover): none on stopped rotors,
-    the unscaled closed form at the hover speed (sqrt(m g / sum c_f z_i.e_z), computed here from the
-    vehicle file's constants and the rotor axes, independently of the module), twice that at twice it."""
-    d, W = (0.5, 0.4, 0.1), np.array([3.0, -2.0, 0.5])
-    sim = ActuatedSim(hexarotor_source(), cfg, gravity=(0.0, 0.0, 0.0))
-    f = WorldForces(sim, wind=Wind(W), rotor_drag=RotorDrag(d))
-    sim.attach_world(f)
-    C = np.eye(4)
-    C[:3, :3], C[:3, 3] = exp_so3([0.2, -0.1, 0.4]), [0.0, 0.0, 1.0]
-    cf = np.broadcast_to(np.asarray(cfg.rotors.motor_constant, float), (len(sim.rotor_names),))
-    up = np.asarray(sim.rotor_frames, float)[:, :3, 2] @ np.array([0.0, 0.0, 1.0])
-    w_h = np.sqrt(sim.model.total_mass * 9.81 / np.sum(cf * up))
-    R = C[:3, :3]
-    unscaled = -sim.model.total_mass * (R @ (np.array(d) * (R.T @ (np.zeros(3) - W))))
-    for speed, factor in ((0.0, 0.0), (w_h, 1.0), (2.0 * w_h, 2.0)):
-        sim.reset(C, np.zeros(6), np.zeros(6), np.zeros(6), rotor_speed=np.full(len(sim.rotor_names), speed))
-        got = sim.external_wrench().components["rotor_drag"]
-        # spatial wrench (moment first) of the force: its force part is the last three
-        np.testing.assert_allclose(got[3:], factor * unscaled, rtol=1e-9, atol=1e-12)
