@@ -25,6 +25,11 @@ from ros_harness import Harness
 UPDATE_RATE = os.environ.get("GEODYN_GZ_UPDATE_RATE", "250")
 
 
+def stamp_ns(msg) -> int:
+    """A ROS message's ``header.stamp`` [ns]."""
+    return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+
+
 class Flight:
     """A running launch: ``h`` (the probe's :class:`ros_harness.Harness`), ``proc`` (the launch),
     ``env`` (its environment: ``GZ_PARTITION`` names its gz graph), ``released_ns`` (the simulated

@@ -53,6 +53,24 @@ def skip_reason() -> str | None:
     return None if gz_env() is not None else NEEDS
 
 
+def flight_skip_reason(*, robot_state_publisher: bool = False) -> str | None:
+    """Why a Gazebo flight under the real launch (test/gz_flight.py) does not run here (None: it
+    runs): Gazebo, a real launch (``launch_runner.can_launch``), ros_gz and, when asked,
+    robot_state_publisher."""
+    from launch_runner import CANNOT_RUN, can_launch
+    if skip_reason():
+        return skip_reason()
+    if not can_launch():
+        return CANNOT_RUN
+    if ros_gz_executable("ros_gz_bridge", "parameter_bridge") is None:
+        return ("needs ros_gz (ros_gz_bridge parameter_bridge, ros_gz_sim create) in the Gazebo environment's "
+                "AMENT_PREFIX_PATH")
+    if robot_state_publisher and ros_gz_executable("robot_state_publisher", "robot_state_publisher") is None:
+        return ("needs robot_state_publisher in the Gazebo environment's AMENT_PREFIX_PATH "
+                "(apt install ros-<distro>-robot-state-publisher)")
+    return None
+
+
 def gz_env() -> dict | None:
     """The environment the Gazebo processes run in, or None when no ``gz sim`` is found."""
     global _ENV

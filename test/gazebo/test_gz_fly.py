@@ -30,22 +30,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gz_world import ros_gz_executable, skip_reason
-from launch_runner import CANNOT_RUN, _clean_stop, can_launch
+from gz_world import flight_skip_reason, ros_gz_executable
+from launch_runner import _clean_stop
 
 xacro = pytest.importorskip("xacro")
-if skip_reason():
-    pytest.skip(skip_reason(), allow_module_level=True)
-if not can_launch():
-    pytest.skip(CANNOT_RUN, allow_module_level=True)
-if ros_gz_executable("ros_gz_bridge", "parameter_bridge") is None:
-    pytest.skip("needs ros_gz (ros_gz_bridge parameter_bridge, ros_gz_sim create) in the Gazebo environment's "
-                "AMENT_PREFIX_PATH", allow_module_level=True)
+if flight_skip_reason():
+    pytest.skip(flight_skip_reason(), allow_module_level=True)
 
 from nav_msgs.msg import Odometry  # noqa: E402  (after the skips: rclpy)
 from sensor_msgs.msg import JointState  # noqa: E402
 from geodyn_msgs.msg import FlatReference, ReferenceJet  # noqa: E402
-from gz_flight import UPDATE_RATE, gz_flight  # noqa: E402
+from gz_flight import UPDATE_RATE, gz_flight, stamp_ns as _stamp  # noqa: E402
 
 import geodyn_ros as gd  # noqa: E402
 from geodyn_ros.lie import quat_to_matrix  # noqa: E402
@@ -96,10 +91,6 @@ def _model(case: str, tmp: Path):
         xml, rank = Path(res["model"]).read_text(), res["rank"]
     locked = [p.findtext("jointName") for p in ET.fromstring(xml).iter("plugin") if p.get("filename") == MOTOR]
     return rank, gd.load_urdf(xml, locked_joints=locked)
-
-
-def _stamp(msg) -> int:
-    return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
 
 
 def _score(rank, model, odom, js, refs, t0_ns):

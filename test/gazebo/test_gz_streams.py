@@ -46,26 +46,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gz_world import ros_gz_executable, skip_reason
-from launch_runner import CANNOT_RUN, _clean_stop, can_launch
+from gz_world import flight_skip_reason
+from launch_runner import _clean_stop
 
 xacro = pytest.importorskip("xacro")
-if skip_reason():
-    pytest.skip(skip_reason(), allow_module_level=True)
-if not can_launch():
-    pytest.skip(CANNOT_RUN, allow_module_level=True)
-if ros_gz_executable("ros_gz_bridge", "parameter_bridge") is None:
-    pytest.skip("needs ros_gz (ros_gz_bridge parameter_bridge, ros_gz_sim create) in the Gazebo environment's "
-                "AMENT_PREFIX_PATH", allow_module_level=True)
-if ros_gz_executable("robot_state_publisher", "robot_state_publisher") is None:
-    pytest.skip("needs robot_state_publisher in the Gazebo environment's AMENT_PREFIX_PATH "
-                "(apt install ros-<distro>-robot-state-publisher)", allow_module_level=True)
+if flight_skip_reason(robot_state_publisher=True):
+    pytest.skip(flight_skip_reason(robot_state_publisher=True), allow_module_level=True)
 
 from nav_msgs.msg import Odometry  # noqa: E402  (after the skips: rclpy)
 from sensor_msgs.msg import JointState  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
-from gz_flight import gz_flight  # noqa: E402
+from gz_flight import gz_flight, stamp_ns as _rns  # noqa: E402
 
 import geodyn_ros as gd  # noqa: E402
 from geodyn_ros.lie import quat_to_matrix  # noqa: E402
@@ -83,10 +75,6 @@ AXIS_ANGLE_EPS = 1e-12   # gz-math 7 Quaternion::AxisAngle: sin^2(angle/2) below
 
 def _ns(stamp: dict) -> int:
     return int(stamp.get("sec", 0)) * 10**9 + int(stamp.get("nsec", 0))
-
-
-def _rns(msg) -> int:
-    return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
 
 
 def _vec(d: dict, keys: str) -> list:
