@@ -89,6 +89,14 @@ pytestmark = [
 ]
 
 
+def _graph_nodes(h, names, ns):
+    """The probe's view of the ROS graph once every one of ``names`` is in ``ns`` (or after 10 s, load
+    scaled): node names reach the probe through DDS discovery, which can trail a node's first data."""
+    want = {(n, ns) for n in names}
+    h.spin_until(lambda: want <= set(h.probe.get_node_names_and_namespaces()), 10.0)
+    return h.probe.get_node_names_and_namespaces()
+
+
 @pytest.fixture(scope="module")
 def test_config(tmp_path_factory):
     """config/geodyn.yaml with geodyn_node's stale_timeout at 30 s, same keys."""
@@ -200,7 +208,7 @@ def test_geodyn_launch_serves_the_feedforward(harness, test_config, ns):
         assert np.abs(tau - want.tau).max() <= 1e-12 * scale
         assert np.abs(W - want.base_wrench).max() <= 1e-12 * scale
         assert wrenches[-1].header.frame_id == (f"{ns}/" if ns else "") + "base_link"
-        assert ("geodyn_node", f"/{ns}" if ns else "/") in h.probe.get_node_names_and_namespaces()
+        assert ("geodyn_node", f"/{ns}" if ns else "/") in _graph_nodes(h, ("geodyn_node",), f"/{ns}" if ns else "/")
         status = f"{ns}/geodyn_node: feedforward" if ns else "geodyn_node: feedforward"
         _wait(h, proc, lambda: any(s.name == status for a in diag for s in a.status),
               f"no /diagnostics status named {status!r}", timeout=60)
@@ -228,7 +236,8 @@ def test_sim_launch_closes_the_loop(harness, test_config, ns):
         assert cmds[-1].header.frame_id == prefix + "base_link"
         assert tuple(jets[-1].joint_names) == NAMES and jets[-1].child_frame_id == prefix + "base_link"
         assert np.isfinite(odom[-1].pose.pose.position.z)
-        nodes = h.probe.get_node_names_and_namespaces()
+        nodes = _graph_nodes(h, ("geodyn_sim", "geodyn_reference", "geodyn_node", "geodyn_controller"),
+                             f"/{ns}" if ns else "/")
         for name in ("geodyn_sim", "geodyn_reference", "geodyn_node", "geodyn_controller"):
             assert (name, f"/{ns}" if ns else "/") in nodes, (name, nodes)
     finally:
@@ -257,7 +266,8 @@ def test_actuated_sim_launch_closes_the_loop(harness, test_config):
         assert tuple(motors[-1].name) == NAMES and tuple(efforts[-1].name) == NAMES
         om = np.array(rotors[-1].velocity)
         assert om.shape == (6,) and np.isfinite(om).all() and (om > 0).all() and (om <= 1000.0).all(), om
-        nodes = h.probe.get_node_names_and_namespaces()
+        nodes = _graph_nodes(h, ("geodyn_actuated_sim", "geodyn_reference", "geodyn_node",
+                                 "geodyn_actuated_controller"), f"/{ns}")
         for name in ("geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_actuated_controller"):
             assert (name, f"/{ns}") in nodes, (name, nodes)
     finally:
@@ -292,7 +302,8 @@ def test_underactuated_sim_launch_closes_the_loop(harness):
         assert list(desired[-1].joint_names) == list(NAMES)
         om = np.array(rotors[-1].velocity)
         assert om.shape == (6,) and np.isfinite(om).all() and (om > 0).all() and (om <= 1000.0).all(), om
-        nodes = h.probe.get_node_names_and_namespaces()
+        nodes = _graph_nodes(h, ("geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"),
+                             f"/{ns}")
         for name in ("geodyn_actuated_sim", "geodyn_reference", "geodyn_node", "geodyn_flat_controller"):
             assert (name, f"/{ns}") in nodes, (name, nodes)
     finally:
