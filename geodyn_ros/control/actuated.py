@@ -41,6 +41,7 @@ import numpy as np
 from numba import njit
 
 from ..algorithms.eom import gravity_vector
+from ..model.joint_losses import add_loss_jet, check_joint_losses
 from .feedback import TrackingGains
 from .flatness import effort_limit_array, joint_gain_array
 from .rejection import Rejection, RejectionOptions
@@ -234,11 +235,16 @@ class ActuatedController:
         jets too). The CoM estimate does not apply (the base pose is tracked; a CoM error needs
         only the moment, which the observer gives). None or every switch off: the law above, bit
         for bit. :attr:`rejection` holds the state.
+    joint_losses : JointLosses or None, keyword
+        The joints' damping and dry friction (:mod:`geodyn_ros.model.joint_losses`, e.g.
+        ``joint_losses_from_urdf(urdf, model.joint_names)``): their torque jet of the reference
+        joint rates is added to ``tau_d`` (ff0..ff2; rows 0..2 where ff2 drives a lossy elastic
+        joint, which then needs ``q_d`` rows 0..3). None (default) or no loss: the law above, bit for bit.
     """
 
     def __init__(self, allocation: Allocation, rotors: RotorParams, elastic: ElasticJointParams | None, joint_names,
                  gains: TrackingGains | None = None, feedforward_order=2, lag_timestep=None, *,
-                 effort_limits=None, model=None, gravity=(0.0, 0.0, -9.81), rejection=None):
+                 effort_limits=None, model=None, gravity=(0.0, 0.0, -9.81), rejection=None, joint_losses=None):
         if not isinstance(allocation, Allocation):
             raise ValueError(f"allocation: expected an Allocation, got {type(allocation).__name__}")
         if feedforward_order not in FEEDFORWARD_LEVELS or isinstance(feedforward_order, bool):
@@ -292,6 +298,10 @@ class ActuatedController:
                 raise ValueError(f"lag_timestep: expected a finite positive step [s], got {lag_timestep!r}")
             self._lag_gain = (dt / -np.expm1(-dt / Tu), dt / -np.expm1(-dt / Td))
         self._no_x = np.zeros(6)
+        self.joint_losses = check_joint_losses(joint_losses, self.joint_names)
+        #: the loss jet's order the level needs: 2 where an elastic joint's motor reads tau'' (ff2), else 0
+        self._loss_order = 2 if (self.joint_losses is not None and self.idx.size and np.any(
+            (self.joint_losses.damping + self.joint_losses.friction)[self.idx] > 0)) else 0
         if rejection is not None and not isinstance(rejection, RejectionOptions):
             raise ValueError(f"rejection: expected RejectionOptions or None, got {type(rejection).__name__}")
         #: the :class:`~geodyn_ros.control.rejection.Rejection` state (None: every option off)
@@ -335,8 +345,11 @@ class ActuatedController:
         """``(theta_d, theta_d')`` of the elastic joints (Spong's inverse; needs ``tau_d`` rows 0, 1).
 
         q_d : (>= 2, n) rows q_d, q_d'; tau_d : (>= 2, n) rows tau_d, tau_d'.
+        With ``joint_losses``: their jet is added to ``tau_d`` (``q_d`` then needs rows 0..2).
         """
         i = self.idx
+        if self.joint_losses is not None:
+            tau_d = add_loss_jet(self.joint_losses, q_d, tau_d, 1)
         return q_d[0, i] + self._Kinv * tau_d[0, i], q_d[1, i] + self._Kinv * tau_d[1, i]
 
     def rotor_reference(self, W_b_jet) -> tuple:
@@ -394,6 +407,8 @@ class ActuatedController:
         rj, Wx, Ainv = self.rejection, self._no_x, self._Ainv
         if rj is not None:
             Wx, Ainv, args[10] = self._rejection_terms(rj, t, rotor_speed, args)
+        if self.joint_losses is not None and lvl is not None:
+            args[10] = add_loss_jet(self.joint_losses, args[8], args[10], self._loss_order if lvl == 2 else 0)
         status, ns_r, ns_m = _command_kernel(*args, self._gains, self._kpj, self._kdj, -1 if lvl is None else lvl,
                                              Ainv, self._lag_gain[0], self._lag_gain[1], self._Kinv, self._B,
                                              self.idx, self._wmin, self._wmax, self._umax, self.rigid_idx, grav,

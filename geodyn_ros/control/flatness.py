@@ -59,6 +59,7 @@ from ..algorithms.api import center_of_mass
 from ..algorithms.eom import gravity_vector
 from ..algorithms.flat import FlatResult
 from ..algorithms.reduced import centroidal_locked_terms
+from ..model.joint_losses import add_loss_jet, check_joint_losses
 from ..model.model import Model
 from .quadrotor import rigid_flat_map
 from .rejection import Rejection, RejectionOptions
@@ -235,11 +236,17 @@ class FlatnessController:
         error (``F -= k_i int e_x``), the thrust-scale estimate (the allocation divided by ``k``, the
         lag jets too) and the CoM estimate (the regulated CoM is ``c + R delta``). None (default)
         or every switch off: the law above, bit for bit. :attr:`rejection` holds the state.
+    joint_losses : JointLosses or None
+        The joints' damping and dry friction (:mod:`geodyn_ros.model.joint_losses`): their torque
+        jet of the reference joint rates is added to ``flat.tau`` (ff0..ff2; rows 0..2 where ff2
+        drives a lossy elastic joint, which then needs ``q_d`` rows 0..3). The base rows are
+        unchanged (the loss is internal). None (default) or no loss: the law above, bit for bit.
     """
 
     def __init__(self, model: Model, allocation: Allocation, rotors: RotorParams, elastic: ElasticJointParams | None,
                  gains: FlatnessGains | None = None, level: str = "ff2", *, ideal_rotors: bool = False,
-                 gravity=(0.0, 0.0, -9.81), lag_timestep=None, effort_limits=None, rejection=None):
+                 gravity=(0.0, 0.0, -9.81), lag_timestep=None, effort_limits=None, rejection=None,
+                 joint_losses=None):
         if not isinstance(model, Model):
             raise ValueError(f"model: expected a geodyn_ros Model, got {type(model).__name__}")
         if not isinstance(allocation, Allocation):
@@ -278,6 +285,10 @@ class FlatnessController:
             self._lag_gain = (dt / -np.expm1(-dt / Tu), dt / -np.expm1(-dt / Td))
         self.rotor_saturations = 0
         self.motor_saturations = 0
+        self.joint_losses = check_joint_losses(joint_losses, names)
+        #: the loss jet's order: 2 where ff2 drives a lossy elastic joint's motor (tau''), else 0
+        self._loss_order = 2 if (self.joint_losses is not None and elastic is not None and np.any(
+            (self.joint_losses.damping + self.joint_losses.friction)[self.idx] > 0)) else 0
         if rejection is not None and not isinstance(rejection, RejectionOptions):
             raise ValueError(f"rejection: expected RejectionOptions or None, got {type(rejection).__name__}")
         #: the :class:`~geodyn_ros.control.rejection.Rejection` state (None: every option off)
@@ -322,8 +333,11 @@ class FlatnessController:
         return om, np.zeros_like(om)
 
     def motor_reference(self, q_d, tau_d) -> tuple:
-        """``(theta_d, theta_d')`` of the elastic joints (Spong's inverse; rows q_d, q_d' and tau_d, tau_d')."""
+        """``(theta_d, theta_d')`` of the elastic joints (Spong's inverse; rows q_d, q_d' and tau_d, tau_d';
+        with ``joint_losses`` their jet added to ``tau_d``, and ``q_d`` needs rows 0..2)."""
         i = self.idx
+        if self.joint_losses is not None:
+            tau_d = add_loss_jet(self.joint_losses, q_d, tau_d, 1)
         return q_d[0, i] + self._Kinv * tau_d[0, i], q_d[1, i] + self._Kinv * tau_d[1, i]
 
     # ------------------------------------------------------------------ the law
@@ -406,6 +420,8 @@ class FlatnessController:
             re = rj.joint_torque()
         # joints: rigid ones torque-controlled, elastic ones through their motors
         tau_d = flat.tau
+        if self.joint_losses is not None and lvl != "rigid":
+            tau_d = add_loss_jet(self.joint_losses, q_d, tau_d, self._loss_order if lvl == "ff2" else 0)
         i, ri = self.idx, self.rigid_idx
         kp, kd = self._kpj, self._kdj
         grav = _gravity_torque(model, C, q, self.gravity) if lvl == "rigid" else None

@@ -61,6 +61,7 @@ from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from .tracking import TrackingLog
 from .underactuated import _NO_WRENCH, _peak, indi_measure, rigid_effort_limits
 from geodyn_ros.lie import Ad, Ad_inv
+from geodyn_ros.model.joint_losses import JOINT_LOSS_MODES, PLANT_INTEGRATOR, losses_for_mode
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.trajectories import table3_reference
 
@@ -147,7 +148,7 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
                       gravity=(0.0, 0.0, -9.81), rigid_joints: bool = False, lag_discrete: bool = False,
                       preroll: float = PREROLL_S, progress=None, reference=None, sensing=None,
                       record=None, world=None, world_seed: int = 0, rejection=None,
-                      wrap_command=None) -> RowResult:
+                      wrap_command=None, joint_losses: str = "off") -> RowResult:
     """Run one row of the table (module docstring) and return its :class:`RowResult`.
 
     duration [s] of simulated time; speed: time scaling of Table 3; timestep [s]: simulator and
@@ -183,6 +184,9 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     wrap_command: ``f(command) -> command`` around the controller's call
     ``command(t, C, V_b, q, qd, theta, theta', C_d, V_b_d, q_d, W_b_jet, tau_jet) -> ActuatedCommand``
     (e.g. observers run on the loop's data), or None; not used by the ``ideal`` row.
+    joint_losses: ``"off"`` (default: the plant is the model), ``"plant"`` (the simulator keeps the
+    URDF's joint damping and dry friction, which the controller ignores: what gz-sim does) or
+    ``"compensated"`` (the controller adds their torque jet, :mod:`geodyn_ros.model.joint_losses`).
     """
     from geodyn_ros.sim import ActuatedSim
     from .fly_references import vehicle_size
@@ -198,8 +202,12 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     ideal = row == "ideal"
     if sensing is not None and sensing.trivial:
         sensing = None
+    if joint_losses not in JOINT_LOSS_MODES:      # checked before any work
+        raise ValueError(f"joint_losses: expected one of {JOINT_LOSS_MODES}, got {joint_losses!r}")
+    plant_losses = joint_losses != "off"
     sim_kw = dict(timestep=timestep, gravity=gravity, ideal_rotors=ideal, ideal_joints=ideal or rigid_joints,
-                  **({"ground": True} if sensing is not None and sensing.ground else {}))
+                  **({"ground": True} if sensing is not None and sensing.ground else {}),
+                  **({"joint_dynamics": True, "integrator": PLANT_INTEGRATOR} if plant_losses else {}))
     pert = None
     if world is not None and not world.exact:
         pert = world.draw(world_seed, tilthex_source() if source is None else source, cfg)
@@ -210,6 +218,7 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
         model = sim.model
     al = Allocation.from_frames(sim.rotor_frames, cfg.rotors)
     eff = rigid_effort_limits(cfg, model, tilthex_source() if source is None else source)
+    losses = losses_for_mode(joint_losses, tilthex_source() if source is None else source, model.joint_names)[1]
     if rigid_joints:     # the diagnostic rows: the elastic joints made rigid keep their motors' limit (as before)
         umax = np.broadcast_to(np.asarray(cfg.elastic.max_motor_torque, float), (len(cfg.elastic.joints),))
         for j, lim in zip(cfg.elastic.joints, umax):
@@ -226,7 +235,8 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     else:
         ctrl = ActuatedController(al, cfg.rotors, None if rigid_joints else cfg.elastic, model.joint_names, gains,
                                   feedforward_order=level, lag_timestep=timestep if lag_discrete else None,
-                                  effort_limits=eff, model=model, gravity=gravity, rejection=rejection)
+                                  effort_limits=eff, model=model, gravity=gravity, rejection=rejection,
+                                  joint_losses=losses)
 
         def command(t, C, Vb, q, qd, th, thd, Cd, Vbd, q_d, Wb, tau):
             return ctrl.command(C, Vb, q, qd, th, thd, Cd, Vbd, q_d, Wb, tau, t=t)

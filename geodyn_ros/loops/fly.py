@@ -82,6 +82,7 @@ from pathlib import Path
 
 import numpy as np
 
+from geodyn_ros.model.joint_losses import JOINT_LOSS_MODES
 from geodyn_ros.vehicle.shipped import SHIPPED_URDFS, example_robot_data_dir, shipped_vehicle_files
 
 from .recording import RecordingError
@@ -215,7 +216,8 @@ def prepare(urdf, vehicle, *, reference: str = "figure8", slow_down: bool = Fals
 
 
 def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: float | None = None,
-        progress=None, sensing=None, record=None, world=None, world_seed: int = 0, rejection=None) -> dict:
+        progress=None, sensing=None, record=None, world=None, world_seed: int = 0, rejection=None,
+        joint_losses: str = "off") -> dict:
     """Fly ``levels`` (default all of the rank's) of a :func:`prepare`-d vehicle; ``{row: result}``
     (:class:`~geodyn_ros.loops.underactuated.UnderactuatedRow` or
     :class:`~geodyn_ros.loops.actuated.RowResult`). duration [s] scored (default: a mission's
@@ -226,7 +228,9 @@ def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: floa
     namespace ``/<level>/``), or None; world: a :class:`geodyn_ros.sim.world.World` every level flies
     in, drawn with ``world_seed`` (the same draw for every level), or None (the simulator is the model);
     rejection: the :class:`~geodyn_ros.control.rejection.RejectionOptions` every level's controller
-    flies with, or None (the controllers of the tables, bit for bit)."""
+    flies with, or None (the controllers of the tables, bit for bit); joint_losses: ``"off"``
+    (default), ``"plant"`` or ``"compensated"`` (the URDF's joint damping and friction in the
+    simulator, and in the controller's feedforward: :data:`geodyn_ros.model.joint_losses.JOINT_LOSS_MODES`)."""
     rank = prep["rank"]
     levels = LEVELS[rank] if levels is None else tuple(levels)
     for lv in levels:
@@ -244,6 +248,8 @@ def fly(prep: dict, levels=None, *, duration: float | None = None, preroll: floa
         kw["world"], kw["world_seed"] = world, world_seed
     if rejection is not None:
         kw["rejection"] = rejection
+    if joint_losses != "off":
+        kw["joint_losses"] = joint_losses
     if rank == 4:
         from .underactuated import simulate_underactuated as run
     else:
@@ -406,8 +412,32 @@ def _parser() -> argparse.ArgumentParser:
                    "commands, diagnostics of every level) to this MCAP file with ROS 2 schemas (Foxglove opens it)")
     p.add_argument("--record-every", type=int, default=1, metavar="N",
                    help="record one control step in N (default 1: every step)")
+    p.add_argument("--joint-losses", choices=JOINT_LOSS_MODES, default="off",
+                   help="the URDF's joint <dynamics damping friction>: off (default: ignored, as by the model), plant "
+                   "(simulated, as gz-sim does, not compensated) or compensated (simulated, and their torque added "
+                   "to the feedforward)")
     p.add_argument("--where", metavar="NAME", help="print the URDF path of a shipped vehicle and exit")
     return p
+
+
+def joint_losses_line(prep: dict, mode: str) -> str:
+    """One line: the URDF's joint losses and what ``--joint-losses MODE`` does with them."""
+    from geodyn_ros.model.joint_losses import joint_losses_from_urdf
+    try:
+        losses = joint_losses_from_urdf(prep["urdf"], prep["model"].joint_names)
+    except ValueError as exc:
+        raise Refused(str(exc).splitlines()[0]) from None
+    if not losses.active:
+        return "joint losses: the URDF gives no joint damping or friction (nothing to simulate or compensate)"
+    what = ("compensated in the feedforward (boundary layer "
+            f"{losses.friction_velocity:g} rad/s)" if mode == "compensated" else "not compensated")
+    from .fly_references import effort_shortfall, joint_torque_peaks
+    from .underactuated import rigid_effort_limits
+    model = prep["model"]
+    peak, loss_peak = joint_torque_peaks(model, prep["reference"], prep["rank"], losses,
+                                         duration=prep["reference_duration"] or 16.0)
+    short = effort_shortfall(model.joint_names, peak, loss_peak, rigid_effort_limits(prep["cfg"], model, prep["urdf"]))
+    return f"joint losses: simulated, {what}: {losses.describe()}" + (f"; {short}" if short else "")
 
 
 def main(argv=None) -> int:
@@ -468,6 +498,7 @@ def _main(argv) -> int:
                 drawn = world.draw(args.seed, prep["urdf"], prep["cfg"])
             except ValueError as exc:
                 raise Refused(str(exc).splitlines()[0]) from None
+        losses_line = None if args.joint_losses == "off" else joint_losses_line(prep, args.joint_losses)
         levels = None if not args.levels else tuple(s.strip() for s in args.levels.split(",") if s.strip())
         for lv in levels or ():
             if lv not in LEVELS[prep["rank"]]:
@@ -480,6 +511,8 @@ def _main(argv) -> int:
                 print(prep["mission_check"]["note"], flush=True)
             if drawn is not None:
                 print("\n".join(drawn.lines()), flush=True)
+            if losses_line:
+                print(losses_line, flush=True)
         from .report import RowProgress
         duration = args.duration if args.duration is not None else (prep["reference_duration"] or 16.0)
         preroll = 5.0 if args.preroll is None else args.preroll
@@ -490,7 +523,7 @@ def _main(argv) -> int:
         try:
             with RowProgress(todo, steps, out=out, what="level") as prog:
                 rows = fly(prep, levels, duration=duration, preroll=preroll, progress=prog, sensing=sensing,
-                           record=recording, world=world, world_seed=args.seed)
+                           record=recording, world=world, world_seed=args.seed, joint_losses=args.joint_losses)
                 summary = prog.summary()
             if recording is not None:
                 recording.diagnostics(row_statuses(rows, prep["rank"], vehicle.stem))

@@ -43,7 +43,7 @@ from geodyn_ros.trajectories import (FIGURE8_Q_PERIOD, FlatReference, Reference,
                                      spatial_twist_jet)
 
 __all__ = ["REFERENCES", "vehicle_size", "joint_swing", "fly_reference", "mission_reference", "check_mission",
-           "SHIPPED_SIZE_M"]
+           "SHIPPED_SIZE_M", "joint_torque_peaks", "effort_shortfall"]
 
 #: the built-in reference names (anything else is a mission file)
 REFERENCES = ("figure8", "hover")
@@ -245,3 +245,37 @@ def mission_reference(path, joint_names, *, kind: str = "flat", plan=None):
         return _base_reference(r.com[:order + 3], r.yaw[:order + 3], r.q[:order + 3])
 
     return (flat if kind == "flat" else base), traj.duration
+
+
+def joint_torque_peaks(model, reference, rank: int, losses=None, *, duration: float = 16.0,
+                       step: float = 0.01) -> tuple:
+    """``(peak, loss_peak)`` (n,) each [N m]: the largest ``|tau_d + tau_loss|`` the reference ``f(t,
+    order)`` asks of each joint over ``0 <= t <= duration`` (every ``step`` s), and the largest
+    ``|tau_loss|`` alone (zeros without ``losses``, a :class:`~geodyn_ros.model.joint_losses.JointLosses`).
+    ``tau_d``: ``gd.inverse_dynamics`` of a base reference (``rank`` 6) or ``gd.flat_inverse_dynamics``
+    of a flat one (4), order 0 (the feedforward every level above the baseline sends)."""
+    import geodyn_ros as gd
+    from geodyn_ros.model.joint_losses import loss_torque_jet
+    n = model.n_joints
+    peak, loss_peak = np.zeros(n), np.zeros(n)
+    for t in np.arange(0.0, duration + 0.5 * step, step):
+        ref = reference(float(t), 0)
+        if rank == 4:
+            tau = gd.flat_inverse_dynamics(model, ref.com, ref.yaw, ref.q, 0).tau[0]
+        else:
+            tau = gd.inverse_dynamics(model, ref.base_pose, ref.base_twist, ref.q, 0).tau[0]
+        loss = np.zeros(n) if losses is None else loss_torque_jet(losses, ref.q, 0)[0]
+        peak = np.maximum(peak, np.abs(tau + loss))
+        loss_peak = np.maximum(loss_peak, np.abs(loss))
+    return peak, loss_peak
+
+
+def effort_shortfall(joint_names, peak, loss_peak, limits) -> str | None:
+    """One line naming each joint whose ``peak`` (:func:`joint_torque_peaks`) exceeds its effort
+    limit (``limits`` (n,) [N m], ``inf`` for none), with the share of its losses; None if all fit."""
+    over = [f"{j} {p:.3g} N m ({lp:.3g} of it losses) > {lim:.3g} N m" for j, p, lp, lim
+            in zip(joint_names, peak, loss_peak, limits) if np.isfinite(lim) and p > lim]
+    if not over:
+        return None
+    return ("the reference asks more than the effort limit of " + "; ".join(over) +
+            ": those joints saturate and lag (a slower arm swing fits)")

@@ -37,6 +37,7 @@ from geodyn_ros.control.flatness import FlatnessController, FlatnessGains
 from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from geodyn_ros.loops.tracking import TrackingLog
 from geodyn_ros.lie import Ad
+from geodyn_ros.model.joint_losses import JOINT_LOSS_MODES, PLANT_INTEGRATOR, losses_for_mode
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.trajectories import figure_eight_reference
 
@@ -102,7 +103,7 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
                            gains: FlatnessGains | None = None, config=None, source=None,
                            preroll: float = PREROLL_S, reference=None, progress=None,
                            sensing=None, record=None, wrap_command=None, world=None,
-                           world_seed: int = 0, rejection=None) -> UnderactuatedRow:
+                           world_seed: int = 0, rejection=None, joint_losses: str = "off") -> UnderactuatedRow:
     """Run one row of the table (module docstring) and return its :class:`UnderactuatedRow`.
 
     duration [s] scored; speed: time scaling of the reference; timestep [s]: simulator and control
@@ -127,6 +128,9 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     command gets the loop's time ``t``), or None: the controller of the tables, bit for bit. The
     controller's :class:`~geodyn_ros.control.rejection.Rejection` state at the end of the run is
     the row's ``rejection`` (None without).
+    joint_losses: ``"off"`` (default: the plant is the model), ``"plant"`` (the simulator keeps the
+    URDF's joint damping and dry friction, which the controller ignores: what gz-sim does) or
+    ``"compensated"`` (the controller adds their torque jet, :mod:`geodyn_ros.model.joint_losses`).
     """
     from geodyn_ros.sim import ActuatedSim
     from .fly_references import vehicle_size
@@ -145,8 +149,11 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     if sensing is not None and sensing.trivial:
         sensing = None
     src = hexarotor_source() if source is None else source
+    if joint_losses not in JOINT_LOSS_MODES:
+        raise ValueError(f"joint_losses: expected one of {JOINT_LOSS_MODES}, got {joint_losses!r}")
     sim_kw = dict(timestep=timestep, ideal_rotors=ideal, ideal_joints=rigid_joints,
-                  **({"ground": True} if sensing is not None and sensing.ground else {}))
+                  **({"ground": True} if sensing is not None and sensing.ground else {}),
+                  **({"joint_dynamics": True, "integrator": PLANT_INTEGRATOR} if joint_losses != "off" else {}))
     pert = None
     if world is not None and not world.exact:
         pert = world.draw(world_seed, src, cfg)
@@ -159,7 +166,8 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     ctrl = FlatnessController(model, al, cfg.rotors, None if rigid_joints else cfg.elastic, gains, level,
                               ideal_rotors=ideal, lag_timestep=timestep if discrete else None,
                               effort_limits=rigid_effort_limits(cfg, model, hexarotor_source() if source is None
-                                                                else source), rejection=rejection)
+                                                                else source), rejection=rejection,
+                              joint_losses=losses_for_mode(joint_losses, src, model.joint_names)[1])
     indi = None
     if row == "indi":
         if rejection is not None:

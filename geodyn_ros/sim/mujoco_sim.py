@@ -91,6 +91,15 @@ FOOT_RADIUS = 0.02
 CONTACT_SOLREF = (0.02, 1.0)
 CONTACT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
 CONTACT_FRICTION = (1.0, 0.005, 0.0001)
+
+#: a joint's dry friction (URDF ``<dynamics friction>``, MuJoCo ``frictionloss``) with
+#: ``joint_dynamics=True``: the constraint's reference time constant, in steps, and its impedance.
+#: MuJoCo's defaults (solref 0.02 s, solimp 0.9-0.95) make it a soft viscous force: a 5e-6 kg m^2
+#: link under half its 0.1 N m friction crept at 9.9 rad/s after 2 s (measured, MuJoCo 4.0.0; Coulomb
+#: friction holds it). With 2 steps and 0.99-0.999 it creeps at 0.09 rad/s, and a torque above the
+#: friction still accelerates it by (tau - f) / I, as Coulomb's law and gz-sim's DART do.
+FRICTION_SOLREF_STEPS = 2
+FRICTION_SOLIMP = (0.99, 0.999, 0.001, 0.5, 2.0)
 _JOINT_KIND = {"revolute": mujoco.mjtJoint.mjJNT_HINGE, "continuous": mujoco.mjtJoint.mjJNT_HINGE,
                "prismatic": mujoco.mjtJoint.mjJNT_SLIDE}
 
@@ -245,7 +254,10 @@ class MujocoSim:
     joint_dynamics : bool
         ``False`` (default) zeroes the joint damping and dry friction that MuJoCo imports from
         URDF ``<dynamics>`` (geodyn_ros ignores them, so the simulated robot equals
-        ``self.model``); ``True`` keeps them.
+        ``self.model``); ``True`` keeps them, the dry friction's constraint stiffened
+        (:data:`FRICTION_SOLREF_STEPS`, :data:`FRICTION_SOLIMP`). Damping on a light link is stiff:
+        RK4 is stable for ``timestep < 2.78 I / d`` only, so use ``integrator="implicitfast"``
+        (damping implicit) there.
     ground : bool
         ``True``: a ground plane and four feet on the base, with contact (module docstring);
         place them with :meth:`place_ground` before :meth:`reset`. Default ``False``: no contact.
@@ -323,6 +335,11 @@ class MujocoSim:
                 j.stiffness = np.zeros_like(np.atleast_1d(j.stiffness))
                 j.frictionloss = 0.0
                 j.armature = 0.0
+        else:        # dry friction as close to Coulomb's as the soft constraint gets (FRICTION_SOLREF)
+            for j in spec.joints:
+                if j.frictionloss > 0:
+                    j.solref_friction = [FRICTION_SOLREF_STEPS * float(timestep), 1.0]
+                    j.solimp_friction = list(FRICTION_SOLIMP)
 
         extra_nv, extra_nu = self._extend_spec(spec, body)
         self.ground = bool(ground)

@@ -36,12 +36,22 @@ from ..common.description import TOPIC_PARAMETER
 from ..common.params import FRAME_PREFIX_DESCRIPTION, ConfigurationError
 from .latest_inputs import POLICY_PARAMETERS, RELIABILITY_PARAMETERS, max_age_parameter
 from .step_cycles import CYCLE_PARAMETERS
+from ...model.joint_losses import DEFAULT_FRICTION_VELOCITY, joint_losses_from_urdf
 
 __all__ = ["ActuatorInputs", "rotor_output_type", "ROBOT_PARAMETERS", "JOINT_GAIN_ARRAYS", "INPUT_OUTPUT_PARAMETERS"]
 
 # Parameters both nodes declare with the same meaning, default and description (name ->
 # (default, description), spliced into each node's PARAMETERS in its order).
 #: where the robot comes from (after ``robot_description``)
+#: the joints' damping and dry friction in the joint feedforward (geodyn_ros.model.joint_losses)
+JOINT_LOSS_PARAMETERS = {
+    "joint_losses": (False, "Add the URDF's joint <dynamics damping friction> to the joint feedforward "
+                     "(d q_d' + f tanh(q_d'/friction_velocity)): what gz-sim simulates; false = ignored, as by "
+                     "the model."),
+    "friction_velocity": (DEFAULT_FRICTION_VELOCITY, "Boundary layer [rad/s] of the smoothed sign of the dry "
+                          "friction (joint_losses)."),
+}
+
 ROBOT_PARAMETERS = {
     "urdf_path": ("", "Path of a .urdf/.xacro file; used when robot_description is empty."),
     "robot_description_topic": TOPIC_PARAMETER,
@@ -173,3 +183,25 @@ class ActuatorInputs:
             from diagnostic_msgs.msg import DiagnosticStatus
             self.diag.publish_status(DiagnosticStatus.WARN, f"saturated: {cmd.rotor_saturations} rotor speed(s), "
                                      f"{cmd.motor_saturations} motor torque(s) clipped this cycle")
+
+
+def node_joint_losses(p: dict, source, model, elastic_joints=(), order2: bool = False):
+    """The controller's :class:`~geodyn_ros.model.joint_losses.JointLosses` of the URDF ``source`` (path or
+    XML) for ``model``'s joints, or None with ``joint_losses: false``. :class:`ConfigurationError` in one
+    line for a bad ``<dynamics>`` value or ``friction_velocity``, and for lossy ``elastic_joints`` at order 2
+    (``order2``): their motors need the third joint rate, which the reference topic's decoder does not keep."""
+    if not p["joint_losses"]:
+        return None
+    try:
+        losses = joint_losses_from_urdf(source, model.joint_names, friction_velocity=float(p["friction_velocity"]))
+    except ValueError as exc:
+        name = "friction_velocity" if str(exc).startswith("friction_velocity") else "joint_losses"
+        raise ConfigurationError(f"parameter '{name}': {str(exc).splitlines()[0]}") from None
+    idx = [model.joint_names.index(j) for j in elastic_joints if j in model.joint_names]
+    lossy = [model.joint_names[k] for k in idx if losses.damping[k] > 0 or losses.friction[k] > 0]
+    if order2 and lossy:
+        raise ConfigurationError(f"parameter 'joint_losses': the series-elastic joints {', '.join(lossy)} have losses, "
+                                 "and at order 2 their motors need the third joint rate (not on the reference "
+                                 "topic); use order 1, elastic_joints: false, or the in-process loop "
+                                 "(geodyn_fly --joint-losses)")
+    return losses

@@ -17,7 +17,9 @@ What is written, and why:
   ``<limit>`` pins its speed or torque at 0 (example-robot-data's ``iris.urdf``) would never turn in
   gz-sim, which enforces joint limits: in this model (only) the limit is removed and the correction
   reported. Arm joints with a URDF ``<dynamics>`` damping or friction are reported in one line:
-  gz-sim simulates both, the package's model (and its MuJoCo loops) does not. The spawned model,
+  gz-sim simulates both, the package's dynamics do not, so the controller gets ``joint_losses: true``
+  (their torque added to the joint feedforward, :mod:`geodyn_ros.model.joint_losses`), and a second
+  line names the joints the reference then asks more than their effort limit of. The spawned model,
   and the model every node loads: the rotor links' mass and inertia
   are in both (``test/gazebo``: gz's lumped model equals the package's).
 * ``vehicle.yaml``: the vehicle file with the generated rotor joints added to ``locked_joints``
@@ -102,8 +104,8 @@ def gazebo_model(urdf, cfg) -> tuple:
             lossy.append(f"{j.get('name')} (damping {d:g} N m s/rad, friction {f:g} N m)")
     if lossy:
         corrections.append(f"{urdf}: joints {', '.join(lossy)}: the URDF's <dynamics>, which gz-sim simulates and "
-                           "the package's model does not: the arm flies against them uncompensated (a torque below "
-                           "the friction does not move the joint)")
+                           "the package's dynamics do not: the controller adds them to the joint feedforward "
+                           "(joint_losses: true, geodyn_ros.model.joint_losses)")
     return xml, rotor_joints, corrections
 
 
@@ -195,6 +197,9 @@ def gazebo_parameters(urdf, vehicle, reference: str, level: str, out_dir) -> dic
     params[CONTROLLER[rank]].update(GZ_SETTINGS)
     if rank == 6:      # gz-sim's rigid joints: order 1 at most (LEVELS), and no motor states to feed forward
         params[CONTROLLER[rank]]["feedforward_order"] = min(params[CONTROLLER[rank]]["feedforward_order"], 1)
+    short = _joint_losses(setup, model, params[CONTROLLER[rank]])
+    if short:
+        corrections.append(f"{urdf}: {short}")
     pfile = out / "parameters.yaml"
     pfile.write_text(yaml.safe_dump({k: {"ros__parameters": v} for k, v in params.items()}, sort_keys=False))
     bridge = out / "bridge.yaml"
@@ -202,6 +207,24 @@ def gazebo_parameters(urdf, vehicle, reference: str, level: str, out_dir) -> dic
     return {"rank": rank, "controller": CONTROLLER[rank], "parameters": os.fspath(pfile), "model": os.fspath(model),
             "bridge": os.fspath(bridge), "vehicle": os.fspath(veh), "spawn": spawn_pose(setup["start"]["initial_base_pose"]),
             "corrections": corrections}
+
+
+def _joint_losses(setup: dict, model_file: Path, controller: dict) -> str | None:
+    """Switch the controller's ``joint_losses`` on where the Gazebo model's joints have damping or
+    friction (gz-sim simulates both); the effort line of :func:`~geodyn_ros.loops.fly_references.effort_shortfall`
+    for the reference with them, or None."""
+    from geodyn_ros.loops.fly_references import effort_shortfall, joint_torque_peaks
+    from geodyn_ros.loops.underactuated import rigid_effort_limits
+    from geodyn_ros.model.joint_losses import joint_losses_from_urdf
+    prep = setup["prep"]
+    model = prep["model"]
+    losses = joint_losses_from_urdf(model_file, model.joint_names)
+    if not losses.active:
+        return None
+    controller["joint_losses"] = True
+    peak, loss_peak = joint_torque_peaks(model, prep["reference"], setup["rank"], losses,
+                                         duration=prep["reference_duration"] or 16.0)
+    return effort_shortfall(model.joint_names, peak, loss_peak, rigid_effort_limits(prep["cfg"], model, model_file))
 
 
 def main(argv=None) -> int:

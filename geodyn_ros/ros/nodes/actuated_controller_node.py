@@ -71,8 +71,8 @@ from geodyn_ros.loops.underactuated import rigid_effort_limits
 from geodyn_ros.lie import Ad_inv
 
 from ..wire.actuator_commands import HAVE_ACTUATOR_MSGS, ActuatorCommandPublisher
-from ..inputs.actuator_inputs import (INPUT_OUTPUT_PARAMETERS, JOINT_GAIN_ARRAYS, ROBOT_PARAMETERS, ActuatorInputs,
-                              rotor_output_type)
+from ..inputs.actuator_inputs import (INPUT_OUTPUT_PARAMETERS, JOINT_GAIN_ARRAYS, JOINT_LOSS_PARAMETERS,
+                                      ROBOT_PARAMETERS, ActuatorInputs, node_joint_losses, rotor_output_type)
 from ..wire.conversions import InputError
 from ..common.diagnostics import guard
 from ..wire.jets import decode_feedforward_jet
@@ -106,6 +106,7 @@ PARAMETERS = {
     "kp_joint": (40.0, "Motor-angle stiffness [N m/rad]."),
     "kd_joint": (0.5, "Motor-angle damping [N m s/rad]."),
     **JOINT_GAIN_ARRAYS,
+    **JOINT_LOSS_PARAMETERS,
     **REJECTION_PARAMETERS,
     **INPUT_OUTPUT_PARAMETERS,
     **FAILSAFE_PARAMETERS,
@@ -179,12 +180,14 @@ class ActuatedControllerNode(RejectionInputs, FailsafeInputs, ActuatorInputs, Tr
         model = cfg.load_model(source, base_link=base)
         _, frames = cfg.rotor_frames(model)
         self._check_rejection_model(model)   # rejection_frame: a link of this model
+        losses = node_joint_losses(self._p, source, model, cfg.elastic.joints,
+                                   order2=self._ffo == 2)     # joint_losses: ConfigurationError in one line
         try:
             al = Allocation.from_frames(frames, cfg.rotors)
             # mixed joints: the rigid ones' limits and gravity (pd) as the in-process loop
             ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, self.gains, self._level,
                                       effort_limits=rigid_effort_limits(cfg, model, source), model=model,
-                                      rejection=self.rejection_options)
+                                      rejection=self.rejection_options, joint_losses=losses)
         except ValueError as exc:
             raise ConfigurationError(f"parameter 'actuation_config': {cfg.refusal(model, exc)}") from exc
         return SimpleNamespace(model=model, allocation=al, ctrl=ctrl)

@@ -81,8 +81,8 @@ from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from geodyn_ros.loops.underactuated import rigid_effort_limits
 
 from ..wire.actuator_commands import ActuatorCommandPublisher, require_actuator_msgs
-from ..inputs.actuator_inputs import (INPUT_OUTPUT_PARAMETERS, JOINT_GAIN_ARRAYS, ROBOT_PARAMETERS, ActuatorInputs,
-                              rotor_output_type)
+from ..inputs.actuator_inputs import (INPUT_OUTPUT_PARAMETERS, JOINT_GAIN_ARRAYS, JOINT_LOSS_PARAMETERS,
+                                      ROBOT_PARAMETERS, ActuatorInputs, node_joint_losses, rotor_output_type)
 from ..wire.conversions import InputError, JointNameMatcher
 from ..common.diagnostics import guard
 from ..wire.jets import FlatReferenceDecoder, decode_flat_feedforward_jet, decode_linearization, decode_reference_jet
@@ -125,6 +125,7 @@ PARAMETERS = {
     "kp_joint": (_DEFAULT.kp_joint, "Motor-angle (or joint-angle) stiffness [N m/rad]."),
     "kd_joint": (_DEFAULT.kd_joint, "Motor-angle (or joint-angle) damping [N m s/rad]."),
     **JOINT_GAIN_ARRAYS,
+    **JOINT_LOSS_PARAMETERS,
     **GAIN_ORIGIN_PARAMETERS,
     "lag_timestep": (0.0, "0: continuous rotor-lag compensation omega + T omega'; > 0: the exact inverse of the "
                      "discrete rotor filter of this step [s]."),
@@ -252,6 +253,8 @@ class FlatControllerNode(RejectionInputs, FailsafeInputs, ActuatorInputs, Tracki
         base = p["base_link"] or None
         model = cfg.load_model(source, base_link=base)
         self._check_rejection_model(model)   # rejection_frame: a link of this model
+        losses = None if self.lqr else node_joint_losses(p, source, model, cfg.elastic.joints if self.elastic else (),
+                                                         order2=self.level == "ff2")   # one line
         try:
             _, frames = cfg.rotor_frames(model)
             al = Allocation.from_frames(frames, cfg.rotors)
@@ -259,7 +262,8 @@ class FlatControllerNode(RejectionInputs, FailsafeInputs, ActuatorInputs, Tracki
             eff = rigid_effort_limits(cfg, model, source) if self.elastic else None
             ctrl = FlatnessController(model, al, cfg.rotors, cfg.elastic if self.elastic else None, self.gains,
                                       self.level, gravity=p["gravity"], lag_timestep=p["lag_timestep"] or None,
-                                      effort_limits=eff, rejection=None if self.lqr else self.rejection_options)
+                                      effort_limits=eff, rejection=None if self.lqr else self.rejection_options,
+                                      joint_losses=losses)
             lin = ActuatedModel(model, al, cfg.rotors, cfg.elastic if self.elastic else None, p["control_period"],
                                 gravity=p["gravity"]) if self.lqr else None
         except ValueError as exc:

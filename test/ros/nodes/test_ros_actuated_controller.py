@@ -289,3 +289,38 @@ def test_typed_jets_are_checked_and_a_good_set_gets_the_library_command(h, types
     assert len(rot) == 1
     if not typed:
         assert said_deprecated(h, logs)
+
+
+def _hextilt_gazebo(tmp_path):
+    """hextilt_flying_arm_5's Gazebo files (arm rigid) and its own vehicle file (arm series-elastic)."""
+    from geodyn_ros.ros.loops.gazebo_vehicle import gazebo_parameters
+    from geodyn_ros.vehicle.shipped import shipped_vehicle_files
+    res = gazebo_parameters("", "hextilt_flying_arm_5", "figure8", "ff1", tmp_path)
+    return res["model"], res["vehicle"], str(shipped_vehicle_files("hextilt_flying_arm_5")[1])
+
+
+def test_joint_losses_parameter_gives_the_law_the_urdfs_losses(tmp_path):
+    """joint_losses: true hands the URDF's <dynamics> (0.1 N m s/rad, 0.1 N m on each arm joint) to the
+    law; false (default) none; a bad friction_velocity and lossy elastic joints at order 2 stop the
+    node at start-up in one line naming the parameter."""
+    model, rigid_vehicle, elastic_vehicle = _hextilt_gazebo(tmp_path)
+    hh = Harness()
+    try:
+        base = {"urdf_path": model, "actuation_config": rigid_vehicle, "elastic_joints": False, "feedforward_order": 1,
+                "order": 1}
+        node = hh.make(ActuatedControllerNode, {**base, "joint_losses": True, "friction_velocity": 0.02})
+        jl = node.ctrl.joint_losses
+        assert jl is not None and jl.friction_velocity == 0.02
+        np.testing.assert_array_equal(jl.damping, np.full(5, 0.1))
+        np.testing.assert_array_equal(jl.friction, np.full(5, 0.1))
+        assert hh.make(ActuatedControllerNode, base, namespace="off").ctrl.joint_losses is None
+        with pytest.raises(ConfigurationError, match=r"^parameter 'friction_velocity': friction_velocity: expected a "
+                                                     r"finite rate > 0"):
+            hh.make(ActuatedControllerNode, {**base, "joint_losses": True, "friction_velocity": 0.0}, namespace="b1")
+        with pytest.raises(ConfigurationError, match=r"^parameter 'joint_losses': the series-elastic joints "
+                                                     r"flying_arm_5__j_base_link_link_1, .* have losses, and at order 2"):
+            hh.make(ActuatedControllerNode, {"urdf_path": model, "actuation_config": elastic_vehicle,
+                                             "feedforward_order": 2, "order": 2, "joint_losses": True},
+                    namespace="b2")
+    finally:
+        hh.close()
