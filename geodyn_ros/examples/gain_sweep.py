@@ -28,6 +28,8 @@ Usage::
         --conditions mocap onboard --scales 0.5 0.71 1 1.41 2 --seeds 10 --jobs 2 --json out/gains.json
     python -m geodyn_ros.examples.gain_sweep --vehicles actuated --baselines --jobs 2   # the TiltHex, pd_g, indi
     python -m geodyn_ros.examples.gain_sweep --worlds exact model_error --speeds 1 1.5 --seeds 20 --jobs 2
+    python -m geodyn_ros.examples.gain_sweep --quick --json out/g.json --plot out/g.png   # the RMS-scale plot
+    python -m geodyn_ros.examples.gain_sweep --replot out/g.json --plot out/g.png        # re-plot, fly nothing
 
 ``--worlds`` (config/world.yaml) and ``--speeds`` cross every condition (:func:`cell_label`); a world
 other than ``exact`` flies with the disturbance rejection a lab turns on (:data:`LAB_REJECTION`: the
@@ -52,7 +54,8 @@ from dataclasses import replace
 
 import numpy as np
 
-__all__ = ["DEFAULT_SCALES", "ERROR_CHARS", "LAB_REJECTION", "cell_label", "scale_gains", "admissible", "mean_ci", "fly_tasks", "run_sweep", "format_sweep", "main"]
+__all__ = ["DEFAULT_SCALES", "ERROR_CHARS", "LAB_REJECTION", "cell_label", "scale_gains", "admissible", "mean_ci",
+           "fly_tasks", "run_sweep", "format_sweep", "plot_sweep", "main"]
 
 #: the bandwidth scales of the grid: factors of sqrt(2) from 0.5 to 2
 DEFAULT_SCALES = (0.5, 0.71, 1.0, 1.41, 2.0)
@@ -370,6 +373,66 @@ def format_sweep(res: dict) -> str:
     return "\n".join(lines).lstrip("\n") + "\n"
 
 
+def plot_sweep(res: dict, path):
+    """RMS against the gain scale (issue 55 item 6's plot): one panel per vehicle and column
+    (condition, world, speed), one line per level and baseline, the mean of the position RMS [mm]
+    over the seeds with its 95 % interval as error bars, the winner ringed; a scale the delay-margin
+    rule refuses is shaded and flies nothing. ``res``: :func:`run_sweep`'s result, or the same read
+    back from ``--json`` (its scale keys are then strings). Writes a PNG to ``path`` (parents made)."""
+    from pathlib import Path
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    panels = [(vn, c, d) for vn, per in res["vehicles"].items() for c, d in per.items()]
+    if not panels:
+        raise ValueError("res: no vehicle or column to plot")
+    cols = min(3, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
+    for ax, (vn, c, d) in zip(axes.ravel(), panels):
+        scales = sorted(float(k) for k in d["scales"])
+        refused = [x for x in scales if not d["scales"][_key(d["scales"], x)]["admissible"]]
+        for x in refused:
+            ax.axvspan(x / 2 ** 0.25, x * 2 ** 0.25, color="0.9", zorder=0)
+        for lv, L in d["levels"].items():
+            pts = [(float(k), cell["mean_m"] * 1e3, cell["ci_m"] * 1e3) for k, cell in L["cells"].items()
+                   if "mean_m" in cell]
+            if not pts:
+                continue
+            pts.sort()
+            x, m, e = (np.array(v) for v in zip(*pts))
+            line = ax.errorbar(x, m, yerr=e, marker="o", ms=3, capsize=2, lw=1.2, label=lv)
+            if L.get("best") is not None:
+                b = float(L["best"])
+                cell = L["cells"][_key(L["cells"], b)]
+                ax.plot([b], [cell["mean_m"] * 1e3], "o", ms=9, mfc="none", color=line[0].get_color())
+        ax.set_xscale("log")
+        ax.set_xticks(scales)
+        ax.set_xticklabels([f"{x:g}" for x in scales])
+        ax.minorticks_off()
+        ax.set_xlabel("bandwidth scale s (kp x s^2, kd x s)")
+        ax.set_ylabel("position RMS [mm], mean ± 95 % CI")
+        ax.set_title(f"{vn}, {c}", fontsize=9)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in axes.ravel()[len(panels):]:
+        ax.set_visible(False)
+    st = res.get("settings", {})
+    fig.suptitle(f"{st.get('seeds', '?')} seeds, {st.get('duration_s', '?')} s scored\n"
+                 "shaded: refused by the delay-margin rule; ringed: each level's winner", fontsize=8)
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def _key(d: dict, x: float):
+    """The key of ``d`` for the scale ``x``: the float itself, or its string read back from JSON."""
+    return x if x in d else next(k for k in d if float(k) == x)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m geodyn_ros.examples.gain_sweep",
                                 description="Each level at its own best gains under the delay-margin rule (issue 55).")
@@ -388,9 +451,24 @@ def main(argv=None) -> int:
     p.add_argument("--speeds", nargs="+", type=float, default=[1.0],
                    help="time scalings of the reference crossed with every condition (default 1)")
     p.add_argument("--json", help="write every figure here")
+    p.add_argument("--plot", metavar="FILE.png", help="plot RMS against the gain scale, per level and column")
+    p.add_argument("--replot", metavar="FILE.json", help="plot a --json of an earlier sweep (with --plot) and fly nothing")
     a = p.parse_args(argv)
     if a.jobs < 1:
         p.error(f"--jobs: expected an integer >= 1, got {a.jobs}")
+    if a.replot:
+        if not a.plot:
+            p.error("--replot: needs --plot FILE.png")
+        try:
+            with open(a.replot) as f:
+                old = json.load(f)
+            print(f"plot: {plot_sweep(old, a.plot)}")
+        except (OSError, ValueError, KeyError, TypeError, StopIteration) as exc:
+            why = f"{type(exc).__name__}: {exc}" if isinstance(exc, (KeyError, TypeError, StopIteration)) else str(exc)
+            print(f"gain_sweep: {a.replot}: {why.splitlines()[0] if why else type(exc).__name__}; give a --json "
+                  "file of gain_sweep", file=sys.stderr)
+            return 2
+        return 0
     q = QUICK if a.quick else {}
     try:
         t0 = time.perf_counter()
@@ -412,6 +490,8 @@ def main(argv=None) -> int:
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1, default=str)
+    if a.plot:
+        print(f"plot: {plot_sweep(res, a.plot)}")
     return 1 if failed else 0
 
 

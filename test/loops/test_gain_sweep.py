@@ -239,3 +239,34 @@ def test_a_world_and_a_speed_are_flown_and_the_exact_column_is_unchanged():
     assert err[0][1] == "perfect | model_error | x1" and fast[0][1] == "perfect | exact | x1.5"
     assert "rms_m" in err[1] and "rms_m" in fast[1]
     assert err[1]["rms_m"] != old[1]["rms_m"] and fast[1]["rms_m"] != old[1]["rms_m"]
+
+
+def test_plot_and_replot(monkeypatch, capsys, tmp_path):
+    """--plot writes the RMS-against-scale PNG of the sweep; --replot draws the same from the --json
+    (scale keys read back as strings) and flies nothing; a file that is not a sweep is one line, exit 2.
+    Stand-in flights (RMS = scale x 1 mm + seed x 0.1 mm)."""
+    from geodyn_ros.examples import gain_sweep as gs
+
+    def fake(args):
+        vname, level, cond, s, seed, _ = args
+        return (vname, cond, level, s, seed), {"rms_m": 1e-3 * s + 1e-4 * seed}
+
+    monkeypatch.setattr(gs, "_flight", fake)
+    js, png = tmp_path / "g.json", tmp_path / "plots" / "g.png"
+    assert gs.main(["--scales", "0.71", "1", "1.41", "--seeds", "2", "--json", str(js), "--plot", str(png)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"plot: {png}"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+    def no_flight(args):
+        raise AssertionError("--replot flies nothing")
+    monkeypatch.setattr(gs, "_flight", no_flight)
+    png2 = tmp_path / "g2.png"
+    assert gs.main(["--replot", str(js), "--plot", str(png2)]) == 0
+    assert capsys.readouterr().out.strip() == f"plot: {png2}" and png2.stat().st_size > 10_000
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert gs.main(["--replot", str(bad), "--plot", str(png2)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"gain_sweep: {bad}: KeyError: 'vehicles'; give a --json file of gain_sweep"
+    with pytest.raises(SystemExit):
+        gs.main(["--replot", str(js)])
