@@ -205,8 +205,11 @@ class ActuatedControllerNode(RejectionInputs, FailsafeInputs, ActuatorInputs, Tr
         n = self.model.n_joints
         self._setup_tracking_inputs(self.model)
         self._Wb, self._tau = np.zeros((1, 6)), np.zeros((1, n))
-        # a vehicle file with mixed joints: the rigid joints' torques on cmd/motor_efforts after the motors'
-        rigid = [j for j in self.model.joint_names if j not in self.cfg.elastic.joints] if self.elastic else []
+        # the joints the actuation file leaves rigid (mixed joints; every joint of a Gazebo vehicle file, whose
+        # series-elastic joints gazebo_vehicle makes rigid): their torques on cmd/motor_efforts after the motors'.
+        # Also with elastic_joints: false, which only reads the motors' angles from joint_states: without them
+        # here the rigid joints' torques were never published (hextilt_flying_arm_5's arm stalled in gz-sim)
+        rigid = [j for j in self.model.joint_names if j not in self.cfg.elastic.joints]
         self._rigid_idx = np.array([self.model.joint_names.index(j) for j in rigid], dtype=np.intp)
         if rigid:
             for pub in (self.commands.rotors, self.commands.motors, *self.commands.per_joint):

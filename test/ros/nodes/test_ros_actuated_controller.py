@@ -324,3 +324,59 @@ def test_joint_losses_parameter_gives_the_law_the_urdfs_losses(tmp_path):
                     namespace="b2")
     finally:
         hh.close()
+
+
+def test_rigid_vehicle_joints_get_their_torques_with_elastic_joints_off(tmp_path):
+    """A vehicle file whose arm joints are all rigid, flown with ``elastic_joints: false`` and
+    ``per_joint_effort_topics`` (the Gazebo loop of hextilt_flying_arm_5, whose series-elastic joints
+    gazebo_vehicle makes rigid): every arm joint's torque goes out on ``cmd/motor_efforts`` and on
+    ``cmd/joint_effort/<joint>``, equal to the law's joint torque on the same inputs (1e-9 N m: float64
+    on the wire). Before 2026-12-04 the node published no joint torque at all here (its arm stalled
+    in gz-sim)."""
+    import copy
+    from geodyn_ros.ros.wire.typed import make_reference_jet as ref_jet
+    from std_msgs.msg import Float64
+    model_file, rigid_vehicle, _ = _hextilt_gazebo(tmp_path)
+    hh = Harness()
+    try:
+        node = hh.make(ActuatedControllerNode, {"urdf_path": model_file, "actuation_config": rigid_vehicle,
+                                                "elastic_joints": False, "per_joint_effort_topics": True,
+                                                "feedforward_order": 1, "order": 1, "input_policy": "exact"})
+        model, names = node.model, tuple(node.model.joint_names)
+        assert len(names) == 5 and not node.cfg.elastic.joints
+        mot = hh.record(JointState, "cmd/motor_efforts")
+        per = {j: hh.record(Float64, f"cmd/joint_effort/{j}") for j in names}
+        for t, ty in (("reference", ReferenceJet), ("feedforward/jet", FeedforwardJet), ("odom", Odometry),
+                      ("joint_states", JointState)):
+            hh.publisher(ty, t)
+            hh.wait_matched(t)
+        rng = np.random.default_rng(5)
+        Cd = np.eye(4)
+        Cd[:3, 3] = (0.0, 0.0, 1.0)
+        Vd = np.zeros((3, 6))
+        qd_rows = np.vstack([rng.normal(size=5) * 0.3, rng.normal(size=5) * 0.5, rng.normal(size=5),
+                            rng.normal(size=5)])
+        res = gd.inverse_dynamics(model, Cd, Vd, qd_rows, 1)
+        Wb, tau = gd.convert_wrench(Cd, res.base_wrench, Vd, "spatial", "body"), res.tau   # geodyn_node's body jet
+        C = Cd.copy()
+        C[:3, 3] += rng.normal(size=3) * 0.01
+        w_b, v_b = rng.normal(size=3) * 0.1, rng.normal(size=3) * 0.1
+        q, qd = qd_rows[0] + rng.normal(size=5) * 0.05, qd_rows[1] + rng.normal(size=5) * 0.05
+        ctrl = copy.deepcopy(node.ctrl)
+        cmd = ctrl.command(C, np.concatenate([w_b, v_b]), q, qd, q[:0], qd[:0], Cd, Vd[0], qd_rows[:3], Wb, tau)
+        assert np.abs(cmd.joint_torque).max() > 1e-3       # a torque to see, not zeros
+        st = node.get_clock().now().nanoseconds
+        hh.publisher(ReferenceJet, "reference").publish(ref_jet(st, Cd, Vd, qd_rows[:3], names,
+                                                                child_frame_id=node.base_frame))
+        hh.publisher(FeedforwardJet, "feedforward/jet").publish(
+            TypedFeedforwardPacker(names, 1, child_frame_id=node.base_frame, representation="body").pack(st, Wb, tau))
+        hh.publisher(Odometry, "odom").publish(odometry_msg(st, C, w_b, v_b, child=node.base_frame))
+        hh.publisher(JointState, "joint_states").publish(joint_states_msg(st, names, q, qd))
+        assert hh.spin_until(lambda: mot and all(per.values()), 60.0), (
+            len(mot), {j: len(v) for j, v in per.items()}, node.diag.last_problem)
+        assert list(mot[0].name) == list(names)
+        assert np.abs(np.array(mot[0].effort) - cmd.joint_torque).max() < 1e-9
+        for k, j in enumerate(names):
+            assert abs(per[j][0].data - cmd.joint_torque[k]) < 1e-9, j
+    finally:
+        hh.close()
