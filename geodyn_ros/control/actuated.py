@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit
 
 from ..algorithms.eom import gravity_vector
-from ..model.joint_losses import add_loss_jet, check_joint_losses
+from ..model.joint_losses import add_loss_jet, check_joint_losses, loss_jet_order
 from .feedback import TrackingGains
 from .flatness import effort_limit_array, joint_gain_array
 from .rejection import Rejection, RejectionOptions
@@ -300,8 +300,7 @@ class ActuatedController:
         self._no_x = np.zeros(6)
         self.joint_losses = check_joint_losses(joint_losses, self.joint_names)
         #: the loss jet's order the level needs: 2 where an elastic joint's motor reads tau'' (ff2), else 0
-        self._loss_order = 2 if (self.joint_losses is not None and self.idx.size and np.any(
-            (self.joint_losses.damping + self.joint_losses.friction)[self.idx] > 0)) else 0
+        self._loss_order = loss_jet_order(self.joint_losses, self.idx)
         if rejection is not None and not isinstance(rejection, RejectionOptions):
             raise ValueError(f"rejection: expected RejectionOptions or None, got {type(rejection).__name__}")
         #: the :class:`~geodyn_ros.control.rejection.Rejection` state (None: every option off)

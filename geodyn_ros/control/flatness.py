@@ -59,7 +59,7 @@ from ..algorithms.api import center_of_mass
 from ..algorithms.eom import gravity_vector
 from ..algorithms.flat import FlatResult
 from ..algorithms.reduced import centroidal_locked_terms
-from ..model.joint_losses import add_loss_jet, check_joint_losses
+from ..model.joint_losses import add_loss_jet, check_joint_losses, loss_jet_order
 from ..model.model import Model
 from .quadrotor import rigid_flat_map
 from .rejection import Rejection, RejectionOptions
@@ -287,8 +287,7 @@ class FlatnessController:
         self.motor_saturations = 0
         self.joint_losses = check_joint_losses(joint_losses, names)
         #: the loss jet's order: 2 where ff2 drives a lossy elastic joint's motor (tau''), else 0
-        self._loss_order = 2 if (self.joint_losses is not None and elastic is not None and np.any(
-            (self.joint_losses.damping + self.joint_losses.friction)[self.idx] > 0)) else 0
+        self._loss_order = loss_jet_order(self.joint_losses, self.idx if elastic is not None else ())
         if rejection is not None and not isinstance(rejection, RejectionOptions):
             raise ValueError(f"rejection: expected RejectionOptions or None, got {type(rejection).__name__}")
         #: the :class:`~geodyn_ros.control.rejection.Rejection` state (None: every option off)

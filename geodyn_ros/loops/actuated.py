@@ -61,7 +61,7 @@ from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from .tracking import TrackingLog
 from .underactuated import _NO_WRENCH, _peak, indi_measure, rigid_effort_limits
 from geodyn_ros.lie import Ad, Ad_inv
-from geodyn_ros.model.joint_losses import JOINT_LOSS_MODES, PLANT_INTEGRATOR, losses_for_mode
+from geodyn_ros.model.joint_losses import PLANT_INTEGRATOR, check_loss_mode, losses_for_mode
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.trajectories import table3_reference
 
@@ -202,8 +202,7 @@ def simulate_actuated(row: str = "ff2", duration: float = 30.0, *, speed: float 
     ideal = row == "ideal"
     if sensing is not None and sensing.trivial:
         sensing = None
-    if joint_losses not in JOINT_LOSS_MODES:      # checked before any work
-        raise ValueError(f"joint_losses: expected one of {JOINT_LOSS_MODES}, got {joint_losses!r}")
+    check_loss_mode(joint_losses)      # before any work
     plant_losses = joint_losses != "off"
     sim_kw = dict(timestep=timestep, gravity=gravity, ideal_rotors=ideal, ideal_joints=ideal or rigid_joints,
                   **({"ground": True} if sensing is not None and sensing.ground else {}),

@@ -431,12 +431,9 @@ def joint_losses_line(prep: dict, mode: str) -> str:
         return "joint losses: the URDF gives no joint damping or friction (nothing to simulate or compensate)"
     what = ("compensated in the feedforward (boundary layer "
             f"{losses.friction_velocity:g} rad/s)" if mode == "compensated" else "not compensated")
-    from .fly_references import effort_shortfall, joint_torque_peaks
-    from .underactuated import rigid_effort_limits
-    model = prep["model"]
-    peak, loss_peak = joint_torque_peaks(model, prep["reference"], prep["rank"], losses,
-                                         duration=prep["reference_duration"] or 16.0)
-    short = effort_shortfall(model.joint_names, peak, loss_peak, rigid_effort_limits(prep["cfg"], model, prep["urdf"]))
+    from .fly_references import losses_shortfall
+    short = losses_shortfall(prep["model"], prep["reference"], prep["rank"], losses, prep["cfg"], prep["urdf"],
+                             duration=prep["reference_duration"])
     return f"joint losses: simulated, {what}: {losses.describe()}" + (f"; {short}" if short else "")
 
 

@@ -43,7 +43,7 @@ from geodyn_ros.trajectories import (FIGURE8_Q_PERIOD, FlatReference, Reference,
                                      spatial_twist_jet)
 
 __all__ = ["REFERENCES", "vehicle_size", "joint_swing", "fly_reference", "mission_reference", "check_mission",
-           "SHIPPED_SIZE_M", "joint_torque_peaks", "effort_shortfall"]
+           "SHIPPED_SIZE_M", "joint_torque_peaks", "effort_shortfall", "losses_shortfall"]
 
 #: the built-in reference names (anything else is a mission file)
 REFERENCES = ("figure8", "hover")
@@ -279,3 +279,14 @@ def effort_shortfall(joint_names, peak, loss_peak, limits) -> str | None:
         return None
     return ("the reference asks more than the effort limit of " + "; ".join(over) +
             ": those joints saturate and lag (a slower arm swing fits)")
+
+
+def losses_shortfall(model, reference, rank: int, losses, cfg, urdf, *, duration=None) -> str | None:
+    """:func:`effort_shortfall` of ``reference`` flown with the joint ``losses`` (a
+    :class:`~geodyn_ros.model.joint_losses.JointLosses`) against the rigid joints' effort limits of
+    the actuation ``cfg`` and the ``urdf`` (:func:`~geodyn_ros.loops.underactuated.rigid_effort_limits`),
+    over ``duration`` [s] (None: 16 s, the figure eight's period); None if every joint fits.
+    The one check ``geodyn_fly``'s report and ``gazebo_vehicle`` share."""
+    from .underactuated import rigid_effort_limits
+    peak, loss_peak = joint_torque_peaks(model, reference, rank, losses, duration=duration or 16.0)
+    return effort_shortfall(model.joint_names, peak, loss_peak, rigid_effort_limits(cfg, model, urdf))

@@ -37,7 +37,7 @@ from geodyn_ros.control.flatness import FlatnessController, FlatnessGains
 from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from geodyn_ros.loops.tracking import TrackingLog
 from geodyn_ros.lie import Ad
-from geodyn_ros.model.joint_losses import JOINT_LOSS_MODES, PLANT_INTEGRATOR, losses_for_mode
+from geodyn_ros.model.joint_losses import PLANT_INTEGRATOR, check_loss_mode, losses_for_mode
 from geodyn_ros.model.resources import shipped_urdf
 from geodyn_ros.trajectories import figure_eight_reference
 
@@ -149,8 +149,7 @@ def simulate_underactuated(row: str = "ff2", duration: float = 30.0, *, speed: f
     if sensing is not None and sensing.trivial:
         sensing = None
     src = hexarotor_source() if source is None else source
-    if joint_losses not in JOINT_LOSS_MODES:
-        raise ValueError(f"joint_losses: expected one of {JOINT_LOSS_MODES}, got {joint_losses!r}")
+    check_loss_mode(joint_losses)      # before any work
     sim_kw = dict(timestep=timestep, ideal_rotors=ideal, ideal_joints=rigid_joints,
                   **({"ground": True} if sensing is not None and sensing.ground else {}),
                   **({"joint_dynamics": True, "integrator": PLANT_INTEGRATOR} if joint_losses != "off" else {}))

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["JointLosses", "DEFAULT_FRICTION_VELOCITY", "joint_losses_from_urdf", "loss_torque_jet", "MAX_ORDER",
-           "check_joint_losses", "add_loss_jet", "JOINT_LOSS_MODES", "losses_for_mode", "PLANT_INTEGRATOR"]
+           "check_joint_losses", "add_loss_jet", "JOINT_LOSS_MODES", "losses_for_mode", "PLANT_INTEGRATOR",
+           "check_loss_mode", "loss_jet_order"]
 
 #: the in-process loops' ``joint_losses`` modes: ``"off"`` (the plant has no losses: the package's
 #: model, as always), ``"plant"`` (the simulator keeps the URDF's damping and friction, as gz-sim does,
@@ -198,13 +199,31 @@ def add_loss_jet(losses: JointLosses, q_d, tau_jet, order: int) -> np.ndarray:
     return tau
 
 
+def check_loss_mode(mode) -> str:
+    """``mode`` if it is one of :data:`JOINT_LOSS_MODES`, else ``ValueError`` naming ``joint_losses``
+    (the loops check it before any work)."""
+    if not isinstance(mode, str) or mode not in JOINT_LOSS_MODES:
+        raise ValueError(f"joint_losses: expected one of {JOINT_LOSS_MODES}, got {mode!r}")
+    return mode
+
+
+def loss_jet_order(losses, elastic_idx) -> int:
+    """The highest derivative of the loss jet a controller's top level reads: 2 where one of the
+    joints ``elastic_idx`` (indices into the losses' joints) is elastic and lossy, since its motor's
+    reference ``theta_d = q_d + K^-1 tau`` is flown to its second derivative (ff2's ``tau''``); else 0
+    (a rigid joint reads ``tau`` alone). ``losses``: :class:`JointLosses` or None."""
+    idx = np.asarray(elastic_idx, dtype=np.intp).reshape(-1)
+    if losses is None or not idx.size:
+        return 0
+    return 2 if np.any((losses.damping + losses.friction)[idx] > 0) else 0
+
+
 def losses_for_mode(mode, source, joint_names) -> tuple:
     """``(plant_losses, controller_losses)`` of a loop's ``joint_losses`` mode (:data:`JOINT_LOSS_MODES`):
     whether the simulator keeps the URDF's ``<dynamics>`` (``joint_dynamics=True``), and the
     controller's :class:`JointLosses` of ``source`` (None unless ``"compensated"``). ``ValueError``
     naming ``joint_losses`` for another mode."""
-    if mode not in JOINT_LOSS_MODES:
-        raise ValueError(f"joint_losses: expected one of {JOINT_LOSS_MODES}, got {mode!r}")
+    check_loss_mode(mode)
     if mode == "off":
         return False, None
     return True, (joint_losses_from_urdf(source, joint_names) if mode == "compensated" else None)

@@ -20,28 +20,20 @@ by 1 % would miss them by orders of magnitude (omega' ~ 1-10 rad/s^2, theta'' ~ 
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import geodyn_ros as gd
 from geodyn_ros.control.actuated import ActuatedController
-from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
 from geodyn_ros.examples.actuated_loop import ROWS, main, simulate_actuated
 from geodyn_ros.lie import Ad, Ad_inv
 from geodyn_ros.trajectories import table3_reference
-
-REPO = Path(__file__).resolve().parents[2]
-XACRO = REPO / "urdf" / "tilthex_manipulator.urdf.xacro"
+from tilthex_rig import tilthex_setup
 
 
 @pytest.fixture(scope="module")
 def setup():
-    cfg = load_actuation_config()
-    model = gd.load_urdf(XACRO, locked_joints=list(cfg.rotor_joints))
-    _, F = rotor_frames_from_model(model)
-    al = Allocation.from_frames(F, cfg.rotors)
+    cfg, model, al = tilthex_setup()
     ctrls = {lvl: ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, feedforward_order=lvl)
              for lvl in (None, 0, 1, 2)}
     return cfg, model, ctrls
@@ -177,9 +169,7 @@ def test_cli_json_keys(capsys):
 def test_lag_term_uses_the_feedforward_speed():
     """A feedback that drives a rotor's u to zero must not blow the lag term up (the same defect as
     the flatness controller's, test_underactuated.py): omega_raw stays within sqrt(u) + T |omega_d'|."""
-    cfg = load_actuation_config()
-    model = gd.load_urdf(XACRO, locked_joints=list(cfg.rotor_joints))
-    al = Allocation.from_frames(rotor_frames_from_model(model)[1], cfg.rotors)
+    cfg, model, al = tilthex_setup()
     ctrl = ActuatedController(al, cfg.rotors, cfg.elastic, model.joint_names, feedforward_order=1)
     ref = table3_reference(2.0, 2)
     res = gd.inverse_dynamics(model, ref.base_pose, ref.base_twist, ref.q, 2)

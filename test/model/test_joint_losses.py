@@ -26,13 +26,14 @@ import pytest
 
 import geodyn_ros as gd
 from geodyn_ros.control.actuated import ActuatedController
-from geodyn_ros.control.rotors import Allocation, load_actuation_config, rotor_frames_from_model
+from geodyn_ros.control.rotors import Allocation, load_actuation_config
 from geodyn_ros.lie import Ad_inv
 from geodyn_ros.model.joint_losses import (DEFAULT_FRICTION_VELOCITY, JOINT_LOSS_MODES, JointLosses, add_loss_jet,
                                            check_joint_losses, joint_losses_from_urdf, loss_torque_jet,
-                                           losses_for_mode)
+                                           loss_jet_order, check_loss_mode, losses_for_mode)
 from geodyn_ros.trajectories import table3_reference
 from geodyn_ros.vehicle.shipped import shipped_vehicle_files
+from tilthex_rig import tilthex_setup
 
 NAMES = ("a", "b", "c")
 
@@ -215,17 +216,29 @@ def test_check_and_add():
         add_loss_jet(on, q4, tau, 2)
 
 
+def test_loss_mode_check_and_jet_order():
+    """check_loss_mode passes the three modes through and refuses anything else naming joint_losses;
+    loss_jet_order is 2 only where an elastic joint (the indices given) has damping or friction."""
+    for m in JOINT_LOSS_MODES:
+        assert check_loss_mode(m) == m
+    for bad in ("On", "", None, 1, ["off"]):
+        with pytest.raises(ValueError, match="^joint_losses: expected one of"):
+            check_loss_mode(bad)
+    lossy = JointLosses(NAMES, np.array([0.0, 0.1, 0.0]), np.array([0.0, 0.0, 0.2]), 0.05)
+    assert loss_jet_order(None, [0, 1]) == 0
+    assert loss_jet_order(lossy, []) == 0            # no elastic joint: tau alone
+    assert loss_jet_order(lossy, [0]) == 0           # the elastic joint is lossless
+    assert loss_jet_order(lossy, [1]) == 2           # damping
+    assert loss_jet_order(lossy, np.array([0, 2])) == 2   # friction
+
+
 # ---------------------------------------------------------------------------------------------- the controllers
 REPO = Path(__file__).resolve().parents[2]
-XACRO = REPO / "urdf" / "tilthex_manipulator.urdf.xacro"
 
 
 @pytest.fixture(scope="module")
 def setup():
-    cfg = load_actuation_config()
-    model = gd.load_urdf(XACRO, locked_joints=list(cfg.rotor_joints))
-    _, F = rotor_frames_from_model(model)
-    al = Allocation.from_frames(F, cfg.rotors)
+    cfg, model, al = tilthex_setup()
     n = model.n_joints
     losses = JointLosses(model.joint_names, np.linspace(0.05, 0.2, n), np.linspace(0.1, 0.02, n), 0.05)
     return cfg, model, al, losses

@@ -213,18 +213,15 @@ def _joint_losses(setup: dict, model_file: Path, controller: dict) -> str | None
     """Switch the controller's ``joint_losses`` on where the Gazebo model's joints have damping or
     friction (gz-sim simulates both); the effort line of :func:`~geodyn_ros.loops.fly_references.effort_shortfall`
     for the reference with them, or None."""
-    from geodyn_ros.loops.fly_references import effort_shortfall, joint_torque_peaks
-    from geodyn_ros.loops.underactuated import rigid_effort_limits
+    from geodyn_ros.loops.fly_references import losses_shortfall
     from geodyn_ros.model.joint_losses import joint_losses_from_urdf
     prep = setup["prep"]
-    model = prep["model"]
-    losses = joint_losses_from_urdf(model_file, model.joint_names)
+    losses = joint_losses_from_urdf(model_file, prep["model"].joint_names)
     if not losses.active:
         return None
     controller["joint_losses"] = True
-    peak, loss_peak = joint_torque_peaks(model, prep["reference"], setup["rank"], losses,
-                                         duration=prep["reference_duration"] or 16.0)
-    return effort_shortfall(model.joint_names, peak, loss_peak, rigid_effort_limits(prep["cfg"], model, model_file))
+    return losses_shortfall(prep["model"], prep["reference"], setup["rank"], losses, prep["cfg"], model_file,
+                            duration=prep["reference_duration"])
 
 
 def main(argv=None) -> int:
