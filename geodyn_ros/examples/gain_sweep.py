@@ -28,13 +28,16 @@ Usage::
         --conditions mocap onboard --scales 0.5 0.71 1 1.41 2 --seeds 10 --jobs 2 --json out/gains.json
     python -m geodyn_ros.examples.gain_sweep --vehicles actuated --baselines --jobs 2   # the TiltHex, pd_g, indi
     python -m geodyn_ros.examples.gain_sweep --worlds exact model_error --speeds 1 1.5 --seeds 20 --jobs 2
+    python -m geodyn_ros.examples.gain_sweep --vehicles borinot_flying_arm_2 --worlds exact --rejection integral \
+        --scales 1 --seeds 20 --jobs 2      # the exact plant with the integral action alone
     python -m geodyn_ros.examples.gain_sweep --quick --json out/g.json --plot out/g.png   # the RMS-scale plot
     python -m geodyn_ros.examples.gain_sweep --replot out/g.json --plot out/g.png        # re-plot, fly nothing
 
 ``--worlds`` (config/world.yaml) and ``--speeds`` cross every condition (:func:`cell_label`); a world
 other than ``exact`` flies with the disturbance rejection a lab turns on (:data:`LAB_REJECTION`: the
 integral action and the thrust and CoM estimates; the observer's wrench feedforward costs under
-motion capture). A world whose air moves
+motion capture); ``--rejection lab|integral|off`` flies every world with one set instead, the
+exact plant included (:data:`REJECTION_SETS`). A world whose air moves
 (``wind_light``, ``disturbed``) starts in flight, after the loops' pre-roll, as issue 53's
 rejection table does: from the ground, every level tips over during the take-off. The rotor drag
 (0.544 1/s x 4 kg x 6 m/s = 13 N at the rotors, a third of the weight) pushes the vehicle over its
@@ -54,7 +57,7 @@ from dataclasses import replace
 
 import numpy as np
 
-__all__ = ["DEFAULT_SCALES", "ERROR_CHARS", "LAB_REJECTION", "cell_label", "scale_gains", "admissible", "mean_ci",
+__all__ = ["DEFAULT_SCALES", "ERROR_CHARS", "LAB_REJECTION", "REJECTION_SETS", "cell_label", "scale_gains", "admissible", "mean_ci",
            "fly_tasks", "run_sweep", "format_sweep", "plot_sweep", "main"]
 
 #: the bandwidth scales of the grid: factors of sqrt(2) from 0.5 to 2
@@ -115,38 +118,47 @@ def base_gains(v, delay):
 #: estimate's sensing noise); at 10 rad/s 2.0-2.2 mm, at 3 rad/s 1.3-1.5 mm, never better than off.
 #: The integral alone: 0.78-0.98 mm. (With perfect sensing the feedforward is exact: 0.029 mm.)
 LAB_REJECTION = {"integral_action": True, "thrust_estimate": True, "com_estimate": True}
+#: ``--rejection``: the options a column flies with, for every world, the exact plant included (None,
+#: the default: :data:`LAB_REJECTION` in a world other than ``exact``, none in ``exact``, as before).
+#: ``integral`` is the integral action alone; ``off`` flies a drawn world with no rejection at all.
+REJECTION_SETS = {"lab": LAB_REJECTION, "integral": {"integral_action": True}, "off": {}}
 
 
-def cell_label(cond: str, world: str = "exact", speed: float = 1.0) -> str:
-    """The key of a (sensing condition, world, speed) column: the condition alone for the exact
-    world at speed 1 (the sweep as it was), else ``"<condition> | <world> | x<speed>"``."""
+def cell_label(cond: str, world: str = "exact", speed: float = 1.0, rejection: str | None = None) -> str:
+    """The key of a (sensing condition, world, speed[, rejection]) column: the condition alone for
+    the exact world at speed 1 (the sweep as it was), else ``"<condition> | <world> | x<speed>"``;
+    with a ``rejection`` set (:data:`REJECTION_SETS`) given, ``" | rejection <name>"`` after it."""
+    if rejection is not None:
+        return f"{cond} | {world} | x{float(speed):g} | rejection {rejection}"
     return cond if (world, float(speed)) == ("exact", 1.0) else f"{cond} | {world} | x{float(speed):g}"
 
 
 def _flight(args):
-    """(vehicle, level, condition, scale, seed, duration[, world, speed]) -> (key, position RMS [m] or
-    the divergence). A world other than ``exact`` (config/world.yaml) is drawn by the seed and flown
-    with the disturbance rejection a lab turns on there (:data:`LAB_REJECTION`); ``speed`` scales the
-    reference's time."""
+    """(vehicle, level, condition, scale, seed, duration[, world, speed[, rejection]]) -> (key, position
+    RMS [m] or the divergence). A world other than ``exact`` (config/world.yaml) is drawn by the seed
+    and flown with the disturbance rejection a lab turns on there (:data:`LAB_REJECTION`), or with
+    the set ``rejection`` names (:data:`REJECTION_SETS`, any world); ``speed`` scales the reference's
+    time."""
     vname, level, cond, s, seed, duration, *rest = args
-    world, speed = rest if rest else ("exact", 1.0)
+    world, speed, rejection = (tuple(rest) + (None,))[:3] if rest else ("exact", 1.0, None)
     from geodyn_ros.examples.sensing_table import _VEHICLE_CACHE, _rule_for, _Vehicle, condition_profile, loop_delay
     from geodyn_ros.loops.sensed import Sensing
     v = _VEHICLE_CACHE.get(vname) or _VEHICLE_CACHE.setdefault(vname, _Vehicle(vname))
     prof = condition_profile(cond)
     kw, ground = dict(v.kw), True
-    if world != "exact":
+    if world != "exact" or rejection is not None:
         from geodyn_ros.control.rejection import RejectionOptions
         from geodyn_ros.sim.world_file import world_preset
         w = world_preset(world)
-        kw.update(world=w, world_seed=seed, rejection=RejectionOptions(**LAB_REJECTION))
+        opts = LAB_REJECTION if rejection is None else REJECTION_SETS[rejection]
+        kw.update(world=w, world_seed=seed, **({"rejection": RejectionOptions(**opts)} if opts else {}))
         ground = w.wind is None      # in wind: from flight (module docstring: a take-off in it tips over)
     sensing = Sensing(prof, seed=seed, ground=ground, log=None, rule=_rule_for(None, prof))
     if float(speed) != 1.0:
         kw["speed"] = float(speed)
     res = v.run(level, duration, gains=scale_gains(base_gains(v, loop_delay(prof)), s), sensing=sensing, **kw)
     out = {"diverged": res.diverged} if res.diverged else {"rms_m": float(res.log.rms()["position_m"])}
-    return (vname, cell_label(cond, world, speed), level, s, seed), out
+    return (vname, cell_label(cond, world, speed, rejection), level, s, seed), out
 
 
 def fly_tasks(job, tasks, jobs: int):
@@ -175,7 +187,8 @@ def _flight_job(args):
 
 
 def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFAULT_SCALES, seeds=10,
-              duration=3.0, jobs=1, progress=None, baselines=False, worlds=("exact",), speeds=(1.0,)) -> dict:
+              duration=3.0, jobs=1, progress=None, baselines=False, worlds=("exact",), speeds=(1.0,),
+              rejection=None) -> dict:
     """Every admissible (level, scale) cell of each vehicle and condition over ``seeds`` seeds
     (module docstring): ``{"settings", "vehicles": {v: {c: {"delay_s", "scales": {s: {"admissible",
     "margin_s", "loop"}}, "levels": {lv: {"cells": {s: {"rms_m": [...], "diverged": [...], "failed": [...],
@@ -186,7 +199,9 @@ def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFA
     every condition: each (condition, world, speed) is one column of the result, keyed
     :func:`cell_label` (the condition alone for ``exact`` at 1, so the defaults give the sweep as it
     was, bit for bit), with its ``"sensing"``, ``"world"`` and ``"speed"``. A seed draws the sensor
-    errors and the world alike, the same draw for every level and scale."""
+    errors and the world alike, the same draw for every level and scale. ``rejection`` (a name of
+    :data:`REJECTION_SETS`, or None for the rule above) flies every column with that set, the exact
+    plant included; its columns are keyed with it (:func:`cell_label`)."""
     from geodyn_ros.examples.sensing_table import BASELINE_ROWS, _VEHICLE_CACHE, _Vehicle, condition_profile, loop_delay
     for name, v in (("vehicles", vehicles), ("conditions", conditions), ("scales", scales), ("worlds", worlds),
                     ("speeds", speeds)):
@@ -200,6 +215,8 @@ def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFA
         if not isinstance(w, str):
             raise ValueError(f"worlds: expected names of config/world.yaml, got {w!r}")
         world_preset(w)       # an unknown name: the world file's one-line refusal
+    if rejection is not None and rejection not in REJECTION_SETS:
+        raise ValueError(f"rejection: expected one of {', '.join(sorted(REJECTION_SETS))} or None, got {rejection!r}")
     for vn in vehicles:
         if vn not in VEHICLES:
             raise ValueError(f"vehicles: expected some of {', '.join(VEHICLES)}, got {vn!r}")
@@ -215,7 +232,7 @@ def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFA
         raise ValueError(f"duration: expected a finite time > 0 [s], got {duration!r}")
     out = {"settings": {"scales": list(scales), "seeds": seeds, "duration_s": duration,
                         "rule": "delay margin >= MARGIN_RATIO x loop delay on the CoM and rotation axes",
-                        "worlds": list(worlds), "speeds": [float(x) for x in speeds]},
+                        "worlds": list(worlds), "speeds": [float(x) for x in speeds], "rejection": rejection},
            "vehicles": {}}
     tasks = []
     for vn in vehicles:
@@ -225,7 +242,7 @@ def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFA
                              "give it speed 1 only")
         out["vehicles"][vn] = {}
         for c, w, sp in ((c, w, float(sp)) for c in conditions for w in worlds for sp in speeds):
-            label = cell_label(c, w, sp)
+            label = cell_label(c, w, sp, rejection)
             delay = loop_delay(condition_profile(c))
             sc = {}
             for s in scales:
@@ -237,8 +254,8 @@ def run_sweep(vehicles=("underactuated",), conditions=("mocap",), *, scales=DEFA
                       for lv in rows}
             out["vehicles"][vn][label] = {"delay_s": delay, "scales": sc, "levels": levels, "what": v.what,
                                           "orders": list(v.levels), "baselines": list(rows[len(v.levels):]),
-                                          "sensing": c, "world": w, "speed": sp}
-            extra = () if (w, sp) == ("exact", 1.0) else (w, sp)
+                                          "sensing": c, "world": w, "speed": sp, "rejection": rejection}
+            extra = (w, sp, rejection) if rejection is not None else () if (w, sp) == ("exact", 1.0) else (w, sp)
             tasks += [(vn, lv, c, s, seed, duration, *extra) for lv in rows for s in scales if sc[s]["admissible"]
                       for seed in range(seeds)]
     if not tasks:
@@ -450,6 +467,10 @@ def main(argv=None) -> int:
                         "disturbed: the model error and light wind, flown with the disturbance rejection on)")
     p.add_argument("--speeds", nargs="+", type=float, default=[1.0],
                    help="time scalings of the reference crossed with every condition (default 1)")
+    p.add_argument("--rejection", choices=sorted(REJECTION_SETS), default=None,
+                   help="fly every world with this rejection set, the exact plant included: lab (integral, thrust "
+                        "and CoM estimates), integral (the integral action alone) or off (default: lab in a world "
+                        "other than exact, none in exact)")
     p.add_argument("--json", help="write every figure here")
     p.add_argument("--plot", metavar="FILE.png", help="plot RMS against the gain scale, per level and column")
     p.add_argument("--replot", metavar="FILE.json", help="plot a --json of an earlier sweep (with --plot) and fly nothing")
@@ -475,7 +496,7 @@ def main(argv=None) -> int:
         res = run_sweep(a.vehicles, a.conditions, scales=a.scales or q.get("scales", DEFAULT_SCALES),
                         seeds=a.seeds if a.seeds is not None else q.get("seeds", 10),
                         duration=a.duration if a.duration is not None else q.get("duration", 3.0), jobs=a.jobs,
-                        baselines=a.baselines, worlds=a.worlds, speeds=a.speeds,
+                        baselines=a.baselines, worlds=a.worlds, speeds=a.speeds, rejection=a.rejection,
                         progress=lambda line: print(line, file=sys.stderr, flush=True))
     except ValueError as exc:
         print(f"gain_sweep: {exc}", file=sys.stderr)

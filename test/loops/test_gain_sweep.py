@@ -224,6 +224,31 @@ def test_cell_label_keeps_the_old_keys():
     assert cell_label("mocap") == cell_label("mocap", "exact", 1.0) == "mocap"
     assert cell_label("mocap", "model_error", 1.0) == "mocap | model_error | x1"
     assert cell_label("perfect", "exact", 1.5) == "perfect | exact | x1.5"
+    assert cell_label("mocap", "exact", 1.0, "integral") == "mocap | exact | x1 | rejection integral"
+
+
+def test_rejection_set_is_flown_in_every_world_and_refuses_bad_names():
+    """``--rejection``: a bad name is refused in one line (run_sweep and the command line); on the
+    exact plant, ``integral`` flies the integral action (other figures than without it: the option
+    acts), while ``off`` gives the exact column bit for bit (no options: the controller of the
+    sweep without the flag), and ``off`` on a drawn world differs from the same world with the lab's
+    set (the rule's default there). One seed, 0.3 s."""
+    from geodyn_ros.examples import gain_sweep as gs
+    with pytest.raises(ValueError, match=r"^rejection: expected one of integral, lab, off or None, got 'pid'$"):
+        run_sweep(("underactuated",), ("perfect",), scales=(1.0,), seeds=2, duration=0.1, rejection="pid")
+    with pytest.raises(SystemExit) as e:
+        gs.main(["--rejection", "pid", "--quick"])
+    assert e.value.code == 2
+    base = ("underactuated", "ff0", "mocap", 1.0, 0, 0.3)
+    exact = gs._flight(base)
+    off = gs._flight(base + ("exact", 1.0, "off"))
+    integ = gs._flight(base + ("exact", 1.0, "integral"))
+    assert off[0][1] == "mocap | exact | x1 | rejection off" and integ[0][1] == "mocap | exact | x1 | rejection integral"
+    assert off[1] == exact[1]
+    assert integ[1]["rms_m"] != exact[1]["rms_m"]
+    lab = gs._flight(base + ("model_error", 1.0))
+    err_off = gs._flight(base + ("model_error", 1.0, "off"))
+    assert err_off[1]["rms_m"] != lab[1]["rms_m"]
 
 
 def test_a_world_and_a_speed_are_flown_and_the_exact_column_is_unchanged():
