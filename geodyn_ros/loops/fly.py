@@ -432,7 +432,9 @@ def joint_losses_line(prep: dict, mode: str) -> str:
     what = ("compensated in the feedforward (boundary layer "
             f"{losses.friction_velocity:g} rad/s)" if mode == "compensated" else "not compensated")
     from .fly_references import losses_shortfall
-    short = losses_shortfall(prep["model"], prep["reference"], prep["rank"], losses, prep["cfg"], prep["urdf"],
+    from .underactuated import rigid_effort_limits
+    short = losses_shortfall(prep["model"], prep["reference"], prep["rank"], losses,
+                             rigid_effort_limits(prep["cfg"], prep["model"], prep["urdf"]),
                              duration=prep["reference_duration"])
     return f"joint losses: simulated, {what}: {losses.describe()}" + (f"; {short}" if short else "")
 

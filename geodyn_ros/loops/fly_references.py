@@ -281,12 +281,12 @@ def effort_shortfall(joint_names, peak, loss_peak, limits) -> str | None:
             ": those joints saturate and lag (a slower arm swing fits)")
 
 
-def losses_shortfall(model, reference, rank: int, losses, cfg, urdf, *, duration=None) -> str | None:
+def losses_shortfall(model, reference, rank: int, losses, limits, *, duration=None) -> str | None:
     """:func:`effort_shortfall` of ``reference`` flown with the joint ``losses`` (a
-    :class:`~geodyn_ros.model.joint_losses.JointLosses`) against the rigid joints' effort limits of
-    the actuation ``cfg`` and the ``urdf`` (:func:`~geodyn_ros.loops.underactuated.rigid_effort_limits`),
-    over ``duration`` [s] (None: 16 s, the figure eight's period); None if every joint fits.
-    The one check ``geodyn_fly``'s report and ``gazebo_vehicle`` share."""
-    from .underactuated import rigid_effort_limits
+    :class:`~geodyn_ros.model.joint_losses.JointLosses`) against the joints' effort ``limits`` (n,)
+    [N m] (``inf`` for none; the rigid joints' of
+    :func:`~geodyn_ros.loops.underactuated.rigid_effort_limits`), over ``duration`` [s] (None: 16 s,
+    the figure eight's period); None if every joint fits. The one check ``geodyn_fly``'s report and
+    ``gazebo_vehicle`` share."""
     peak, loss_peak = joint_torque_peaks(model, reference, rank, losses, duration=duration or 16.0)
-    return effort_shortfall(model.joint_names, peak, loss_peak, rigid_effort_limits(cfg, model, urdf))
+    return effort_shortfall(model.joint_names, peak, loss_peak, limits)

@@ -214,14 +214,16 @@ def _joint_losses(setup: dict, model_file: Path, controller: dict) -> str | None
     friction (gz-sim simulates both); the effort line of :func:`~geodyn_ros.loops.fly_references.effort_shortfall`
     for the reference with them, or None."""
     from geodyn_ros.loops.fly_references import losses_shortfall
+    from geodyn_ros.loops.underactuated import rigid_effort_limits
     from geodyn_ros.model.joint_losses import joint_losses_from_urdf
     prep = setup["prep"]
-    losses = joint_losses_from_urdf(model_file, prep["model"].joint_names)
+    model = prep["model"]
+    losses = joint_losses_from_urdf(model_file, model.joint_names)
     if not losses.active:
         return None
     controller["joint_losses"] = True
-    return losses_shortfall(prep["model"], prep["reference"], setup["rank"], losses, prep["cfg"], model_file,
-                            duration=prep["reference_duration"])
+    return losses_shortfall(model, prep["reference"], setup["rank"], losses,
+                            rigid_effort_limits(prep["cfg"], model, model_file), duration=prep["reference_duration"])
 
 
 def main(argv=None) -> int:
